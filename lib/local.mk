@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The library.  All objects go into the internal convenience library (tests
+# link it to reach internal symbols); libnfq-batch.la is that plus the
+# version script, which exports only the public nfqb_* API.
+
+lib_LTLIBRARIES += lib/libnfq-batch.la
+noinst_LTLIBRARIES += lib/libnfqb-internal.la
+
+lib_libnfqb_internal_la_SOURCES = \
+	lib/internal.h \
+	lib/queue.c \
+	lib/msg.c \
+	lib/parse.c \
+	lib/recv.c \
+	lib/coalesce.c \
+	lib/stats.c
+lib_libnfqb_internal_la_CFLAGS = $(AM_CFLAGS) $(LIBMNL_CFLAGS) \
+	-fvisibility=hidden -DNFQB_BUILD
+
+lib_libnfq_batch_la_SOURCES =
+# No source of its own: this never-built C file makes automake link with
+# the C compiler driver.
+nodist_EXTRA_lib_libnfq_batch_la_SOURCES = lib/dummy.c
+lib_libnfq_batch_la_LIBADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) -lpthread
+lib_libnfq_batch_la_LDFLAGS = \
+	-version-info $(LIBNFQB_CURRENT):$(LIBNFQB_REVISION):$(LIBNFQB_AGE) \
+	-Wl,--version-script=$(srcdir)/lib/libnfq-batch.map \
+	-Wl,--no-undefined
+EXTRA_lib_libnfq_batch_la_DEPENDENCIES = lib/libnfq-batch.map
+
+EXTRA_DIST += lib/libnfq-batch.map

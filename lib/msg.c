@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Builders of the messages we send to nfnetlink_queue. Pure functions: they
+ * write into a caller's buffer large enough for the message and return its
+ * length, so tests can check every byte.
+ */
+#include <arpa/inet.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <libmnl/libmnl.h>
+
+#include "internal.h"
+
+static struct nlmsghdr *put_header(void *buf, uint8_t type, uint16_t flags,
+				   uint32_t seq, uint16_t num)
+{
+	struct nlmsghdr *nlh;
+	struct nfgenmsg *nfg;
+
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = (NFNL_SUBSYS_QUEUE << 8) | type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	nlh->nlmsg_seq = seq;
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = AF_UNSPEC;
+	nfg->version = NFNETLINK_V0;
+	nfg->res_id = htons(num);
+	return nlh;
+}
+
+size_t nfqb_msg_config_cmd(void *buf, uint32_t seq, uint16_t num, uint8_t cmd,
+			   uint16_t pf)
+{
+	struct nlmsghdr *nlh;
+	struct nfqnl_msg_config_cmd c = {
+		.command = cmd,
+		.pf = htons(pf),
+	};
+
+	nlh = put_header(buf, NFQNL_MSG_CONFIG, NLM_F_ACK, seq, num);
+	mnl_attr_put(nlh, NFQA_CFG_CMD, sizeof(c), &c);
+	return nlh->nlmsg_len;
+}
+
+size_t nfqb_msg_config_params(void *buf, uint32_t seq, uint16_t num,
+			      uint8_t mode, uint32_t range)
+{
+	struct nlmsghdr *nlh;
+	struct nfqnl_msg_config_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.copy_range = htonl(range);
+	p.copy_mode = mode;
+	nlh = put_header(buf, NFQNL_MSG_CONFIG, NLM_F_ACK, seq, num);
+	mnl_attr_put(nlh, NFQA_CFG_PARAMS, sizeof(p), &p);
+	return nlh->nlmsg_len;
+}
+
+size_t nfqb_msg_config_maxlen(void *buf, uint32_t seq, uint16_t num,
+			      uint32_t maxlen)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = put_header(buf, NFQNL_MSG_CONFIG, NLM_F_ACK, seq, num);
+	mnl_attr_put_u32(nlh, NFQA_CFG_QUEUE_MAXLEN, htonl(maxlen));
+	return nlh->nlmsg_len;
+}
+
+size_t nfqb_msg_config_flags(void *buf, uint32_t seq, uint16_t num,
+			     uint32_t flags, uint32_t mask)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = put_header(buf, NFQNL_MSG_CONFIG, NLM_F_ACK, seq, num);
+	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(flags));
+	mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(mask));
+	return nlh->nlmsg_len;
+}
+
+size_t nfqb_msg_verdict_size(uint32_t payload_len)
+{
+	/* header, verdict hdr, mark, priority, payload: each attribute
+	 * at most 4 bytes of header and 3 of padding */
+	return MNL_ALIGN(sizeof(struct nlmsghdr)) +
+	       MNL_ALIGN(sizeof(struct nfgenmsg)) +
+	       MNL_ATTR_HDRLEN + sizeof(struct nfqnl_msg_verdict_hdr) +
+	       2 * (MNL_ATTR_HDRLEN + sizeof(uint32_t)) +
+	       MNL_ATTR_HDRLEN + MNL_ALIGN(payload_len);
+}
+
+size_t nfqb_msg_verdict(void *buf, uint32_t seq, uint16_t num, uint32_t id,
+			const struct nfqb_decision *d)
+{
+	struct nlmsghdr *nlh;
+	struct nfqnl_msg_verdict_hdr vh = {
+		.verdict = htonl(d->verdict),
+		.id = htonl(id),
+	};
+
+	nlh = put_header(buf, NFQNL_MSG_VERDICT, 0, seq, num);
+	mnl_attr_put(nlh, NFQA_VERDICT_HDR, sizeof(vh), &vh);
+	if (d->flags & NFQB_V_MARK)
+		mnl_attr_put_u32(nlh, NFQA_MARK, htonl(d->mark));
+	if (d->flags & NFQB_V_PRIORITY)
+		mnl_attr_put_u32(nlh, NFQA_PRIORITY, htonl(d->priority));
+	if (d->flags & NFQB_V_PAYLOAD)
+		mnl_attr_put(nlh, NFQA_PAYLOAD, d->payload_len, d->payload);
+	return nlh->nlmsg_len;
+}
+
+size_t nfqb_msg_verdict_batch(void *buf, uint32_t seq, uint16_t num,
+			      uint32_t max_id, uint32_t verdict,
+			      const uint32_t *mark)
+{
+	struct nlmsghdr *nlh;
+	struct nfqnl_msg_verdict_hdr vh = {
+		.verdict = htonl(verdict),
+		.id = htonl(max_id),
+	};
+
+	nlh = put_header(buf, NFQNL_MSG_VERDICT_BATCH, 0, seq, num);
+	mnl_attr_put(nlh, NFQA_VERDICT_HDR, sizeof(vh), &vh);
+	if (mark)
+		mnl_attr_put_u32(nlh, NFQA_MARK, htonl(*mark));
+	return nlh->nlmsg_len;
+}

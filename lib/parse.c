@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Parsing NFQNL_MSG_PACKET messages into packet views, and the getters of
+ * those views. Every attribute length is checked before it is read; an
+ * attribute the kernel did not send reads as absent.
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <string.h>
+#include <libmnl/libmnl.h>
+
+#include "internal.h"
+
+/* Minimum (and for fixed-size ones exact) payload length of each attribute,
+ * -1 for "any length". */
+struct attr_rule {
+	int16_t min;
+	bool exact;
+};
+
+static const struct attr_rule rules[NFQB_NFQA_MAX + 1] = {
+	[NFQA_PACKET_HDR]	 = { sizeof(struct nfqnl_msg_packet_hdr), false },
+	[NFQA_VERDICT_HDR]	 = { sizeof(struct nfqnl_msg_verdict_hdr), false },
+	[NFQA_MARK]		 = { 4, true },
+	[NFQA_TIMESTAMP]	 = { sizeof(struct nfqnl_msg_packet_timestamp), false },
+	[NFQA_IFINDEX_INDEV]	 = { 4, true },
+	[NFQA_IFINDEX_OUTDEV]	 = { 4, true },
+	[NFQA_IFINDEX_PHYSINDEV] = { 4, true },
+	[NFQA_IFINDEX_PHYSOUTDEV] = { 4, true },
+	[NFQA_HWADDR]		 = { sizeof(struct nfqnl_msg_packet_hw), false },
+	[NFQA_PAYLOAD]		 = { 0, false },
+	[NFQA_CT]		 = { 0, false },
+	[NFQA_CT_INFO]		 = { 4, true },
+	[NFQA_CAP_LEN]		 = { 4, true },
+	[NFQA_SKB_INFO]		 = { 4, true },
+	[NFQA_EXP]		 = { 0, false },
+	[NFQA_UID]		 = { 4, true },
+	[NFQA_GID]		 = { 4, true },
+	[NFQA_SECCTX]		 = { 0, false },
+	[NFQA_VLAN]		 = { 0, false },
+	[NFQA_L2HDR]		 = { 0, false },
+	[NFQA_PRIORITY]		 = { 4, true },
+	[NFQB_NFQA_CGROUP_CLASSID] = { 4, true },
+};
+
+/*
+ * Walk the attributes in [start, start + len): every one must be well formed
+ * and they must use up the space exactly (the last one may lack its
+ * padding). Calls @cb for each; a negative return stops with that value.
+ */
+static int walk_attrs(const void *start, size_t len,
+		      int (*cb)(const struct nlattr *a, void *data), void *data)
+{
+	const struct nlattr *a = start;
+	int rem = (int)len;
+
+	while (rem > 0) {
+		int ret;
+
+		if (!mnl_attr_ok(a, rem))
+			return -1;
+		ret = cb(a, data);
+		if (ret < 0)
+			return ret;
+		if (rem <= (int)MNL_ALIGN(a->nla_len))
+			return 0;
+		rem -= MNL_ALIGN(a->nla_len);
+		a = (const struct nlattr *)((const char *)a +
+					    MNL_ALIGN(a->nla_len));
+	}
+	return rem == 0 ? 0 : -1;
+}
+
+static int vlan_cb(const struct nlattr *a, void *data)
+{
+	struct nfqb_packet *p = data;
+
+	switch (mnl_attr_get_type(a)) {
+	case NFQA_VLAN_PROTO:
+		if (mnl_attr_get_payload_len(a) != sizeof(uint16_t))
+			return -1;
+		p->vlan_proto = a;
+		break;
+	case NFQA_VLAN_TCI:
+		if (mnl_attr_get_payload_len(a) != sizeof(uint16_t))
+			return -1;
+		p->vlan_tci = a;
+		break;
+	}
+	return 0;
+}
+
+static int nested_ok_cb(const struct nlattr *a, void *data)
+{
+	(void)a;
+	(void)data;
+	return 0;
+}
+
+static int attr_cb(const struct nlattr *a, void *data)
+{
+	struct nfqb_packet *p = data;
+	uint16_t type = mnl_attr_get_type(a);
+	uint16_t plen = mnl_attr_get_payload_len(a);
+	const struct attr_rule *r;
+
+	if (type > NFQB_NFQA_MAX || type == NFQA_UNSPEC)
+		return 0;	/* newer kernel: ignore what we do not know */
+	r = &rules[type];
+	if (plen < r->min || (r->exact && plen != r->min))
+		return -1;
+	switch (type) {
+	case NFQA_HWADDR: {
+		const struct nfqnl_msg_packet_hw *hw = mnl_attr_get_payload(a);
+
+		if (ntohs(hw->hw_addrlen) > sizeof(hw->hw_addr))
+			return -1;
+		break;
+	}
+	case NFQA_VLAN:
+		if (walk_attrs(mnl_attr_get_payload(a), plen, vlan_cb, p) < 0)
+			return -1;
+		break;
+	case NFQA_CT:
+	case NFQA_EXP:
+		if (walk_attrs(mnl_attr_get_payload(a), plen, nested_ok_cb,
+			       NULL) < 0)
+			return -1;
+		break;
+	}
+	p->tb[type] = a;
+	return 0;
+}
+
+int nfqb_parse_packet(struct nfqb_packet *p, const struct nlmsghdr *nlh)
+{
+	const struct nfgenmsg *nfg;
+	const struct nfqnl_msg_packet_hdr *ph;
+	size_t hdr = MNL_ALIGN(sizeof(struct nfgenmsg));
+
+	memset(p->tb, 0, sizeof(p->tb));
+	p->vlan_proto = NULL;
+	p->vlan_tci = NULL;
+	if (nlh->nlmsg_type != ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET))
+		return NFQB_PARSE_NOT_PACKET;
+	if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + hdr)
+		return NFQB_PARSE_MALFORMED;
+	nfg = mnl_nlmsg_get_payload(nlh);
+	if (walk_attrs((const char *)nfg + hdr,
+		       nlh->nlmsg_len - MNL_NLMSG_HDRLEN - hdr, attr_cb, p) < 0)
+		return NFQB_PARSE_MALFORMED;
+	if (!p->tb[NFQA_PACKET_HDR])
+		return NFQB_PARSE_MALFORMED;
+	ph = mnl_attr_get_payload(p->tb[NFQA_PACKET_HDR]);
+	p->id = ntohl(ph->packet_id);
+	p->hw_protocol = ntohs(ph->hw_protocol);
+	p->hook = ph->hook;
+	p->family = nfg->nfgen_family;
+	p->res_id = ntohs(nfg->res_id);
+	return NFQB_PARSE_OK;
+}
+
+static bool get_u32(const struct nfqb_packet *p, int type, uint32_t *out)
+{
+	uint32_t v;
+
+	if (!p->tb[type])
+		return false;
+	memcpy(&v, mnl_attr_get_payload(p->tb[type]), sizeof(v));
+	if (out)
+		*out = ntohl(v);
+	return true;
+}
+
+NFQB_EXPORT uint32_t nfqb_pkt_id(const struct nfqb_packet *p)
+{
+	return p->id;
+}
+
+NFQB_EXPORT uint16_t nfqb_pkt_queue_num(const struct nfqb_packet *p)
+{
+	return p->res_id;
+}
+
+NFQB_EXPORT uint8_t nfqb_pkt_family(const struct nfqb_packet *p)
+{
+	return p->family;
+}
+
+NFQB_EXPORT uint8_t nfqb_pkt_hook(const struct nfqb_packet *p)
+{
+	return p->hook;
+}
+
+NFQB_EXPORT enum nfqb_hook_point nfqb_pkt_hook_point(const struct nfqb_packet *p)
+{
+	static const enum nfqb_hook_point inet[] = {
+		NFQB_HOOK_PREROUTING, NFQB_HOOK_INPUT, NFQB_HOOK_FORWARD,
+		NFQB_HOOK_OUTPUT, NFQB_HOOK_POSTROUTING,
+	};
+	static const enum nfqb_hook_point arp[] = {
+		NFQB_HOOK_ARP_IN, NFQB_HOOK_ARP_OUT, NFQB_HOOK_ARP_FORWARD,
+	};
+
+	switch (p->family) {
+	case NFQB_FAMILY_INET:
+	case NFQB_FAMILY_IPV4:
+	case NFQB_FAMILY_IPV6:
+	case NFQB_FAMILY_BRIDGE:
+		if (p->hook < sizeof(inet) / sizeof(inet[0]))
+			return inet[p->hook];
+		if (p->family == NFQB_FAMILY_INET && p->hook == 5)
+			return NFQB_HOOK_INGRESS;
+		break;
+	case NFQB_FAMILY_ARP:
+		if (p->hook < sizeof(arp) / sizeof(arp[0]))
+			return arp[p->hook];
+		break;
+	case NFQB_FAMILY_NETDEV:
+		if (p->hook == 0)
+			return NFQB_HOOK_INGRESS;
+		if (p->hook == 1)
+			return NFQB_HOOK_EGRESS;
+		break;
+	}
+	return NFQB_HOOK_UNKNOWN;
+}
+
+NFQB_EXPORT uint16_t nfqb_pkt_hw_protocol(const struct nfqb_packet *p)
+{
+	return p->hw_protocol;
+}
+
+NFQB_EXPORT bool nfqb_pkt_mark(const struct nfqb_packet *p, uint32_t *mark)
+{
+	return get_u32(p, NFQA_MARK, mark);
+}
+
+NFQB_EXPORT bool nfqb_pkt_timestamp(const struct nfqb_packet *p,
+				    struct timeval *tv)
+{
+	struct nfqnl_msg_packet_timestamp ts;
+
+	if (!p->tb[NFQA_TIMESTAMP])
+		return false;
+	memcpy(&ts, mnl_attr_get_payload(p->tb[NFQA_TIMESTAMP]), sizeof(ts));
+	if (tv) {
+		tv->tv_sec = (time_t)be64toh(ts.sec);
+		tv->tv_usec = (suseconds_t)be64toh(ts.usec);
+	}
+	return true;
+}
+
+NFQB_EXPORT bool nfqb_pkt_indev(const struct nfqb_packet *p, uint32_t *ifindex)
+{
+	return get_u32(p, NFQA_IFINDEX_INDEV, ifindex);
+}
+
+NFQB_EXPORT bool nfqb_pkt_outdev(const struct nfqb_packet *p, uint32_t *ifindex)
+{
+	return get_u32(p, NFQA_IFINDEX_OUTDEV, ifindex);
+}
+
+NFQB_EXPORT bool nfqb_pkt_physindev(const struct nfqb_packet *p,
+				    uint32_t *ifindex)
+{
+	return get_u32(p, NFQA_IFINDEX_PHYSINDEV, ifindex);
+}
+
+NFQB_EXPORT bool nfqb_pkt_physoutdev(const struct nfqb_packet *p,
+				     uint32_t *ifindex)
+{
+	return get_u32(p, NFQA_IFINDEX_PHYSOUTDEV, ifindex);
+}
+
+NFQB_EXPORT bool nfqb_pkt_hwaddr(const struct nfqb_packet *p,
+				 const uint8_t **addr, uint16_t *len)
+{
+	const struct nfqnl_msg_packet_hw *hw;
+
+	if (!p->tb[NFQA_HWADDR])
+		return false;
+	hw = mnl_attr_get_payload(p->tb[NFQA_HWADDR]);
+	if (addr)
+		*addr = hw->hw_addr;
+	if (len)
+		*len = ntohs(hw->hw_addrlen);
+	return true;
+}
+
+NFQB_EXPORT const uint8_t *nfqb_pkt_payload(const struct nfqb_packet *p,
+					    uint32_t *len)
+{
+	if (!p->tb[NFQA_PAYLOAD]) {
+		if (len)
+			*len = 0;
+		return NULL;
+	}
+	if (len)
+		*len = mnl_attr_get_payload_len(p->tb[NFQA_PAYLOAD]);
+	return mnl_attr_get_payload(p->tb[NFQA_PAYLOAD]);
+}
+
+NFQB_EXPORT uint32_t nfqb_pkt_orig_len(const struct nfqb_packet *p)
+{
+	uint32_t len = 0;
+
+	if (get_u32(p, NFQA_CAP_LEN, &len))
+		return len;
+	nfqb_pkt_payload(p, &len);
+	return len;
+}
+
+NFQB_EXPORT bool nfqb_pkt_truncated(const struct nfqb_packet *p)
+{
+	uint32_t cap, have;
+
+	if (!get_u32(p, NFQA_CAP_LEN, &cap))
+		return false;
+	nfqb_pkt_payload(p, &have);
+	return have < cap;
+}
+
+NFQB_EXPORT bool nfqb_pkt_skbinfo(const struct nfqb_packet *p, uint32_t *info)
+{
+	return get_u32(p, NFQA_SKB_INFO, info);
+}
+
+static bool skbinfo_has(const struct nfqb_packet *p, uint32_t bit)
+{
+	uint32_t info = 0;
+
+	return get_u32(p, NFQA_SKB_INFO, &info) && (info & bit);
+}
+
+NFQB_EXPORT bool nfqb_pkt_is_gso(const struct nfqb_packet *p)
+{
+	return skbinfo_has(p, NFQA_SKB_GSO);
+}
+
+NFQB_EXPORT bool nfqb_pkt_csum_not_ready(const struct nfqb_packet *p)
+{
+	return skbinfo_has(p, NFQA_SKB_CSUMNOTREADY);
+}
+
+NFQB_EXPORT bool nfqb_pkt_csum_not_verified(const struct nfqb_packet *p)
+{
+	return skbinfo_has(p, NFQA_SKB_CSUM_NOTVERIFIED);
+}
+
+NFQB_EXPORT bool nfqb_pkt_uid(const struct nfqb_packet *p, uint32_t *uid)
+{
+	return get_u32(p, NFQA_UID, uid);
+}
+
+NFQB_EXPORT bool nfqb_pkt_gid(const struct nfqb_packet *p, uint32_t *gid)
+{
+	return get_u32(p, NFQA_GID, gid);
+}
+
+NFQB_EXPORT bool nfqb_pkt_secctx(const struct nfqb_packet *p, const char **ctx,
+				 uint32_t *len)
+{
+	if (!p->tb[NFQA_SECCTX])
+		return false;
+	if (ctx)
+		*ctx = mnl_attr_get_payload(p->tb[NFQA_SECCTX]);
+	if (len)
+		*len = mnl_attr_get_payload_len(p->tb[NFQA_SECCTX]);
+	return true;
+}
+
+NFQB_EXPORT bool nfqb_pkt_ct_info(const struct nfqb_packet *p, uint32_t *ctinfo)
+{
+	return get_u32(p, NFQA_CT_INFO, ctinfo);
+}
+
+NFQB_EXPORT const void *nfqb_pkt_ct(const struct nfqb_packet *p, uint32_t *len)
+{
+	if (!p->tb[NFQA_CT])
+		return NULL;
+	if (len)
+		*len = mnl_attr_get_payload_len(p->tb[NFQA_CT]);
+	return mnl_attr_get_payload(p->tb[NFQA_CT]);
+}
+
+struct ct_id_ctx {
+	bool found;
+	uint32_t id;
+};
+
+static int ct_id_cb(const struct nlattr *a, void *data)
+{
+	struct ct_id_ctx *c = data;
+	uint32_t v;
+
+	if ((mnl_attr_get_type(a)) != NFQB_CTA_ID)
+		return 0;
+	if (mnl_attr_get_payload_len(a) != sizeof(v))
+		return -1;
+	memcpy(&v, mnl_attr_get_payload(a), sizeof(v));
+	c->id = ntohl(v);
+	c->found = true;
+	return 0;
+}
+
+NFQB_EXPORT bool nfqb_pkt_ct_id(const struct nfqb_packet *p, uint32_t *id)
+{
+	struct ct_id_ctx c = { 0 };
+	const struct nlattr *a = p->tb[NFQA_CT];
+
+	if (!a)
+		return false;
+	if (walk_attrs(mnl_attr_get_payload(a), mnl_attr_get_payload_len(a),
+		       ct_id_cb, &c) < 0 || !c.found)
+		return false;
+	if (id)
+		*id = c.id;
+	return true;
+}
+
+NFQB_EXPORT bool nfqb_pkt_vlan(const struct nfqb_packet *p, uint16_t *proto,
+			       uint16_t *tci)
+{
+	uint16_t v;
+
+	if (!p->vlan_proto || !p->vlan_tci)
+		return false;
+	if (proto) {
+		memcpy(&v, mnl_attr_get_payload(p->vlan_proto), sizeof(v));
+		*proto = ntohs(v);
+	}
+	if (tci) {
+		memcpy(&v, mnl_attr_get_payload(p->vlan_tci), sizeof(v));
+		*tci = ntohs(v);
+	}
+	return true;
+}
+
+NFQB_EXPORT const void *nfqb_pkt_l2hdr(const struct nfqb_packet *p,
+				       uint32_t *len)
+{
+	if (!p->tb[NFQA_L2HDR])
+		return NULL;
+	if (len)
+		*len = mnl_attr_get_payload_len(p->tb[NFQA_L2HDR]);
+	return mnl_attr_get_payload(p->tb[NFQA_L2HDR]);
+}
+
+NFQB_EXPORT bool nfqb_pkt_priority(const struct nfqb_packet *p, uint32_t *prio)
+{
+	return get_u32(p, NFQA_PRIORITY, prio);
+}
+
+NFQB_EXPORT bool nfqb_pkt_cgroup_classid(const struct nfqb_packet *p,
+					 uint32_t *classid)
+{
+	return get_u32(p, NFQB_NFQA_CGROUP_CLASSID, classid);
+}
+
+NFQB_EXPORT const void *nfqb_pkt_attr(const struct nfqb_packet *p,
+				      uint16_t type, uint16_t *len)
+{
+	if (type > NFQB_NFQA_MAX || !p->tb[type])
+		return NULL;
+	if (len)
+		*len = mnl_attr_get_payload_len(p->tb[type]);
+	return mnl_attr_get_payload(p->tb[type]);
+}
+
+NFQB_EXPORT uint32_t nfqb_pkt_network_offset(const struct nfqb_packet *p)
+{
+	uint32_t len = 14;
+
+	if (nfqb_pkt_hook_point(p) != NFQB_HOOK_EGRESS)
+		return 0;
+	if (p->tb[NFQA_L2HDR])
+		len = mnl_attr_get_payload_len(p->tb[NFQA_L2HDR]);
+	return len;
+}
+
+NFQB_EXPORT void nfqb_pkt_set_user(struct nfqb_packet *p, void *user)
+{
+	p->user = user;
+}
+
+NFQB_EXPORT void *nfqb_pkt_user(const struct nfqb_packet *p)
+{
+	return p->user;
+}

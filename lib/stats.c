@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Statistics: the library's counters of a queue, and the kernel's own view
+ * from /proc/net/netfilter/nfnetlink_queue.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "0.0.0"
+#endif
+
+#define KSTATS_PATH "/proc/net/netfilter/nfnetlink_queue"
+
+NFQB_EXPORT int nfqb_queue_stats(const struct nfqb_queue *q,
+				 struct nfqb_stats *st, size_t size)
+{
+	struct nfqb_stats s;
+	size_t i, n = sizeof(s) / sizeof(uint64_t);
+	uint64_t *v = (uint64_t *)&s;
+	uint32_t k, out = 0;
+
+	if (!q || !st || size % sizeof(uint64_t)) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		v[i] = atomic_load_explicit(&q->ctr.v[i], memory_order_relaxed);
+	/* owner-side view; approximate when read from another thread */
+	for (k = q->ring.head; k != q->ring.tail; k++)
+		if (q->ring.v[k & (q->ring.cap - 1)])
+			out++;
+	s.outstanding = out;
+	if (size > sizeof(s)) {
+		memset(st, 0, size);
+		size = sizeof(s);
+	}
+	memcpy(st, &s, size);
+	return 0;
+}
+
+/* One line: "queue portid total mode range dropped user_dropped idseq 1" */
+static int parse_line(const char *line, struct nfqb_kstats *k)
+{
+	unsigned int v[8];
+	int n;
+
+	n = sscanf(line, "%u %u %u %u %u %u %u %u", &v[0], &v[1], &v[2],
+		   &v[3], &v[4], &v[5], &v[6], &v[7]);
+	if (n != 8)
+		return -1;
+	k->queue_num = v[0];
+	k->portid = v[1];
+	k->queue_total = v[2];
+	k->copy_mode = v[3];
+	k->copy_range = v[4];
+	k->queue_dropped = v[5];
+	k->queue_user_dropped = v[6];
+	k->id_sequence = v[7];
+	return 0;
+}
+
+NFQB_EXPORT int nfqb_kstats_read(struct nfqb_kstats *out, size_t max)
+{
+	char line[256];
+	FILE *f;
+	int n = 0;
+
+	f = fopen(KSTATS_PATH, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		struct nfqb_kstats k;
+
+		if (parse_line(line, &k) < 0)
+			continue;
+		if ((size_t)n < max && out)
+			out[n] = k;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+NFQB_EXPORT int nfqb_kstats_get(uint16_t num, struct nfqb_kstats *out)
+{
+	char line[256];
+	FILE *f;
+
+	f = fopen(KSTATS_PATH, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		struct nfqb_kstats k;
+
+		if (parse_line(line, &k) == 0 && k.queue_num == num) {
+			fclose(f);
+			if (out)
+				*out = k;
+			return 0;
+		}
+	}
+	fclose(f);
+	errno = ENOENT;
+	return -1;
+}
+
+NFQB_EXPORT const char *nfqb_version(void)
+{
+	return PACKAGE_VERSION;
+}
+
+NFQB_EXPORT const char *nfqb_verdict_name(uint32_t verdict)
+{
+	switch (verdict & 0xff) {
+	case NFQB_DROP:
+		return "drop";
+	case NFQB_ACCEPT:
+		return "accept";
+	case 2:
+		return "stolen";
+	case NFQB_QUEUE:
+		return "queue";
+	case NFQB_REPEAT:
+		return "repeat";
+	case 5:
+		return "stop";
+	}
+	return "unknown";
+}

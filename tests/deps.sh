@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Install what building and testing libnfq-batch needs on Debian 12 (run as
+# root), and load the kernel modules the integration tests use.  Packages
+# already installed are not fetched again.  NFQB_NO_APT=1 skips apt-get.
+set -euo pipefail
+
+PKGS=(build-essential autoconf automake libtool pkg-config
+      libmnl-dev liburcu-dev check libnetfilter-queue-dev
+      iptables iproute2 kmod)
+
+if [ "${NFQB_NO_APT:-0}" = 1 ]; then
+	echo "deps: NFQB_NO_APT=1, not installing packages"
+elif ! command -v dpkg-query >/dev/null 2>&1; then
+	echo "deps: not a Debian system; install by hand: ${PKGS[*]}" >&2
+else
+	missing=()
+	for p in "${PKGS[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q 'install ok installed' || missing+=("$p")
+	done
+	if [ ${#missing[@]} -eq 0 ]; then
+		echo "deps: all packages present"
+	elif [ "$(id -u)" -ne 0 ]; then
+		echo "deps: missing ${missing[*]}; run as root (or set NFQB_NO_APT=1)" >&2
+		exit 1
+	else
+		echo "deps: installing ${missing[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update
+		apt-get install -y --no-install-recommends "${PKGS[@]}"
+	fi
+fi
+
+# Usually loaded on demand; load them now where we may (not fatal: built-in
+# modules or a container without module access are fine).
+if [ "$(id -u)" -eq 0 ] && command -v modprobe >/dev/null 2>&1; then
+	for m in nfnetlink_queue xt_NFQUEUE; do
+		modprobe -q "$m" 2>/dev/null || true
+	done
+fi

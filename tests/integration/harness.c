@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Integration test harness; see harness.h for how cleanup is guaranteed.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/netlink.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* --- Namespace and rules ----------------------------------------------- */
+
+uint64_t nfqbt_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void nfqbt_sleep_ms(unsigned int ms)
+{
+	struct timespec ts = {
+		.tv_sec = ms / 1000,
+		.tv_nsec = (long)(ms % 1000) * 1000000,
+	};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+void nfqbt_netns_enter(void)
+{
+	struct ifreq ifr;
+	int fd, ret;
+
+	ret = unshare(CLONE_NEWNET);
+	ck_assert_msg(ret == 0, "unshare(CLONE_NEWNET): %s", strerror(errno));
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_msg(fd >= 0, "socket: %s", strerror(errno));
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	ret = ioctl(fd, SIOCGIFFLAGS, &ifr);
+	ck_assert_msg(ret == 0, "SIOCGIFFLAGS lo: %s", strerror(errno));
+	ifr.ifr_flags |= IFF_UP;
+	ret = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	ck_assert_msg(ret == 0, "SIOCSIFFLAGS lo: %s", strerror(errno));
+	close(fd);
+}
+
+void nfqbt_iptables(const char *fmt, ...)
+{
+	char args[512], cmd[600];
+	va_list ap;
+	int n, status;
+
+	va_start(ap, fmt);
+	n = vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	ck_assert(n > 0 && (size_t)n < sizeof(args));
+
+	snprintf(cmd, sizeof(cmd), "iptables -w %s", args);
+	status = system(cmd);
+	ck_assert_msg(status != -1 && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0,
+		      "'%s' failed (status %d)", cmd, status);
+}
+
+void nfqbt_rule_queue(uint16_t dport, uint16_t qnum, bool bypass)
+{
+	nfqbt_iptables("-A OUTPUT -o lo -p udp --dport %u -j NFQUEUE --queue-num %u%s",
+		       dport, qnum, bypass ? " --queue-bypass" : "");
+}
+
+/* --- UDP receiver ------------------------------------------------------ */
+
+struct nfqbt_rx {
+	int fd;
+	struct nfqbt_rx_opts o;
+	pthread_t thread;
+	bool joined;
+	atomic_bool stop;
+	atomic_uint total;
+	unsigned int bad;
+	int err;			/* errno of a failed recvmsg */
+	uint16_t *count;		/* [NFQBT_RX_MAX_SEQ] */
+	uint32_t *mark;			/* [NFQBT_RX_MAX_SEQ] */
+	uint8_t *has_mark;		/* [NFQBT_RX_MAX_SEQ] */
+	size_t store_len[NFQBT_RX_STORE];
+	uint8_t store[NFQBT_RX_STORE][NFQBT_RX_STORE_BYTES];
+};
+
+static void rx_record(struct nfqbt_rx *rx, const uint8_t *buf, size_t len,
+		      bool has_mark, uint32_t mark)
+{
+	uint32_t seq;
+
+	if (len < 4) {
+		rx->bad++;
+		return;
+	}
+	memcpy(&seq, buf, 4);
+	seq = ntohl(seq);
+	if (seq >= NFQBT_RX_MAX_SEQ) {
+		rx->bad++;
+		return;
+	}
+	if (rx->count[seq] < UINT16_MAX)
+		rx->count[seq]++;
+	rx->has_mark[seq] = has_mark;
+	rx->mark[seq] = has_mark ? mark : 0;
+	if (seq < NFQBT_RX_STORE) {
+		rx->store_len[seq] = len;
+		memcpy(rx->store[seq], buf,
+		       len < NFQBT_RX_STORE_BYTES ? len : NFQBT_RX_STORE_BYTES);
+	}
+}
+
+static void *rx_main(void *arg)
+{
+	struct nfqbt_rx *rx = arg;
+	static const size_t bufsize = 65536;
+	uint64_t start = nfqbt_now_ms(), last = start, done_at = 0;
+	uint8_t *buf = malloc(bufsize);
+
+	if (!buf) {
+		rx->err = ENOMEM;
+		return NULL;
+	}
+	while (!atomic_load(&rx->stop)) {
+		union {
+			char b[CMSG_SPACE(sizeof(uint32_t)) * 4];
+			struct cmsghdr align;
+		} cbuf;
+		struct iovec iov = { .iov_base = buf, .iov_len = bufsize };
+		struct msghdr mh = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = cbuf.b,
+			.msg_controllen = sizeof(cbuf.b),
+		};
+		struct pollfd pfd = { .fd = rx->fd, .events = POLLIN };
+		struct cmsghdr *cm;
+		uint64_t now = nfqbt_now_ms();
+		bool has_mark = false;
+		uint32_t mark = 0;
+		ssize_t n;
+
+		if (now - start >= rx->o.timeout_ms)
+			break;
+		if (done_at && now - done_at >= rx->o.linger_ms)
+			break;
+		if (now - last >= rx->o.quiet_ms)
+			break;
+
+		if (poll(&pfd, 1, 10) <= 0)
+			continue;
+		n = recvmsg(rx->fd, &mh, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			rx->err = errno;
+			break;
+		}
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			if (cm->cmsg_level == SOL_SOCKET &&
+			    cm->cmsg_type == SO_MARK &&
+			    cm->cmsg_len >= CMSG_LEN(sizeof(uint32_t))) {
+				memcpy(&mark, CMSG_DATA(cm), sizeof(mark));
+				has_mark = true;
+			}
+		}
+		rx_record(rx, buf, (size_t)n, has_mark, mark);
+		last = nfqbt_now_ms();
+		if (atomic_fetch_add(&rx->total, 1) + 1 == rx->o.expected &&
+		    rx->o.expected)
+			done_at = last;
+	}
+	free(buf);
+	return NULL;
+}
+
+struct nfqbt_rx *nfqbt_rx_start(uint16_t port, const struct nfqbt_rx_opts *o)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	struct nfqbt_rx *rx;
+	int one = 1, size = 8 << 20, ret;
+
+	rx = calloc(1, sizeof(*rx));
+	ck_assert(rx != NULL);
+	rx->count = calloc(NFQBT_RX_MAX_SEQ, sizeof(*rx->count));
+	rx->mark = calloc(NFQBT_RX_MAX_SEQ, sizeof(*rx->mark));
+	rx->has_mark = calloc(NFQBT_RX_MAX_SEQ, sizeof(*rx->has_mark));
+	ck_assert(rx->count && rx->mark && rx->has_mark);
+	if (o)
+		rx->o = *o;
+	if (!rx->o.linger_ms)
+		rx->o.linger_ms = 100;
+	if (!rx->o.quiet_ms)
+		rx->o.quiet_ms = 1000;
+	if (!rx->o.timeout_ms)
+		rx->o.timeout_ms = 15000;
+
+	rx->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_msg(rx->fd >= 0, "socket: %s", strerror(errno));
+	ret = setsockopt(rx->fd, SOL_SOCKET, SO_RCVMARK, &one, sizeof(one));
+	ck_assert_msg(ret == 0, "SO_RCVMARK: %s", strerror(errno));
+	if (setsockopt(rx->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size,
+		       sizeof(size)) < 0)
+		setsockopt(rx->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	ret = bind(rx->fd, (struct sockaddr *)&sin, sizeof(sin));
+	ck_assert_msg(ret == 0, "bind 127.0.0.1:%u: %s", port,
+		      strerror(errno));
+
+	ret = pthread_create(&rx->thread, NULL, rx_main, rx);
+	ck_assert_msg(ret == 0, "pthread_create: %s", strerror(ret));
+	return rx;
+}
+
+void nfqbt_rx_wait(struct nfqbt_rx *rx)
+{
+	if (rx->joined)
+		return;
+	pthread_join(rx->thread, NULL);
+	rx->joined = true;
+	ck_assert_msg(rx->err == 0, "receiver: %s", strerror(rx->err));
+}
+
+void nfqbt_rx_stop(struct nfqbt_rx *rx)
+{
+	atomic_store(&rx->stop, true);
+	nfqbt_rx_wait(rx);
+}
+
+void nfqbt_rx_free(struct nfqbt_rx *rx)
+{
+	if (!rx)
+		return;
+	nfqbt_rx_stop(rx);
+	close(rx->fd);
+	free(rx->count);
+	free(rx->mark);
+	free(rx->has_mark);
+	free(rx);
+}
+
+unsigned int nfqbt_rx_total(const struct nfqbt_rx *rx)
+{
+	return atomic_load(&rx->total);
+}
+
+bool nfqbt_rx_wait_total(const struct nfqbt_rx *rx, unsigned int n,
+			 unsigned int timeout_ms)
+{
+	return nfqbt_wait_count(&rx->total, n, timeout_ms);
+}
+
+unsigned int nfqbt_rx_bad(const struct nfqbt_rx *rx)
+{
+	return rx->bad;
+}
+
+unsigned int nfqbt_rx_count(const struct nfqbt_rx *rx, uint32_t seq)
+{
+	return seq < NFQBT_RX_MAX_SEQ ? rx->count[seq] : 0;
+}
+
+bool nfqbt_rx_mark(const struct nfqbt_rx *rx, uint32_t seq, uint32_t *mark)
+{
+	if (seq >= NFQBT_RX_MAX_SEQ || !rx->count[seq] || !rx->has_mark[seq])
+		return false;
+	*mark = rx->mark[seq];
+	return true;
+}
+
+const uint8_t *nfqbt_rx_payload(const struct nfqbt_rx *rx, uint32_t seq,
+				size_t *len)
+{
+	if (seq >= NFQBT_RX_STORE || !rx->count[seq])
+		return NULL;
+	*len = rx->store_len[seq];
+	return rx->store[seq];
+}
+
+void nfqbt_rx_assert_exact(const struct nfqbt_rx *rx, uint32_t first,
+			   unsigned int n, nfqbt_expect_fn expect, void *data)
+{
+	unsigned int want_total = 0, missing = 0, dup = 0, extra = 0;
+	uint32_t first_bad = UINT32_MAX, seq;
+
+	ck_assert_uint_le(first + (uint64_t)n, NFQBT_RX_MAX_SEQ);
+	ck_assert_uint_eq(nfqbt_rx_bad(rx), 0);
+	for (seq = first; seq < first + n; seq++) {
+		bool want = expect ? expect(seq, data) : true;
+		unsigned int got = nfqbt_rx_count(rx, seq);
+
+		want_total += want;
+		if (want && got == 0)
+			missing++;
+		else if (want && got > 1)
+			dup++;
+		else if (!want && got)
+			extra++;
+		else
+			continue;
+		if (first_bad == UINT32_MAX)
+			first_bad = seq;
+	}
+	ck_assert_msg(!missing && !dup && !extra,
+		      "receiver: %u missing, %u duplicated, %u unexpected "
+		      "(first wrong seq %u, got it %u times)", missing, dup,
+		      extra, first_bad, nfqbt_rx_count(rx, first_bad));
+	/* and nothing outside the range */
+	ck_assert_uint_eq(nfqbt_rx_total(rx), want_total);
+}
+
+/* --- UDP sender -------------------------------------------------------- */
+
+void nfqbt_fill_payload(uint8_t *buf, size_t size, uint32_t seq)
+{
+	uint32_t nseq = htonl(seq);
+	size_t i;
+
+	memcpy(buf, &nseq, 4);
+	for (i = 4; i < size; i++)
+		buf[i] = (uint8_t)(seq * 7 + i);
+}
+
+struct nfqbt_tx {
+	struct nfqbt_tx_opts o;
+	pthread_t thread;
+	unsigned int sent;
+	int err;
+	const char *what;
+};
+
+static void tx_run(struct nfqbt_tx *tx)
+{
+	struct nfqbt_tx_opts *o = &tx->o;
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(o->port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
+	unsigned int base = o->progress ? atomic_load(o->progress) : 0;
+	uint64_t start = nfqbt_now_ms();
+	uint8_t *buf;
+	int fd;
+
+	if (!o->size)
+		o->size = 64;
+	if (!o->timeout_ms)
+		o->timeout_ms = 10000;
+	if (o->size < 4 || o->size > 65000) {
+		tx->err = EINVAL;
+		tx->what = "payload size";
+		return;
+	}
+	buf = malloc(o->size);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (!buf || fd < 0) {
+		tx->err = buf ? errno : ENOMEM;
+		tx->what = "socket";
+		goto out;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+
+	while (tx->sent < o->count) {
+		ssize_t n;
+
+		if (nfqbt_now_ms() - start >= o->timeout_ms)
+			break;
+		if (o->window && o->progress) {
+			unsigned int done = atomic_load(o->progress) - base;
+
+			if (tx->sent > done && tx->sent - done >= o->window) {
+				usleep(100);
+				continue;
+			}
+		}
+		nfqbt_fill_payload(buf, o->size, o->first_seq + tx->sent);
+		n = sendto(fd, buf, o->size, 0, (struct sockaddr *)&sin,
+			   sizeof(sin));
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR ||
+			    errno == ENOBUFS) {
+				usleep(100);
+				continue;
+			}
+			if (errno != EPERM) {
+				tx->err = errno;
+				tx->what = "sendto";
+				break;
+			}
+		} else if ((size_t)n != o->size) {
+			tx->err = EMSGSIZE;
+			tx->what = "short sendto";
+			break;
+		}
+		tx->sent++;
+		if (o->pace_us)
+			usleep(o->pace_us);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+}
+
+unsigned int nfqbt_send(const struct nfqbt_tx_opts *o)
+{
+	struct nfqbt_tx tx = { .o = *o };
+
+	tx_run(&tx);
+	ck_assert_msg(tx.err == 0, "sender: %s: %s", tx.what,
+		      strerror(tx.err));
+	return tx.sent;
+}
+
+static void *tx_main(void *arg)
+{
+	tx_run(arg);
+	return NULL;
+}
+
+struct nfqbt_tx *nfqbt_tx_start(const struct nfqbt_tx_opts *o)
+{
+	struct nfqbt_tx *tx;
+	int ret;
+
+	tx = calloc(1, sizeof(*tx));
+	ck_assert(tx != NULL);
+	tx->o = *o;
+	ret = pthread_create(&tx->thread, NULL, tx_main, tx);
+	ck_assert_msg(ret == 0, "pthread_create: %s", strerror(ret));
+	return tx;
+}
+
+unsigned int nfqbt_tx_join(struct nfqbt_tx *tx)
+{
+	unsigned int sent;
+	int err;
+	const char *what;
+
+	pthread_join(tx->thread, NULL);
+	sent = tx->sent;
+	err = tx->err;
+	what = tx->what;
+	free(tx);
+	ck_assert_msg(err == 0, "sender: %s: %s", what, strerror(err));
+	return sent;
+}
+
+/* --- Consumer helpers -------------------------------------------------- */
+
+bool nfqbt_pkt_seq(const struct nfqb_packet *p, uint32_t *seq)
+{
+	const uint8_t *d;
+	uint32_t len, ihl, v;
+
+	d = nfqb_pkt_payload(p, &len);
+	if (!d || len < 20 || (d[0] >> 4) != 4 || d[9] != IPPROTO_UDP)
+		return false;
+	ihl = (uint32_t)(d[0] & 0x0f) * 4;
+	if (ihl < 20 || len < ihl + 8 + 4)
+		return false;
+	memcpy(&v, d + ihl + 8, 4);
+	*seq = ntohl(v);
+	return true;
+}
+
+void nfqbt_cons_init(struct nfqbt_cons *c, struct nfqb_queue *q,
+		     nfqbt_decide_fn decide, void *data)
+{
+	memset(c, 0, sizeof(*c));
+	c->q = q;
+	c->decide = decide;
+	c->data = data;
+	c->max_vec = 64;
+	atomic_init(&c->handled, 0);
+	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+}
+
+unsigned int nfqbt_cons_run(struct nfqbt_cons *c, unsigned int n,
+			    unsigned int timeout_ms)
+{
+	struct nfqb_packet *vec[256];
+	unsigned int max = c->max_vec, done = 0;
+	uint64_t start = nfqbt_now_ms();
+	bool stop = false;
+
+	if (max == 0 || max > 256)
+		max = 256;
+	while (done < n && !stop) {
+		struct pollfd pfd = { .fd = nfqb_queue_fd(c->q),
+				      .events = POLLIN };
+		uint64_t now = nfqbt_now_ms();
+		int i, got, wait;
+
+		if (now - start >= timeout_ms)
+			break;
+		got = nfqb_recv(c->q, vec, max);
+		if (got < 0) {
+			if (errno == ENOBUFS) {
+				c->enobufs++;
+				continue;
+			}
+			ck_assert_msg(errno == EAGAIN || errno == EINTR,
+				      "nfqb_recv: %s", strerror(errno));
+			wait = nfqb_queue_next_timeout(c->q);
+			if (wait < 0 || wait > 10)
+				wait = 10;
+			poll(&pfd, 1, wait);
+			continue;
+		}
+		for (i = 0; i < got; i++) {
+			uint32_t seq;
+
+			if (!nfqbt_pkt_seq(vec[i], &seq)) {
+				c->not_udp++;
+				seq = UINT32_MAX;
+			}
+			atomic_fetch_add(&c->handled, 1);
+			done++;
+			if (c->decide(vec[i], seq, c->data) < 0)
+				stop = true;
+		}
+	}
+	ck_assert_msg(nfqb_flush(c->q) >= 0, "nfqb_flush: %s",
+		      strerror(errno));
+	return done;
+}
+
+int nfqbt_decide_accept(struct nfqb_packet *p, uint32_t seq, void *data)
+{
+	(void)seq;
+	(void)data;
+	ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
+	return 0;
+}
+
+int nfqbt_decide_drop(struct nfqb_packet *p, uint32_t seq, void *data)
+{
+	(void)seq;
+	(void)data;
+	ck_assert_int_eq(nfqb_verdict(p, NFQB_DROP), 0);
+	return 0;
+}
+
+bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,
+		      unsigned int timeout_ms)
+{
+	uint64_t start = nfqbt_now_ms();
+
+	while (atomic_load(counter) < n) {
+		if (nfqbt_now_ms() - start >= timeout_ms)
+			return false;
+		usleep(500);
+	}
+	return true;
+}
+
+/* --- Kernel statistics ------------------------------------------------- */
+
+struct nfqb_kstats nfqbt_kstats(uint16_t num)
+{
+	struct nfqb_kstats ks;
+	int ret;
+
+	memset(&ks, 0, sizeof(ks));
+	ret = nfqb_kstats_get(num, &ks);
+	ck_assert_msg(ret == 0, "nfqb_kstats_get(%u): %s", num,
+		      strerror(errno));
+	ck_assert_uint_eq(ks.queue_num, num);
+	return ks;
+}
+
+bool nfqbt_wait_kqueue_total(uint16_t num, unsigned int n,
+			     unsigned int timeout_ms)
+{
+	uint64_t start = nfqbt_now_ms();
+
+	for (;;) {
+		struct nfqb_kstats ks = nfqbt_kstats(num);
+
+		if (ks.queue_total >= n)
+			return true;
+		if (nfqbt_now_ms() - start >= timeout_ms)
+			return false;
+		usleep(1000);
+	}
+}
+
+uint32_t nfqbt_portid(int fd)
+{
+	struct sockaddr_nl snl;
+	socklen_t len = sizeof(snl);
+	int ret;
+
+	memset(&snl, 0, sizeof(snl));
+	ret = getsockname(fd, (struct sockaddr *)&snl, &len);
+	ck_assert_msg(ret == 0, "getsockname: %s", strerror(errno));
+	ck_assert_int_eq(snl.nl_family, AF_NETLINK);
+	return snl.nl_pid;
+}
+
+/* --- Packets ----------------------------------------------------------- */
+
+uint16_t nfqbt_inet_csum(const void *data, size_t len)
+{
+	const uint8_t *b = data;
+	uint32_t sum = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)b[i] << 8 | b[i + 1];
+	if (len & 1)
+		sum += (uint32_t)b[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return htons((uint16_t)~sum);
+}
+
+size_t nfqbt_build_udp4(uint8_t *out, size_t out_size, const uint8_t *orig,
+			size_t orig_len, const uint8_t *payload,
+			size_t payload_len)
+{
+	size_t ihl, total;
+	uint16_t v;
+
+	if (orig_len < 20 || (orig[0] >> 4) != 4 || orig[9] != IPPROTO_UDP)
+		return 0;
+	ihl = (size_t)(orig[0] & 0x0f) * 4;
+	if (ihl < 20 || orig_len < ihl + 8)
+		return 0;
+	total = ihl + 8 + payload_len;
+	if (total > out_size || total > 0xffff)
+		return 0;
+
+	memcpy(out, orig, ihl + 8);
+	memcpy(out + ihl + 8, payload, payload_len);
+	v = htons((uint16_t)total);
+	memcpy(out + 2, &v, 2);
+	out[10] = out[11] = 0;
+	v = nfqbt_inet_csum(out, ihl);
+	memcpy(out + 10, &v, 2);
+	v = htons((uint16_t)(8 + payload_len));
+	memcpy(out + ihl + 4, &v, 2);
+	out[ihl + 6] = out[ihl + 7] = 0;
+	return total;
+}

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Integration test harness: real kernel, private network namespace,
+ * loopback UDP traffic whose payload carries a sequence number.
+ *
+ * How cleanup is guaranteed, also when a test fails:
+ *
+ * - Every Check test runs in its own forked process (CK_FORK; the suites
+ *   force it with srunner_set_fork_status()).
+ * - At its start the test calls nfqbt_netns_enter(): unshare(CLONE_NEWNET)
+ *   puts the test process into a fresh network namespace, and `lo` is
+ *   brought up in it. Nothing the test does touches the host's namespace.
+ * - iptables rules are installed with nfqbt_iptables(), which runs iptables
+ *   through system(); the child inherits the namespace, so the rules live in
+ *   the test's namespace only.
+ * - Sender, receiver and consumer are threads of the test process; queues
+ *   are bound by sockets of that process.
+ * - When the test process exits, however it exits (pass, ck_assert failure,
+ *   crash, or Check's timeout SIGKILL), its sockets close, which unbinds its
+ *   queues, and the last reference to the namespace goes away, which
+ *   destroys the namespace together with its rules. Nothing outlives it.
+ *
+ * Therefore nfqbt_netns_enter() must be called before any thread is
+ * created (unshare() only moves the calling thread; threads created later
+ * inherit its namespace).
+ *
+ * Every loop here is bounded in count and in time.
+ */
+#ifndef NFQBT_HARNESS_H
+#define NFQBT_HARNESS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <check.h>
+
+#include <libnfq-batch/libnfq-batch.h>
+
+#ifndef SO_RCVMARK
+#define SO_RCVMARK 75
+#endif
+
+/* Timeout of one Check test case, in seconds. */
+#define NFQBT_TCASE_TIMEOUT	30
+
+/* Highest sequence number (exclusive) the receiver keeps track of. */
+#define NFQBT_RX_MAX_SEQ	65536u
+/* The receiver keeps the payload of the datagrams with seq below this. */
+#define NFQBT_RX_STORE		64u
+#define NFQBT_RX_STORE_BYTES	2048u
+
+/* --- Namespace and rules ----------------------------------------------- */
+
+/* Enter a fresh network namespace and bring `lo` up; ck_assert on failure.
+ * Call first in every test, before creating any thread. */
+void nfqbt_netns_enter(void);
+
+/* Run `iptables <formatted args>` (in the test's namespace); ck_assert that
+ * it succeeded. */
+void nfqbt_iptables(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Queue UDP to 127.0.0.1:@dport leaving through lo to queue @qnum. */
+void nfqbt_rule_queue(uint16_t dport, uint16_t qnum, bool bypass);
+
+/* Monotonic clock in milliseconds. */
+uint64_t nfqbt_now_ms(void);
+void nfqbt_sleep_ms(unsigned int ms);
+
+/* --- UDP receiver (a thread) ------------------------------------------- */
+
+struct nfqbt_rx_opts {
+	/* stop once this many datagrams arrived, plus linger_ms (0: never) */
+	unsigned int expected;
+	/* after `expected` is reached keep reading this long, to catch
+	 * duplicates and extras (default 100) */
+	unsigned int linger_ms;
+	/* stop after this long without a datagram (default 1000) */
+	unsigned int quiet_ms;
+	/* hard bound on the receiver's life (default 15000) */
+	unsigned int timeout_ms;
+};
+
+struct nfqbt_rx;
+
+/* Bind 127.0.0.1:@port (SO_RCVMARK on, big receive buffer) and start the
+ * receiver thread. @o may be NULL for the defaults. ck_assert on failure. */
+struct nfqbt_rx *nfqbt_rx_start(uint16_t port, const struct nfqbt_rx_opts *o);
+/* Wait for the receiver to stop by itself (expected/quiet/timeout). */
+void nfqbt_rx_wait(struct nfqbt_rx *rx);
+/* Ask the receiver to stop now and wait for it. */
+void nfqbt_rx_stop(struct nfqbt_rx *rx);
+/* Stop (if needed), close the socket, free. ck_assert the thread saw no
+ * socket error. */
+void nfqbt_rx_free(struct nfqbt_rx *rx);
+
+/* Datagrams received so far (all of them, also malformed ones); safe while
+ * the receiver runs. The other getters are for after it stopped. */
+unsigned int nfqbt_rx_total(const struct nfqbt_rx *rx);
+/* Wait until at least @n datagrams arrived; false on timeout. */
+bool nfqbt_rx_wait_total(const struct nfqbt_rx *rx, unsigned int n,
+			 unsigned int timeout_ms);
+/* Datagrams shorter than 4 bytes or with seq >= NFQBT_RX_MAX_SEQ. */
+unsigned int nfqbt_rx_bad(const struct nfqbt_rx *rx);
+/* How many times @seq arrived. */
+unsigned int nfqbt_rx_count(const struct nfqbt_rx *rx, uint32_t seq);
+/* The mark of the last datagram with @seq; false if none came with an
+ * SO_MARK control message (or @seq never arrived). */
+bool nfqbt_rx_mark(const struct nfqbt_rx *rx, uint32_t seq, uint32_t *mark);
+/* The payload of the last datagram with @seq (< NFQBT_RX_STORE), NULL if
+ * none; *len gets its full length (possibly more than what is stored). */
+const uint8_t *nfqbt_rx_payload(const struct nfqbt_rx *rx, uint32_t seq,
+				size_t *len);
+
+/* Whether @seq should have arrived. */
+typedef bool (*nfqbt_expect_fn)(uint32_t seq, void *data);
+
+/* ck_assert that of the seqs [@first, @first + @n) exactly those for which
+ * @expect returns true (all of them if @expect is NULL) arrived, each
+ * exactly once, and that nothing else arrived at all. */
+void nfqbt_rx_assert_exact(const struct nfqbt_rx *rx, uint32_t first,
+			   unsigned int n, nfqbt_expect_fn expect, void *data);
+
+/* --- UDP sender -------------------------------------------------------- */
+
+struct nfqbt_tx_opts {
+	uint16_t port;			/* destination 127.0.0.1:port */
+	uint32_t first_seq;		/* seqs first_seq .. first_seq+count-1 */
+	unsigned int count;
+	unsigned int size;		/* UDP payload bytes, >= 4 (default 64) */
+	/* windowed: keep at most `window` datagrams ahead of *progress
+	 * (counted from its value when sending starts); 0: no window */
+	unsigned int window;
+	const atomic_uint *progress;
+	unsigned int pace_us;		/* pause between datagrams */
+	unsigned int timeout_ms;	/* hard bound (default 10000) */
+};
+
+/* Send synchronously; returns how many datagrams left (sendto succeeded or
+ * the packet was dropped by netfilter on the spot with EPERM). ck_assert on
+ * any other socket error. */
+unsigned int nfqbt_send(const struct nfqbt_tx_opts *o);
+
+struct nfqbt_tx;
+
+/* Send from a thread. */
+struct nfqbt_tx *nfqbt_tx_start(const struct nfqbt_tx_opts *o);
+/* Wait for the sender thread; returns what nfqbt_send() would; frees. */
+unsigned int nfqbt_tx_join(struct nfqbt_tx *tx);
+
+/* Fill @buf (@size bytes, >= 4) as the sender does for @seq. */
+void nfqbt_fill_payload(uint8_t *buf, size_t size, uint32_t seq);
+
+/* --- Consumer helpers -------------------------------------------------- */
+
+/* The seq of a queued IPv4/UDP packet (the first 4 payload bytes); false if
+ * the packet is not IPv4/UDP with at least 4 bytes of payload. */
+bool nfqbt_pkt_seq(const struct nfqb_packet *p, uint32_t *seq);
+
+/* Decide @p (must finalize it, now or later). Return < 0 to stop. */
+typedef int (*nfqbt_decide_fn)(struct nfqb_packet *p, uint32_t seq,
+			       void *data);
+
+struct nfqbt_cons {
+	struct nfqb_queue *q;
+	nfqbt_decide_fn decide;
+	void *data;
+	unsigned int max_vec;	/* packets per nfqb_recv() (default 64) */
+	/* results */
+	atomic_uint handled;	/* packets handed to decide() */
+	unsigned int enobufs;	/* nfqb_recv() ENOBUFS returns */
+	unsigned int not_udp;	/* packets without a seq (given to decide()
+				 * with seq UINT32_MAX) */
+};
+
+/* Set @c up for queue @q; the queue is switched to non-blocking. */
+void nfqbt_cons_init(struct nfqbt_cons *c, struct nfqb_queue *q,
+		     nfqbt_decide_fn decide, void *data);
+
+/* Receive and decide until @n more packets were handled or @timeout_ms
+ * passed; then nfqb_flush(). Returns packets handled by this call.
+ * ck_assert on nfqb_recv() errors other than EAGAIN, EINTR, ENOBUFS. */
+unsigned int nfqbt_cons_run(struct nfqbt_cons *c, unsigned int n,
+			    unsigned int timeout_ms);
+
+/* Ready-made deciders: accept everything; drop everything. */
+int nfqbt_decide_accept(struct nfqb_packet *p, uint32_t seq, void *data);
+int nfqbt_decide_drop(struct nfqb_packet *p, uint32_t seq, void *data);
+
+/* Wait until *@counter >= @n; false on timeout. */
+bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,
+		      unsigned int timeout_ms);
+
+/* --- Kernel statistics ------------------------------------------------- */
+
+/* The kernel's view of queue @num; ck_assert that it is bound. */
+struct nfqb_kstats nfqbt_kstats(uint16_t num);
+
+/* Wait until queue @num holds at least @n packets (queue_total); false on
+ * timeout. */
+bool nfqbt_wait_kqueue_total(uint16_t num, unsigned int n,
+			     unsigned int timeout_ms);
+
+/* The netlink port id of a socket (getsockname). */
+uint32_t nfqbt_portid(int fd);
+
+/* --- Packets ----------------------------------------------------------- */
+
+/*
+ * Build into @out (room @out_size) a copy of the IPv4/UDP packet @orig
+ * (@orig_len bytes, IP options kept) whose UDP payload is @payload
+ * (@payload_len bytes): IP total length and header checksum recomputed,
+ * UDP length set, UDP checksum 0 (none). Returns the new length, or 0 if
+ * @orig is not IPv4/UDP or @out is too small.
+ */
+size_t nfqbt_build_udp4(uint8_t *out, size_t out_size, const uint8_t *orig,
+			size_t orig_len, const uint8_t *payload,
+			size_t payload_len);
+
+/* Standard Internet checksum of @len bytes. */
+uint16_t nfqbt_inet_csum(const void *data, size_t len);
+
+#endif /* NFQBT_HARNESS_H */

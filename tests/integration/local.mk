@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# tests/integration: real kernel, root, one network namespace per test.
+# See tests/integration/harness.h for how each test cleans up after itself.
+
+check_LTLIBRARIES += tests/integration/libnfqbt-harness.la
+tests_integration_libnfqbt_harness_la_SOURCES = \
+	tests/integration/harness.c \
+	tests/integration/harness.h
+tests_integration_libnfqbt_harness_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+
+check_PROGRAMS += tests/integration/test_core tests/integration/test_diff
+TESTS += tests/integration/test_core tests/integration/test_diff
+
+# The core suite uses the public API only, through the shared library.
+tests_integration_test_core_SOURCES = tests/integration/test_core.c
+tests_integration_test_core_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	$(LIBMNL_CFLAGS)
+tests_integration_test_core_LDADD = tests/integration/libnfqbt-harness.la \
+	lib/libnfq-batch.la $(CHECK_LIBS) $(LIBMNL_LIBS) -lpthread
+
+# The differential test reaches the internal parser, so it links the
+# internal convenience library (all of the library, statically) instead.
+tests_integration_test_diff_SOURCES = tests/integration/test_diff.c
+tests_integration_test_diff_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	$(LIBMNL_CFLAGS) $(NFQ_CFLAGS) -I$(top_srcdir)
+tests_integration_test_diff_LDADD = tests/integration/libnfqbt-harness.la \
+	lib/libnfqb-internal.la $(CHECK_LIBS) $(NFQ_LIBS) $(LIBMNL_LIBS) \
+	-lpthread

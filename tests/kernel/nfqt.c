@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * nfqt - guest-side test tool for the netdev NFQUEUE kernel patches.
+ *
+ * Standalone (raw netlink, no library) so it can be linked statically and
+ * dropped into the test initramfs before the library itself is ready.
+ *
+ *   nfqt listen [options]       bind an nfnetlink queue and verdict packets
+ *   nfqt send ADDR PORT N CPU   send N UDP datagrams, pinned to CPU
+ *   nfqt recv PORT IDLE_MS      count UDP datagrams until idle, print count
+ *
+ * listen options:
+ *   -q NUM        queue number (0)
+ *   -n COUNT      stop after COUNT packets (0 = until -t expires)
+ *   -t MS         give up after MS milliseconds of silence (5000)
+ *   -v VERDICT    accept | drop (accept)
+ *   -m MARK       set this mark with the verdict
+ *   -b N          batch: one NFQNL_MSG_VERDICT_BATCH per N packets (max id)
+ *   -H            hold: verdict nothing, after COUNT packets print "held"
+ *                 and sleep until killed
+ *   -F FAMILY     every packet must carry this nfgen_family (5 = netdev)
+ *   -k HOOK       every packet must carry this hook number
+ *   -L            every packet must carry NFQA_L2HDR (14 bytes, Ethernet)
+ *   -P PROTO      every packet must carry this hw_protocol (hex, e.g. 0806)
+ *   -E            payload must start with the Ethernet header (egress):
+ *                 its first 14 bytes equal NFQA_L2HDR
+ *   -I            payload must start with the network header (ingress):
+ *                 for IPv4 the first nibble is 4
+ *   -s            print one line per packet
+ *
+ * Packet ids must be strictly increasing (serial arithmetic) on the queue.
+ * Exit status: 0 when COUNT packets were seen (or COUNT is 0) and every
+ * check passed, 1 otherwise, 2 on usage or setup errors.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#ifndef NFQNL_MSG_VERDICT_BATCH
+#define NFQNL_MSG_VERDICT_BATCH 3
+#endif
+
+static int nl_fd;
+static uint32_t seq;
+
+struct req {
+	struct nlmsghdr nlh;
+	struct nfgenmsg nfg;
+	char buf[256];
+};
+
+static void req_init(struct req *r, uint16_t type, uint16_t flags,
+		     uint8_t family, uint16_t queue)
+{
+	memset(r, 0, sizeof(*r));
+	r->nlh.nlmsg_len = NLMSG_LENGTH(sizeof(struct nfgenmsg));
+	r->nlh.nlmsg_type = (NFNL_SUBSYS_QUEUE << 8) | type;
+	r->nlh.nlmsg_flags = NLM_F_REQUEST | flags;
+	r->nlh.nlmsg_seq = ++seq;
+	r->nfg.nfgen_family = family;
+	r->nfg.version = NFNETLINK_V0;
+	r->nfg.res_id = htons(queue);
+}
+
+static void req_put(struct req *r, uint16_t type, const void *data,
+		    uint16_t len)
+{
+	struct nlattr *a = (struct nlattr *)((char *)&r->nlh +
+					     NLMSG_ALIGN(r->nlh.nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memcpy((char *)a + NLA_HDRLEN, data, len);
+	r->nlh.nlmsg_len = NLMSG_ALIGN(r->nlh.nlmsg_len) + NLA_ALIGN(a->nla_len);
+}
+
+static int req_send(struct req *r)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+
+	if (sendto(nl_fd, &r->nlh, r->nlh.nlmsg_len, 0,
+		   (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("nfqt: sendto");
+		return -1;
+	}
+	return 0;
+}
+
+/* Send a request with NLM_F_ACK and wait for its ack (packets are skipped:
+ * none can arrive before the queue is bound and configured).
+ */
+static int req_call(struct req *r)
+{
+	char buf[8192];
+	uint32_t want = r->nlh.nlmsg_seq;
+
+	if (req_send(r) < 0)
+		return -1;
+	for (;;) {
+		ssize_t n = recv(nl_fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		if (n < 0) {
+			perror("nfqt: recv ack");
+			return -1;
+		}
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, n);
+		     h = NLMSG_NEXT(h, n)) {
+			struct nlmsgerr *e;
+
+			if (h->nlmsg_type != NLMSG_ERROR || h->nlmsg_seq != want)
+				continue;
+			e = NLMSG_DATA(h);
+			if (e->error) {
+				errno = -e->error;
+				return -1;
+			}
+			return 0;
+		}
+	}
+}
+
+static int verdict_send(uint16_t queue, uint8_t family, int batch,
+			uint32_t id, uint32_t verdict, int have_mark,
+			uint32_t mark)
+{
+	struct nfqnl_msg_verdict_hdr vh = {
+		.verdict = htonl(verdict), .id = htonl(id),
+	};
+	struct req r;
+
+	req_init(&r, batch ? NFQNL_MSG_VERDICT_BATCH : NFQNL_MSG_VERDICT, 0,
+		 family, queue);
+	req_put(&r, NFQA_VERDICT_HDR, &vh, sizeof(vh));
+	if (have_mark) {
+		uint32_t m = htonl(mark);
+
+		req_put(&r, NFQA_MARK, &m, sizeof(m));
+	}
+	return req_send(&r);
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct pkt {
+	uint8_t family;
+	uint32_t id;
+	uint16_t hw_protocol;
+	uint8_t hook;
+	const uint8_t *l2;
+	int l2len;
+	const uint8_t *payload;
+	int plen;
+	int have_vlan;
+	uint32_t mark;
+	uint32_t indev, outdev;
+};
+
+static int parse_packet(struct nlmsghdr *h, struct pkt *p)
+{
+	struct nfgenmsg *g = NLMSG_DATA(h);
+	struct nlattr *a;
+	int len = h->nlmsg_len - NLMSG_LENGTH(sizeof(*g));
+	int have_hdr = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->family = g->nfgen_family;
+	a = (struct nlattr *)((char *)g + NLMSG_ALIGN(sizeof(*g)));
+	while (len >= (int)NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+	       a->nla_len <= len) {
+		void *d = (char *)a + NLA_HDRLEN;
+		int dl = a->nla_len - NLA_HDRLEN;
+
+		switch (a->nla_type & NLA_TYPE_MASK) {
+		case NFQA_PACKET_HDR: {
+			struct nfqnl_msg_packet_hdr *ph = d;
+
+			if (dl < (int)sizeof(*ph))
+				return -1;
+			p->id = ntohl(ph->packet_id);
+			p->hw_protocol = ntohs(ph->hw_protocol);
+			p->hook = ph->hook;
+			have_hdr = 1;
+			break;
+		}
+		case NFQA_L2HDR:
+			p->l2 = d;
+			p->l2len = dl;
+			break;
+		case NFQA_PAYLOAD:
+			p->payload = d;
+			p->plen = dl;
+			break;
+		case NFQA_VLAN:
+			p->have_vlan = 1;
+			break;
+		case NFQA_MARK:
+			if (dl == 4)
+				p->mark = ntohl(*(uint32_t *)d);
+			break;
+		case NFQA_IFINDEX_INDEV:
+			if (dl == 4)
+				p->indev = ntohl(*(uint32_t *)d);
+			break;
+		case NFQA_IFINDEX_OUTDEV:
+			if (dl == 4)
+				p->outdev = ntohl(*(uint32_t *)d);
+			break;
+		}
+		len -= NLA_ALIGN(a->nla_len);
+		a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+	}
+	return have_hdr ? 0 : -1;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: nfqt listen [-q N] [-n COUNT] [-t MS] [-v accept|drop] [-m MARK]\n"
+		"                   [-b N] [-H] [-F FAMILY] [-k HOOK] [-L] [-P PROTO] [-E] [-I] [-s]\n"
+		"       nfqt send ADDR PORT COUNT CPU\n"
+		"       nfqt recv PORT IDLE_MS\n");
+	exit(2);
+}
+
+static int do_listen(int argc, char **argv)
+{
+	unsigned int queue = 0, count = 0, timeout = 5000, batch = 0;
+	int have_mark = 0, hold = 0, want_l2 = 0, show = 0;
+	int want_family = -1, want_hook = -1, want_proto = -1;
+	int want_eth_payload = 0, want_net_payload = 0;
+	uint32_t verdict = NF_ACCEPT, mark = 0;
+	unsigned int seen = 0, bad = 0, nonmono = 0, pending = 0;
+	unsigned int l2seen = 0, vlanseen = 0;
+	uint32_t last_id = 0, max_id = 0;
+	int have_last = 0;
+	static char buf[1 << 17];
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct nfqnl_msg_config_cmd cmd = { .command = NFQNL_CFG_CMD_BIND };
+	struct __attribute__((packed)) {
+		uint32_t range;
+		uint8_t mode;
+	} params = { htonl(0xffff), NFQNL_COPY_PACKET };
+	uint32_t qmax = htonl(4096);
+	struct req r;
+	int rcvbuf = 4 << 20;
+	int opt;
+	long deadline;
+
+	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIs")) != -1) {
+		switch (opt) {
+		case 'q': queue = strtoul(optarg, NULL, 0); break;
+		case 'n': count = strtoul(optarg, NULL, 0); break;
+		case 't': timeout = strtoul(optarg, NULL, 0); break;
+		case 'v':
+			if (!strcmp(optarg, "accept"))
+				verdict = NF_ACCEPT;
+			else if (!strcmp(optarg, "drop"))
+				verdict = NF_DROP;
+			else
+				usage();
+			break;
+		case 'm': mark = strtoul(optarg, NULL, 0); have_mark = 1; break;
+		case 'b': batch = strtoul(optarg, NULL, 0); break;
+		case 'H': hold = 1; break;
+		case 'F': want_family = strtol(optarg, NULL, 0); break;
+		case 'k': want_hook = strtol(optarg, NULL, 0); break;
+		case 'L': want_l2 = 1; break;
+		case 'P': want_proto = strtol(optarg, NULL, 16); break;
+		case 'E': want_eth_payload = 1; break;
+		case 'I': want_net_payload = 1; break;
+		case 's': show = 1; break;
+		default: usage();
+		}
+	}
+
+	nl_fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_NETFILTER);
+	if (nl_fd < 0 || bind(nl_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("nfqt: netlink socket");
+		return 2;
+	}
+	setsockopt(nl_fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+
+	req_init(&r, NFQNL_MSG_CONFIG, NLM_F_ACK, AF_UNSPEC, queue);
+	req_put(&r, NFQA_CFG_CMD, &cmd, sizeof(cmd));
+	if (req_call(&r) < 0) {
+		perror("nfqt: bind queue");
+		return 2;
+	}
+	req_init(&r, NFQNL_MSG_CONFIG, NLM_F_ACK, AF_UNSPEC, queue);
+	req_put(&r, NFQA_CFG_PARAMS, &params, 5);
+	req_put(&r, NFQA_CFG_QUEUE_MAXLEN, &qmax, sizeof(qmax));
+	if (req_call(&r) < 0) {
+		perror("nfqt: configure queue");
+		return 2;
+	}
+	printf("nfqt: listening on queue %u\n", queue);
+	fflush(stdout);
+
+	deadline = now_ms() + timeout;
+	while (!count || seen < count) {
+		struct pollfd pfd = { .fd = nl_fd, .events = POLLIN };
+		long left = deadline - now_ms();
+		struct nlmsghdr *h;
+		ssize_t n;
+
+		if (left <= 0)
+			break;
+		if (poll(&pfd, 1, left) <= 0)
+			continue;
+		n = recv(nl_fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == ENOBUFS) {
+				fprintf(stderr, "nfqt: ENOBUFS (messages lost)\n");
+				continue;
+			}
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			perror("nfqt: recv");
+			return 2;
+		}
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, n);
+		     h = NLMSG_NEXT(h, n)) {
+			struct pkt p;
+
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(h);
+
+				if (e->error) {
+					fprintf(stderr, "nfqt: netlink error %d (%s)\n",
+						e->error, strerror(-e->error));
+					bad++;
+				}
+				continue;
+			}
+			if (h->nlmsg_type != ((NFNL_SUBSYS_QUEUE << 8) |
+					      NFQNL_MSG_PACKET))
+				continue;
+			if (parse_packet(h, &p) < 0) {
+				fprintf(stderr, "nfqt: malformed packet message\n");
+				bad++;
+				continue;
+			}
+			seen++;
+			deadline = now_ms() + timeout;
+			if (have_last && (int32_t)(p.id - last_id) <= 0) {
+				fprintf(stderr, "nfqt: id %u after %u: not monotonic\n",
+					p.id, last_id);
+				nonmono++;
+			}
+			last_id = p.id;
+			have_last = 1;
+			if (p.l2)
+				l2seen++;
+			if (p.have_vlan)
+				vlanseen++;
+			if (show)
+				printf("nfqt: id=%u family=%u hook=%u proto=0x%04x "
+				       "l2=%d vlan=%d len=%d in=%u out=%u mark=0x%x\n",
+				       p.id, p.family, p.hook, p.hw_protocol,
+				       p.l2len, p.have_vlan, p.plen, p.indev,
+				       p.outdev, p.mark);
+			if (want_family >= 0 && p.family != want_family) {
+				fprintf(stderr, "nfqt: id %u family %u, want %d\n",
+					p.id, p.family, want_family);
+				bad++;
+			}
+			if (want_hook >= 0 && p.hook != want_hook) {
+				fprintf(stderr, "nfqt: id %u hook %u, want %d\n",
+					p.id, p.hook, want_hook);
+				bad++;
+			}
+			if (want_proto >= 0 && p.hw_protocol != want_proto) {
+				fprintf(stderr, "nfqt: id %u proto 0x%04x, want 0x%04x\n",
+					p.id, p.hw_protocol, want_proto);
+				bad++;
+			}
+			if (want_l2 && p.l2len != 14) {
+				fprintf(stderr, "nfqt: id %u L2 header length %d\n",
+					p.id, p.l2len);
+				bad++;
+			}
+			if (want_eth_payload &&
+			    (!p.l2 || p.l2len != 14 || p.plen < 14 ||
+			     memcmp(p.payload, p.l2, 14))) {
+				fprintf(stderr, "nfqt: id %u payload does not start "
+					"with the Ethernet header\n", p.id);
+				bad++;
+			}
+			if (want_net_payload && p.hw_protocol == 0x0800 &&
+			    (p.plen < 20 || (p.payload[0] >> 4) != 4)) {
+				fprintf(stderr, "nfqt: id %u payload does not start "
+					"with the IPv4 header\n", p.id);
+				bad++;
+			}
+			if (hold)
+				continue;
+			if (batch) {
+				max_id = p.id;
+				if (++pending >= batch) {
+					if (verdict_send(queue, AF_UNSPEC, 1, max_id,
+							 verdict, have_mark, mark) < 0)
+						return 2;
+					pending = 0;
+				}
+			} else if (verdict_send(queue, AF_UNSPEC, 0, p.id, verdict,
+						have_mark, mark) < 0) {
+				return 2;
+			}
+		}
+	}
+	if (pending &&
+	    verdict_send(queue, AF_UNSPEC, 1, max_id, verdict, have_mark, mark) < 0)
+		return 2;
+
+	printf("nfqt: queue=%u seen=%u l2=%u vlan=%u nonmonotonic=%u bad=%u last_id=%u\n",
+	       queue, seen, l2seen, vlanseen, nonmono, bad, last_id);
+	fflush(stdout);
+	if (hold) {
+		printf("nfqt: held\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	/* let the kernel report errors for the last verdicts */
+	usleep(100000);
+	for (;;) {
+		ssize_t n = recv(nl_fd, buf, sizeof(buf), MSG_DONTWAIT);
+		struct nlmsghdr *h;
+
+		if (n <= 0)
+			break;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, n);
+		     h = NLMSG_NEXT(h, n)) {
+			struct nlmsgerr *e = NLMSG_DATA(h);
+
+			if (h->nlmsg_type == NLMSG_ERROR && e->error) {
+				fprintf(stderr, "nfqt: late netlink error %d\n",
+					e->error);
+				bad++;
+			}
+		}
+	}
+	if (bad || nonmono || (count && seen < count))
+		return 1;
+	return 0;
+}
+
+static int do_send(int argc, char **argv)
+{
+	struct sockaddr_in dst = { .sin_family = AF_INET };
+	unsigned long i, n;
+	cpu_set_t set;
+	char payload[64];
+	int fd;
+
+	if (argc != 5)
+		usage();
+	if (inet_pton(AF_INET, argv[1], &dst.sin_addr) != 1)
+		usage();
+	dst.sin_port = htons(atoi(argv[2]));
+	n = strtoul(argv[3], NULL, 0);
+	CPU_ZERO(&set);
+	CPU_SET(atoi(argv[4]), &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		perror("nfqt: sched_setaffinity");
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0) {
+		perror("nfqt: socket");
+		return 2;
+	}
+	memset(payload, 'x', sizeof(payload));
+	for (i = 0; i < n; i++) {
+		snprintf(payload, sizeof(payload), "cpu%s-%lu", argv[4], i);
+		if (sendto(fd, payload, sizeof(payload), 0,
+			   (struct sockaddr *)&dst, sizeof(dst)) < 0 &&
+		    errno != ENOBUFS && errno != ECONNREFUSED) {
+			perror("nfqt: sendto");
+			return 2;
+		}
+	}
+	return 0;
+}
+
+static int do_recv(int argc, char **argv)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	unsigned long got = 0;
+	int fd, idle, rcvbuf = 4 << 20;
+	char buf[2048];
+
+	if (argc != 3)
+		usage();
+	sa.sin_port = htons(atoi(argv[1]));
+	idle = atoi(argv[2]);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("nfqt: recv socket");
+		return 2;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	printf("nfqt: receiving on %d\n", atoi(argv[1]));
+	fflush(stdout);
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, idle) <= 0)
+			break;
+		if (recv(fd, buf, sizeof(buf), 0) > 0)
+			got++;
+	}
+	printf("received %lu\n", got);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		usage();
+	if (!strcmp(argv[1], "listen"))
+		return do_listen(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "send"))
+		return do_send(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "recv"))
+		return do_recv(argc - 1, argv + 1);
+	usage();
+	return 2;
+}

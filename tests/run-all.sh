@@ -1,0 +1,169 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Install the dependencies, build, and run every test, twice:
+#   1. build-werror/  -Werror, `make check`, then an install check
+#   2. build-asan/    AddressSanitizer + UndefinedBehaviorSanitizer,
+#                     `make check` again
+# Run as root on Debian 12 (integration tests use network namespaces,
+# iptables and nfnetlink_queue).  Exits non-zero if anything failed; the
+# last line is "N passed, N failed".
+#
+# Environment: NFQB_NO_APT=1 skips apt-get; NFQB_JOBS (default: nproc)
+# sets build parallelism; CI=true makes a skipped test count as failed.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+jobs=${NFQB_JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "run-all: the integration tests need root; run as root" >&2
+	exit 1
+fi
+
+"$top/tests/deps.sh"
+
+stage_failures=0
+install_pass=0
+install_fail=0
+runs=()
+
+banner() { printf '\n======== %s ========\n' "$*"; }
+
+stage_failed() {
+	echo "run-all: FAILED: $*" >&2
+	stage_failures=$((stage_failures + 1))
+}
+
+# VPATH builds cannot configure while the source tree itself is configured.
+if [ -f "$top/config.status" ]; then
+	echo "run-all: removing the in-tree build (make distclean) so the" \
+	     "out-of-tree builds can configure"
+	make -s distclean >/dev/null 2>&1 || rm -f "$top/config.status"
+fi
+
+banner "autogen"
+./autogen.sh || { stage_failed "autogen.sh"; }
+
+# build_and_check NAME DIR [configure args...]; env for the tests is taken
+# from the caller's environment.
+build_and_check() {
+	local name=$1 dir=$2
+	shift 2
+	runs+=("$name:$dir")
+	banner "$name: configure $*"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	if ! (cd "$dir" && "$top/configure" "$@"); then
+		stage_failed "$name: configure"
+		return 1
+	fi
+	banner "$name: make"
+	if ! make -C "$dir" -j"$jobs"; then
+		stage_failed "$name: make"
+		return 1
+	fi
+	# Build the test programs in parallel, then run the tests one by one:
+	# integration tests share the kernel and timing matters.
+	if ! make -C "$dir" -j"$jobs" check TESTS=; then
+		stage_failed "$name: building the tests"
+		return 1
+	fi
+	banner "$name: make check"
+	if ! make -C "$dir" check; then
+		echo "run-all: $name: test failures; $dir/test-suite.log:"
+		cat "$dir/test-suite.log" 2>/dev/null || true
+		return 1
+	fi
+	return 0
+}
+
+ok=1
+
+build_and_check werror "$top/build-werror" --enable-werror || ok=0
+if [ -f "$top/build-werror/config.status" ] &&
+   [ -f "$top/build-werror/lib/libnfq-batch.la" ]; then
+	banner "werror: install check"
+	if "$top/tests/check-install.sh" "$top/build-werror"; then
+		install_pass=1
+	else
+		install_fail=1
+		ok=0
+	fi
+fi
+
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+	build_and_check asan "$top/build-asan" --enable-sanitizers \
+		CFLAGS="-g -O1" || ok=0
+
+# --- Counting ---------------------------------------------------------------
+# Per test program (one .trs each): its Check test cases when its log holds
+# Check summaries ("NN%: Checks: C, Failures: F, Errors: E"), otherwise the
+# program itself as one test.  A program that failed although all its
+# cases passed (a leak report at exit, a crash after the summary) counts one
+# more failure.
+total_pass=0
+total_fail=0
+total_skip=0
+count_run() {
+	local dir=$1 trs log res c f e sums
+	local pass=0 fail=0 skip=0
+	while IFS= read -r trs; do
+		log=${trs%.trs}.log
+		res=$(sed -n 's/^:test-result: *//p' "$trs" | head -n 1)
+		sums=$(sed -n 's/^[0-9]*%: Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' \
+			"$log" 2>/dev/null | awk '{c+=$1; f+=$2; e+=$3} END {if (NR) print c, f, e}')
+		if [ -n "$sums" ]; then
+			read -r c f e <<<"$sums"
+			pass=$((pass + c - f - e))
+			fail=$((fail + f + e))
+			case $res in
+			FAIL|ERROR|XPASS) [ $((f + e)) -gt 0 ] || fail=$((fail + 1)) ;;
+			esac
+		else
+			case $res in
+			PASS|XFAIL) pass=$((pass + 1)) ;;
+			SKIP) skip=$((skip + 1)) ;;
+			*) fail=$((fail + 1)) ;;
+			esac
+		fi
+	done < <(find "$dir" -name '*.trs' | sort)
+	echo "$pass $fail $skip"
+}
+
+banner "summary"
+for r in "${runs[@]}"; do
+	name=${r%%:*}
+	dir=${r#*:}
+	echo "--- $name ($dir/test-suite.log)"
+	if [ -f "$dir/test-suite.log" ]; then
+		sed -n '/^# TOTAL/,/^# ERROR/p' "$dir/test-suite.log"
+	else
+		echo "# no test-suite.log (build failed?)"
+	fi
+	read -r p f s <<<"$(count_run "$dir")"
+	echo "# counted: $p passed, $f failed, $s skipped"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + s))
+done
+
+total_pass=$((total_pass + install_pass))
+total_fail=$((total_fail + install_fail + stage_failures))
+if [ "$total_skip" -gt 0 ]; then
+	if [ "${CI:-}" = true ]; then
+		echo "run-all: $total_skip test program(s) skipped; in CI a skip is a failure"
+		total_fail=$((total_fail + total_skip))
+	else
+		echo "run-all: $total_skip test program(s) skipped"
+	fi
+fi
+[ "$stage_failures" -eq 0 ] ||
+	echo "run-all: $stage_failures build stage(s) failed (counted as failures)"
+[ "$install_fail" -eq 0 ] || echo "run-all: the install check failed"
+[ "$total_fail" -eq 0 ] || ok=0
+[ "$total_pass" -gt 0 ] || ok=0
+echo "$total_pass passed, $total_fail failed"
+[ "$ok" -eq 1 ]

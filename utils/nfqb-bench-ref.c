@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * nfqb-bench: the reference consumers, written the way applications do
+ * today, without libnfq-batch.
+ *
+ * A: libnetfilter_queue's classic API: recv, nfq_handle_packet, and one
+ *    nfq_set_verdict (one sendmsg) per packet.
+ * B: libmnl plus libnetfilter_queue's nlmsg helpers, hand-written batching:
+ *    one NFQNL_MSG_VERDICT_BATCH (accept up to the last id) every cfg->batch
+ *    packets, and when the socket is empty (MSG_DONTWAIT gives EAGAIN).
+ *
+ * Both count their own syscalls and verdict messages.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <linux/netfilter.h>
+#include <libmnl/libmnl.h>
+#include <libnetfilter_queue/libnetfilter_queue.h>
+
+#include "nfqb-bench.h"
+
+#define REF_BUF		(65536 + 4096)
+
+static int set_rcvbuf(int fd, unsigned int bytes)
+{
+	int sz = (int)bytes;
+
+	return setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
+}
+
+/* --- reference A ------------------------------------------------------- */
+
+static int ref_a_cb(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
+		    struct nfq_data *nfa, void *data)
+{
+	struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfa);
+	struct bench_cons *c = data;
+
+	(void)nfmsg;
+	if (!ph)
+		return 0;
+	c->packets++;
+	c->send_calls++;
+	c->verdict_msgs++;
+	return nfq_set_verdict(qh, ntohl(ph->packet_id), NF_ACCEPT, 0, NULL);
+}
+
+int bench_ref_a(const struct bench_cfg *cfg, struct bench_cons *c)
+{
+	struct nfq_q_handle *qh;
+	struct nfq_handle *h;
+	int fd, ret = -1;
+	char *buf;
+
+	buf = malloc(REF_BUF);
+	if (!buf) {
+		bench_cons_fail(c, "malloc", errno);
+		return -1;
+	}
+	h = nfq_open();
+	if (!h) {
+		bench_cons_fail(c, "nfq_open", errno);
+		goto out_free;
+	}
+	qh = nfq_create_queue(h, 0, ref_a_cb, c);
+	if (!qh) {
+		bench_cons_fail(c, "nfq_create_queue", errno);
+		goto out_close;
+	}
+	fd = nfq_fd(h);
+	if (nfq_set_mode(qh, NFQNL_COPY_PACKET, 0xffff) < 0 ||
+	    nfq_set_queue_maxlen(qh, cfg->maxlen) < 0 ||
+	    set_rcvbuf(fd, cfg->rcvbuf) < 0) {
+		bench_cons_fail(c, "queue setup", errno);
+		goto out_destroy;
+	}
+	bench_cons_ready(c);
+
+	while (!bench_stop) {
+		ssize_t n = recv(fd, buf, REF_BUF, 0);
+
+		c->recv_calls++;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ENOBUFS) {
+				c->enobufs++;
+				continue;
+			}
+			bench_cons_fail(c, "recv", errno);
+			goto out_destroy;
+		}
+		if (nfq_handle_packet(h, buf, (int)n) < 0)
+			c->kernel_errors++;
+	}
+	ret = 0;
+out_destroy:
+	nfq_destroy_queue(qh);
+out_close:
+	nfq_close(h);
+out_free:
+	free(buf);
+	return ret;
+}
+
+/* --- reference B ------------------------------------------------------- */
+
+struct ref_b {
+	struct mnl_socket *nl;
+	struct bench_cons *c;
+	char sbuf[MNL_SOCKET_BUFFER_SIZE];
+	uint32_t last_id;
+	unsigned int pending;
+};
+
+static int ref_b_config(struct ref_b *rb, struct nlmsghdr *nlh, char *rbuf)
+{
+	unsigned int portid = mnl_socket_get_portid(rb->nl);
+	ssize_t n;
+
+	nlh->nlmsg_flags |= NLM_F_ACK;
+	nlh->nlmsg_seq = 1;
+	if (mnl_socket_sendto(rb->nl, nlh, nlh->nlmsg_len) < 0)
+		return -1;
+	n = mnl_socket_recvfrom(rb->nl, rbuf, REF_BUF);
+	if (n < 0)
+		return -1;
+	return mnl_cb_run(rbuf, (size_t)n, 1, portid, NULL, NULL);
+}
+
+static int ref_b_flush(struct ref_b *rb)
+{
+	struct nlmsghdr *nlh;
+
+	if (!rb->pending)
+		return 0;
+	nlh = nfq_nlmsg_put(rb->sbuf, NFQNL_MSG_VERDICT_BATCH, 0);
+	nfq_nlmsg_verdict_put(nlh, (int)rb->last_id, NF_ACCEPT);
+	rb->c->send_calls++;
+	rb->c->batch_msgs++;
+	rb->pending = 0;
+	return mnl_socket_sendto(rb->nl, nlh, nlh->nlmsg_len) < 0 ? -1 : 0;
+}
+
+static int ref_b_parse(struct ref_b *rb, const char *buf, size_t len,
+		       unsigned int batch)
+{
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
+	struct nlattr *attr[NFQA_MAX + 1];
+	int left = (int)len;
+
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		struct nfqnl_msg_packet_hdr *ph;
+
+		if (nlh->nlmsg_type == NLMSG_ERROR) {
+			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+
+			if (e->error)
+				rb->c->kernel_errors++;
+			continue;
+		}
+		if (nlh->nlmsg_type !=
+		    ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET))
+			continue;
+		memset(attr, 0, sizeof(attr));
+		if (nfq_nlmsg_parse(nlh, attr) < 0 || !attr[NFQA_PACKET_HDR])
+			continue;
+		ph = mnl_attr_get_payload(attr[NFQA_PACKET_HDR]);
+		rb->last_id = ntohl(ph->packet_id);
+		rb->pending++;
+		rb->c->packets++;
+		if (rb->pending >= batch && ref_b_flush(rb) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int bench_ref_b(const struct bench_cfg *cfg, struct bench_cons *c)
+{
+	struct nlmsghdr *nlh;
+	struct ref_b *rb;
+	int fd, ret = -1;
+	char *buf;
+
+	rb = calloc(1, sizeof(*rb));
+	buf = malloc(REF_BUF);
+	if (!rb || !buf) {
+		bench_cons_fail(c, "malloc", errno);
+		goto out_free;
+	}
+	rb->c = c;
+	rb->nl = mnl_socket_open(NETLINK_NETFILTER);
+	if (!rb->nl) {
+		bench_cons_fail(c, "mnl_socket_open", errno);
+		goto out_free;
+	}
+	if (mnl_socket_bind(rb->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		bench_cons_fail(c, "mnl_socket_bind", errno);
+		goto out_close;
+	}
+	fd = mnl_socket_get_fd(rb->nl);
+
+	nlh = nfq_nlmsg_put(rb->sbuf, NFQNL_MSG_CONFIG, 0);
+	nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_BIND);
+	if (ref_b_config(rb, nlh, buf) < 0) {
+		bench_cons_fail(c, "bind queue", errno);
+		goto out_close;
+	}
+	nlh = nfq_nlmsg_put(rb->sbuf, NFQNL_MSG_CONFIG, 0);
+	nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, 0xffff);
+	nfq_nlmsg_cfg_put_qmaxlen(nlh, cfg->maxlen);
+	if (ref_b_config(rb, nlh, buf) < 0 || set_rcvbuf(fd, cfg->rcvbuf) < 0) {
+		bench_cons_fail(c, "queue setup", errno);
+		goto out_close;
+	}
+	bench_cons_ready(c);
+
+	while (!bench_stop) {
+		ssize_t n = recv(fd, buf, REF_BUF,
+				 rb->pending ? MSG_DONTWAIT : 0);
+
+		c->recv_calls++;
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				if (ref_b_flush(rb) < 0)
+					goto fail_send;
+				continue;
+			}
+			if (errno == EINTR)
+				continue;
+			if (errno == ENOBUFS) {
+				c->enobufs++;
+				continue;
+			}
+			bench_cons_fail(c, "recv", errno);
+			goto out_close;
+		}
+		if (ref_b_parse(rb, buf, (size_t)n, cfg->batch) < 0)
+			goto fail_send;
+	}
+	if (ref_b_flush(rb) < 0)
+		goto fail_send;
+	ret = 0;
+	goto out_close;
+fail_send:
+	bench_cons_fail(c, "sendto", errno);
+out_close:
+	mnl_socket_close(rb->nl);
+out_free:
+	free(buf);
+	free(rb);
+	return ret;
+}

@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * nfqb-bench: one run. A child process gets its own network namespace (all
+ * rules and sockets die with it, also on Ctrl-C), installs the NFQUEUE
+ * rule(s), forks the consumer, pins itself and the consumer to different
+ * CPUs, runs the traffic and measures.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "nfqb-bench.h"
+
+volatile sig_atomic_t bench_stop;
+
+static volatile int run_abort;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	bench_stop = 1;
+}
+
+static void on_abort(int sig)
+{
+	(void)sig;
+	run_abort = 1;
+}
+
+static void set_handler(int sig, void (*fn)(int))
+{
+	struct sigaction sa = { .sa_handler = fn };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);	/* no SA_RESTART: blocking calls end */
+}
+
+static int pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static uint64_t tv_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ull + (uint64_t)tv->tv_usec * 1000;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* --- raw_syscalls:sys_enter, to count a consumer's syscalls ------------- */
+
+static int read_id(const char *path)
+{
+	char buf[32];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return atoi(buf);
+}
+
+#define SYS_ENTER_ID "events/raw_syscalls/sys_enter/id"
+
+/*
+ * The tracepoint's id is in tracefs. If tracefs is not mounted, mount it in
+ * a private mount namespace of a short-lived child: the host is unchanged.
+ */
+int bench_find_sys_enter_id(void)
+{
+	int id, pfd[2], st;
+	pid_t pid;
+
+	id = read_id("/sys/kernel/tracing/" SYS_ENTER_ID);
+	if (id < 0)
+		id = read_id("/sys/kernel/debug/tracing/" SYS_ENTER_ID);
+	if (id >= 0)
+		return id;
+	if (pipe(pfd) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		id = -1;
+		if (unshare(CLONE_NEWNS) == 0 &&
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+		    mount("nodev", "/sys/kernel/tracing", "tracefs", 0,
+			  NULL) == 0)
+			id = read_id("/sys/kernel/tracing/" SYS_ENTER_ID);
+		if (write(pfd[1], &id, sizeof(id)) != sizeof(id))
+			_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &id, sizeof(id)) != sizeof(id))
+		id = -1;
+	close(pfd[0]);
+	waitpid(pid, &st, 0);
+	return id;
+}
+
+static int perf_open_syscalls(int id, pid_t pid)
+{
+	struct perf_event_attr attr;
+
+	if (id < 0)
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.size = sizeof(attr);
+	attr.config = (uint64_t)id;
+	attr.disabled = 1;
+	attr.inherit = 1;	/* the consumer's threads too */
+	return (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1,
+			    PERF_FLAG_FD_CLOEXEC);
+}
+
+/* --- CPU busy time from /proc/stat ---------------------------------------- */
+
+struct cpu_times {
+	uint64_t busy, total;
+};
+
+static void read_cpu(int cpu, struct cpu_times *ct)
+{
+	char line[256], name[16];
+	FILE *f;
+
+	ct->busy = ct->total = 0;
+	if (cpu < 0)
+		return;
+	f = fopen("/proc/stat", "re");
+	if (!f)
+		return;
+	snprintf(name, sizeof(name), "cpu%d ", cpu);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[8] = { 0 };
+
+		if (strncmp(line, name, strlen(name)))
+			continue;
+		sscanf(line + strlen(name), "%llu %llu %llu %llu %llu %llu %llu %llu",
+		       &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+		ct->total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+		ct->busy = ct->total - v[3] - v[4];
+		break;
+	}
+	fclose(f);
+}
+
+static double busy_pct(const struct cpu_times *a, const struct cpu_times *b)
+{
+	if (b->total <= a->total)
+		return 0;
+	return 100.0 * (double)(b->busy - a->busy) / (double)(b->total - a->total);
+}
+
+/* --- network namespace and rules ---------------------------------------- */
+
+static int lo_up(void)
+{
+	struct ifreq ifr;
+	int fd, ret = -1;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		ret = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
+	return ret;
+}
+
+static int run_iptables(char *const argv[])
+{
+	const char *env = getenv("NFQB_BENCH_IPTABLES");
+	int st, fd;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0)
+			dup2(fd, STDOUT_FILENO);
+		if (env)
+			execv(env, argv);
+		execvp("iptables", argv);
+		execv("/usr/sbin/iptables", argv);
+		execv("/sbin/iptables", argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static int add_rule(const struct bench_cfg *cfg, const char *src,
+		    unsigned int queue)
+{
+	char qnum[8], port[8];
+	char *argv[] = {
+		"iptables", "-A",
+		cfg->hook == BENCH_HOOK_OUTPUT ? "OUTPUT" : "INPUT",
+		"-p", "udp", "--dport", port, "-s", (char *)src,
+		"-j", "NFQUEUE", "--queue-num", qnum, NULL,
+	};
+
+	snprintf(qnum, sizeof(qnum), "%u", queue);
+	snprintf(port, sizeof(port), "%u", BENCH_PORT);
+	return run_iptables(argv);
+}
+
+static int add_rules(const struct bench_cfg *cfg, unsigned int queues)
+{
+	if (queues == 0)
+		return 0;
+	if (queues == 1)
+		return add_rule(cfg, "127.0.0.0/8", 0);
+	/* flows alternate between 127.0.1.x and 127.0.2.x */
+	if (add_rule(cfg, "127.0.1.0/24", 0) < 0)
+		return -1;
+	return add_rule(cfg, "127.0.2.0/24", 1);
+}
+
+/* the kernel's drop counters of every bound queue of this namespace */
+static void read_kq(uint64_t *dropped, uint64_t *user_dropped)
+{
+	char line[256];
+	FILE *f;
+
+	*dropped = *user_dropped = 0;
+	f = fopen("/proc/net/netfilter/nfnetlink_queue", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int v[8];
+
+		if (sscanf(line, "%u %u %u %u %u %u %u %u", &v[0], &v[1],
+			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+			*dropped += v[5];
+			*user_dropped += v[6];
+		}
+	}
+	fclose(f);
+}
+
+/* --- the consumer process ------------------------------------------------ */
+
+void bench_cons_fail(struct bench_cons *c, const char *what, int err)
+{
+	snprintf(c->err, sizeof(c->err), "%s: %s", what, strerror(err));
+	__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
+}
+
+void bench_cons_ready(struct bench_cons *c)
+{
+	__atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
+}
+
+static void consumer_main(const struct bench_cfg *cfg, enum bench_kind kind,
+			  struct bench_cons *c)
+{
+	int rc;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	set_handler(SIGTERM, on_stop);
+	set_handler(SIGINT, on_stop);
+	signal(SIGCHLD, SIG_DFL);
+	if (pin_cpu(cfg->cpu_consumer) < 0) {
+		bench_cons_fail(c, "sched_setaffinity", errno);
+		_exit(1);
+	}
+	while (!__atomic_load_n(&c->start, __ATOMIC_ACQUIRE) && !bench_stop)
+		usleep(1000);
+	rc = bench_consumers[kind].run(cfg, c);
+	_exit(rc < 0 ? 1 : 0);
+}
+
+static int wait_ready(struct bench_cons *c, pid_t pid)
+{
+	double t0 = mono_s();
+	int st;
+
+	while (!__atomic_load_n(&c->ready, __ATOMIC_ACQUIRE)) {
+		if (c->failed || waitpid(pid, &st, WNOHANG) == pid ||
+		    mono_s() - t0 > 10 || run_abort)
+			return -1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* Ask the consumer to stop (again and again: a signal may land just
+ * before a blocking call), then reap it. */
+static int stop_consumer(pid_t pid, struct rusage *ru, int *status)
+{
+	double t0 = mono_s();
+	pid_t r;
+
+	for (;;) {
+		kill(pid, SIGTERM);
+		usleep(2000);
+		r = wait4(pid, status, WNOHANG, ru);
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (mono_s() - t0 > 5) {
+			kill(pid, SIGKILL);
+			wait4(pid, status, 0, ru);
+			return -1;
+		}
+	}
+}
+
+/* --- one run ------------------------------------------------------------ */
+
+static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
+		      struct bench_result *res)
+{
+	const struct bench_consumer *bc = &bench_consumers[kind];
+	struct bench_cons *c = &res->cons;
+	struct cpu_times ct0, ct1, cc0, cc1;
+	struct rusage ru0, ru1, cru;
+	struct bench_traffic t;
+	int perf_fd = -1, st = 0;
+	pid_t cpid = -1;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	set_handler(SIGINT, on_abort);
+	set_handler(SIGTERM, on_abort);
+	res->syscalls = -1;
+
+	if (unshare(CLONE_NEWNET) < 0) {
+		snprintf(res->err, sizeof(res->err), "unshare(CLONE_NEWNET): %s",
+			 strerror(errno));
+		goto fail;
+	}
+	if (lo_up() < 0) {
+		snprintf(res->err, sizeof(res->err), "lo up: %s",
+			 strerror(errno));
+		goto fail;
+	}
+	if (add_rules(cfg, bc->queues) < 0) {
+		snprintf(res->err, sizeof(res->err), "iptables failed");
+		goto fail;
+	}
+
+	if (bc->queues) {
+		set_handler(SIGCHLD, on_abort);	/* consumer died: abort */
+		cpid = fork();
+		if (cpid < 0) {
+			snprintf(res->err, sizeof(res->err), "fork: %s",
+				 strerror(errno));
+			goto fail;
+		}
+		if (cpid == 0)
+			consumer_main(cfg, kind, c);
+		perf_fd = perf_open_syscalls(cfg->sys_enter_id, cpid);
+		__atomic_store_n(&c->start, 1, __ATOMIC_RELEASE);
+		if (wait_ready(c, cpid) < 0) {
+			snprintf(res->err, sizeof(res->err),
+				 "consumer did not start: %s",
+				 c->failed ? c->err : "no reason given");
+			goto fail_cons;
+		}
+	}
+
+	if (pin_cpu(cfg->cpu_traffic) < 0) {
+		snprintf(res->err, sizeof(res->err), "sched_setaffinity: %s",
+			 strerror(errno));
+		goto fail_cons;
+	}
+	read_cpu(cfg->cpu_traffic, &ct0);
+	read_cpu(cfg->cpu_consumer, &cc0);
+	getrusage(RUSAGE_SELF, &ru0);
+	if (perf_fd >= 0)
+		ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0);
+
+	if (bench_traffic(cfg, bc->drops, bc->marks, &run_abort, &t,
+			  res->err, sizeof(res->err)) < 0)
+		goto fail_cons;
+
+	if (perf_fd >= 0) {
+		uint64_t v;
+
+		ioctl(perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (read(perf_fd, &v, sizeof(v)) == sizeof(v))
+			res->syscalls = (int64_t)v;
+	}
+	getrusage(RUSAGE_SELF, &ru1);
+	read_cpu(cfg->cpu_traffic, &ct1);
+	read_cpu(cfg->cpu_consumer, &cc1);
+	read_kq(&res->kq_dropped, &res->kq_user_dropped);
+
+	res->sent = t.sent;
+	res->expected = t.expected;
+	res->delivered = t.delivered;
+	res->lost = t.expected - t.delivered;
+	res->dups = t.dups;
+	res->wrong_verdict = t.wrong_verdict;
+	res->bad_mark = t.bad_mark;
+	res->elapsed = t.elapsed;
+	res->pps = t.elapsed > 0 ? t.sent / t.elapsed : 0;
+	res->traffic_user_ns = tv_ns(&ru1.ru_utime) - tv_ns(&ru0.ru_utime);
+	res->traffic_sys_ns = tv_ns(&ru1.ru_stime) - tv_ns(&ru0.ru_stime);
+	res->busy_traffic = busy_pct(&ct0, &ct1);
+	res->busy_consumer = busy_pct(&cc0, &cc1);
+	if (t.stalled)
+		snprintf(res->err, sizeof(res->err),
+			 "stalled: %llu datagrams missing",
+			 (unsigned long long)res->lost);
+	else if (t.timed_out)
+		snprintf(res->err, sizeof(res->err), "timed out after %.0f s",
+			 cfg->timeout);
+
+	if (cpid > 0) {
+		signal(SIGCHLD, SIG_DFL);
+		if (stop_consumer(cpid, &cru, &st) < 0) {
+			snprintf(res->err, sizeof(res->err),
+				 "consumer did not stop");
+			goto fail;
+		}
+		res->cons_user_ns = tv_ns(&cru.ru_utime);
+		res->cons_sys_ns = tv_ns(&cru.ru_stime);
+		res->cons_maxrss_kb = cru.ru_maxrss;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || c->failed) {
+			snprintf(res->err, sizeof(res->err),
+				 "consumer failed: %s",
+				 c->failed ? c->err : "abnormal exit");
+			goto fail;
+		}
+	}
+	if (t.stalled || t.timed_out || res->lost || res->dups ||
+	    res->wrong_verdict || res->bad_mark || res->kq_dropped ||
+	    res->kq_user_dropped)
+		res->failed = 1;
+	res->done = 1;
+	_exit(0);
+
+fail_cons:
+	if (cpid > 0) {
+		signal(SIGCHLD, SIG_DFL);
+		stop_consumer(cpid, &cru, &st);
+		if (c->failed && !strstr(res->err, c->err)) {
+			size_t l = strlen(res->err);
+
+			snprintf(res->err + l, sizeof(res->err) - l,
+				 " (consumer: %s)", c->err);
+		}
+	}
+fail:
+	res->failed = 1;
+	res->done = 1;
+	_exit(1);
+}
+
+int bench_run(const struct bench_cfg *cfg, enum bench_kind kind,
+	      struct bench_result *res)
+{
+	int st;
+	pid_t pid, r;
+
+	memset(res, 0, sizeof(*res));
+	res->kind = kind;
+	res->payload = cfg->payload;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		run_child(cfg, kind, res);
+	do {
+		r = waitpid(pid, &st, 0);
+	} while (r < 0 && errno == EINTR);
+	if (!res->done) {
+		res->failed = 1;
+		if (!res->err[0])
+			snprintf(res->err, sizeof(res->err),
+				 "run process died");
+	}
+	return res->failed ? -1 : 0;
+}

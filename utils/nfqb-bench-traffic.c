@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * nfqb-bench: the traffic process. It sends numbered UDP datagrams over
+ * loopback with sendmmsg and receives the delivered ones itself: a closed
+ * loop that never has more than cfg->window datagrams in flight.
+ *
+ * Datagram seq goes out on flow (seq / burst) % flows: one UDP socket per
+ * flow, each bound to its own source address, so the order of a flow's
+ * datagrams is the order of their seq numbers. In mixed mode the consumer
+ * drops every seq that is a multiple of BENCH_DROP_EVERY; the sender knows a
+ * dropped datagram has left the kernel queue once a later datagram of the
+ * same flow arrived (one queue verdicts in id order).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "nfqb-bench.h"
+
+#ifndef SO_RCVMARK
+#define SO_RCVMARK 75
+#endif
+
+#define RECV_BUF	2048
+
+bool bench_seq_dropped(uint64_t seq, bool drops)
+{
+	return drops && seq % BENCH_DROP_EVERY == 0;
+}
+
+unsigned int bench_seq_flow(const struct bench_cfg *cfg, uint64_t seq)
+{
+	return (seq / cfg->burst) % cfg->flows;
+}
+
+/* 127.0.{1,2}.{10+flow}: the second byte splits flows between 2 queues */
+uint32_t bench_flow_addr(unsigned int flow)
+{
+	return 0x7f000000u | ((1u + flow % 2) << 8) | (10u + flow);
+}
+
+int bench_flow_of_addr(uint32_t addr)
+{
+	int flow = (int)(addr & 0xff) - 10;
+
+	if (addr >> 24 != 127 || flow < 0 || flow >= BENCH_MAX_FLOWS)
+		return -1;
+	if (((addr >> 8) & 0xff) != 1u + (unsigned int)flow % 2)
+		return -1;
+	return flow;
+}
+
+bool bench_parse_pkt(const uint8_t *pl, uint32_t len, uint64_t *seq,
+		     int *flow)
+{
+	uint32_t ihl, saddr;
+
+	if (len < 20 || pl[0] >> 4 != 4 || pl[9] != IPPROTO_UDP)
+		return false;
+	ihl = (pl[0] & 0x0f) * 4u;
+	if (ihl < 20 || len < ihl + 8 + sizeof(*seq))
+		return false;
+	memcpy(&saddr, pl + 12, sizeof(saddr));
+	*flow = bench_flow_of_addr(ntohl(saddr));
+	memcpy(seq, pl + ihl + 8, sizeof(*seq));
+	return *flow >= 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* how many seq in [0, x] are multiples of BENCH_DROP_EVERY */
+static uint64_t mult_upto(int64_t x)
+{
+	return x < 0 ? 0 : (uint64_t)x / BENCH_DROP_EVERY + 1;
+}
+
+/* dropped seq numbers of @flow within [lo, hi] */
+static uint64_t flow_drops(const struct bench_cfg *cfg, unsigned int flow,
+			   uint64_t lo, uint64_t hi)
+{
+	uint64_t b, first = lo / cfg->burst, last = hi / cfg->burst, n = 0;
+
+	if (lo > hi)
+		return 0;
+	b = first + (flow + cfg->flows - first % cfg->flows) % cfg->flows;
+	for (; b <= last; b += cfg->flows) {
+		uint64_t a = b * cfg->burst, z = a + cfg->burst - 1;
+
+		if (a < lo)
+			a = lo;
+		if (z > hi)
+			z = hi;
+		n += mult_upto((int64_t)z) - mult_upto((int64_t)a - 1);
+	}
+	return n;
+}
+
+struct rx {
+	struct mmsghdr msg[BENCH_VEC];
+	struct iovec iov[BENCH_VEC];
+	uint8_t buf[BENCH_VEC][RECV_BUF];
+	union {
+		struct cmsghdr align;
+		uint8_t b[CMSG_SPACE(sizeof(uint32_t))];
+	} ctl[BENCH_VEC];
+};
+
+static int open_receiver(const struct bench_cfg *cfg, char *err,
+			 size_t errlen)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(BENCH_PORT),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 50000 };
+	int one = 1, sz = (int)cfg->rcvbuf, fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto fail;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVMARK, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+		goto fail_close;
+	return fd;
+fail_close:
+	close(fd);
+fail:
+	snprintf(err, errlen, "receiver socket: %s", strerror(errno));
+	return -1;
+}
+
+static int open_sender(const struct bench_cfg *cfg, unsigned int flow,
+		       char *err, size_t errlen)
+{
+	struct sockaddr_in src = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(bench_flow_addr(flow)),
+	};
+	struct sockaddr_in dst = {
+		.sin_family = AF_INET,
+		.sin_port = htons(BENCH_PORT),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int sz = (int)cfg->rcvbuf, fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto fail;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0 ||
+	    bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0 ||
+	    connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0)
+		goto fail_close;
+	return fd;
+fail_close:
+	close(fd);
+fail:
+	snprintf(err, errlen, "sender socket %u: %s", flow, strerror(errno));
+	return -1;
+}
+
+static uint32_t rx_mark(struct msghdr *mh)
+{
+	struct cmsghdr *cm;
+	uint32_t mark = 0;
+
+	for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_MARK &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(mark)))
+			memcpy(&mark, CMSG_DATA(cm), sizeof(mark));
+	}
+	return mark;
+}
+
+struct tstate {
+	const struct bench_cfg *cfg;
+	bool drops, marks;
+	uint8_t *seen;			/* bitmap of seq numbers received */
+	int64_t hi[BENCH_MAX_FLOWS];	/* highest seq received per flow */
+	uint64_t resolved;		/* dropped seq known to be gone */
+	uint64_t bogus;
+	struct bench_traffic *t;
+};
+
+static void rx_one(struct tstate *s, struct mmsghdr *m)
+{
+	struct bench_traffic *t = s->t;
+	unsigned int flow;
+	uint32_t exp_mark = 0;
+	uint64_t seq;
+
+	if (m->msg_len < sizeof(seq) || (m->msg_hdr.msg_flags & MSG_TRUNC)) {
+		s->bogus++;
+		return;
+	}
+	memcpy(&seq, m->msg_hdr.msg_iov->iov_base, sizeof(seq));
+	if (seq >= t->sent) {
+		s->bogus++;
+		return;
+	}
+	if (s->seen[seq / 8] & (1u << (seq % 8))) {
+		t->dups++;
+		return;
+	}
+	s->seen[seq / 8] |= 1u << (seq % 8);
+	flow = bench_seq_flow(s->cfg, seq);
+	if (bench_seq_dropped(seq, s->drops))
+		t->wrong_verdict++;
+	else
+		t->delivered++;
+	if (s->marks)
+		exp_mark = BENCH_MARK_BASE + flow;
+	if (rx_mark(&m->msg_hdr) != exp_mark)
+		t->bad_mark++;
+	if ((int64_t)seq > s->hi[flow]) {
+		if (s->drops && seq > 0)
+			s->resolved += flow_drops(s->cfg, flow,
+						  (uint64_t)(s->hi[flow] + 1),
+						  seq - 1);
+		s->hi[flow] = (int64_t)seq;
+	}
+}
+
+static int send_burst(int fd, struct mmsghdr *msg, unsigned int n,
+		      char *err, size_t errlen)
+{
+	unsigned int done = 0;
+
+	while (done < n) {
+		int r = sendmmsg(fd, msg + done, n - done, 0);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "sendmmsg: %s", strerror(errno));
+			return -1;
+		}
+		done += r;
+	}
+	return 0;
+}
+
+int bench_traffic(const struct bench_cfg *cfg, bool drops, bool marks,
+		  const volatile int *abort_flag, struct bench_traffic *t,
+		  char *err, size_t errlen)
+{
+	uint64_t n_total = cfg->packets, seq = 0;
+	int sfd[BENCH_MAX_FLOWS], rfd = -1, ret = -1;
+	struct mmsghdr *smsg = NULL;
+	struct iovec *siov = NULL;
+	uint8_t *sbuf = NULL;
+	struct rx *rx = NULL;
+	struct tstate s = { .cfg = cfg, .drops = drops, .marks = marks, .t = t };
+	double t0, last_progress, t_last;
+	unsigned int i, nf = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->expected = n_total - (drops ? mult_upto((int64_t)n_total - 1) : 0);
+	for (i = 0; i < BENCH_MAX_FLOWS; i++)
+		s.hi[i] = -1;
+
+	rfd = open_receiver(cfg, err, errlen);
+	if (rfd < 0)
+		return -1;
+	for (nf = 0; nf < cfg->flows; nf++) {
+		sfd[nf] = open_sender(cfg, nf, err, errlen);
+		if (sfd[nf] < 0)
+			goto out;
+	}
+	s.seen = calloc(n_total / 8 + 1, 1);
+	smsg = calloc(cfg->burst, sizeof(*smsg));
+	siov = calloc(cfg->burst, sizeof(*siov));
+	sbuf = calloc(cfg->burst, cfg->payload);
+	rx = calloc(1, sizeof(*rx));
+	if (!s.seen || !smsg || !siov || !sbuf || !rx) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < cfg->burst; i++) {
+		siov[i].iov_base = sbuf + (size_t)i * cfg->payload;
+		siov[i].iov_len = cfg->payload;
+		smsg[i].msg_hdr.msg_iov = &siov[i];
+		smsg[i].msg_hdr.msg_iovlen = 1;
+	}
+	for (i = 0; i < BENCH_VEC; i++) {
+		rx->iov[i].iov_base = rx->buf[i];
+		rx->iov[i].iov_len = RECV_BUF;
+		rx->msg[i].msg_hdr.msg_iov = &rx->iov[i];
+		rx->msg[i].msg_hdr.msg_iovlen = 1;
+	}
+
+	t0 = last_progress = t_last = now_s();
+	for (;;) {
+		uint64_t accounted;
+		double now;
+		int r;
+
+		if (*abort_flag) {
+			snprintf(err, errlen, "aborted");
+			goto out;
+		}
+		accounted = t->delivered + t->wrong_verdict + s.resolved;
+		while (seq < n_total) {
+			unsigned int n = cfg->burst;
+
+			if (n_total - seq < n)
+				n = (unsigned int)(n_total - seq);
+			if (seq - accounted + n > cfg->window)
+				break;
+			for (i = 0; i < n; i++) {
+				uint64_t v = seq + i;
+
+				memcpy(siov[i].iov_base, &v, sizeof(v));
+			}
+			if (send_burst(sfd[bench_seq_flow(cfg, seq)], smsg, n,
+				       err, errlen) < 0)
+				goto out;
+			seq += n;
+			t->sent = seq;
+		}
+		if (seq == n_total && t->delivered >= t->expected)
+			break;
+
+		for (i = 0; i < BENCH_VEC; i++) {
+			rx->msg[i].msg_hdr.msg_control = rx->ctl[i].b;
+			rx->msg[i].msg_hdr.msg_controllen = sizeof(rx->ctl[i].b);
+			rx->msg[i].msg_hdr.msg_flags = 0;
+		}
+		r = recvmmsg(rfd, rx->msg, BENCH_VEC, MSG_WAITFORONE, NULL);
+		now = now_s();
+		if (r < 0) {
+			if (errno != EAGAIN && errno != EINTR) {
+				snprintf(err, errlen, "recvmmsg: %s",
+					 strerror(errno));
+				goto out;
+			}
+			if (now - last_progress > cfg->stall) {
+				t->stalled = true;
+				break;
+			}
+			if (now - t0 > cfg->timeout) {
+				t->timed_out = true;
+				break;
+			}
+			continue;
+		}
+		for (i = 0; i < (unsigned int)r; i++)
+			rx_one(&s, &rx->msg[i]);
+		last_progress = t_last = now;
+	}
+	t->elapsed = t_last - t0;
+	if (s.bogus) {
+		snprintf(err, errlen, "%llu datagrams not ours",
+			 (unsigned long long)s.bogus);
+		goto out;
+	}
+	ret = 0;
+out:
+	while (nf > 0)
+		close(sfd[--nf]);
+	close(rfd);
+	free(s.seen);
+	free(smsg);
+	free(siov);
+	free(sbuf);
+	free(rx);
+	return ret;
+}
