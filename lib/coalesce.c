@@ -78,6 +78,13 @@ int nfqb_tx_send(struct nfqb_queue *q)
 
 	if (!t->len)
 		return 0;
+	if (q->tx_hook) {
+		r = q->tx_hook(q, t->buf, t->len, q->tx_hook_data);
+		nfqb_stat_inc(q, send_calls);
+		t->len = 0;
+		t->nmsgs = 0;
+		return r < 0 ? -1 : 0;
+	}
 	for (;;) {
 		r = sendto(q->fd, t->buf, t->len, 0, (struct sockaddr *)&sa,
 			   sizeof(sa));
@@ -498,7 +505,8 @@ NFQB_EXPORT int nfqb_verdict_ex(struct nfqb_packet *p,
 			errno = EINVAL;
 			return -1;
 		}
-		if (v->payload_len > 0xffff) {
+		/* nla_len is 16 bits and counts its 4-byte header */
+		if (v->payload_len > 0xffff - MNL_ATTR_HDRLEN) {
 			errno = EMSGSIZE;
 			return -1;
 		}
@@ -571,7 +579,8 @@ int nfqb_coalesce_finish(struct nfqb_queue *q)
 		err = errno;
 	/* let nothing new in while we drain: the kernel applies the default
 	 * (fail-open accepts, otherwise drops) past a zero queue length */
-	if (nfqb_config_send(q, buf, nfqb_msg_config_flags(buf, ++q->seq,
+	if (!q->detached &&
+	    nfqb_config_send(q, buf, nfqb_msg_config_flags(buf, ++q->seq,
 			     q->num, d.verdict == NFQB_ACCEPT ?
 			     NFQB_F_FAIL_OPEN : 0, NFQB_F_FAIL_OPEN)) == 0)
 		nfqb_config_send(q, buf, nfqb_msg_config_maxlen(buf, ++q->seq,
@@ -587,7 +596,7 @@ int nfqb_coalesce_finish(struct nfqb_queue *q)
 		q->nready = 0;
 		if (nfqb_coalesce_flush(q, NFQB_FLUSH_CLOSE) < 0 && !err)
 			err = errno;
-		if (nfqb_rx(q, q->vlen, false, 0) <= 0)
+		if (q->detached || nfqb_rx(q, q->vlen, false, 0) <= 0)
 			break;
 	}
 	for (i = r->head; i != r->tail; i++) {

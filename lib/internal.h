@@ -135,6 +135,7 @@ struct nfqb_queue {
 	uint32_t portid;
 	uint16_t num;
 	bool nonblock;
+	bool detached;		/* tests: no socket */
 	bool coalesce;
 	bool fallback;		/* monotonic-id contract broken: singles only */
 	bool have_last_id;
@@ -185,6 +186,11 @@ struct nfqb_queue {
 	struct nfqb_txbuf tx;
 	struct nfqb_counters ctr;
 
+	/* tests: called instead of sendto() with each datagram we send */
+	int (*tx_hook)(struct nfqb_queue *q, const void *buf, size_t len,
+		       void *data);
+	void *tx_hook_data;
+
 	/* scratch for recvmmsg */
 	struct mmsghdr *mmsg;
 	struct iovec *iov;
@@ -230,6 +236,19 @@ int nfqb_parse_packet(struct nfqb_packet *p, const struct nlmsghdr *nlh);
 
 /* queue.c */
 int nfqb_config_send(struct nfqb_queue *q, void *msg, size_t len);
+
+/* Tests: a queue without a socket (fd -1), everything else as
+ * nfqb_queue_open() makes it, not bound; set tx_hook to see what it sends.
+ * Free it with nfqb_queue_close(). */
+struct nfqb_queue *nfqb_queue_alloc_detached(uint16_t num,
+					     unsigned int nbuffers);
+/* Tests: handle @len bytes as one datagram received from port @from_pid
+ * with recvmsg flags @flags. Returns 0, or -1 with EAGAIN if no buffer. */
+int nfqb_rx_inject(struct nfqb_queue *q, const void *buf, size_t len,
+		   uint32_t from_pid, int flags);
+/* Tests: move up to @max parsed packets to @vec, as nfqb_recv() would. */
+unsigned int nfqb_ready_pop(struct nfqb_queue *q, struct nfqb_packet **vec,
+			    unsigned int max);
 
 /* recv.c */
 /* Receive and process up to @want datagrams. Without @block, never waits.

@@ -11,12 +11,28 @@
 
 #include "internal.h"
 
+/* mnl_attr_put() leaves the padding as it was: zero it, so what we send
+ * never carries stale bytes. */
+static void put_attr(struct nlmsghdr *nlh, uint16_t type, size_t len,
+		     const void *data)
+{
+	memset(mnl_nlmsg_get_payload_tail(nlh), 0,
+	       MNL_ALIGN(MNL_ATTR_HDRLEN + len));
+	mnl_attr_put(nlh, type, len, data);
+}
+
+static void put_u32(struct nlmsghdr *nlh, uint16_t type, uint32_t v)
+{
+	put_attr(nlh, type, sizeof(v), &v);
+}
+
 static struct nlmsghdr *put_header(void *buf, uint8_t type, uint16_t flags,
 				   uint32_t seq, uint16_t num)
 {
 	struct nlmsghdr *nlh;
 	struct nfgenmsg *nfg;
 
+	memset(buf, 0, MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(struct nfgenmsg)));
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = (NFNL_SUBSYS_QUEUE << 8) | type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
@@ -38,7 +54,7 @@ size_t nfqb_msg_config_cmd(void *buf, uint32_t seq, uint16_t num, uint8_t cmd,
 	};
 
 	nlh = put_header(buf, NFQNL_MSG_CONFIG, NLM_F_ACK, seq, num);
-	mnl_attr_put(nlh, NFQA_CFG_CMD, sizeof(c), &c);
+	put_attr(nlh, NFQA_CFG_CMD, sizeof(c), &c);
 	return nlh->nlmsg_len;
 }
 
@@ -52,7 +68,7 @@ size_t nfqb_msg_config_params(void *buf, uint32_t seq, uint16_t num,
 	p.copy_range = htonl(range);
 	p.copy_mode = mode;
 	nlh = put_header(buf, NFQNL_MSG_CONFIG, NLM_F_ACK, seq, num);
-	mnl_attr_put(nlh, NFQA_CFG_PARAMS, sizeof(p), &p);
+	put_attr(nlh, NFQA_CFG_PARAMS, sizeof(p), &p);
 	return nlh->nlmsg_len;
 }
 
@@ -62,7 +78,7 @@ size_t nfqb_msg_config_maxlen(void *buf, uint32_t seq, uint16_t num,
 	struct nlmsghdr *nlh;
 
 	nlh = put_header(buf, NFQNL_MSG_CONFIG, NLM_F_ACK, seq, num);
-	mnl_attr_put_u32(nlh, NFQA_CFG_QUEUE_MAXLEN, htonl(maxlen));
+	put_u32(nlh, NFQA_CFG_QUEUE_MAXLEN, htonl(maxlen));
 	return nlh->nlmsg_len;
 }
 
@@ -72,8 +88,8 @@ size_t nfqb_msg_config_flags(void *buf, uint32_t seq, uint16_t num,
 	struct nlmsghdr *nlh;
 
 	nlh = put_header(buf, NFQNL_MSG_CONFIG, NLM_F_ACK, seq, num);
-	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(flags));
-	mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(mask));
+	put_u32(nlh, NFQA_CFG_FLAGS, htonl(flags));
+	put_u32(nlh, NFQA_CFG_MASK, htonl(mask));
 	return nlh->nlmsg_len;
 }
 
@@ -98,13 +114,13 @@ size_t nfqb_msg_verdict(void *buf, uint32_t seq, uint16_t num, uint32_t id,
 	};
 
 	nlh = put_header(buf, NFQNL_MSG_VERDICT, 0, seq, num);
-	mnl_attr_put(nlh, NFQA_VERDICT_HDR, sizeof(vh), &vh);
+	put_attr(nlh, NFQA_VERDICT_HDR, sizeof(vh), &vh);
 	if (d->flags & NFQB_V_MARK)
-		mnl_attr_put_u32(nlh, NFQA_MARK, htonl(d->mark));
+		put_u32(nlh, NFQA_MARK, htonl(d->mark));
 	if (d->flags & NFQB_V_PRIORITY)
-		mnl_attr_put_u32(nlh, NFQA_PRIORITY, htonl(d->priority));
+		put_u32(nlh, NFQA_PRIORITY, htonl(d->priority));
 	if (d->flags & NFQB_V_PAYLOAD)
-		mnl_attr_put(nlh, NFQA_PAYLOAD, d->payload_len, d->payload);
+		put_attr(nlh, NFQA_PAYLOAD, d->payload_len, d->payload);
 	return nlh->nlmsg_len;
 }
 
@@ -119,8 +135,8 @@ size_t nfqb_msg_verdict_batch(void *buf, uint32_t seq, uint16_t num,
 	};
 
 	nlh = put_header(buf, NFQNL_MSG_VERDICT_BATCH, 0, seq, num);
-	mnl_attr_put(nlh, NFQA_VERDICT_HDR, sizeof(vh), &vh);
+	put_attr(nlh, NFQA_VERDICT_HDR, sizeof(vh), &vh);
 	if (mark)
-		mnl_attr_put_u32(nlh, NFQA_MARK, htonl(*mark));
+		put_u32(nlh, NFQA_MARK, htonl(*mark));
 	return nlh->nlmsg_len;
 }

@@ -11,23 +11,23 @@
 
 #include "internal.h"
 
-/* Minimum (and for fixed-size ones exact) payload length of each attribute,
- * -1 for "any length". */
+/* Minimum payload length of each attribute; @exact: the kernel always sends
+ * exactly that many bytes, anything else is malformed. */
 struct attr_rule {
 	int16_t min;
 	bool exact;
 };
 
 static const struct attr_rule rules[NFQB_NFQA_MAX + 1] = {
-	[NFQA_PACKET_HDR]	 = { sizeof(struct nfqnl_msg_packet_hdr), false },
+	[NFQA_PACKET_HDR]	 = { sizeof(struct nfqnl_msg_packet_hdr), true },
 	[NFQA_VERDICT_HDR]	 = { sizeof(struct nfqnl_msg_verdict_hdr), false },
 	[NFQA_MARK]		 = { 4, true },
-	[NFQA_TIMESTAMP]	 = { sizeof(struct nfqnl_msg_packet_timestamp), false },
+	[NFQA_TIMESTAMP]	 = { sizeof(struct nfqnl_msg_packet_timestamp), true },
 	[NFQA_IFINDEX_INDEV]	 = { 4, true },
 	[NFQA_IFINDEX_OUTDEV]	 = { 4, true },
 	[NFQA_IFINDEX_PHYSINDEV] = { 4, true },
 	[NFQA_IFINDEX_PHYSOUTDEV] = { 4, true },
-	[NFQA_HWADDR]		 = { sizeof(struct nfqnl_msg_packet_hw), false },
+	[NFQA_HWADDR]		 = { sizeof(struct nfqnl_msg_packet_hw), true },
 	[NFQA_PAYLOAD]		 = { 0, false },
 	[NFQA_CT]		 = { 0, false },
 	[NFQA_CT_INFO]		 = { 4, true },

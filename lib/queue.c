@@ -132,6 +132,10 @@ int nfqb_config_send(struct nfqb_queue *q, void *msg, size_t len)
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	uint64_t deadline;
 
+	if (q->detached) {
+		errno = ENOTCONN;
+		return -1;
+	}
 	if (q->tx.len && nfqb_tx_send(q) < 0)
 		return -1;
 	q->wait_seq = ((struct nlmsghdr *)msg)->nlmsg_seq;
@@ -190,6 +194,36 @@ static int bind_queue(struct nfqb_queue *q)
 	return -1;
 }
 
+static void queue_defaults(struct nfqb_queue *q, uint16_t num)
+{
+	q->fd = q->epfd = q->evfd = -1;
+	q->num = num;
+	q->coalesce = true;
+	q->default_verdict = NFQB_ACCEPT;
+	q->batch_limit = NFQB_DEFAULT_BATCH_LIMIT;
+	q->latency_us = NFQB_DEFAULT_LATENCY_US;
+	q->copy_mode = NFQB_COPY_PACKET;
+	q->copy_range = 0xffff;
+	q->seq = (uint32_t)time(NULL);
+}
+
+struct nfqb_queue *nfqb_queue_alloc_detached(uint16_t num,
+					     unsigned int nbuffers)
+{
+	struct nfqb_queue *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	queue_defaults(q, num);
+	q->seq = 0;
+	q->detached = true;
+	if (alloc_buffers(q, nbuffers) < 0) {
+		free(q);
+		return NULL;
+	}
+	return q;
+}
+
 NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
@@ -201,16 +235,7 @@ NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
-	q->fd = q->epfd = q->evfd = -1;
-	q->num = num;
-	q->coalesce = true;
-	q->default_verdict = NFQB_ACCEPT;
-	q->batch_limit = NFQB_DEFAULT_BATCH_LIMIT;
-	q->latency_us = NFQB_DEFAULT_LATENCY_US;
-	q->copy_mode = NFQB_COPY_PACKET;
-	q->copy_range = 0xffff;
-	q->seq = (uint32_t)time(NULL);
-
+	queue_defaults(q, num);
 	q->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
 	if (q->fd < 0)
 		goto fail;
@@ -286,14 +311,16 @@ NFQB_EXPORT int nfqb_queue_close(struct nfqb_queue *q)
 		return 0;
 	if (nfqb_coalesce_finish(q) < 0)
 		err = errno;
-	len = nfqb_msg_config_cmd(buf, ++q->seq, q->num, NFQNL_CFG_CMD_UNBIND,
-				  0);
-	ret = nfqb_config_send(q, buf, len);
-	if (ret < 0 && !err)
-		err = errno;
-	close(q->fd);
-	close(q->evfd);
-	close(q->epfd);
+	if (!q->detached) {
+		len = nfqb_msg_config_cmd(buf, ++q->seq, q->num,
+					  NFQNL_CFG_CMD_UNBIND, 0);
+		ret = nfqb_config_send(q, buf, len);
+		if (ret < 0 && !err)
+			err = errno;
+		close(q->fd);
+		close(q->evfd);
+		close(q->epfd);
+	}
 	free_buffers(q);
 	free_packets(q);
 	free(q->tx.buf);

@@ -292,7 +292,7 @@ int nfqb_rx(struct nfqb_queue *q, unsigned int want, bool block,
 	return r;
 }
 
-static unsigned int ready_pop(struct nfqb_queue *q, struct nfqb_packet **vec,
+unsigned int nfqb_ready_pop(struct nfqb_queue *q, struct nfqb_packet **vec,
 			      unsigned int max)
 {
 	unsigned int n = 0;
@@ -338,7 +338,7 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 				return -1;
 		}
 		if (q->nready)
-			return (int)ready_pop(q, vec, max);
+			return (int)nfqb_ready_pop(q, vec, max);
 
 		/* try without waiting first */
 		r = nfqb_rx(q, max, false, 0);
@@ -397,4 +397,30 @@ NFQB_EXPORT int nfqb_dispatch(struct nfqb_queue *q, nfqb_packet_cb cb,
 		}
 	}
 	return n;
+}
+
+int nfqb_rx_inject(struct nfqb_queue *q, const void *buf, size_t len,
+		   uint32_t from_pid, int flags)
+{
+	struct sockaddr_nl from = {
+		.nl_family = AF_NETLINK,
+		.nl_pid = from_pid,
+	};
+	struct nfqb_slot *s = q->free_slots;
+
+	if (!s) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if (len > q->slot_size) {
+		len = q->slot_size;
+		flags |= MSG_TRUNC;
+	}
+	q->free_slots = s->next_free;
+	q->nfree_slots--;
+	s->refs = 1;
+	memcpy(s->data, buf, len);
+	handle_datagram(q, s, &from, len, flags, nfqb_now_ns());
+	slot_put(q, s);
+	return 0;
 }

@@ -13,8 +13,10 @@ trap 'rm -rf "$dest"' EXIT
 
 fail() { echo "check-install: FAIL: $*" >&2; exit 1; }
 
-make -C "$build" -s install DESTDIR="$dest" >/dev/null ||
+if ! make -C "$build" -s install DESTDIR="$dest" >"$dest/install.log" 2>&1; then
+	cat "$dest/install.log" >&2
 	fail "make install"
+fi
 
 pc=$(find "$dest" -name libnfq-batch.pc | head -n 1)
 [ -n "$pc" ] || fail "libnfq-batch.pc not installed"

@@ -1,2 +1,23 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# utils: placeholder, filled in by the owner of utils/ (top-relative paths, += only).
+# utils: installed tools (top-relative paths, += only).
+
+# nfqb-bench: libnfq-batch against hand-written consumers and the kernel.
+bin_PROGRAMS += utils/nfqb-bench
+utils_nfqb_bench_SOURCES = \
+	utils/nfqb-bench.h \
+	utils/nfqb-bench.c \
+	utils/nfqb-bench-run.c \
+	utils/nfqb-bench-traffic.c \
+	utils/nfqb-bench-ref.c \
+	utils/nfqb-bench-lib.c
+utils_nfqb_bench_CFLAGS = $(AM_CFLAGS) $(NFQ_CFLAGS) $(LIBMNL_CFLAGS)
+utils_nfqb_bench_LDADD = lib/libnfq-batch.la $(LIBMNL_LIBS) $(NFQ_LIBS) \
+	-lpthread
+dist_man_MANS += man/man8/nfqb-bench.8
+
+# A short benchmark run (root, a few minutes at most); it reports, it never
+# fails on speed, only when a run lost packets or a consumer failed.
+NFQB_BENCH_ARGS ?= --quick
+.PHONY: bench
+bench: utils/nfqb-bench
+	./utils/nfqb-bench $(NFQB_BENCH_ARGS)

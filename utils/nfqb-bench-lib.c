@@ -146,6 +146,7 @@ static int lib_single(const struct bench_cfg *cfg, struct bench_cons *c,
 		return -1;
 	bench_cons_ready(c);
 	ret = lib_loop(&w);
+	bench_cons_quiet();
 	lib_account(w.q, &w, c);
 	if (ret < 0)
 		bench_cons_fail(c, w.what, w.err);

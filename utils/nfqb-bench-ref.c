@@ -96,6 +96,7 @@ int bench_ref_a(const struct bench_cfg *cfg, struct bench_cons *c)
 		if (nfq_handle_packet(h, buf, (int)n) < 0)
 			c->kernel_errors++;
 	}
+	bench_cons_quiet();
 	ret = 0;
 out_destroy:
 	nfq_destroy_queue(qh);
@@ -111,7 +112,7 @@ out_free:
 struct ref_b {
 	struct mnl_socket *nl;
 	struct bench_cons *c;
-	char sbuf[MNL_SOCKET_BUFFER_SIZE];
+	char sbuf[8192];
 	uint32_t last_id;
 	unsigned int pending;
 };
@@ -241,6 +242,7 @@ int bench_ref_b(const struct bench_cfg *cfg, struct bench_cons *c)
 		if (ref_b_parse(rb, buf, (size_t)n, cfg->batch) < 0)
 			goto fail_send;
 	}
+	bench_cons_quiet();
 	if (ref_b_flush(rb) < 0)
 		goto fail_send;
 	ret = 0;

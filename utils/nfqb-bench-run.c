@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,7 +46,8 @@ static void on_abort(int sig)
 
 static void set_handler(int sig, void (*fn)(int))
 {
-	struct sigaction sa = { .sa_handler = fn };
+	/* SA_NOCLDSTOP: drain mode stops the consumer, that is no abort */
+	struct sigaction sa = { .sa_handler = fn, .sa_flags = SA_NOCLDSTOP };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(sig, &sa, NULL);	/* no SA_RESTART: blocking calls end */
@@ -296,6 +298,18 @@ void bench_cons_fail(struct bench_cons *c, const char *what, int err)
 	__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
 }
 
+/* After the loop: no stop signal may interrupt the consumer's cleanup. */
+void bench_cons_quiet(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
 void bench_cons_ready(struct bench_cons *c)
 {
 	__atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
@@ -375,6 +389,13 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 	set_handler(SIGTERM, on_abort);
 	res->syscalls = -1;
 
+	/* inherited by the consumer */
+	if (cfg->nice && setpriority(PRIO_PROCESS, 0, cfg->nice) < 0) {
+		snprintf(res->err, sizeof(res->err), "setpriority: %s",
+			 strerror(errno));
+		goto fail;
+	}
+
 	if (unshare(CLONE_NEWNET) < 0) {
 		snprintf(res->err, sizeof(res->err), "unshare(CLONE_NEWNET): %s",
 			 strerror(errno));
@@ -388,6 +409,17 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 	if (add_rules(cfg, bc->queues) < 0) {
 		snprintf(res->err, sizeof(res->err), "iptables failed");
 		goto fail;
+	}
+
+	/* after iptables: inherited by the consumer only */
+	if (cfg->rt_prio > 0) {
+		struct sched_param sp = { .sched_priority = cfg->rt_prio };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
+			snprintf(res->err, sizeof(res->err),
+				 "sched_setscheduler: %s", strerror(errno));
+			goto fail;
+		}
 	}
 
 	if (bc->queues) {
@@ -421,7 +453,7 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 	if (perf_fd >= 0)
 		ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0);
 
-	if (bench_traffic(cfg, bc->drops, bc->marks, &run_abort, &t,
+	if (bench_traffic(cfg, bc->drops, bc->marks, cpid, &run_abort, &t,
 			  res->err, sizeof(res->err)) < 0)
 		goto fail_cons;
 
@@ -450,6 +482,16 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 	res->traffic_sys_ns = tv_ns(&ru1.ru_stime) - tv_ns(&ru0.ru_stime);
 	res->busy_traffic = busy_pct(&ct0, &ct1);
 	res->busy_consumer = busy_pct(&cc0, &cc1);
+	if (t.bad_mark)
+		snprintf(res->err, sizeof(res->err),
+			 "%llu wrong marks, first: datagram %llu mark 0x%x, "
+			 "expected 0x%x", (unsigned long long)t.bad_mark,
+			 (unsigned long long)t.first_bad_seq, t.first_bad_mark,
+			 t.first_bad_expected);
+	if (t.wrong_verdict)
+		snprintf(res->err, sizeof(res->err),
+			 "%llu datagrams delivered that had to be dropped",
+			 (unsigned long long)t.wrong_verdict);
 	if (t.stalled)
 		snprintf(res->err, sizeof(res->err),
 			 "stalled: %llu datagrams missing",
@@ -508,14 +550,19 @@ int bench_run(const struct bench_cfg *cfg, enum bench_kind kind,
 	memset(res, 0, sizeof(*res));
 	res->kind = kind;
 	res->payload = cfg->payload;
+	res->drain = cfg->drain;
 	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0)
 		run_child(cfg, kind, res);
-	do {
+	for (;;) {
 		r = waitpid(pid, &st, 0);
-	} while (r < 0 && errno == EINTR);
+		if (r >= 0 || errno != EINTR)
+			break;
+		/* interrupted (SIGINT/SIGTERM to us only): end the run too */
+		kill(pid, SIGTERM);
+	}
 	if (!res->done) {
 		res->failed = 1;
 		if (!res->err[0])

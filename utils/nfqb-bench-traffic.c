@@ -10,6 +10,13 @@
  * drops every seq that is a multiple of BENCH_DROP_EVERY; the sender knows a
  * dropped datagram has left the kernel queue once a later datagram of the
  * same flow arrived (one queue verdicts in id order).
+ *
+ * Drain mode saturates the consumer, which a sender on one CPU cannot do
+ * otherwise: the consumer is stopped (SIGSTOP) while a window of datagrams
+ * is sent and queued, then continued, and the next window only goes out
+ * when every datagram of this one is accounted for. The consumer then always
+ * finds a full socket, as under overload, and its CPU time per datagram is
+ * its cost at capacity.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +27,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "nfqb-bench.h"
 
@@ -199,8 +207,8 @@ struct tstate {
 static void rx_one(struct tstate *s, struct mmsghdr *m)
 {
 	struct bench_traffic *t = s->t;
+	uint32_t mark, exp_mark = 0;
 	unsigned int flow;
-	uint32_t exp_mark = 0;
 	uint64_t seq;
 
 	if (m->msg_len < sizeof(seq) || (m->msg_hdr.msg_flags & MSG_TRUNC)) {
@@ -224,8 +232,12 @@ static void rx_one(struct tstate *s, struct mmsghdr *m)
 		t->delivered++;
 	if (s->marks)
 		exp_mark = BENCH_MARK_BASE + flow;
-	if (rx_mark(&m->msg_hdr) != exp_mark)
-		t->bad_mark++;
+	mark = rx_mark(&m->msg_hdr);
+	if (mark != exp_mark && !t->bad_mark++) {
+		t->first_bad_seq = seq;
+		t->first_bad_mark = mark;
+		t->first_bad_expected = exp_mark;
+	}
 	if ((int64_t)seq > s->hi[flow]) {
 		if (s->drops && seq > 0)
 			s->resolved += flow_drops(s->cfg, flow,
@@ -233,6 +245,29 @@ static void rx_one(struct tstate *s, struct mmsghdr *m)
 						  seq - 1);
 		s->hi[flow] = (int64_t)seq;
 	}
+}
+
+/* stop @pid and wait until it is stopped */
+static int consumer_pause(int pid, char *err, size_t errlen)
+{
+	int st;
+
+	if (kill(pid, SIGSTOP) < 0)
+		goto fail;
+	for (;;) {
+		if (waitpid(pid, &st, WUNTRACED) < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		if (WIFSTOPPED(st))
+			return 0;
+		snprintf(err, errlen, "consumer ended");
+		return -1;
+	}
+fail:
+	snprintf(err, errlen, "stopping the consumer: %s", strerror(errno));
+	return -1;
 }
 
 static int send_burst(int fd, struct mmsghdr *msg, unsigned int n,
@@ -255,9 +290,10 @@ static int send_burst(int fd, struct mmsghdr *msg, unsigned int n,
 }
 
 int bench_traffic(const struct bench_cfg *cfg, bool drops, bool marks,
-		  const volatile int *abort_flag, struct bench_traffic *t,
-		  char *err, size_t errlen)
+		  int consumer_pid, const volatile int *abort_flag,
+		  struct bench_traffic *t, char *err, size_t errlen)
 {
+	bool drain = cfg->drain && consumer_pid > 0, paused = false;
 	uint64_t n_total = cfg->packets, seq = 0;
 	int sfd[BENCH_MAX_FLOWS], rfd = -1, ret = -1;
 	struct mmsghdr *smsg = NULL;
@@ -306,6 +342,7 @@ int bench_traffic(const struct bench_cfg *cfg, bool drops, bool marks,
 	t0 = last_progress = t_last = now_s();
 	for (;;) {
 		uint64_t accounted;
+		bool hold;
 		double now;
 		int r;
 
@@ -314,7 +351,21 @@ int bench_traffic(const struct bench_cfg *cfg, bool drops, bool marks,
 			goto out;
 		}
 		accounted = t->delivered + t->wrong_verdict + s.resolved;
-		while (seq < n_total) {
+		hold = false;
+		if (drain) {
+			/* the next window only when all of this one is back */
+			accounted = seq;
+			if (t->delivered + t->wrong_verdict < seq -
+			    (drops ? mult_upto((int64_t)seq - 1) : 0)) {
+				hold = true;
+			} else if (seq < n_total) {
+				if (consumer_pause(consumer_pid, err,
+						   errlen) < 0)
+					goto out;
+				paused = true;
+			}
+		}
+		while (seq < n_total && !hold) {
 			unsigned int n = cfg->burst;
 
 			if (n_total - seq < n)
@@ -331,6 +382,14 @@ int bench_traffic(const struct bench_cfg *cfg, bool drops, bool marks,
 				goto out;
 			seq += n;
 			t->sent = seq;
+		}
+		if (paused) {
+			paused = false;
+			if (kill(consumer_pid, SIGCONT) < 0) {
+				snprintf(err, errlen, "continuing the consumer: %s",
+					 strerror(errno));
+				goto out;
+			}
 		}
 		if (seq == n_total && t->delivered >= t->expected)
 			break;
@@ -370,6 +429,8 @@ int bench_traffic(const struct bench_cfg *cfg, bool drops, bool marks,
 	}
 	ret = 0;
 out:
+	if (paused)
+		kill(consumer_pid, SIGCONT);
 	while (nf > 0)
 		close(sfd[--nf]);
 	close(rfd);

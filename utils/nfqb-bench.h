@@ -47,7 +47,10 @@ struct bench_cfg {
 	unsigned int rcvbuf;		/* socket receive buffers, bytes */
 	int cpu_traffic;
 	int cpu_consumer;
+	int nice;			/* of the traffic and consumer processes */
+	int rt_prio;			/* > 0: SCHED_FIFO with this priority */
 	enum bench_hook hook;
+	bool drain;			/* saturate the consumer, see traffic */
 	double timeout;			/* seconds a run may take at most */
 	double stall;			/* seconds without progress = failure */
 	int sys_enter_id;		/* raw_syscalls:sys_enter, -1 if none */
@@ -85,6 +88,8 @@ struct bench_result {
 	enum bench_kind kind;
 	unsigned int payload;
 	unsigned int rep;
+	bool timed;			/* false: the syscall-counting run */
+	bool drain;			/* run in drain mode */
 	uint64_t sent;
 	uint64_t expected;		/* datagrams that should arrive */
 	uint64_t delivered;		/* distinct datagrams that did */
@@ -128,6 +133,8 @@ int bench_find_sys_enter_id(void);
 /* nfqb-bench-traffic.c */
 struct bench_traffic {
 	uint64_t sent, expected, delivered, dups, wrong_verdict, bad_mark;
+	uint64_t first_bad_seq;		/* first datagram with a wrong mark */
+	uint32_t first_bad_mark, first_bad_expected;
 	double elapsed;
 	bool timed_out, stalled;
 };
@@ -136,8 +143,8 @@ unsigned int bench_seq_flow(const struct bench_cfg *cfg, uint64_t seq);
 uint32_t bench_flow_addr(unsigned int flow);
 int bench_flow_of_addr(uint32_t addr);
 int bench_traffic(const struct bench_cfg *cfg, bool drops, bool marks,
-		  const volatile int *abort_flag, struct bench_traffic *t,
-		  char *err, size_t errlen);
+		  int consumer_pid, const volatile int *abort_flag,
+		  struct bench_traffic *t, char *err, size_t errlen);
 
 /* consumers: nfqb-bench-ref.c, nfqb-bench-lib.c */
 int bench_ref_a(const struct bench_cfg *cfg, struct bench_cons *c);
@@ -149,6 +156,7 @@ int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c);
 /* helpers shared by consumers */
 void bench_cons_fail(struct bench_cons *c, const char *what, int err);
 void bench_cons_ready(struct bench_cons *c);
+void bench_cons_quiet(void);
 /* seq number and flow of a queued IPv4/UDP packet; false if not ours */
 bool bench_parse_pkt(const uint8_t *pl, uint32_t len, uint64_t *seq,
 		     int *flow);

@@ -345,6 +345,16 @@ void nfqbt_fill_payload(uint8_t *buf, size_t size, uint32_t seq)
 		buf[i] = (uint8_t)(seq * 7 + i);
 }
 
+unsigned int nfqbt_tx_size(const struct nfqbt_tx_opts *o, uint32_t seq)
+{
+	unsigned int size = o->size ? o->size : 64;
+
+	if (o->size_max <= size)
+		return size;
+	return size + (unsigned int)((seq * 2654435761u) %
+				     (o->size_max - size + 1));
+}
+
 struct nfqbt_tx {
 	struct nfqbt_tx_opts o;
 	pthread_t thread;
@@ -371,12 +381,12 @@ static void tx_run(struct nfqbt_tx *tx)
 		o->size = 64;
 	if (!o->timeout_ms)
 		o->timeout_ms = 10000;
-	if (o->size < 4 || o->size > 65000) {
+	if (o->size < 4 || o->size > 65000 || o->size_max > 65000) {
 		tx->err = EINVAL;
 		tx->what = "payload size";
 		return;
 	}
-	buf = malloc(o->size);
+	buf = malloc(o->size_max > o->size ? o->size_max : o->size);
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (!buf || fd < 0) {
 		tx->err = buf ? errno : ENOMEM;
@@ -384,8 +394,17 @@ static void tx_run(struct nfqbt_tx *tx)
 		goto out;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (o->priority &&
+	    setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &o->priority,
+		       sizeof(o->priority)) < 0) {
+		tx->err = errno;
+		tx->what = "SO_PRIORITY";
+		goto out;
+	}
 
 	while (tx->sent < o->count) {
+		uint32_t seq = o->first_seq + tx->sent;
+		size_t size = nfqbt_tx_size(o, seq);
 		ssize_t n;
 
 		if (nfqbt_now_ms() - start >= o->timeout_ms)
@@ -398,8 +417,8 @@ static void tx_run(struct nfqbt_tx *tx)
 				continue;
 			}
 		}
-		nfqbt_fill_payload(buf, o->size, o->first_seq + tx->sent);
-		n = sendto(fd, buf, o->size, 0, (struct sockaddr *)&sin,
+		nfqbt_fill_payload(buf, size, seq);
+		n = sendto(fd, buf, size, 0, (struct sockaddr *)&sin,
 			   sizeof(sin));
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR ||
@@ -412,7 +431,7 @@ static void tx_run(struct nfqbt_tx *tx)
 				tx->what = "sendto";
 				break;
 			}
-		} else if ((size_t)n != o->size) {
+		} else if ((size_t)n != size) {
 			tx->err = EMSGSIZE;
 			tx->what = "short sendto";
 			break;

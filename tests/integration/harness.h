@@ -129,11 +129,15 @@ struct nfqbt_tx_opts {
 	uint32_t first_seq;		/* seqs first_seq .. first_seq+count-1 */
 	unsigned int count;
 	unsigned int size;		/* UDP payload bytes, >= 4 (default 64) */
+	/* if above size: each datagram's size varies in [size, size_max],
+	 * a fixed function of its seq */
+	unsigned int size_max;
 	/* windowed: keep at most `window` datagrams ahead of *progress
 	 * (counted from its value when sending starts); 0: no window */
 	unsigned int window;
 	const atomic_uint *progress;
 	unsigned int pace_us;		/* pause between datagrams */
+	int priority;			/* SO_PRIORITY of the socket (0: none) */
 	unsigned int timeout_ms;	/* hard bound (default 10000) */
 };
 
@@ -148,6 +152,9 @@ struct nfqbt_tx;
 struct nfqbt_tx *nfqbt_tx_start(const struct nfqbt_tx_opts *o);
 /* Wait for the sender thread; returns what nfqbt_send() would; frees. */
 unsigned int nfqbt_tx_join(struct nfqbt_tx *tx);
+
+/* The payload size the sender uses for @seq. */
+unsigned int nfqbt_tx_size(const struct nfqbt_tx_opts *o, uint32_t seq);
 
 /* Fill @buf (@size bytes, >= 4) as the sender does for @seq. */
 void nfqbt_fill_payload(uint8_t *buf, size_t size, uint32_t seq);

@@ -788,6 +788,7 @@ START_TEST(test_close_outstanding)
 	errno = 0;
 	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks), -1);
 	ck_assert_int_eq(errno, ENOENT);
+	nfqbt_rx_free(rx);
 }
 END_TEST
 
@@ -836,6 +837,7 @@ START_TEST(test_close_default_drop)
 	errno = 0;
 	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks), -1);
 	ck_assert_int_eq(errno, ENOENT);
+	nfqbt_rx_free(rx);
 }
 END_TEST
 

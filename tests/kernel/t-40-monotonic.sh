@@ -1,0 +1,46 @@
+# Packet ids strictly increasing per queue with packets queued from both
+# CPUs at once, at netdev ingress (veth1, queue 2) and egress (veth0,
+# queue 3), with batch verdicts.
+. ./lib.sh
+setup_veth
+B nft -f - <<NFT || { fail "nft refuses queue in a netdev ingress chain"; finish; }
+table netdev t {
+	chain q {
+		type filter hook ingress device "veth1" priority 0;
+		udp dport 9001 queue num 2
+	}
+}
+NFT
+A nft -f - <<NFT || { fail "nft refuses queue in a netdev egress chain"; finish; }
+table netdev t {
+	chain q {
+		type filter hook egress device "veth0" priority 0;
+		udp dport 9002 queue num 3
+	}
+}
+NFT
+N=${NFQB_MONO_COUNT:-3000}
+load_case() {
+	desc=$1 lns=$2 q=$3 port=$4
+	ip netns exec "$lns" nfqt listen -q "$q" -n 0 -t 4000 -b 16 -v accept -F 5 > /tmp/l.out 2>&1 &
+	lpid=$!
+	wait_line /tmp/l.out listening
+	A nfqt send 10.0.0.2 "$port" "$N" 0 &
+	s0=$!
+	A nfqt send 10.0.0.2 "$port" "$N" 1 &
+	s1=$!
+	wait $s0 $s1
+	wait $lpid
+	lrc=$?
+	sed 's/^/    /' /tmp/l.out | tail -5
+	check "$desc: listener status (ids monotonic, no error)" "$lrc" 0
+	check "$desc: non-monotonic ids" "$(field /tmp/l.out nonmonotonic)" 0
+	seen=$(field /tmp/l.out seen)
+	[ "${seen:-0}" -ge $((N / 2)) ] && log "ok: $desc: $seen packets queued" ||
+		fail "$desc: only ${seen:-0} packets queued"
+	ip netns exec "$lns" cat /proc/net/netfilter/nfnetlink_queue | sed 's/^/    /'
+}
+load_case ingress b 2 9001
+load_case egress a 3 9002
+teardown
+finish

@@ -1,0 +1,9 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The coalescer's model-based property test.
+check_PROGRAMS += tests/unit/test_coalesce
+TESTS += tests/unit/test_coalesce
+tests_unit_test_coalesce_SOURCES = tests/unit/test_coalesce.c
+tests_unit_test_coalesce_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
+tests_unit_test_coalesce_LDADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) \
+	$(CHECK_LIBS) -lpthread

@@ -1,0 +1,1093 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * nfqb-bench - measure libnfq-batch against hand-written NFQUEUE consumers
+ * and against the kernel alone, side by side, in one run.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+
+#include <libnfq-batch/libnfq-batch.h>
+
+#include "nfqb-bench.h"
+
+const struct bench_consumer bench_consumers[BENCH_NKINDS] = {
+	[BENCH_KERNEL] = {
+		.name = "kernel", .label = "kernel only (no rule)",
+		.queues = 0,
+	},
+	[BENCH_REF_A] = {
+		.name = "ref-a", .label = "ref A: nfq, verdict/pkt",
+		.queues = 1, .run = bench_ref_a,
+	},
+	[BENCH_REF_B] = {
+		.name = "ref-b", .label = "ref B: mnl, batch 64",
+		.queues = 1, .run = bench_ref_b,
+	},
+	[BENCH_LIB] = {
+		.name = "lib", .label = "nfqb all-accept",
+		.queues = 1, .run = bench_lib,
+	},
+	[BENCH_LIB_MIXED] = {
+		.name = "lib-mixed", .label = "nfqb mixed",
+		.queues = 1, .drops = true, .marks = true,
+		.run = bench_lib_mixed,
+	},
+	[BENCH_LIB_POOL2] = {
+		.name = "lib-pool2", .label = "nfqb 2 queues (thr)*",
+		.queues = 2, .run = bench_lib_pool2,
+	},
+};
+
+#define MAX_SIZES 8
+
+struct opts {
+	struct bench_cfg cfg;
+	unsigned int reps;
+	unsigned int sizes[MAX_SIZES];
+	unsigned int nsizes;
+	enum bench_kind kinds[BENCH_NKINDS];
+	unsigned int nkinds;
+	bool json;
+	bool memcheck;
+	bool packets_set, reps_set, sizes_set, kinds_set;
+	bool syscount;
+	bool stream, drain;			/* modes to run */
+};
+
+/* one line of the summary: medians over the repetitions */
+struct summary {
+	enum bench_kind kind;
+	unsigned int payload;
+	bool drain;
+	unsigned int runs;
+	double pps, pps_min, pps_max;
+	double cpu_ns, user_ns, sys_ns;		/* consumer, per packet */
+	double cpu_min, cpu_max;
+	double traffic_ns;			/* traffic process, per packet */
+	double sc_pkt;				/* kernel-counted syscalls */
+	double sc_self_pkt;			/* consumer-counted */
+	double vmsg_pkt;
+	double util_t, util_c;			/* process CPU / elapsed, % */
+	double busy_t, busy_c;			/* /proc/stat CPU busy, % */
+	uint64_t lost;
+	unsigned int failed;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_int(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: nfqb-bench [options]\n"
+"Compare libnfq-batch with hand-written NFQUEUE consumers and the kernel\n"
+"alone, in private network namespaces on loopback (needs root).\n"
+"\n"
+"  -n, --packets N      datagrams per run (default 500000)\n"
+"  -r, --reps N         repetitions of each consumer (default 5)\n"
+"  -s, --sizes LIST     UDP payload sizes in bytes (default 64,1024)\n"
+"  -c, --consumers LIST kernel,ref-a,ref-b,lib,lib-mixed,lib-pool2 (default all)\n"
+"  -q, --quick          100000 datagrams, 3 repetitions\n"
+"  -j, --json           machine-readable result on stdout\n"
+"  -m, --memcheck       max RSS of the lib consumers after N and 10*N\n"
+"                       datagrams (N = --packets, default 1000000)\n"
+"  -w, --window N       datagrams in flight at most (default 512)\n"
+"  -b, --burst N        datagrams per sendmmsg (default 32)\n"
+"  -f, --flows N        sending sockets / source addresses (default 8)\n"
+"      --batch N        verdict batch of ref B and the library (default 64)\n"
+"      --cpus T,C       CPUs of the traffic and consumer processes (default 0,1)\n"
+"      --hook H         input (default) or output\n"
+"      --timeout S      seconds a run may take (default 120)\n"
+"      --mode M         stream, drain or both (default)\n"
+"      --no-syscount    skip the untimed syscall-counting runs\n"
+"      --nice N         nice value of the measured processes (default 0)\n"
+"      --rt[=PRIO]      run them SCHED_FIFO (default priority 10): for a\n"
+"                       machine with other load\n"
+"  -h, --help\n");
+}
+
+static int parse_list(const char *s, unsigned int *out, unsigned int max)
+{
+	unsigned int n = 0;
+	char *end;
+
+	while (*s) {
+		unsigned long v = strtoul(s, &end, 10);
+
+		if (end == s || n == max || v == 0 || v > 65000)
+			return -1;
+		out[n++] = (unsigned int)v;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return (int)n;
+}
+
+static int parse_kinds(const char *s, struct opts *o)
+{
+	char buf[256], *tok, *save = NULL;
+	int k;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	o->nkinds = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (k = 0; k < BENCH_NKINDS; k++)
+			if (!strcmp(tok, bench_consumers[k].name))
+				break;
+		if (k == BENCH_NKINDS || o->nkinds == BENCH_NKINDS)
+			return -1;
+		o->kinds[o->nkinds++] = k;
+	}
+	return o->nkinds ? 0 : -1;
+}
+
+static unsigned long num_arg(const char *s, unsigned long min,
+			     unsigned long max)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (end == s || *end || v < min || v > max) {
+		fprintf(stderr, "nfqb-bench: bad number '%s'\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+enum { OPT_BATCH = 256, OPT_CPUS, OPT_HOOK, OPT_TIMEOUT, OPT_NOSYS, OPT_NICE,
+       OPT_RT, OPT_MODE };
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "packets", required_argument, NULL, 'n' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "sizes", required_argument, NULL, 's' },
+		{ "consumers", required_argument, NULL, 'c' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "memcheck", no_argument, NULL, 'm' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "burst", required_argument, NULL, 'b' },
+		{ "flows", required_argument, NULL, 'f' },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "cpus", required_argument, NULL, OPT_CPUS },
+		{ "hook", required_argument, NULL, OPT_HOOK },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "no-syscount", no_argument, NULL, OPT_NOSYS },
+		{ "nice", required_argument, NULL, OPT_NICE },
+		{ "rt", optional_argument, NULL, OPT_RT },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool quick = false;
+	int c, k;
+
+	memset(o, 0, sizeof(*o));
+	o->cfg = (struct bench_cfg) {
+		.packets = 500000, .payload = 64, .window = 512, .burst = 32,
+		.flows = 8, .batch = 64, .maxlen = 4096,
+		.rcvbuf = 16u << 20, .cpu_traffic = 0, .cpu_consumer = 1,
+		.hook = BENCH_HOOK_INPUT, .timeout = 120, .stall = 3,
+		.sys_enter_id = -1,
+	};
+	o->reps = 5;
+	o->sizes[0] = 64;
+	o->sizes[1] = 1024;
+	o->nsizes = 2;
+	o->syscount = true;
+	o->stream = o->drain = true;
+	for (k = 0; k < BENCH_NKINDS; k++)
+		o->kinds[o->nkinds++] = k;
+
+	while ((c = getopt_long(argc, argv, "n:r:s:c:qjmw:b:f:h", lo,
+				NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			o->cfg.packets = num_arg(optarg, 1, 1000000000);
+			o->packets_set = true;
+			break;
+		case 'r':
+			o->reps = num_arg(optarg, 1, 1000);
+			o->reps_set = true;
+			break;
+		case 's':
+			c = parse_list(optarg, o->sizes, MAX_SIZES);
+			if (c <= 0) {
+				fprintf(stderr, "nfqb-bench: bad sizes\n");
+				exit(2);
+			}
+			o->nsizes = c;
+			o->sizes_set = true;
+			break;
+		case 'c':
+			if (parse_kinds(optarg, o) < 0) {
+				fprintf(stderr, "nfqb-bench: bad consumers\n");
+				exit(2);
+			}
+			o->kinds_set = true;
+			break;
+		case 'q':
+			quick = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'm':
+			o->memcheck = true;
+			break;
+		case 'w':
+			o->cfg.window = num_arg(optarg, 1, 60000);
+			break;
+		case 'b':
+			o->cfg.burst = num_arg(optarg, 1, 1024);
+			break;
+		case 'f':
+			o->cfg.flows = num_arg(optarg, 1, BENCH_MAX_FLOWS);
+			break;
+		case OPT_BATCH:
+			o->cfg.batch = num_arg(optarg, 1, 65536);
+			break;
+		case OPT_CPUS:
+			if (sscanf(optarg, "%d,%d", &o->cfg.cpu_traffic,
+				   &o->cfg.cpu_consumer) != 2) {
+				fprintf(stderr, "nfqb-bench: bad --cpus\n");
+				exit(2);
+			}
+			break;
+		case OPT_HOOK:
+			if (!strcmp(optarg, "input")) {
+				o->cfg.hook = BENCH_HOOK_INPUT;
+			} else if (!strcmp(optarg, "output")) {
+				o->cfg.hook = BENCH_HOOK_OUTPUT;
+			} else {
+				fprintf(stderr, "nfqb-bench: bad --hook\n");
+				exit(2);
+			}
+			break;
+		case OPT_TIMEOUT:
+			o->cfg.timeout = num_arg(optarg, 1, 100000);
+			break;
+		case OPT_NOSYS:
+			o->syscount = false;
+			break;
+		case OPT_NICE:
+			o->cfg.nice = atoi(optarg);
+			if (o->cfg.nice < -20 || o->cfg.nice > 19) {
+				fprintf(stderr, "nfqb-bench: bad --nice\n");
+				exit(2);
+			}
+			break;
+		case OPT_MODE:
+			o->stream = !strcmp(optarg, "stream") ||
+				    !strcmp(optarg, "both");
+			o->drain = !strcmp(optarg, "drain") ||
+				   !strcmp(optarg, "both");
+			if (!o->stream && !o->drain) {
+				fprintf(stderr, "nfqb-bench: bad --mode\n");
+				exit(2);
+			}
+			break;
+		case OPT_RT:
+			o->cfg.rt_prio = optarg ? (int)num_arg(optarg, 1, 99) :
+				10;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		exit(2);
+	}
+	if (quick) {
+		if (!o->packets_set)
+			o->cfg.packets = 100000;
+		if (!o->reps_set)
+			o->reps = 3;
+	}
+	if (o->memcheck && !o->packets_set)
+		o->cfg.packets = 1000000;
+	for (k = 0; k < (int)o->nsizes; k++) {
+		if (o->sizes[k] < 8 || o->sizes[k] > 1400) {
+			fprintf(stderr, "nfqb-bench: sizes must be 8..1400\n");
+			exit(2);
+		}
+	}
+	if (o->cfg.burst > o->cfg.window) {
+		fprintf(stderr, "nfqb-bench: burst must not exceed window\n");
+		exit(2);
+	}
+}
+
+/* --- statistics --------------------------------------------------------- */
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, unsigned int n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void summarize(const struct bench_result *res, unsigned int nres,
+		      enum bench_kind kind, unsigned int payload, bool drain,
+		      struct summary *s)
+{
+	double pps[nres + 1], cpu[nres + 1], usr[nres + 1], sys[nres + 1];
+	double tr[nres + 1], sc[nres + 1], scs[nres + 1], vm[nres + 1];
+	double bt[nres + 1], bc[nres + 1], ut[nres + 1], uc[nres + 1];
+	unsigned int i, n = 0, nsc = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->payload = payload;
+	s->drain = drain;
+	s->sc_pkt = -1;
+	for (i = 0; i < nres; i++) {
+		const struct bench_result *r = &res[i];
+		double pk;
+
+		if (r->kind != kind || r->payload != payload || !r->done ||
+		    r->drain != drain)
+			continue;
+		s->lost += r->lost;
+		if (r->failed)
+			s->failed++;
+		if (!r->sent || r->elapsed <= 0)
+			continue;
+		pk = (double)r->sent;
+		if (!r->timed) {
+			if (r->syscalls >= 0)
+				sc[nsc++] = r->syscalls / pk;
+			continue;
+		}
+		pps[n] = r->pps;
+		usr[n] = r->cons_user_ns / pk;
+		sys[n] = r->cons_sys_ns / pk;
+		cpu[n] = usr[n] + sys[n];
+		tr[n] = (r->traffic_user_ns + r->traffic_sys_ns) / pk;
+		scs[n] = (r->cons.recv_calls + r->cons.send_calls +
+			  r->cons.other_calls) / pk;
+		vm[n] = (r->cons.verdict_msgs + r->cons.batch_msgs) / pk;
+		ut[n] = (r->traffic_user_ns + r->traffic_sys_ns) /
+			(r->elapsed * 1e7);
+		uc[n] = (r->cons_user_ns + r->cons_sys_ns) / (r->elapsed * 1e7);
+		bt[n] = r->busy_traffic;
+		bc[n] = r->busy_consumer;
+		n++;
+	}
+	s->runs = n;
+	if (nsc)
+		s->sc_pkt = median(sc, nsc);
+	if (!n)
+		return;
+	s->pps = median(pps, n);
+	s->pps_min = pps[0];
+	s->pps_max = pps[n - 1];
+	s->cpu_ns = median(cpu, n);
+	s->cpu_min = cpu[0];
+	s->cpu_max = cpu[n - 1];
+	s->user_ns = median(usr, n);
+	s->sys_ns = median(sys, n);
+	s->traffic_ns = median(tr, n);
+	s->sc_self_pkt = median(scs, n);
+	s->vmsg_pkt = median(vm, n);
+	s->util_t = median(ut, n);
+	s->util_c = median(uc, n);
+	s->busy_t = median(bt, n);
+	s->busy_c = median(bc, n);
+}
+
+static const struct summary *find_sum(const struct summary *s, unsigned int n,
+				      enum bench_kind kind, unsigned int payload,
+				      bool drain)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (s[i].kind == kind && s[i].payload == payload &&
+		    s[i].drain == drain && s[i].runs)
+			return &s[i];
+	return NULL;
+}
+
+/* --- output ------------------------------------------------------------- */
+
+static void fmt_pps(char *buf, size_t len, double v)
+{
+	if (v >= 1e6)
+		snprintf(buf, len, "%.2fM", v / 1e6);
+	else
+		snprintf(buf, len, "%.0fk", v / 1e3);
+}
+
+static void fmt_ratio(char *buf, size_t len, double a, double b)
+{
+	if (a > 0 && b > 0)
+		snprintf(buf, len, "%.2f", a / b);
+	else
+		snprintf(buf, len, "-");
+}
+
+static void print_header(FILE *f, const struct opts *o)
+{
+	struct utsname u;
+	char date[32];
+	time_t now = time(NULL);
+
+	uname(&u);
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	fprintf(f, "nfqb-bench, libnfq-batch %s, %s, kernel %s, %ld CPUs, "
+		"rule in %s, nice %d%s\n", nfqb_version(), date, u.release,
+		sysconf(_SC_NPROCESSORS_ONLN),
+		o->cfg.hook == BENCH_HOOK_OUTPUT ? "OUTPUT" : "INPUT",
+		o->cfg.nice, o->cfg.rt_prio ? ", SCHED_FIFO" : "");
+}
+
+static void print_stream(FILE *f, const struct opts *o, unsigned int pl,
+			 const struct summary *sum, unsigned int nsum)
+{
+	const struct summary *A = find_sum(sum, nsum, BENCH_REF_A, pl, false);
+	const struct summary *B = find_sum(sum, nsum, BENCH_REF_B, pl, false);
+	const struct summary *K = find_sum(sum, nsum, BENCH_KERNEL, pl, false);
+	unsigned int i;
+
+	fprintf(f, "\npayload %u B, streaming: %llu datagrams x %u reps, "
+		"window %u, CPU %d traffic / %d consumer\n", pl,
+		(unsigned long long)o->cfg.packets, o->reps, o->cfg.window,
+		o->cfg.cpu_traffic, o->cfg.cpu_consumer);
+	fprintf(f, "%-22s %22s %5s %5s %5s | %6s %6s %6s %5s %5s | %6s %6s %6s | %4s %4s | %s\n",
+		"consumer", "pkt/s median (min..max)", "xA", "xB", "xkern",
+		"ns/pkt", "user", "sys", "xA", "xB", "sc/pkt", "sc(k)",
+		"vm/pkt", "utlT", "utlC", "lost");
+	for (i = 0; i < nsum; i++) {
+		const struct summary *s = &sum[i];
+		char p[16], pmin[16], pmax[16], range[64];
+		char ra[8], rb[8], rk[8], ca[8], cb[8];
+		char sc[16], sck[16], vm[16], ns[16], us[16], sy[16];
+
+		if (s->payload != pl || s->drain)
+			continue;
+		if (!s->runs) {
+			fprintf(f, "%-22s failed (%u runs)\n",
+				bench_consumers[s->kind].label, s->failed);
+			continue;
+		}
+		fmt_pps(p, sizeof(p), s->pps);
+		fmt_pps(pmin, sizeof(pmin), s->pps_min);
+		fmt_pps(pmax, sizeof(pmax), s->pps_max);
+		snprintf(range, sizeof(range), "%s (%s..%s)", p, pmin, pmax);
+		fmt_ratio(ra, sizeof(ra), s->pps, A ? A->pps : 0);
+		fmt_ratio(rb, sizeof(rb), s->pps, B ? B->pps : 0);
+		fmt_ratio(rk, sizeof(rk), s->pps, K ? K->pps : 0);
+		strcpy(ns, "-");
+		strcpy(us, "-");
+		strcpy(sy, "-");
+		strcpy(ca, "-");
+		strcpy(cb, "-");
+		strcpy(sc, "-");
+		strcpy(sck, "-");
+		strcpy(vm, "-");
+		if (bench_consumers[s->kind].queues) {
+			snprintf(ns, sizeof(ns), "%.0f", s->cpu_ns);
+			snprintf(us, sizeof(us), "%.0f", s->user_ns);
+			snprintf(sy, sizeof(sy), "%.0f", s->sys_ns);
+			fmt_ratio(ca, sizeof(ca), s->cpu_ns, A ? A->cpu_ns : 0);
+			fmt_ratio(cb, sizeof(cb), s->cpu_ns, B ? B->cpu_ns : 0);
+			snprintf(sc, sizeof(sc), "%.3f", s->sc_self_pkt);
+			if (s->sc_pkt >= 0)
+				snprintf(sck, sizeof(sck), "%.3f", s->sc_pkt);
+			snprintf(vm, sizeof(vm), "%.3f", s->vmsg_pkt);
+		}
+		fprintf(f, "%-22s %22s %5s %5s %5s | %6s %6s %6s %5s %5s | %6s %6s %6s | %3.0f%% %3.0f%% | %llu%s\n",
+			bench_consumers[s->kind].label, range, ra, rb, rk, ns,
+			us, sy, ca, cb, sc, sck, vm, s->util_t, s->util_c,
+			(unsigned long long)s->lost,
+			s->failed ? " FAILED" : "");
+	}
+}
+
+static void print_drain(FILE *f, const struct opts *o, unsigned int pl,
+			const struct summary *sum, unsigned int nsum)
+{
+	const struct summary *A = find_sum(sum, nsum, BENCH_REF_A, pl, true);
+	const struct summary *B = find_sum(sum, nsum, BENCH_REF_B, pl, true);
+	unsigned int i;
+
+	fprintf(f, "\npayload %u B, consumer saturated (drain mode, %u "
+		"queued at a time): %llu datagrams x %u reps\n", pl,
+		o->cfg.window, (unsigned long long)o->cfg.packets, o->reps);
+	fprintf(f, "%-22s %22s %6s %6s %5s %5s | %9s | %6s %6s | %s\n",
+		"consumer", "ns/pkt median (min..max)", "user", "sys", "xA",
+		"xB", "capacity", "sc/pkt", "vm/pkt", "lost");
+	for (i = 0; i < nsum; i++) {
+		const struct summary *s = &sum[i];
+		char range[64], ra[8], rb[8], cap[16];
+
+		if (s->payload != pl || !s->drain)
+			continue;
+		if (!s->runs) {
+			fprintf(f, "%-22s failed (%u runs)\n",
+				bench_consumers[s->kind].label, s->failed);
+			continue;
+		}
+		snprintf(range, sizeof(range), "%.0f (%.0f..%.0f)", s->cpu_ns,
+			 s->cpu_min, s->cpu_max);
+		fmt_ratio(ra, sizeof(ra), s->cpu_ns, A ? A->cpu_ns : 0);
+		fmt_ratio(rb, sizeof(rb), s->cpu_ns, B ? B->cpu_ns : 0);
+		fmt_pps(cap, sizeof(cap), s->cpu_ns > 0 ? 1e9 / s->cpu_ns : 0);
+		fprintf(f, "%-22s %22s %6.0f %6.0f %5s %5s | %7s/s | %6.3f %6.3f | %llu%s\n",
+			bench_consumers[s->kind].label, range, s->user_ns,
+			s->sys_ns, ra, rb, cap, s->sc_self_pkt, s->vmsg_pkt,
+			(unsigned long long)s->lost,
+			s->failed ? " FAILED" : "");
+	}
+}
+
+static void print_table(FILE *f, const struct opts *o,
+			const struct summary *sum, unsigned int nsum)
+{
+	unsigned int si;
+
+	print_header(f, o);
+	for (si = 0; si < o->nsizes; si++) {
+		if (o->stream)
+			print_stream(f, o, o->sizes[si], sum, nsum);
+		if (o->drain)
+			print_drain(f, o, o->sizes[si], sum, nsum);
+	}
+	fprintf(f, "\nStreaming: the traffic process keeps up to the window in "
+		"flight. pkt/s: datagrams through the queue per second, first "
+		"send to last delivery. ns/pkt: CPU time (user+sys) of the "
+		"consumer process per datagram, user and sys separately. "
+		"sc/pkt: the consumer's syscalls per datagram as it counts them "
+		"(the library: its recv_calls+send_calls); sc(k): counted by "
+		"the kernel (raw_syscalls:sys_enter) in one extra untimed run. "
+		"vm/pkt: verdict messages per datagram. utlT/utlC: CPU time of "
+		"the traffic / consumer process over the elapsed time. x: ratio "
+		"of the medians.\n");
+	if (o->drain)
+		fprintf(f, "Drain: the consumer is stopped while a window of "
+			"datagrams is queued, then drains it; it always finds "
+			"work, as under overload. capacity = 1e9 / ns/pkt.\n");
+	fprintf(f, "* 2 queues: two threads each owning one queue (queue per "
+		"worker), pinned with the process to the consumer CPU; the "
+		"library's pool API is not used yet.\n");
+}
+
+struct target {
+	const char *name;
+	double value;
+	double limit;
+	bool le;		/* value <= limit is met; else >= */
+	bool known;
+};
+
+static void set_target(struct target *t, const char *name,
+		       const struct summary *x, const struct summary *ref,
+		       bool cpu, double limit)
+{
+	t->name = name;
+	t->limit = limit;
+	t->le = cpu;		/* CPU: at most; packets/s: at least */
+	t->known = x && ref && (cpu ? ref->cpu_ns > 0 : ref->pps > 0);
+	t->value = !t->known ? 0 : cpu ? x->cpu_ns / ref->cpu_ns :
+		   x->pps / ref->pps;
+}
+
+static unsigned int eval_targets(const struct summary *sum, unsigned int nsum,
+				 struct target *t)
+{
+	const struct summary *A = find_sum(sum, nsum, BENCH_REF_A, 64, false);
+	const struct summary *B = find_sum(sum, nsum, BENCH_REF_B, 64, false);
+	const struct summary *L = find_sum(sum, nsum, BENCH_LIB, 64, false);
+	const struct summary *M = find_sum(sum, nsum, BENCH_LIB_MIXED, 64,
+					   false);
+	const struct summary *dA = find_sum(sum, nsum, BENCH_REF_A, 64, true);
+	const struct summary *dB = find_sum(sum, nsum, BENCH_REF_B, 64, true);
+	const struct summary *dL = find_sum(sum, nsum, BENCH_LIB, 64, true);
+	const struct summary *dM = find_sum(sum, nsum, BENCH_LIB_MIXED, 64,
+					    true);
+
+	set_target(&t[0], "all-accept CPU/pkt vs ref A, saturated", dL, dA,
+		   true, 0.40);
+	set_target(&t[1], "all-accept CPU/pkt vs ref B, saturated", dL, dB,
+		   true, 0.90);
+	set_target(&t[2], "mixed CPU/pkt vs ref A, saturated", dM, dA, true,
+		   0.50);
+	set_target(&t[3], "all-accept CPU/pkt vs ref A, streaming", L, A,
+		   true, 0.40);
+	set_target(&t[4], "all-accept CPU/pkt vs ref B, streaming", L, B,
+		   true, 0.90);
+	set_target(&t[5], "mixed CPU/pkt vs ref A, streaming", M, A, true,
+		   0.50);
+	set_target(&t[6], "all-accept pkt/s vs ref A", L, A, false, 1.8);
+	set_target(&t[7], "all-accept pkt/s vs ref B", L, B, false, 1.0);
+	set_target(&t[8], "mixed pkt/s vs ref A", M, A, false, 1.5);
+	return 9;
+}
+
+static bool target_met(const struct target *t)
+{
+	return t->known && (t->le ? t->value <= t->limit : t->value >= t->limit);
+}
+
+static void print_targets(FILE *f, const struct summary *sum,
+			  unsigned int nsum, unsigned int bad_runs)
+{
+	struct target t[16];
+	unsigned int i, n = eval_targets(sum, nsum, t);
+
+	fprintf(f, "\ntargets (64-byte payload, medians):\n");
+	for (i = 0; i < n; i++) {
+		if (!t[i].known) {
+			fprintf(f, "  %-40s    -   (%s %.2f)  not measured\n",
+				t[i].name, t[i].le ? "<=" : ">=", t[i].limit);
+			continue;
+		}
+		fprintf(f, "  %-40s %5.2f (%s %.2f)  %s\n", t[i].name,
+			t[i].value, t[i].le ? "<=" : ">=", t[i].limit,
+			target_met(&t[i]) ? "met" : "NOT met");
+	}
+	fprintf(f, "  %-40s %s\n", "zero lost packets, every run",
+		bad_runs ? "NOT met" : "met");
+	for (i = 0; i < nsum; i++) {
+		const struct summary *s = &sum[i];
+
+		if (s->payload != 64 || !s->runs || s->drain ||
+		    !bench_consumers[s->kind].queues)
+			continue;
+		fprintf(f, "  saturated core, %-22s %s (traffic %.0f%%, consumer %.0f%%)\n",
+			bench_consumers[s->kind].label,
+			s->util_t >= 90 && s->util_t >= s->util_c ? "traffic" :
+			s->util_c >= 90 ? "consumer" : "neither",
+			s->util_t, s->util_c);
+	}
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void print_json_header(FILE *f, const struct opts *o, const char *mode)
+{
+	struct utsname u;
+	char date[32];
+	time_t now = time(NULL);
+
+	uname(&u);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	fprintf(f, "{\n  \"tool\": \"nfqb-bench\",\n  \"mode\": \"%s\",\n"
+		"  \"library\": ", mode);
+	json_str(f, nfqb_version());
+	fprintf(f, ",\n  \"date\": \"%s\",\n  \"kernel\": ", date);
+	json_str(f, u.release);
+	fprintf(f, ",\n  \"cpus_online\": %ld,\n", sysconf(_SC_NPROCESSORS_ONLN));
+	fprintf(f, "  \"config\": {\"packets\": %llu, \"reps\": %u, "
+		"\"window\": %u, \"burst\": %u, \"flows\": %u, \"batch\": %u, "
+		"\"maxlen\": %u, \"cpu_traffic\": %d, \"cpu_consumer\": %d, "
+		"\"hook\": \"%s\", \"nice\": %d, \"rt_prio\": %d, "
+		"\"syscount\": %s},\n",
+		(unsigned long long)o->cfg.packets, o->reps, o->cfg.window,
+		o->cfg.burst, o->cfg.flows, o->cfg.batch, o->cfg.maxlen,
+		o->cfg.cpu_traffic, o->cfg.cpu_consumer,
+		o->cfg.hook == BENCH_HOOK_OUTPUT ? "output" : "input",
+		o->cfg.nice, o->cfg.rt_prio,
+		o->cfg.sys_enter_id >= 0 ? "true" : "false");
+}
+
+static void print_json_run(FILE *f, const struct bench_result *r, bool last)
+{
+	const struct bench_cons *c = &r->cons;
+
+	fprintf(f, "    {\"consumer\": \"%s\", \"payload\": %u, \"rep\": %u, "
+		"\"mode\": \"%s\", \"timed\": %s, \"failed\": %s, "
+		"\"error\": ", bench_consumers[r->kind].name, r->payload,
+		r->rep, r->drain ? "drain" : "stream",
+		r->timed ? "true" : "false", r->failed ? "true" : "false");
+	json_str(f, r->err);
+	fprintf(f, ", \"sent\": %llu, \"expected\": %llu, \"delivered\": %llu, "
+		"\"lost\": %llu, \"dups\": %llu, \"wrong_verdict\": %llu, "
+		"\"bad_mark\": %llu, \"kq_dropped\": %llu, "
+		"\"kq_user_dropped\": %llu, \"elapsed_s\": %.6f, \"pps\": %.0f, "
+		"\"cons_user_ns\": %llu, \"cons_sys_ns\": %llu, "
+		"\"cons_maxrss_kb\": %ld, \"traffic_user_ns\": %llu, "
+		"\"traffic_sys_ns\": %llu, \"busy_traffic_pct\": %.1f, "
+		"\"busy_consumer_pct\": %.1f, \"syscalls\": %lld, "
+		"\"cons_packets\": %llu, \"cons_recv_calls\": %llu, "
+		"\"cons_send_calls\": %llu, \"verdict_msgs\": %llu, "
+		"\"batch_msgs\": %llu, \"enobufs\": %llu, \"kernel_errors\": %llu, "
+		"\"lib_flushes\": %llu, \"lib_flush_limit\": %llu, "
+		"\"lib_flush_idle\": %llu, \"lib_flush_latency\": %llu, "
+		"\"lib_fallbacks\": %llu, \"lib_timeouts\": %llu, "
+		"\"lib_rejected\": %llu}%s\n",
+		(unsigned long long)r->sent, (unsigned long long)r->expected,
+		(unsigned long long)r->delivered, (unsigned long long)r->lost,
+		(unsigned long long)r->dups,
+		(unsigned long long)r->wrong_verdict,
+		(unsigned long long)r->bad_mark,
+		(unsigned long long)r->kq_dropped,
+		(unsigned long long)r->kq_user_dropped, r->elapsed, r->pps,
+		(unsigned long long)r->cons_user_ns,
+		(unsigned long long)r->cons_sys_ns, r->cons_maxrss_kb,
+		(unsigned long long)r->traffic_user_ns,
+		(unsigned long long)r->traffic_sys_ns, r->busy_traffic,
+		r->busy_consumer, (long long)r->syscalls,
+		(unsigned long long)c->packets,
+		(unsigned long long)c->recv_calls,
+		(unsigned long long)c->send_calls,
+		(unsigned long long)c->verdict_msgs,
+		(unsigned long long)c->batch_msgs,
+		(unsigned long long)c->enobufs,
+		(unsigned long long)c->kernel_errors,
+		(unsigned long long)c->lib_flushes,
+		(unsigned long long)c->lib_flush_limit,
+		(unsigned long long)c->lib_flush_idle,
+		(unsigned long long)c->lib_flush_latency,
+		(unsigned long long)c->lib_fallbacks,
+		(unsigned long long)c->lib_timeouts,
+		(unsigned long long)c->lib_rejected, last ? "" : ",");
+}
+
+static void print_json(FILE *f, const struct opts *o,
+		       const struct bench_result *res, unsigned int nres,
+		       const struct summary *sum, unsigned int nsum,
+		       unsigned int bad_runs)
+{
+	struct target t[16];
+	unsigned int i, nt;
+
+	print_json_header(f, o, "compare");
+	fprintf(f, "  \"runs\": [\n");
+	for (i = 0; i < nres; i++)
+		print_json_run(f, &res[i], i + 1 == nres);
+	fprintf(f, "  ],\n  \"summary\": [\n");
+	for (i = 0; i < nsum; i++) {
+		const struct summary *s = &sum[i];
+		const struct summary *A = find_sum(sum, nsum, BENCH_REF_A,
+						   s->payload, s->drain);
+		const struct summary *B = find_sum(sum, nsum, BENCH_REF_B,
+						   s->payload, s->drain);
+		const struct summary *K = find_sum(sum, nsum, BENCH_KERNEL,
+						   s->payload, s->drain);
+
+		fprintf(f, "    {\"consumer\": \"%s\", \"payload\": %u, "
+			"\"mode\": \"%s\", \"runs\": %u, \"failed\": %u, \"lost\": %llu, "
+			"\"pps_median\": %.0f, \"pps_min\": %.0f, "
+			"\"pps_max\": %.0f, \"cpu_ns_per_pkt\": %.1f, "
+			"\"cpu_ns_min\": %.1f, \"cpu_ns_max\": %.1f, "
+			"\"user_ns_per_pkt\": %.1f, \"sys_ns_per_pkt\": %.1f, "
+			"\"traffic_ns_per_pkt\": %.1f, "
+			"\"syscalls_per_pkt\": %.4f, "
+			"\"self_syscalls_per_pkt\": %.4f, "
+			"\"verdict_msgs_per_pkt\": %.4f, "
+			"\"util_traffic_pct\": %.1f, "
+			"\"util_consumer_pct\": %.1f, "
+			"\"busy_traffic_pct\": %.1f, "
+			"\"busy_consumer_pct\": %.1f, "
+			"\"pps_vs_ref_a\": %.3f, \"pps_vs_ref_b\": %.3f, "
+			"\"pps_vs_kernel\": %.3f, \"cpu_vs_ref_a\": %.3f, "
+			"\"cpu_vs_ref_b\": %.3f}%s\n",
+			bench_consumers[s->kind].name, s->payload,
+			s->drain ? "drain" : "stream", s->runs,
+			s->failed, (unsigned long long)s->lost, s->pps,
+			s->pps_min, s->pps_max, s->cpu_ns, s->cpu_min,
+			s->cpu_max, s->user_ns,
+			s->sys_ns, s->traffic_ns, s->sc_pkt, s->sc_self_pkt,
+			s->vmsg_pkt, s->util_t, s->util_c, s->busy_t, s->busy_c,
+			A && A->pps ? s->pps / A->pps : 0,
+			B && B->pps ? s->pps / B->pps : 0,
+			K && K->pps ? s->pps / K->pps : 0,
+			A && A->cpu_ns ? s->cpu_ns / A->cpu_ns : 0,
+			B && B->cpu_ns ? s->cpu_ns / B->cpu_ns : 0,
+			i + 1 == nsum ? "" : ",");
+	}
+	fprintf(f, "  ],\n  \"targets\": [\n");
+	nt = eval_targets(sum, nsum, t);
+	for (i = 0; i < nt; i++)
+		fprintf(f, "    {\"name\": \"%s\", \"value\": %.3f, "
+			"\"limit\": %.2f, \"cmp\": \"%s\", \"measured\": %s, "
+			"\"met\": %s},\n", t[i].name, t[i].value, t[i].limit,
+			t[i].le ? "<=" : ">=", t[i].known ? "true" : "false",
+			target_met(&t[i]) ? "true" : "false");
+	fprintf(f, "    {\"name\": \"zero lost packets\", \"met\": %s}\n  ],\n",
+		bad_runs ? "false" : "true");
+	fprintf(f, "  \"ok\": %s\n}\n", bad_runs ? "false" : "true");
+}
+
+/* --- progress ------------------------------------------------------------ */
+
+static void progress(unsigned int i, unsigned int n,
+		     const struct bench_result *r)
+{
+	bool tty = isatty(STDERR_FILENO);
+	double pk = r->sent ? (double)r->sent : 1;
+
+	char rep[16];
+
+	if (r->timed)
+		snprintf(rep, sizeof(rep), "%s %u", r->drain ? "drain" : "rep",
+			 r->rep + 1);
+	else
+		snprintf(rep, sizeof(rep), "syscalls");
+	fprintf(stderr, "%s[%3u/%3u] %-22s %5u B %-8s %8.0f pkt/s %6.0f ns/pkt lost %llu%s%s%s",
+		tty ? "\r\033[K" : "", i, n, bench_consumers[r->kind].label,
+		r->payload, rep, r->pps,
+		(r->cons_user_ns + r->cons_sys_ns) / pk,
+		(unsigned long long)r->lost, r->failed ? " FAILED: " : "",
+		r->failed ? r->err : "", tty && !r->failed ? "" : "\n");
+	fflush(stderr);
+}
+
+/* --- modes --------------------------------------------------------------- */
+
+static int do_compare(struct opts *o)
+{
+	unsigned int nres, cap, i = 0, nq = 0, si, rep, j, m, nsum = 0, bad = 0;
+	struct summary sum[MAX_SIZES * BENCH_NKINDS * 2];
+	int sys_id = o->cfg.sys_enter_id;
+	struct bench_result *res;
+
+	for (j = 0; j < o->nkinds; j++)
+		if (bench_consumers[o->kinds[j]].queues)
+			nq++;
+	cap = o->nsizes * ((o->stream ? o->reps * o->nkinds : 0) +
+			   (o->drain ? o->reps * nq : 0) +
+			   (o->stream && sys_id >= 0 ? nq : 0));
+	nres = cap;
+	res = mmap(NULL, cap * sizeof(*res), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED) {
+		perror("nfqb-bench: mmap");
+		return 1;
+	}
+	for (si = 0; si < o->nsizes && !interrupted; si++) {
+		o->cfg.payload = o->sizes[si];
+		/* timed runs; counting syscalls would slow them */
+		o->cfg.sys_enter_id = -1;
+		for (rep = 0; rep < o->reps && !interrupted; rep++) {
+			for (m = 0; m < 2 && !interrupted; m++) {
+				o->cfg.drain = m == 1;
+				if ((m == 0 && !o->stream) || (m == 1 && !o->drain))
+					continue;
+				/* alternate: each repetition starts one further */
+				for (j = 0; j < o->nkinds && !interrupted; j++) {
+					enum bench_kind k =
+						o->kinds[(j + rep) % o->nkinds];
+					struct bench_result *r;
+
+					if (o->cfg.drain &&
+					    !bench_consumers[k].queues)
+						continue;
+					r = &res[i++];
+					bench_run(&o->cfg, k, r);
+					r->rep = rep;
+					r->timed = true;
+					if (r->failed)
+						bad++;
+					progress(i, nres, r);
+				}
+			}
+		}
+		/* one untimed streaming run per consumer to count syscalls */
+		o->cfg.drain = false;
+		o->cfg.sys_enter_id = sys_id;
+		for (j = 0; j < o->nkinds && o->stream && sys_id >= 0 &&
+		     !interrupted; j++) {
+			struct bench_result *r;
+
+			if (!bench_consumers[o->kinds[j]].queues)
+				continue;
+			r = &res[i++];
+			bench_run(&o->cfg, o->kinds[j], r);
+			if (r->failed)
+				bad++;
+			progress(i, nres, r);
+		}
+	}
+	nres = i;
+	if (isatty(STDERR_FILENO))
+		fputc('\n', stderr);
+	if (interrupted) {
+		fprintf(stderr, "nfqb-bench: interrupted\n");
+		return 130;
+	}
+	for (si = 0; si < o->nsizes; si++) {
+		for (m = 0; m < 2; m++) {
+			if ((m == 0 && !o->stream) || (m == 1 && !o->drain))
+				continue;
+			for (j = 0; j < o->nkinds; j++) {
+				if (m == 1 && !bench_consumers[o->kinds[j]].queues)
+					continue;
+				summarize(res, nres, o->kinds[j], o->sizes[si],
+					  m == 1, &sum[nsum++]);
+			}
+		}
+	}
+	if (o->json) {
+		print_json(stdout, o, res, nres, sum, nsum, bad);
+	} else {
+		print_table(stdout, o, sum, nsum);
+		print_targets(stdout, sum, nsum, bad);
+	}
+	munmap(res, cap * sizeof(*res));
+	if (bad)
+		fprintf(stderr, "nfqb-bench: %u run(s) failed or lost packets\n",
+			bad);
+	return bad ? 1 : 0;
+}
+
+static int do_memcheck(struct opts *o)
+{
+	uint64_t counts[2] = { o->cfg.packets, o->cfg.packets * 10 };
+	enum bench_kind kinds[BENCH_NKINDS];
+	unsigned int i, j, n = 0, nres, bad = 0;
+	struct bench_result *res;
+
+	for (j = 0; j < o->nkinds; j++) {
+		enum bench_kind k = o->kinds[j];
+
+		if (k != BENCH_LIB && k != BENCH_LIB_MIXED &&
+		    k != BENCH_LIB_POOL2)
+			continue;
+		/* default: the single-queue library consumers */
+		if (!o->kinds_set && k == BENCH_LIB_POOL2)
+			continue;
+		kinds[n++] = k;
+	}
+	if (!n) {
+		fprintf(stderr, "nfqb-bench: --memcheck needs a lib consumer\n");
+		return 2;
+	}
+	nres = 2 * n;
+	res = mmap(NULL, nres * sizeof(*res), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED) {
+		perror("nfqb-bench: mmap");
+		return 1;
+	}
+	o->cfg.payload = o->sizes[0];
+	o->cfg.timeout = 3600;
+	o->cfg.sys_enter_id = -1;
+	for (i = 0; i < 2 && !interrupted; i++) {
+		for (j = 0; j < n && !interrupted; j++) {
+			struct bench_result *r = &res[j * 2 + i];
+
+			o->cfg.packets = counts[i];
+			bench_run(&o->cfg, kinds[j], r);
+			r->timed = true;
+			if (r->failed)
+				bad++;
+			progress(i * n + j + 1, nres, r);
+		}
+	}
+	o->cfg.packets = counts[0];
+	if (isatty(STDERR_FILENO))
+		fputc('\n', stderr);
+	if (interrupted)
+		return 130;
+	if (o->json) {
+		print_json_header(stdout, o, "memcheck");
+		fprintf(stdout, "  \"runs\": [\n");
+		for (i = 0; i < nres; i++)
+			print_json_run(stdout, &res[i], i + 1 == nres);
+		fprintf(stdout, "  ],\n  \"memcheck\": [\n");
+	} else {
+		printf("\nconsumer max RSS (ru_maxrss), payload %u B, target: "
+		       "within 1024 KiB\n", o->cfg.payload);
+		printf("%-22s %12s %12s %10s\n", "consumer", "after N",
+		       "after 10*N", "diff");
+	}
+	for (j = 0; j < n; j++) {
+		const struct bench_result *a = &res[j * 2], *b = &res[j * 2 + 1];
+		long diff = b->cons_maxrss_kb - a->cons_maxrss_kb;
+		bool met = diff <= 1024 && !a->failed && !b->failed;
+
+		if (o->json) {
+			fprintf(stdout, "    {\"consumer\": \"%s\", "
+				"\"packets\": [%llu, %llu], "
+				"\"maxrss_kb\": [%ld, %ld], \"diff_kb\": %ld, "
+				"\"met\": %s}%s\n",
+				bench_consumers[kinds[j]].name,
+				(unsigned long long)counts[0],
+				(unsigned long long)counts[1],
+				a->cons_maxrss_kb, b->cons_maxrss_kb, diff,
+				met ? "true" : "false", j + 1 == n ? "" : ",");
+		} else {
+			printf("%-22s %8ld KiB %8ld KiB %6ld KiB  %s\n",
+			       bench_consumers[kinds[j]].label,
+			       a->cons_maxrss_kb, b->cons_maxrss_kb, diff,
+			       met ? "met" : "NOT met");
+		}
+	}
+	if (o->json)
+		fprintf(stdout, "  ],\n  \"ok\": %s\n}\n",
+			bad ? "false" : "true");
+	else
+		printf("N = %llu datagrams\n", (unsigned long long)counts[0]);
+	munmap(res, nres * sizeof(*res));
+	if (bad)
+		fprintf(stderr, "nfqb-bench: %u run(s) failed or lost packets\n",
+			bad);
+	return bad ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_int };
+	struct opts o;
+
+	parse_opts(argc, argv, &o);
+	if (geteuid() != 0)
+		fprintf(stderr, "nfqb-bench: needs root (namespaces, NFQUEUE)\n");
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (o.syscount && !o.memcheck)
+		o.cfg.sys_enter_id = bench_find_sys_enter_id();
+	if (o.syscount && o.cfg.sys_enter_id < 0)
+		fprintf(stderr, "nfqb-bench: raw_syscalls:sys_enter not "
+			"available, syscalls counted by the consumers\n");
+	return o.memcheck ? do_memcheck(&o) : do_compare(&o);
+}
