@@ -13,15 +13,17 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/parse.c \
 	lib/recv.c \
 	lib/coalesce.c \
-	lib/stats.c
+	lib/stats.c \
+	lib/pool.c
 lib_libnfqb_internal_la_CFLAGS = $(AM_CFLAGS) $(LIBMNL_CFLAGS) \
-	-fvisibility=hidden -DNFQB_BUILD
+	$(URCU_CFLAGS) -fvisibility=hidden -DNFQB_BUILD
 
 lib_libnfq_batch_la_SOURCES =
 # No source of its own: this never-built C file makes automake link with
 # the C compiler driver.
 nodist_EXTRA_lib_libnfq_batch_la_SOURCES = lib/dummy.c
-lib_libnfq_batch_la_LIBADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) -lpthread
+lib_libnfq_batch_la_LIBADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) \
+	$(URCU_LIBS) -lpthread
 lib_libnfq_batch_la_LDFLAGS = \
 	-version-info $(LIBNFQB_CURRENT):$(LIBNFQB_REVISION):$(LIBNFQB_AGE) \
 	-Wl,--version-script=$(srcdir)/lib/libnfq-batch.map \
@@ -29,3 +31,6 @@ lib_libnfq_batch_la_LDFLAGS = \
 EXTRA_lib_libnfq_batch_la_DEPENDENCIES = lib/libnfq-batch.map
 
 EXTRA_DIST += lib/libnfq-batch.map
+
+# The worker pool's public header (users include it explicitly).
+pkginclude_HEADERS += include/libnfq-batch/pool.h

@@ -1086,8 +1086,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (o.syscount && !o.memcheck)
 		o.cfg.sys_enter_id = bench_find_sys_enter_id();
-	if (o.syscount && o.cfg.sys_enter_id < 0)
+	if (o.syscount && !o.memcheck && o.cfg.sys_enter_id < 0)
 		fprintf(stderr, "nfqb-bench: raw_syscalls:sys_enter not "
-			"available, syscalls counted by the consumers\n");
+			"available, no kernel count of syscalls (sc(k))\n");
 	return o.memcheck ? do_memcheck(&o) : do_compare(&o);
 }

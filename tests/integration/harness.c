@@ -98,9 +98,9 @@ struct nfqbt_rx {
 	atomic_uint total;
 	unsigned int bad;
 	int err;			/* errno of a failed recvmsg */
-	uint16_t *count;		/* [NFQBT_RX_MAX_SEQ] */
-	uint32_t *mark;			/* [NFQBT_RX_MAX_SEQ] */
-	uint8_t *has_mark;		/* [NFQBT_RX_MAX_SEQ] */
+	uint16_t *count;		/* [o.max_seq] */
+	uint32_t *mark;			/* [o.max_seq] */
+	uint8_t *has_mark;		/* [o.max_seq] */
 	size_t store_len[NFQBT_RX_STORE];
 	uint8_t store[NFQBT_RX_STORE][NFQBT_RX_STORE_BYTES];
 };
@@ -116,7 +116,7 @@ static void rx_record(struct nfqbt_rx *rx, const uint8_t *buf, size_t len,
 	}
 	memcpy(&seq, buf, 4);
 	seq = ntohl(seq);
-	if (seq >= NFQBT_RX_MAX_SEQ) {
+	if (seq >= rx->o.max_seq) {
 		rx->bad++;
 		return;
 	}
@@ -207,12 +207,14 @@ struct nfqbt_rx *nfqbt_rx_start(uint16_t port, const struct nfqbt_rx_opts *o)
 
 	rx = calloc(1, sizeof(*rx));
 	ck_assert(rx != NULL);
-	rx->count = calloc(NFQBT_RX_MAX_SEQ, sizeof(*rx->count));
-	rx->mark = calloc(NFQBT_RX_MAX_SEQ, sizeof(*rx->mark));
-	rx->has_mark = calloc(NFQBT_RX_MAX_SEQ, sizeof(*rx->has_mark));
-	ck_assert(rx->count && rx->mark && rx->has_mark);
 	if (o)
 		rx->o = *o;
+	if (!rx->o.max_seq)
+		rx->o.max_seq = NFQBT_RX_MAX_SEQ;
+	rx->count = calloc(rx->o.max_seq, sizeof(*rx->count));
+	rx->mark = calloc(rx->o.max_seq, sizeof(*rx->mark));
+	rx->has_mark = calloc(rx->o.max_seq, sizeof(*rx->has_mark));
+	ck_assert(rx->count && rx->mark && rx->has_mark);
 	if (!rx->o.linger_ms)
 		rx->o.linger_ms = 100;
 	if (!rx->o.quiet_ms)
@@ -268,6 +270,11 @@ unsigned int nfqbt_rx_total(const struct nfqbt_rx *rx)
 	return atomic_load(&rx->total);
 }
 
+const atomic_uint *nfqbt_rx_total_ptr(const struct nfqbt_rx *rx)
+{
+	return &rx->total;
+}
+
 bool nfqbt_rx_wait_total(const struct nfqbt_rx *rx, unsigned int n,
 			 unsigned int timeout_ms)
 {
@@ -281,12 +288,12 @@ unsigned int nfqbt_rx_bad(const struct nfqbt_rx *rx)
 
 unsigned int nfqbt_rx_count(const struct nfqbt_rx *rx, uint32_t seq)
 {
-	return seq < NFQBT_RX_MAX_SEQ ? rx->count[seq] : 0;
+	return seq < rx->o.max_seq ? rx->count[seq] : 0;
 }
 
 bool nfqbt_rx_mark(const struct nfqbt_rx *rx, uint32_t seq, uint32_t *mark)
 {
-	if (seq >= NFQBT_RX_MAX_SEQ || !rx->count[seq] || !rx->has_mark[seq])
+	if (seq >= rx->o.max_seq || !rx->count[seq] || !rx->has_mark[seq])
 		return false;
 	*mark = rx->mark[seq];
 	return true;
@@ -307,7 +314,7 @@ void nfqbt_rx_assert_exact(const struct nfqbt_rx *rx, uint32_t first,
 	unsigned int want_total = 0, missing = 0, dup = 0, extra = 0;
 	uint32_t first_bad = UINT32_MAX, seq;
 
-	ck_assert_uint_le(first + (uint64_t)n, NFQBT_RX_MAX_SEQ);
+	ck_assert_uint_le(first + (uint64_t)n, rx->o.max_seq);
 	ck_assert_uint_eq(nfqbt_rx_bad(rx), 0);
 	for (seq = first; seq < first + n; seq++) {
 		bool want = expect ? expect(seq, data) : true;

@@ -80,6 +80,8 @@ struct nfqbt_rx_opts {
 	unsigned int quiet_ms;
 	/* hard bound on the receiver's life (default 15000) */
 	unsigned int timeout_ms;
+	/* track seqs below this (default NFQBT_RX_MAX_SEQ) */
+	unsigned int max_seq;
 };
 
 struct nfqbt_rx;
@@ -98,10 +100,12 @@ void nfqbt_rx_free(struct nfqbt_rx *rx);
 /* Datagrams received so far (all of them, also malformed ones); safe while
  * the receiver runs. The other getters are for after it stopped. */
 unsigned int nfqbt_rx_total(const struct nfqbt_rx *rx);
+/* The receiver's datagram counter itself, for a sender's window. */
+const atomic_uint *nfqbt_rx_total_ptr(const struct nfqbt_rx *rx);
 /* Wait until at least @n datagrams arrived; false on timeout. */
 bool nfqbt_rx_wait_total(const struct nfqbt_rx *rx, unsigned int n,
 			 unsigned int timeout_ms);
-/* Datagrams shorter than 4 bytes or with seq >= NFQBT_RX_MAX_SEQ. */
+/* Datagrams shorter than 4 bytes or with seq >= max_seq. */
 unsigned int nfqbt_rx_bad(const struct nfqbt_rx *rx);
 /* How many times @seq arrived. */
 unsigned int nfqbt_rx_count(const struct nfqbt_rx *rx, uint32_t seq);

@@ -26,3 +26,21 @@ tests_integration_test_diff_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 tests_integration_test_diff_LDADD = tests/integration/libnfqbt-harness.la \
 	lib/libnfqb-internal.la $(CHECK_LIBS) $(NFQ_LIBS) $(LIBMNL_LIBS) \
 	-lpthread
+
+# The coalescer against the real kernel (two 200,000-packet runs).
+check_PROGRAMS += tests/integration/test_coalesce_kernel
+TESTS += tests/integration/test_coalesce_kernel
+tests_integration_test_coalesce_kernel_SOURCES = \
+	tests/integration/test_coalesce_kernel.c
+tests_integration_test_coalesce_kernel_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_test_coalesce_kernel_LDADD = \
+	tests/integration/libnfqbt-harness.la lib/libnfq-batch.la \
+	$(CHECK_LIBS) -lpthread
+
+# The worker pool, through the shared library (public API only).
+check_PROGRAMS += tests/integration/test_pool
+TESTS += tests/integration/test_pool
+tests_integration_test_pool_SOURCES = tests/integration/test_pool.c
+tests_integration_test_pool_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_test_pool_LDADD = tests/integration/libnfqbt-harness.la \
+	lib/libnfq-batch.la $(CHECK_LIBS) -lpthread

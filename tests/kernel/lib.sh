@@ -99,8 +99,24 @@ udp_case() {
 	wait $rpid
 	sed 's/^/    /' /tmp/l.out
 	check "$desc: listener status" "$lrc" 0
+	f0=$failures
 	check "$desc: datagrams received" \
 		"$(sed -n 's/^received //p' /tmp/recv.out)" "$want"
+	[ "$failures" = "$f0" ] || diag
+}
+
+# diag: dump what helps to find where packets went
+diag() {
+	echo "  --- diagnostics"
+	A ip -s link show veth0 | sed 's/^/    a: /'
+	B ip -s link show veth1 | sed 's/^/    b: /'
+	A ip neigh show | sed 's/^/    a neigh: /'
+	cat /proc/net/softnet_stat | sed 's/^/    softnet: /'
+	grep -E 'NET_RX|NET_TX' /proc/softirqs | sed 's/^/    /'
+	for ns in a b; do
+		ip netns exec $ns cat /proc/net/netfilter/nfnetlink_queue | sed "s/^/    $ns queue: /"
+	done
+	echo "  ---"
 }
 
 # verdict_cases NS FAMILY_ARGS...: accept, drop, mark, batch+mark through

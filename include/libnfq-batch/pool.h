@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libnfq-batch worker pool: a multi-queue, multi-thread packet pipeline
+ * driven by one callback and one policy object.
+ *
+ * Include it explicitly (libnfq-batch.h does not): #include
+ * <libnfq-batch/pool.h>.
+ *
+ * Two modes:
+ *
+ * - NFQB_POOL_QUEUE_PER_WORKER: worker i owns queue queue_first + i (the
+ *   match for iptables `--queue-balance a:b` or nft `queue num a-b
+ *   fanout`); it receives, runs the callback and sends the verdicts.
+ * - NFQB_POOL_DISPATCH: one reader thread per queue hands each packet to one
+ *   of `workers` worker threads chosen by flow (the conntrack id when
+ *   NFQB_F_CONNTRACK is in queue_flags and the kernel sent one, else a hash
+ *   of addresses and ports that is the same in both directions), over
+ *   bounded lock-free rings. When a worker's ring is full its reader stops
+ *   reading until there is room (the kernel queue absorbs the burst, up to
+ *   its maxlen). Decisions go back to the reader, which coalesces and sends.
+ *
+ * The policy: an application object the callback receives with every
+ * packet. nfqb_pool_set_policy() publishes a new one at any time; workers
+ * see it from their next packet; the old one is given to policy_free after
+ * every worker has finished the packets it was deciding with it (liburcu
+ * QSBR: the workers pay nothing per packet for this).
+ *
+ * Error convention, as everywhere in libnfq-batch: -1 (or NULL) and errno.
+ */
+#ifndef LIBNFQ_BATCH_POOL_H
+#define LIBNFQ_BATCH_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libnfq-batch/libnfq-batch.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct nfqb_pool;
+
+enum nfqb_pool_mode {
+	NFQB_POOL_QUEUE_PER_WORKER = 0,
+	NFQB_POOL_DISPATCH = 1,
+};
+
+/* Return values of the callback. */
+#define NFQB_POOL_VERDICT	0	/* apply the verdict in *v */
+#define NFQB_POOL_DEFER		1	/* the application decides it (later) */
+
+/**
+ * nfqb_pool_cb - decide one packet
+ * @p: the packet; valid until it gets its verdict
+ * @policy: the current policy object (NULL if none was ever set); valid
+ *	until the callback returns
+ * @cb_data: the config's cb_data
+ * @v: the verdict to apply, preset to the pool's default verdict with no
+ *	options; fill it (mark, priority, payload: see struct nfqb_verdict)
+ *
+ * Return NFQB_POOL_VERDICT and the pool applies *v (a payload in *v is
+ * copied before the pool goes on). Return NFQB_POOL_DEFER if the callback
+ * decided @p itself with nfqb_verdict*(), or will decide it later from any
+ * thread (it must then not keep @policy). Return a negative value on error:
+ * the pool gives @p the default verdict and counts an error.
+ *
+ * Runs on a worker thread; nfqb_pool_worker_index() tells which.
+ */
+typedef int (*nfqb_pool_cb)(struct nfqb_packet *p, void *policy,
+			    void *cb_data, struct nfqb_verdict *v);
+
+struct nfqb_pool_config {
+	uint16_t queue_first;		/* queues queue_first .. */
+	uint16_t queue_count;		/* ... + queue_count - 1 (>= 1) */
+	enum nfqb_pool_mode mode;
+	/* NFQB_POOL_DISPATCH: worker threads (0: one per queue) */
+	unsigned int workers;
+	/* optional CPU pinning: pool thread k runs on cpus[k % ncpus]; threads
+	 * are numbered as in nfqb_pool_stats() */
+	const int *cpus;
+	unsigned int ncpus;
+	uint32_t queue_flags;		/* NFQB_F_* set on every queue */
+	uint32_t copy_range;		/* bytes copied per packet (0: 65535) */
+	uint32_t maxlen;		/* kernel queue length (0: kernel's) */
+	unsigned int buffers;		/* per queue, see nfqb_queue_set_buffers
+					 * (0: the library's default) */
+	size_t rcvbuf;			/* socket receive buffer bytes, see
+					 * nfqb_queue_set_rcvbuf (0: leave) */
+	/* the verdict of packets nobody decides (at stop, on callback
+	 * errors): NFQB_DROP when set, else NFQB_ACCEPT */
+	bool default_drop;
+	/* NFQB_POOL_DISPATCH: slots of each reader-to-worker ring, a power of
+	 * two (0: 1024) */
+	unsigned int ring_size;
+	/* at stop, how long to wait for deferred packets before they get the
+	 * default verdict, in ms (0: 1000) */
+	unsigned int drain_ms;
+	nfqb_pool_cb cb;		/* required */
+	void *cb_data;
+	void *policy;			/* the initial policy (may be NULL) */
+	/* frees a policy replaced by nfqb_pool_set_policy() or left at
+	 * nfqb_pool_destroy(); may be NULL */
+	void (*policy_free)(void *policy);
+};
+
+/*
+ * Counters of one pool thread, or of the whole pool. New fields are only
+ * ever added at the end; read them with nfqb_pool_stats().
+ */
+struct nfqb_pool_stats {
+	uint64_t received;	/* packets read from the kernel */
+	uint64_t packets;	/* packets given to the callback */
+	uint64_t accepted;	/* callback verdicts: accept */
+	uint64_t dropped;	/* ... drop */
+	uint64_t other;		/* ... repeat or queue-to-N */
+	uint64_t marked;	/* ... carrying a mark */
+	uint64_t deferred;	/* callback returned NFQB_POOL_DEFER */
+	uint64_t errors;	/* callback or verdict failed: default verdict */
+	uint64_t batches;	/* groups of packets handled at once */
+	uint64_t queue_depth;	/* packets the library holds (received, no
+				 * verdict sent yet), as last seen */
+	uint64_t ring_depth;	/* dispatch: packets waiting in rings */
+	uint64_t dispatch_full;	/* dispatch: a reader found a ring full and
+				 * waited (per reader) */
+	uint64_t defaults;	/* packets given the default verdict by the
+				 * library (timeouts, at stop) as last seen */
+	uint64_t policy_swaps;	/* nfqb_pool_set_policy() calls (total) */
+};
+
+/**
+ * nfqb_pool_create - open and configure the queues of a pool
+ * @cfg: the configuration (copied; cpus too)
+ *
+ * Binds every queue (in the caller's network namespace) and sets copy
+ * range, flags, maxlen and buffers; starts no thread. Returns the pool, or
+ * NULL with errno: EINVAL (no callback, queue_count 0 or past 65535, a
+ * ring_size not a power of two, mode unknown), ENOMEM, or the error of
+ * nfqb_queue_open()/nfqb_queue_set_*() (EBUSY, EPERM, EOPNOTSUPP...).
+ * On failure the initial policy is not freed.
+ */
+struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg);
+
+/**
+ * nfqb_pool_start - start the pool's threads
+ *
+ * Returns 0, or -1 with errno: EALREADY if started before, EINVAL if a CPU
+ * in the pinning list does not exist, or pthread_create's error (then the
+ * threads already started are stopped and joined).
+ */
+int nfqb_pool_start(struct nfqb_pool *pool);
+
+/**
+ * nfqb_pool_stop - ask the pool to stop
+ *
+ * Returns at once; nfqb_pool_wait() waits for the end. Async-signal-safe
+ * (an atomic flag and an eventfd write): callable from a signal handler or
+ * any thread, any number of times. Reading from the kernel ends; packets
+ * already given to the callback complete; deferred packets get drain_ms to
+ * be decided; then every packet still undecided gets the default verdict,
+ * the sockets are drained and the queues unbound.
+ */
+void nfqb_pool_stop(struct nfqb_pool *pool);
+
+/**
+ * nfqb_pool_wait - wait until the pool has stopped and its queues are
+ * unbound (call nfqb_pool_stop() first, or this waits for a thread error)
+ *
+ * After it returns no packet of the pool may be used (deferred packets not
+ * decided in time got the default verdict). A pool runs once. Returns 0, or
+ * -1 with errno: EINVAL if it was never started, or the first error a pool
+ * thread met (which made the pool stop by itself).
+ */
+int nfqb_pool_wait(struct nfqb_pool *pool);
+
+/**
+ * nfqb_pool_destroy - stop and wait if needed, free the pool, and give the
+ * current policy to policy_free. @pool may be NULL.
+ */
+void nfqb_pool_destroy(struct nfqb_pool *pool);
+
+/**
+ * nfqb_pool_set_policy - publish a new policy object
+ *
+ * Workers use @policy from their next packet. Waits for a grace period (no
+ * worker still deciding with the old policy), then calls policy_free on
+ * the old one (unless it is @policy itself). Any thread but a pool thread;
+ * not async-signal-safe. Returns 0, or -1 with errno EDEADLK when called
+ * from a pool thread (the callback).
+ */
+int nfqb_pool_set_policy(struct nfqb_pool *pool, void *policy);
+
+/**
+ * nfqb_pool_threads - number of pool threads: queue_count in
+ * NFQB_POOL_QUEUE_PER_WORKER mode, workers + queue_count in dispatch mode.
+ */
+unsigned int nfqb_pool_threads(const struct nfqb_pool *pool);
+
+/**
+ * nfqb_pool_stats - copy counters into @st
+ * @thread: -1 for the pool's total; else a thread: in queue-per-worker
+ *	mode worker i (owner of queue queue_first + i); in dispatch mode
+ *	0 .. workers-1 are the workers and workers + r the reader of queue
+ *	queue_first + r
+ * @size: sizeof(*st) as the caller knows it
+ *
+ * Any thread, any time (values may be a few packets apart). Returns 0 or
+ * -1 with EINVAL (bad @thread, or @size not a multiple of 8).
+ */
+int nfqb_pool_stats(const struct nfqb_pool *pool, int thread,
+		    struct nfqb_pool_stats *st, size_t size);
+
+/**
+ * nfqb_pool_queue_stats - the library counters (struct nfqb_stats) of
+ * queue queue_first + @index, as its owner thread last copied them (at
+ * most about 100 ms old while running; final after nfqb_pool_wait(),
+ * except for the default verdicts the unbinding itself gave).
+ * Returns 0 or -1 with EINVAL.
+ */
+int nfqb_pool_queue_stats(const struct nfqb_pool *pool, unsigned int index,
+			  struct nfqb_stats *st, size_t size);
+
+/**
+ * nfqb_pool_worker_index - on a pool worker thread (in the callback), the
+ * worker's index (0 .. workers-1, or the queue index in queue-per-worker
+ * mode); -1 on any other thread.
+ */
+int nfqb_pool_worker_index(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBNFQ_BATCH_POOL_H */
