@@ -282,7 +282,7 @@ int nfqb_coalesce_flush(struct nfqb_queue *q, enum nfqb_flush_reason why)
 			memory_order_relaxed);
 	if (flush_pass(q, why == NFQB_FLUSH_CLOSE) < 0)
 		return -1;
-	q->posted_seen = posted;
+	atomic_store_explicit(&q->posted_seen, posted, memory_order_relaxed);
 	q->unsent_since = 0;
 	if (q->tx.nmsgs != before ||
 	    sends != atomic_load_explicit(&q->ctr.v[NFQB_STAT_IDX(send_calls)],
@@ -413,6 +413,7 @@ static int decide(struct nfqb_packet *p, const struct nfqb_decision *d)
 {
 	struct nfqb_queue *q = p->q;
 	uint32_t exp = NFQB_PS_PENDING;
+	uint32_t old;
 
 	if (!atomic_compare_exchange_strong_explicit(&p->state, &exp,
 						     NFQB_PS_CLAIMED,
@@ -430,12 +431,21 @@ static int decide(struct nfqb_packet *p, const struct nfqb_decision *d)
 	p->d = *d;
 	p->decided_ns = nfqb_now_ns();
 	atomic_store_explicit(&p->state, NFQB_PS_DECIDED, memory_order_release);
-	atomic_fetch_add_explicit(&q->posted, 1, memory_order_release);
-	if (atomic_load_explicit(&q->sleeping, memory_order_seq_cst) &&
-	    atomic_exchange(&q->sleeping, false)) {
+	old = atomic_fetch_add_explicit(&q->posted, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&q->owner, memory_order_relaxed) ==
+	    (unsigned long)pthread_self())
+		return 0;	/* the owner flushes at its next nfqb_recv() */
+	/* wake the owner: it waits in nfqb_recv(), or polls nfqb_queue_fd()
+	 * and this is the first decision since its last flush (a race here
+	 * only costs the latency bound: nfqb_queue_next_timeout() covers it) */
+	if (atomic_load(&q->sleeping) ||
+	    (q->nonblock &&
+	     old == atomic_load_explicit(&q->posted_seen,
+					 memory_order_relaxed))) {
 		uint64_t one = 1;
 
-		if (write(q->evfd, &one, sizeof(one)) < 0)
+		if (!atomic_exchange(&q->wake_pending, true) &&
+		    write(q->evfd, &one, sizeof(one)) < 0)
 			return 0;	/* already readable */
 	}
 	return 0;

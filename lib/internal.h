@@ -40,6 +40,7 @@
 #define NFQB_DEFAULT_BUFFERS		1024
 #define NFQB_DEFAULT_BATCH_LIMIT	64
 #define NFQB_DEFAULT_LATENCY_US		1000
+#define NFQB_DEFAULT_LINGER_US		50
 #define NFQB_RECV_VLEN			64
 #define NFQB_TX_CHUNK			(64 * 1024)
 #define NFQB_CONFIG_TIMEOUT_MS		5000
@@ -140,6 +141,8 @@ struct nfqb_queue {
 	bool fallback;		/* monotonic-id contract broken: singles only */
 	bool have_last_id;
 	bool last_recv_full;	/* last recvmmsg filled its whole vector */
+	bool streaming;		/* packets keep coming: linger, batch */
+	uint32_t linger_us;
 	uint32_t last_id;
 	uint32_t seq;
 	uint32_t default_verdict;
@@ -148,8 +151,7 @@ struct nfqb_queue {
 	uint32_t timeout_ms;
 	uint32_t copy_range;
 	uint8_t copy_mode;
-	pthread_t owner;
-	bool owner_set;
+	_Atomic unsigned long owner;	/* pthread_self() of the last nfqb_recv */
 
 	/* receive buffers */
 	struct nfqb_slot *slots;
@@ -171,8 +173,9 @@ struct nfqb_queue {
 
 	/* deferred decisions from other threads */
 	_Atomic uint32_t posted;	/* decisions posted by any thread */
-	uint32_t posted_seen;
-	_Atomic bool sleeping;
+	_Atomic uint32_t posted_seen;	/* written by the owner only */
+	_Atomic bool sleeping;		/* owner waits in nfqb_recv */
+	_Atomic bool wake_pending;	/* eventfd written, not yet read */
 	uint64_t unsent_since;		/* first seen unsent decisions */
 	unsigned int held;		/* decided, behind an undecided one */
 	uint64_t next_timer_ns;		/* when nfqb_coalesce_timers has work */

@@ -59,6 +59,10 @@ static uint32_t pow2_at_least(uint32_t n)
 static int alloc_buffers(struct nfqb_queue *q, unsigned int count)
 {
 	size_t range = q->copy_mode == NFQB_COPY_PACKET ? q->copy_range : 0;
+
+	/* the kernel reads a range of 0 as "the whole packet" */
+	if (q->copy_mode == NFQB_COPY_PACKET && range == 0)
+		range = 0xffff;
 	size_t size = MNL_ALIGN(range + NFQB_MSG_OVERHEAD);
 	struct nfqb_queue n = { 0 };
 	unsigned int i;
@@ -202,6 +206,7 @@ static void queue_defaults(struct nfqb_queue *q, uint16_t num)
 	q->default_verdict = NFQB_ACCEPT;
 	q->batch_limit = NFQB_DEFAULT_BATCH_LIMIT;
 	q->latency_us = NFQB_DEFAULT_LATENCY_US;
+	q->linger_us = NFQB_DEFAULT_LINGER_US;
 	q->copy_mode = NFQB_COPY_PACKET;
 	q->copy_range = 0xffff;
 	q->seq = (uint32_t)time(NULL);
@@ -363,7 +368,7 @@ NFQB_EXPORT int nfqb_queue_set_copy_mode(struct nfqb_queue *q,
 	if (config_params(q, (uint8_t)mode, range) < 0)
 		return -1;
 	q->copy_mode = (uint8_t)mode;
-	q->copy_range = range > 0xffff ? 0xffff : range;
+	q->copy_range = (range > 0xffff || range == 0) ? 0xffff : range;
 	/* smaller buffers for a smaller range, while nothing is in flight */
 	if ((q->copy_range != old_range || q->copy_mode != old_mode) &&
 	    queue_idle(q) && q->nready == 0)
@@ -456,6 +461,16 @@ NFQB_EXPORT int nfqb_queue_set_batch_limit(struct nfqb_queue *q,
 NFQB_EXPORT int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec)
 {
 	q->latency_us = usec;
+	return 0;
+}
+
+NFQB_EXPORT int nfqb_queue_set_linger(struct nfqb_queue *q, uint32_t usec)
+{
+	if (usec >= 1000000) {
+		errno = EINVAL;
+		return -1;
+	}
+	q->linger_us = usec;
 	return 0;
 }
 

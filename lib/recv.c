@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <libmnl/libmnl.h>
@@ -214,6 +216,7 @@ static void clear_wakeup(struct nfqb_queue *q)
 {
 	uint64_t v;
 
+	atomic_store(&q->wake_pending, false);
 	if (read(q->evfd, &v, sizeof(v)) < 0)
 		return;
 }
@@ -275,6 +278,8 @@ int nfqb_rx(struct nfqb_queue *q, unsigned int want, bool block,
 		return -1;
 	}
 	q->last_recv_full = (unsigned int)r == n;
+	if (r >= 2)
+		q->streaming = true;
 	now = nfqb_now_ns();
 	/* take the used buffers off the free list first: packets keep them */
 	for (i = 0; i < (unsigned int)r; i++) {
@@ -305,13 +310,46 @@ unsigned int nfqb_ready_pop(struct nfqb_queue *q, struct nfqb_packet **vec,
 	return n;
 }
 
+/* Wait on the eventfd alone for up to @timeout ms (a second if none is
+ * due). Returns 0 if woken or a timer is due, -1 with EAGAIN if nothing
+ * happened (the application holds every buffer and decides nothing). */
+static int wait_for_decision(struct nfqb_queue *q, int timeout)
+{
+	struct pollfd pfd = { .fd = q->evfd, .events = POLLIN };
+	int r;
+
+	atomic_store(&q->sleeping, true);
+	if (atomic_load(&q->posted) !=
+	    atomic_load_explicit(&q->posted_seen, memory_order_relaxed)) {
+		atomic_store(&q->sleeping, false);
+		return 0;
+	}
+	r = poll(&pfd, 1, timeout < 0 ? 1000 : timeout);
+	atomic_store(&q->sleeping, false);
+	if (r < 0)
+		return -1;
+	if (r > 0)
+		clear_wakeup(q);
+	else if (timeout < 0) {
+		errno = EAGAIN;
+		return -1;
+	}
+	return 0;
+}
+
 NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 			  unsigned int max)
 {
+	unsigned long self = (unsigned long)pthread_self();
+
 	if (!max) {
 		errno = EINVAL;
 		return -1;
 	}
+	if (atomic_load_explicit(&q->owner, memory_order_relaxed) != self)
+		atomic_store_explicit(&q->owner, self, memory_order_relaxed);
+	if (atomic_load_explicit(&q->wake_pending, memory_order_relaxed))
+		clear_wakeup(q);
 	for (;;) {
 		uint64_t now = nfqb_now_ns();
 		uint32_t posted;
@@ -320,13 +358,13 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 		if (nfqb_coalesce_timers(q, now) < 0)
 			return -1;
 		posted = atomic_load_explicit(&q->posted, memory_order_acquire);
-		if (posted != q->posted_seen || q->tx.len) {
+		if (posted != atomic_load_explicit(&q->posted_seen, memory_order_relaxed) || q->tx.len) {
 			enum nfqb_flush_reason why = NFQB_FLUSH_IDLE;
-			bool go = !q->last_recv_full;
+			bool go = !q->last_recv_full && !q->streaming;
 
 			if (!q->unsent_since)
 				q->unsent_since = now;
-			if (posted - q->posted_seen >= q->batch_limit) {
+			if (posted - atomic_load_explicit(&q->posted_seen, memory_order_relaxed) >= q->batch_limit) {
 				why = NFQB_FLUSH_LIMIT;
 				go = true;
 			} else if (now - q->unsent_since >=
@@ -340,15 +378,37 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 		if (q->nready)
 			return (int)nfqb_ready_pop(q, vec, max);
 
-		/* try without waiting first */
-		r = nfqb_rx(q, max, false, 0);
-		if (r > 0)
-			continue;
-		if (r < 0 && errno != EAGAIN)
-			return -1;
+		/* the last receive filled its vector: more may be waiting,
+		 * read on without sleeping (otherwise the socket was drained
+		 * and this would be a wasted syscall) */
+		if (q->last_recv_full || q->nonblock) {
+			r = nfqb_rx(q, max, false, 0);
+			if (r > 0)
+				continue;
+			if (r < 0 && errno != EAGAIN)
+				return -1;
+		}
+		/* Drained. While packets stream in, pause briefly and take
+		 * what came meanwhile, decisions held (within the latency
+		 * bound) for bigger batches: far fewer wake-ups and verdict
+		 * messages per packet. A pause that brings nothing ends it. */
+		if (q->streaming && q->linger_us && !q->nonblock &&
+		    q->nfree_slots) {
+			struct timespec ts = {
+				.tv_nsec = (long)q->linger_us * 1000,
+			};
+
+			nanosleep(&ts, NULL);
+			r = nfqb_rx(q, max, false, 0);
+			if (r > 0)
+				continue;
+			if (r < 0 && errno != EAGAIN)
+				return -1;
+			q->streaming = false;
+		}
 		/* nothing to read: the socket is idle, send what we have */
 		posted = atomic_load_explicit(&q->posted, memory_order_acquire);
-		if ((posted != q->posted_seen || q->tx.len) &&
+		if ((posted != atomic_load_explicit(&q->posted_seen, memory_order_relaxed) || q->tx.len) &&
 		    nfqb_coalesce_flush(q, NFQB_FLUSH_IDLE) < 0)
 			return -1;
 		if (q->nonblock) {
@@ -356,6 +416,13 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 			return -1;
 		}
 		timeout = nfqb_coalesce_next_timeout(q, nfqb_now_ns());
+		if (!q->nfree_slots) {
+			/* every buffer is out with the application: only a
+			 * decision (another thread's) or a timer frees one */
+			if (wait_for_decision(q, timeout) < 0)
+				return -1;
+			continue;
+		}
 		if (q->ring.head == q->ring.tail && timeout < 0) {
 			/* nothing outstanding: block in the socket itself */
 			r = nfqb_rx(q, max, true, NFQB_BLOCK_SOCKET);
@@ -366,7 +433,7 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 		/* packets are out with the application: also wake up when
 		 * another thread decides one, or when a timer is due */
 		atomic_store(&q->sleeping, true);
-		if (atomic_load(&q->posted) != q->posted_seen) {
+		if (atomic_load(&q->posted) != atomic_load_explicit(&q->posted_seen, memory_order_relaxed)) {
 			atomic_store(&q->sleeping, false);
 			continue;
 		}

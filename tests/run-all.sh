@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Install the dependencies, build, and run every test, twice:
+# Install the dependencies, build, and run every test, twice, then the
+# threaded tests a third time:
 #   1. build-werror/  -Werror, `make check`, then an install check
 #   2. build-asan/    AddressSanitizer + UndefinedBehaviorSanitizer,
 #                     `make check` again
+#   3. build-tsan/    ThreadSanitizer, `make check` of the pool tests only
 # Run as root on Debian 12 (integration tests use network namespaces,
 # iptables and nfnetlink_queue).  Exits non-zero if anything failed; the
 # last line is "N passed, N failed".
@@ -97,6 +99,36 @@ ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 	build_and_check asan "$top/build-asan" --enable-sanitizers \
 		CFLAGS="-g -O1" || ok=0
+
+# 3. build-tsan/: ThreadSanitizer, only the tests of the threaded code (the
+#    worker pool); the rest of the library is single-threaded per queue.
+tsan_tests="tests/integration/test_pool"
+tsan_check() {
+	local name=tsan dir="$top/build-tsan"
+	runs+=("$name:$dir")
+	banner "$name: configure --enable-tsan"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	if ! (cd "$dir" && "$top/configure" --enable-tsan CFLAGS="-g -O1"); then
+		stage_failed "$name: configure"
+		return 1
+	fi
+	banner "$name: make"
+	if ! make -C "$dir" -j"$jobs" ||
+	   ! make -C "$dir" -j"$jobs" check TESTS=; then
+		stage_failed "$name: make"
+		return 1
+	fi
+	banner "$name: make check TESTS=$tsan_tests"
+	if ! TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
+	     make -C "$dir" check TESTS="$tsan_tests"; then
+		echo "run-all: $name: test failures; $dir/test-suite.log:"
+		cat "$dir/test-suite.log" 2>/dev/null || true
+		return 1
+	fi
+	return 0
+}
+tsan_check || ok=0
 
 # --- Counting ---------------------------------------------------------------
 # Per test program (one .trs each): its Check test cases when its log holds

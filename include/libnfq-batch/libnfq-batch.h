@@ -268,6 +268,20 @@ int nfqb_queue_set_batch_limit(struct nfqb_queue *q, unsigned int limit);
 int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
 
 /**
+ * nfqb_queue_set_linger - pause, in microseconds, before going back to the
+ * socket while packets stream in
+ *
+ * When the socket runs dry in the middle of a stream, a blocking
+ * nfqb_recv() sleeps this long and takes what arrived meanwhile, holding
+ * decisions (within the latency bound) for bigger batches: fewer wake-ups,
+ * syscalls and verdict messages per packet, at the cost of up to this much
+ * added delay. A pause that brings nothing ends the stream: the next
+ * packet is handled at once. Default 50; 0 turns it off. Returns 0, or -1
+ * with EINVAL for a second or more.
+ */
+int nfqb_queue_set_linger(struct nfqb_queue *q, uint32_t usec);
+
+/**
  * nfqb_queue_set_verdict_timeout - after @msec milliseconds undecided, a
  * packet gets the default verdict (0, the default, never). Returns 0.
  */

@@ -347,15 +347,18 @@ static void run_mixed(enum nfqb_pool_mode mode, unsigned int workers,
 	ck_assert_uint_eq(sent, n);
 	ck_assert_uint_eq(atomic_load(&s.eperm), 0);
 	nfqbt_rx_wait(rx);
-	nfqb_pool_stop(pool);
-	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
 	if (defer) {
+		/* every deferred packet was decided (the receiver has them
+		 * all); the deferrer's last nfqb_verdict() call must also
+		 * have returned before the pool frees its queues */
 		pthread_mutex_lock(&d.lock);
 		d.stop = true;
 		pthread_cond_signal(&d.cond);
 		pthread_mutex_unlock(&d.lock);
 		pthread_join(d.thread, NULL);
 	}
+	nfqb_pool_stop(pool);
+	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
 	assert_queues_empty();
 
 	nfqbt_rx_assert_exact(rx, 0, n, expect_kept, NULL);
