@@ -1,2 +1,46 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# kernel: placeholder, filled in by the owner of kernel/ (top-relative paths, += only).
+#
+# kernel/local.mk - included from the top-level (non-recursive) Makefile.am.
+#
+# "make check-kernel" installs what it needs (kernel/deps.sh), builds the
+# patched test kernel (kernel/build.sh; cached under $NFQB_KERNEL_CACHE,
+# default /var/cache/nfqb-kernel, keyed by a hash of the source package,
+# kernel/config, the patches and build.sh), boots it under qemu with 2
+# CPUs and runs tests/kernel/t-*.sh in the guest (kernel/run-qemu.sh).
+# Needs root for apt-get and, on first run, about 6 minutes of -j2 build.
+# NFQB_KERNEL_TESTS selects tests, e.g. NFQB_KERNEL_TESTS="t-10-ingress".
+
+kernel_patches = \
+	kernel/patches/0001-netfilter-nf_queue-find-netdev-hook-entries-in-nf_re.patch \
+	kernel/patches/0002-net-resume-reception-of-packets-reinjected-after-the.patch \
+	kernel/patches/0003-netfilter-nf_queue-resume-transmission-of-packets-re.patch \
+	kernel/patches/0004-netfilter-nfnetlink_queue-netdev-packets-carry-their.patch \
+	kernel/patches/0005-netfilter-nft_queue-allow-queueing-from-netdev-ingre.patch \
+	kernel/patches/0006-selftests-netfilter-add-nfqueue-netdev-ingress-and-e.patch
+
+kernel_tests = \
+	tests/kernel/nfqt.c \
+	tests/kernel/lib.sh \
+	tests/kernel/run.sh \
+	tests/kernel/t-00-inet-queue.sh \
+	tests/kernel/t-10-ingress.sh \
+	tests/kernel/t-20-egress.sh \
+	tests/kernel/t-30-arp.sh \
+	tests/kernel/t-40-monotonic.sh \
+	tests/kernel/t-50-teardown.sh
+
+EXTRA_DIST += \
+	kernel/README.md \
+	kernel/local.mk \
+	kernel/config \
+	kernel/deps.sh \
+	kernel/build.sh \
+	kernel/run-qemu.sh \
+	kernel/check.sh \
+	$(kernel_patches) \
+	$(kernel_tests)
+
+check-kernel:
+	$(SHELL) $(top_srcdir)/kernel/check.sh $(NFQB_KERNEL_TESTS)
+
+.PHONY: check-kernel

@@ -390,8 +390,9 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 		}
 		/* Drained. While packets stream in, pause briefly and take
 		 * what came meanwhile, decisions held (within the latency
-		 * bound) for bigger batches: far fewer wake-ups and verdict
-		 * messages per packet. A pause that brings nothing ends it. */
+		 * bound) for bigger batches: one wake-up and one verdict
+		 * message for many packets. A pause that brings nothing ends
+		 * the stream. */
 		if (q->streaming && q->linger_us && !q->nonblock &&
 		    q->nfree_slots) {
 			struct timespec ts = {

@@ -273,10 +273,10 @@ int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
  *
  * When the socket runs dry in the middle of a stream, a blocking
  * nfqb_recv() sleeps this long and takes what arrived meanwhile, holding
- * decisions (within the latency bound) for bigger batches: fewer wake-ups,
- * syscalls and verdict messages per packet, at the cost of up to this much
+ * decisions (never past the latency bound) for bigger batches: one wake-up
+ * and one verdict message for many packets, at the cost of up to this much
  * added delay. A pause that brings nothing ends the stream: the next
- * packet is handled at once. Default 50; 0 turns it off. Returns 0, or -1
+ * packet is handled at once. Default 200; 0 turns it off. Returns 0, or -1
  * with EINVAL for a second or more.
  */
 int nfqb_queue_set_linger(struct nfqb_queue *q, uint32_t usec);

@@ -39,10 +39,13 @@ setup_veth() {
 	A ip link set veth0 up
 	B ip link set veth1 up
 	# veth carrier comes up asynchronously
-	for i in 1 2 3 4 5 6 7 8 9 10; do
-		A ip link show veth0 | grep -q LOWER_UP && break
+	for i in $(seq 50); do
+		A ip link show veth0 | grep -q LOWER_UP &&
+			B ip link show veth1 | grep -q LOWER_UP && break
 		sleep 0.2
 	done
+	# resolve the neighbours before any test traffic
+	A ping -c 1 -W 10 10.0.0.2 > /dev/null || echo "  (warm-up ping failed)"
 }
 
 teardown() {
@@ -53,7 +56,7 @@ teardown() {
 
 # wait_line FILE PATTERN [TENTHS]: wait until FILE contains PATTERN
 wait_line() {
-	n=${3:-100}
+	local n=${3:-100}
 	while [ "$n" -gt 0 ]; do
 		grep -q "$2" "$1" 2>/dev/null && return 0
 		sleep 0.1
@@ -86,11 +89,13 @@ queue_total() {
 # Receiver on 10.0.0.2:9000 in b, listener in LISTENER_NS, 10 datagrams
 # from a. Checks the listener's status and the exact count received.
 udp_case() {
-	desc=$1 want=$2 lns=$3
+	local desc=$1 want=$2 lns=$3 rpid lpid lrc f0
 	shift 3
-	B nfqt recv 9000 2000 > /tmp/recv.out &
+	# the guest is slow (TCG, KASAN, a loaded host): generous timeouts,
+	# the receiver stops early once it has what it expects
+	B nfqt recv 9000 5000 "$want" > /tmp/recv.out &
 	rpid=$!
-	ip netns exec "$lns" nfqt listen "$@" > /tmp/l.out 2>&1 &
+	ip netns exec "$lns" nfqt listen -t 20000 "$@" > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
 	A nfqt send 10.0.0.2 9000 10 0
@@ -107,14 +112,16 @@ udp_case() {
 
 # diag: dump what helps to find where packets went
 diag() {
+	local n
 	echo "  --- diagnostics"
 	A ip -s link show veth0 | sed 's/^/    a: /'
 	B ip -s link show veth1 | sed 's/^/    b: /'
 	A ip neigh show | sed 's/^/    a neigh: /'
 	cat /proc/net/softnet_stat | sed 's/^/    softnet: /'
 	grep -E 'NET_RX|NET_TX' /proc/softirqs | sed 's/^/    /'
-	for ns in a b; do
-		ip netns exec $ns cat /proc/net/netfilter/nfnetlink_queue | sed "s/^/    $ns queue: /"
+	for n in a b; do
+		ip netns exec $n cat /proc/net/netfilter/nfnetlink_queue | sed "s/^/    $n queue: /"
+		ip netns exec $n nft list ruleset | sed "s/^/    $n nft: /"
 	done
 	echo "  ---"
 }
@@ -123,7 +130,7 @@ diag() {
 # queue 0 with the after-chain counters (marked, total) of table netdev t
 # chain after in NS.
 verdict_cases() {
-	ns=$1
+	local ns=$1
 	shift
 	udp_case accept 10 "$ns" -q 0 -n 10 -v accept "$@"
 	check "accept: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "0 10 "

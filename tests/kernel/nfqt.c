@@ -7,7 +7,8 @@
  *
  *   nfqt listen [options]       bind an nfnetlink queue and verdict packets
  *   nfqt send ADDR PORT N CPU   send N UDP datagrams, pinned to CPU
- *   nfqt recv PORT IDLE_MS      count UDP datagrams until idle, print count
+ *   nfqt recv PORT IDLE_MS [N]  count UDP datagrams until idle (or until N
+ *                               arrived), print the count
  *
  * listen options:
  *   -q NUM        queue number (0)
@@ -239,7 +240,7 @@ static void usage(void)
 		"usage: nfqt listen [-q N] [-n COUNT] [-t MS] [-v accept|drop] [-m MARK]\n"
 		"                   [-b N] [-H] [-F FAMILY] [-k HOOK] [-L] [-P PROTO] [-E] [-I] [-s]\n"
 		"       nfqt send ADDR PORT COUNT CPU\n"
-		"       nfqt recv PORT IDLE_MS\n");
+		"       nfqt recv PORT IDLE_MS [EXPECT]\n");
 	exit(2);
 }
 
@@ -507,10 +508,13 @@ static int do_recv(int argc, char **argv)
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	unsigned long got = 0;
 	int fd, idle, rcvbuf = 4 << 20;
+	long expect = -1;
 	char buf[2048];
 
-	if (argc != 3)
+	if (argc != 3 && argc != 4)
 		usage();
+	if (argc == 4)
+		expect = strtol(argv[3], NULL, 0);
 	sa.sin_port = htons(atoi(argv[1]));
 	idle = atoi(argv[2]);
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -524,6 +528,8 @@ static int do_recv(int argc, char **argv)
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
+		if (expect > 0 && got >= (unsigned long)expect)
+			break;
 		if (poll(&pfd, 1, idle) <= 0)
 			break;
 		if (recv(fd, buf, sizeof(buf), 0) > 0)

@@ -10,9 +10,9 @@ table inet t {
 	}
 }
 NFT
-B nfqt recv 9000 3000 > /tmp/recv.out &
+B nfqt recv 9000 5000 5 > /tmp/recv.out &
 rpid=$!
-A nfqt listen -q 0 -n 5 -t 5000 -v accept -F 2 -k 3 > /tmp/l.out &
+A nfqt listen -q 0 -n 5 -t 20000 -v accept -F 2 -k 3 > /tmp/l.out &
 lpid=$!
 wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
 A nfqt send 10.0.0.2 9000 5 0

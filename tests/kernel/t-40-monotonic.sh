@@ -19,10 +19,10 @@ table netdev t {
 	}
 }
 NFT
-N=${NFQB_MONO_COUNT:-3000}
+N=${NFQB_MONO_COUNT:-1000}
 load_case() {
-	desc=$1 lns=$2 q=$3 port=$4
-	ip netns exec "$lns" nfqt listen -q "$q" -n 0 -t 4000 -b 16 -v accept -F 5 > /tmp/l.out 2>&1 &
+	local desc=$1 lns=$2 q=$3 port=$4 lpid lrc s0 s1 seen
+	ip netns exec "$lns" nfqt listen -q "$q" -n 0 -t 15000 -b 16 -v accept -F 5 > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening
 	A nfqt send 10.0.0.2 "$port" "$N" 0 &
