@@ -119,6 +119,11 @@ mkdir -p "$cache/images/$key"
 cp "$obj/arch/x86/boot/bzImage" "$img.tmp"
 cp "$obj/.config" "$cache/images/$key/config"
 git log --oneline base..HEAD > "$cache/images/$key/series"
+# the series' own selftest, run in the guest by run-qemu.sh
+for f in nfqueue_netdev.c nfqueue_netdev.sh; do
+	src=tools/testing/selftests/netfilter/$f
+	[ -e "$src" ] && cp "$src" "$cache/images/$key/$f"
+done
 echo "$((end - start))" > "$cache/images/$key/build-seconds"
 mv "$img.tmp" "$img"
 echo "$img"

@@ -27,7 +27,8 @@ kernel_tests = \
 	tests/kernel/t-20-egress.sh \
 	tests/kernel/t-30-arp.sh \
 	tests/kernel/t-40-monotonic.sh \
-	tests/kernel/t-50-teardown.sh
+	tests/kernel/t-50-teardown.sh \
+	tests/kernel/t-60-selftest.sh
 
 EXTRA_DIST += \
 	kernel/README.md \

@@ -50,6 +50,11 @@ copy_dyn() {
 	done
 }
 copy_dyn /usr/sbin/nft
+# bash and coreutils' timeout for the kernel selftest script: busybox
+# prefers its own applets, and its ip lacks netns
+copy_dyn /bin/bash
+rm -f "$root/bin/timeout"
+copy_dyn /usr/bin/timeout
 copy_dyn /usr/bin/ip 2>/dev/null || copy_dyn /sbin/ip
 [ -e /etc/iproute2 ] && cp -r /etc/iproute2 "$root/etc/" 2>/dev/null || true
 [ -d /usr/share/iproute2 ] && mkdir -p "$root/usr/share" && cp -r /usr/share/iproute2 "$root/usr/share/"
@@ -61,6 +66,14 @@ printf '0 ip\n6 tcp\n17 udp\n1 icmp\n' | awk '{print $2, $1}' > "$root/etc/proto
 cc=${CC:-cc}
 $cc -O2 -Wall -static -o "$root/bin/nfqt" "$tdir/nfqt.c"
 cp "$tdir"/lib.sh "$tdir"/t-*.sh "$root/tests/"
+# the selftest shipped in the patch series, if build.sh left it next to
+# the image
+imgdir=$(dirname "$img")
+if [ -e "$imgdir/nfqueue_netdev.c" ] && [ -e "$imgdir/nfqueue_netdev.sh" ]; then
+	mkdir -p "$root/selftest"
+	$cc -O2 -Wall -static -o "$root/selftest/nfqueue_netdev" "$imgdir/nfqueue_netdev.c"
+	cp "$imgdir/nfqueue_netdev.sh" "$root/selftest/"
+fi
 if [ $# -gt 0 ]; then
 	printf '%s\n' "$@" > "$root/tests/selected"
 fi

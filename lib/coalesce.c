@@ -409,12 +409,22 @@ int nfqb_coalesce_timers(struct nfqb_queue *q, uint64_t now)
 	return 0;
 }
 
+/*
+ * Record a decision. Another thread may be closing the queue as soon as it
+ * sees the decision: a deciding thread other than the owner holds
+ * q->inflight across every access to the queue, and close waits for it.
+ */
 static int decide(struct nfqb_packet *p, const struct nfqb_decision *d)
 {
 	struct nfqb_queue *q = p->q;
 	uint32_t exp = NFQB_PS_PENDING;
+	bool owner = atomic_load_explicit(&q->owner, memory_order_relaxed) ==
+		     (unsigned long)pthread_self();
 	uint32_t old;
+	int ret = 0;
 
+	if (!owner)
+		atomic_fetch_add_explicit(&q->inflight, 1, memory_order_acquire);
 	if (!atomic_compare_exchange_strong_explicit(&p->state, &exp,
 						     NFQB_PS_CLAIMED,
 						     memory_order_acq_rel,
@@ -426,14 +436,14 @@ static int decide(struct nfqb_packet *p, const struct nfqb_decision *d)
 		} else {
 			errno = EALREADY;
 		}
-		return -1;
+		ret = -1;
+		goto out;
 	}
 	p->d = *d;
 	p->decided_ns = nfqb_now_ns();
 	atomic_store_explicit(&p->state, NFQB_PS_DECIDED, memory_order_release);
 	old = atomic_fetch_add_explicit(&q->posted, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&q->owner, memory_order_relaxed) ==
-	    (unsigned long)pthread_self())
+	if (owner)
 		return 0;	/* the owner flushes at its next nfqb_recv() */
 	/* wake the owner: it waits in nfqb_recv(), or polls nfqb_queue_fd()
 	 * and this is the first decision since its last flush (a race here
@@ -446,9 +456,12 @@ static int decide(struct nfqb_packet *p, const struct nfqb_decision *d)
 
 		if (!atomic_exchange(&q->wake_pending, true) &&
 		    write(q->evfd, &one, sizeof(one)) < 0)
-			return 0;	/* already readable */
+			ret = 0;	/* already readable */
 	}
-	return 0;
+out:
+	if (!owner)
+		atomic_fetch_sub_explicit(&q->inflight, 1, memory_order_release);
+	return ret;
 }
 
 static bool verdict_ok(uint32_t v)

@@ -176,6 +176,7 @@ struct nfqb_queue {
 	_Atomic uint32_t posted_seen;	/* written by the owner only */
 	_Atomic bool sleeping;		/* owner waits in nfqb_recv */
 	_Atomic bool wake_pending;	/* eventfd written, not yet read */
+	_Atomic uint32_t inflight;	/* other threads inside decide() */
 	uint64_t unsent_since;		/* first seen unsent decisions */
 	unsigned int held;		/* decided, behind an undecided one */
 	uint64_t next_timer_ns;		/* when nfqb_coalesce_timers has work */

@@ -4,6 +4,7 @@
  * (each acknowledged, its error returned), the socket options, close.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -316,6 +317,9 @@ NFQB_EXPORT int nfqb_queue_close(struct nfqb_queue *q)
 		return 0;
 	if (nfqb_coalesce_finish(q) < 0)
 		err = errno;
+	/* a thread that posted a decision may still be on its way out */
+	while (atomic_load_explicit(&q->inflight, memory_order_acquire))
+		sched_yield();
 	if (!q->detached) {
 		len = nfqb_msg_config_cmd(buf, ++q->seq, q->num,
 					  NFQNL_CFG_CMD_UNBIND, 0);
