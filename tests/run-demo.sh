@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The main job: install the dependencies, build, and run the example
-# consumer (examples/nfqb-example --demo) on generated traffic.  The example
-# sets up its own private network namespace, queue rule and traffic, prints
-# what it does, and cleans up.  Run as root on Debian 12.
+# The main job: install the dependencies, build, and run the example IPS
+# (examples/ips/nfqb-ips --demo) on generated traffic.  It sets up its own
+# private network namespace, queue rule and traffic, prints live figures,
+# reloads its rules half-way, and cleans up.  Run as root on Debian 12.
 #
 # Environment: NFQB_NO_APT=1 skips apt-get; NFQB_JOBS sets build
 # parallelism.  Extra arguments are passed to the example.
@@ -33,13 +33,15 @@ mkdir -p "$build"
 (cd "$build" && "$top/configure")
 make -C "$build" -j"$jobs"
 
-example=$build/examples/nfqb-example
-if [ ! -x "$example" ]; then
-	echo "run-demo: FAILED: $example was not built" \
-	     "(examples/local.mk must build examples/nfqb-example)" >&2
+ips=$build/examples/ips/nfqb-ips
+if [ ! -x "$ips" ]; then
+	echo "run-demo: FAILED: $ips was not built" >&2
 	exit 1
 fi
 
+# The main job: a small IPS on the worker pool (4 queues, one worker each),
+# in a private network namespace on generated traffic, with a rules reload
+# through the policy hot swap half-way and live figures every second.
 echo
-echo "run-demo: $example --demo $*"
-exec "$example" --demo "$@"
+echo "run-demo: $ips --demo $*"
+exec "$ips" --demo "$@"
