@@ -46,6 +46,7 @@
 #include <libnfq-batch/pool.h>
 
 #define POOL_VEC		64
+#define POOL_LINGER_US		200
 #define POOL_RING_DEFAULT	1024
 #define POOL_DRAIN_DEFAULT_MS	1000
 #define POOL_SNAP_NS		(100ull * 1000000)
@@ -476,6 +477,7 @@ static void *qpw_main(void *arg)
 	struct nfqb_queue *q = pool->queues[t->qi];
 	struct nfqb_packet *vec[POOL_VEC];
 	int qfd = nfqb_queue_fd(q);
+	bool streaming = false;
 
 	thread_setup(t);
 	urcu_qsbr_register_thread();
@@ -483,6 +485,8 @@ static void *qpw_main(void *arg)
 		int i, n = nfqb_recv(q, vec, POOL_VEC);
 
 		if (n > 0) {
+			if (n >= 2)
+				streaming = true;
 			t->loc[PSTAT(received)] += (unsigned int)n;
 			t->loc[PSTAT(batches)]++;
 			for (i = 0; i < n; i++)
@@ -497,6 +501,18 @@ static void *qpw_main(void *arg)
 		if (errno != EAGAIN) {
 			thread_fail(t, errno);
 			break;
+		}
+		/* drained in the middle of a stream: a short pause lets the
+		 * next packets gather, one wake-up and one batch for many
+		 * (as nfqb_queue_set_linger() does for blocking receives) */
+		if (streaming) {
+			struct timespec ts = { .tv_nsec = POOL_LINGER_US * 1000 };
+
+			streaming = false;
+			worker_offline(t);
+			nanosleep(&ts, NULL);
+			worker_online();
+			continue;
 		}
 		queue_snapshot(t, q, false);
 		stats_publish(t);

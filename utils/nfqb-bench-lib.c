@@ -7,17 +7,18 @@
  * mixed: every packet whose seq is a multiple of 13 dropped, the others
  *        accepted with a mark per flow (from the source address), decided
  *        in reverse order within each received vector.
- * pool2: two queues (flows split by source address), one thread owning
- *        each queue — queue per worker, emulated with threads until the
- *        library's pool API exists.
+ * pool2: two queues (flows split by source address) served by the
+ *        library's worker pool in queue-per-worker mode (a worker thread
+ *        owns each queue), its callback accepting every packet.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <libnfq-batch/libnfq-batch.h>
+#include <libnfq-batch/pool.h>
 
 #include "nfqb-bench.h"
 
@@ -28,8 +29,6 @@ struct lib_worker {
 	uint64_t enobufs;
 	int err;
 	const char *what;
-	pthread_t tid;
-	volatile int done;
 };
 
 static struct nfqb_queue *lib_open(const struct bench_cfg *cfg, uint16_t num,
@@ -109,6 +108,24 @@ fail_verdict:
 	return -1;
 }
 
+/* add one queue's library counters to @c */
+static void lib_add_stats(const struct nfqb_stats *st, struct bench_cons *c)
+{
+	c->recv_calls += st->recv_calls;
+	c->send_calls += st->send_calls;
+	c->verdict_msgs += st->verdict_msgs;
+	c->batch_msgs += st->batch_msgs;
+	c->kernel_errors += st->kernel_errors;
+	c->lib_flushes += st->flushes;
+	c->lib_flush_limit += st->flush_limit;
+	c->lib_flush_idle += st->flush_idle;
+	c->lib_flush_latency += st->flush_latency;
+	c->lib_fallbacks += st->fallbacks;
+	c->lib_timeouts += st->timeouts;
+	c->lib_rejected += st->rejected_foreign + st->rejected_malformed +
+			   st->rejected_truncated;
+}
+
 /* sum the library's counters of @q into @c */
 static void lib_account(struct nfqb_queue *q, const struct lib_worker *w,
 			struct bench_cons *c)
@@ -120,19 +137,7 @@ static void lib_account(struct nfqb_queue *q, const struct lib_worker *w,
 	memset(&st, 0, sizeof(st));
 	if (nfqb_queue_stats(q, &st, sizeof(st)) < 0)
 		return;
-	c->recv_calls += st.recv_calls;
-	c->send_calls += st.send_calls;
-	c->verdict_msgs += st.verdict_msgs;
-	c->batch_msgs += st.batch_msgs;
-	c->kernel_errors += st.kernel_errors;
-	c->lib_flushes += st.flushes;
-	c->lib_flush_limit += st.flush_limit;
-	c->lib_flush_idle += st.flush_idle;
-	c->lib_flush_latency += st.flush_latency;
-	c->lib_fallbacks += st.fallbacks;
-	c->lib_timeouts += st.timeouts;
-	c->lib_rejected += st.rejected_foreign + st.rejected_malformed +
-			   st.rejected_truncated;
+	lib_add_stats(&st, c);
 }
 
 static int lib_single(const struct bench_cfg *cfg, struct bench_cons *c,
@@ -167,80 +172,119 @@ int bench_lib_mixed(const struct bench_cfg *cfg, struct bench_cons *c)
 	return lib_single(cfg, c, true);
 }
 
-/* --- pool over 2 queues, emulated: a thread per queue ------------------- */
+/* --- the worker pool over 2 queues, queue per worker -------------------- */
 
-static void on_wake(int sig)
+#define POOL2_QUEUES	2
+
+struct pool2_watch {
+	struct nfqb_pool *pool;
+	pthread_t main_tid;
+	int ret;
+	int err;
+};
+
+static int pool2_accept(struct nfqb_packet *p, void *policy, void *cb_data,
+			struct nfqb_verdict *v)
 {
-	(void)sig;
+	(void)p;
+	(void)policy;
+	(void)cb_data;
+	v->verdict = NFQB_ACCEPT;
+	return NFQB_POOL_VERDICT;
 }
 
-static void *pool_worker(void *arg)
+/* Waits for the pool's end: after the main thread's nfqb_pool_stop(), or
+ * earlier when a pool thread fails (the pool then stops by itself) — that
+ * case wakes the main thread. */
+static void *pool2_watcher(void *arg)
 {
-	struct lib_worker *w = arg;
+	struct pool2_watch *w = arg;
 
-	if (lib_loop(w) < 0)
-		kill(getpid(), SIGTERM);	/* wake the main thread */
-	w->done = 1;
+	w->ret = nfqb_pool_wait(w->pool);
+	w->err = errno;
+	pthread_kill(w->main_tid, SIGUSR1);
 	return NULL;
 }
 
 int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c)
 {
-	struct sigaction sa = { .sa_handler = on_wake };
-	struct lib_worker w[2];
-	sigset_t set, old;
-	int i, n = 0, ret = 0, sig;
+	struct nfqb_pool_config pc = {
+		.queue_first = 0,
+		.queue_count = POOL2_QUEUES,
+		.mode = NFQB_POOL_QUEUE_PER_WORKER,
+		.maxlen = cfg->maxlen,
+		.rcvbuf = cfg->rcvbuf,
+		/* the batch limit stays the library's default (64) */
+		.buffers = cfg->window + BENCH_VEC > 1024 ?
+			   cfg->window + BENCH_VEC : 0,
+		.cb = pool2_accept,
+	};
+	struct pool2_watch w = { .main_tid = pthread_self() };
+	pthread_t wt;
+	struct nfqb_pool_stats ps;
+	struct nfqb_stats st;
+	struct nfqb_pool *pool;
+	sigset_t set;
+	unsigned int i;
+	int ret = 0, sig = 0;
 
-	memset(w, 0, sizeof(w));
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);	/* no SA_RESTART: ends nfqb_recv */
+	/* before the pool's threads: they inherit the mask, and only this
+	 * thread takes the stop signal (SIGUSR1: the watcher) */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, &old);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-	for (i = 0; i < 2; i++) {
-		w[i].q = lib_open(cfg, (uint16_t)i, c);
-		if (!w[i].q) {
-			ret = -1;
-			goto out;
-		}
+	pool = nfqb_pool_create(&pc);
+	if (!pool) {
+		bench_cons_fail(c, "nfqb_pool_create", errno);
+		return -1;
 	}
-	for (n = 0; n < 2; n++) {
-		errno = pthread_create(&w[n].tid, NULL, pool_worker, &w[n]);
-		if (errno) {
-			bench_cons_fail(c, "pthread_create", errno);
-			bench_stop = 1;
-			ret = -1;
-			goto stop;
-		}
+	w.pool = pool;
+	if (nfqb_pool_start(pool) < 0) {
+		bench_cons_fail(c, "nfqb_pool_start", errno);
+		nfqb_pool_destroy(pool);
+		return -1;
 	}
-	bench_cons_ready(c);
-	sigwait(&set, &sig);
-	bench_stop = 1;
-stop:
-	/* a wake-up may land just before a blocking call: repeat it */
-	for (i = 0; i < n; i++) {
-		while (!w[i].done) {
-			pthread_kill(w[i].tid, SIGUSR1);
-			usleep(1000);
-		}
-		pthread_join(w[i].tid, NULL);
-		if (w[i].what) {
-			bench_cons_fail(c, w[i].what, w[i].err);
+	errno = pthread_create(&wt, NULL, pool2_watcher, &w);
+	if (errno) {
+		bench_cons_fail(c, "pthread_create", errno);
+		ret = -1;
+		nfqb_pool_stop(pool);
+		(void)nfqb_pool_wait(pool);	/* failed already */
+	} else {
+		bench_cons_ready(c);
+		if (!bench_stop)	/* else it came before the mask */
+			sigwait(&set, &sig);
+		nfqb_pool_stop(pool);
+		pthread_join(wt, NULL);
+		if (w.ret < 0) {
+			bench_cons_fail(c, "nfqb_pool_wait", w.err);
 			ret = -1;
 		}
 	}
-out:
-	for (i = 0; i < 2; i++) {
-		if (!w[i].q)
+	bench_cons_quiet();
+
+	/* final after nfqb_pool_wait() */
+	memset(&ps, 0, sizeof(ps));
+	if (nfqb_pool_stats(pool, -1, &ps, sizeof(ps)) == 0) {
+		c->packets += ps.received;
+		if (ps.errors && ret == 0) {	/* accept cannot fail */
+			snprintf(c->err, sizeof(c->err),
+				 "pool: %llu callback or verdict errors",
+				 (unsigned long long)ps.errors);
+			__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
+			ret = -1;
+		}
+	}
+	for (i = 0; i < POOL2_QUEUES; i++) {
+		memset(&st, 0, sizeof(st));
+		if (nfqb_pool_queue_stats(pool, i, &st, sizeof(st)) < 0)
 			continue;
-		lib_account(w[i].q, &w[i], c);
-		if (nfqb_queue_close(w[i].q) < 0 && ret == 0) {
-			bench_cons_fail(c, "nfqb_queue_close", errno);
-			ret = -1;
-		}
+		c->enobufs += st.enobufs;
+		lib_add_stats(&st, c);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	nfqb_pool_destroy(pool);
 	return ret;
 }

@@ -41,7 +41,7 @@ const struct bench_consumer bench_consumers[BENCH_NKINDS] = {
 		.run = bench_lib_mixed,
 	},
 	[BENCH_LIB_POOL2] = {
-		.name = "lib-pool2", .label = "nfqb 2 queues (thr)*",
+		.name = "lib-pool2", .label = "nfqb pool, 2 queues",
 		.queues = 2, .run = bench_lib_pool2,
 	},
 };
@@ -591,8 +591,10 @@ static void print_table(FILE *f, const struct opts *o,
 		"send to last delivery. ns/pkt: CPU time (user+sys) of the "
 		"consumer process per datagram, user and sys separately. "
 		"sc/pkt: the consumer's syscalls per datagram as it counts them "
-		"(the library: its recv_calls+send_calls); sc(k): counted by "
-		"the kernel (raw_syscalls:sys_enter) in one extra untimed run. "
+		"(the library: its recv_calls+send_calls, without the pool's "
+		"poll and eventfd calls); sc(k): counted by the kernel "
+		"(raw_syscalls:sys_enter, all threads) in one extra untimed "
+		"run. "
 		"vm/pkt: verdict messages per datagram. utlT/utlC: CPU time of "
 		"the traffic / consumer process over the elapsed time. x: ratio "
 		"of the medians.\n");
@@ -600,9 +602,6 @@ static void print_table(FILE *f, const struct opts *o,
 		fprintf(f, "Drain: the consumer is stopped while a window of "
 			"datagrams is queued, then drains it; it always finds "
 			"work, as under overload. capacity = 1e9 / ns/pkt.\n");
-	fprintf(f, "* 2 queues: two threads each owning one queue (queue per "
-		"worker), pinned with the process to the consumer CPU; the "
-		"library's pool API is not used yet.\n");
 }
 
 struct target {

@@ -25,7 +25,8 @@ NFT
 # hold NS PORT: start a holding listener on queue 0 in NS, send 5
 # datagrams to PORT, wait until all 5 are queued
 hold() {
-	ip netns exec "$1" nfqt listen -q 0 -n 5 -t 30000 -H > /tmp/l.out 2>&1 &
+	# $IP, not the ip function: $! must be the listener itself
+	"$IP" netns exec "$1" nfqt listen -q 0 -n 5 -t 30000 -H > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening
 	A nfqt send 10.0.0.2 "$2" 5 0
