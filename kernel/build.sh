@@ -17,7 +17,9 @@
 # touches.
 #
 # Environment: NFQB_KERNEL_CACHE, NFQB_KERNEL_JOBS (default 2),
-# NFQB_KERNEL_NICE (default 19), NFQB_KERNEL_TARBALL.
+# NFQB_KERNEL_NICE (default 19), NFQB_KERNEL_TARBALL, NFQB_KERNEL_UPTO
+# (apply only the first N patches: kernel/build-each.sh uses it to check
+# that every prefix of the series builds).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +28,18 @@ jobs=${NFQB_KERNEL_JOBS:-2}
 niceness=${NFQB_KERNEL_NICE:-19}
 tarball=${NFQB_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 fragment=$here/config
+upto=${NFQB_KERNEL_UPTO:-}
+
+# the patches to apply, in order
+series() {
+	i=0
+	for p in "$here"/patches/*.patch; do
+		[ -e "$p" ] || continue
+		i=$((i + 1))
+		[ -n "$upto" ] && [ "$i" -gt "$upto" ] && break
+		echo "$p"
+	done
+}
 
 log() { echo "build.sh: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -40,8 +54,7 @@ key=$( {
 	echo "linux-source-6.1 $srcver"
 	cat "$fragment"
 	cat "$here/build.sh"
-	for p in "$here"/patches/*.patch; do
-		[ -e "$p" ] || continue
+	for p in $(series); do
 		echo "== $(basename "$p")"
 		cat "$p"
 	done
@@ -84,8 +97,7 @@ git am --abort >/dev/null 2>&1 || true
 git checkout -q -f base 2>/dev/null || git checkout -q -f --detach base
 git clean -q -fdx
 n=0
-for p in "$here"/patches/*.patch; do
-	[ -e "$p" ] || continue
+for p in $(series); do
 	log "applying $(basename "$p")"
 	git am -q --keep-cr "$p" || { git am --abort || true; die "patch $(basename "$p") does not apply"; }
 	n=$((n + 1))
@@ -109,11 +121,15 @@ $bad"
 log "building bzImage (nice -n $niceness, -j$jobs), this takes a while"
 start=$(date +%s)
 nice -n "$niceness" make O="$obj" -j"$jobs" bzImage >"$cache/build.log" 2>&1 || {
-	tail -40 "$cache/build.log" >&2
+	grep -E -B2 -A6 'error:' "$cache/build.log" | head -60 >&2
+	tail -20 "$cache/build.log" >&2
 	die "kernel build failed, see $cache/build.log"
 }
 end=$(date +%s)
 log "built in $((end - start)) s"
+if grep -E 'warning:' "$cache/build.log" >&2; then
+	log "note: compiler warnings above"
+fi
 
 mkdir -p "$cache/images/$key"
 cp "$obj/arch/x86/boot/bzImage" "$img.tmp"

@@ -38,6 +38,7 @@ EXTRA_DIST += \
 	kernel/build.sh \
 	kernel/run-qemu.sh \
 	kernel/check.sh \
+	kernel/build-each.sh \
 	$(kernel_patches) \
 	$(kernel_tests)
 

@@ -829,6 +829,9 @@ NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cf
 	pool->queues = calloc(pool->nqueues, sizeof(*pool->queues));
 	pool->qsnap = calloc(pool->nqueues, sizeof(*pool->qsnap));
 	pool->threads = calloc(pool->nthreads, sizeof(*pool->threads));
+	if (pool->threads)	/* pool_free() closes what is not -1 */
+		for (i = 0; i < pool->nthreads; i++)
+			pool->threads[i].evfd = -1;
 	if (!pool->queues || !pool->qsnap || !pool->threads)
 		goto fail;
 	for (i = 0; i < pool->nqueues; i++)

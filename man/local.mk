@@ -45,6 +45,16 @@ dist_man_MANS += \
 	man/man3/nfqb_pkt_uid.3 \
 	man/man3/nfqb_pkt_user.3 \
 	man/man3/nfqb_pkt_vlan.3 \
+	man/man3/nfqb_pool_create.3 \
+	man/man3/nfqb_pool_destroy.3 \
+	man/man3/nfqb_pool_queue_stats.3 \
+	man/man3/nfqb_pool_set_policy.3 \
+	man/man3/nfqb_pool_start.3 \
+	man/man3/nfqb_pool_stats.3 \
+	man/man3/nfqb_pool_stop.3 \
+	man/man3/nfqb_pool_threads.3 \
+	man/man3/nfqb_pool_wait.3 \
+	man/man3/nfqb_pool_worker_index.3 \
 	man/man3/nfqb_queue_close.3 \
 	man/man3/nfqb_queue_fallback.3 \
 	man/man3/nfqb_queue_fd.3 \

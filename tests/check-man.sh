@@ -14,6 +14,7 @@ man3=$srcdir/man/man3
 # The public headers whose functions need pages: one line each.
 headers="
 include/libnfq-batch/libnfq-batch.h
+include/libnfq-batch/pool.h
 "
 
 # Pages that document no single function.

@@ -339,8 +339,12 @@ static int serve(const struct opts *o, void (*tick)(struct nfqb_pool *, void *),
 		ret = 1;
 	}
 	print_stats(the_pool, "exit");
-	nfqb_pool_destroy(the_pool);
-	the_pool = NULL;
+	{
+		struct nfqb_pool *p = the_pool;
+
+		the_pool = NULL;	/* no signal handler may use it now */
+		nfqb_pool_destroy(p);
+	}
 	return ret;
 }
 
