@@ -44,3 +44,12 @@ tests_integration_test_pool_SOURCES = tests/integration/test_pool.c
 tests_integration_test_pool_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_test_pool_LDADD = tests/integration/libnfqbt-harness.la \
 	lib/libnfq-batch.la $(CHECK_LIBS) -lpthread
+
+# Verdicts a batch cannot carry: queue-to-N (mark, priority, bypass), repeat.
+check_PROGRAMS += tests/integration/test_verdicts
+TESTS += tests/integration/test_verdicts
+tests_integration_test_verdicts_SOURCES = tests/integration/test_verdicts.c
+tests_integration_test_verdicts_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_test_verdicts_LDADD = \
+	tests/integration/libnfqbt-harness.la lib/libnfq-batch.la \
+	$(CHECK_LIBS) -lpthread

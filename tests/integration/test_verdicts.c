@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Integration tests of the verdicts a batch cannot carry, against the real
+ * kernel: queue-to-N (with mark and priority applied on the way, seen by
+ * the second queue), queue-to-N with and without bypass to a queue nobody
+ * holds, and repeat (the packet runs through the hook again).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define PORT	5101
+#define QA	3
+#define QB	5
+#define QNONE	9
+#define N	300
+
+static struct nfqb_queue *open_queue(uint16_t num)
+{
+	struct nfqb_queue *q = nfqb_queue_open(num);
+
+	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
+		      strerror(errno));
+	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	return q;
+}
+
+struct seen {
+	unsigned int a[N], b[N];	/* times each seq was seen on A / B */
+	bool prio_ok[N], mark_ok[N];
+	unsigned int handled_a, handled_b;
+};
+
+typedef int (*decide_a_fn)(struct nfqb_packet *p, uint32_t seq,
+			   unsigned int times);
+
+/* Serve queue A (and B if open) until @want packets were handled on A and
+ * @want_b on B, or 10 s pass. */
+static void serve(struct nfqb_queue *qa, struct nfqb_queue *qb,
+		  struct seen *s, decide_a_fn decide_a, unsigned int want,
+		  unsigned int want_b)
+{
+	uint64_t end = nfqbt_now_ms() + 10000;
+
+	while ((s->handled_a < want || s->handled_b < want_b) &&
+	       nfqbt_now_ms() < end) {
+		struct pollfd pfd[2] = {
+			{ .fd = nfqb_queue_fd(qa), .events = POLLIN },
+			{ .fd = qb ? nfqb_queue_fd(qb) : -1, .events = POLLIN },
+		};
+		struct nfqb_packet *vec[32];
+		int n, i;
+
+		poll(pfd, 2, 50);
+		n = nfqb_recv(qa, vec, 32);
+		ck_assert_msg(n > 0 || errno == EAGAIN, "recv A: %s",
+			      strerror(errno));
+		for (i = 0; i < n; i++) {
+			uint32_t seq;
+
+			ck_assert(nfqbt_pkt_seq(vec[i], &seq) && seq < N);
+			s->a[seq]++;
+			s->handled_a++;
+			ck_assert_int_eq(decide_a(vec[i], seq, s->a[seq]), 0);
+		}
+		if (!qb)
+			continue;
+		n = nfqb_recv(qb, vec, 32);
+		ck_assert_msg(n > 0 || errno == EAGAIN, "recv B: %s",
+			      strerror(errno));
+		for (i = 0; i < n; i++) {
+			uint32_t seq, v;
+
+			ck_assert(nfqbt_pkt_seq(vec[i], &seq) && seq < N);
+			s->b[seq]++;
+			s->handled_b++;
+			s->prio_ok[seq] = nfqb_pkt_priority(vec[i], &v) &&
+					  v == seq + 100;
+			s->mark_ok[seq] = nfqb_pkt_mark(vec[i], &v) &&
+					  v == seq * 7 + 1;
+			ck_assert_int_eq(nfqb_verdict(vec[i], NFQB_ACCEPT), 0);
+		}
+	}
+	nfqb_flush(qa);
+	if (qb)
+		nfqb_flush(qb);
+}
+
+static int to_b(struct nfqb_packet *p, uint32_t seq, unsigned int times)
+{
+	struct nfqb_verdict v = {
+		.verdict = NFQB_QUEUE,
+		.queue_num = QB,
+		.flags = NFQB_V_MARK | NFQB_V_PRIORITY,
+		.mark = seq * 7 + 1,
+		.priority = seq + 100,
+	};
+
+	(void)times;
+	return nfqb_verdict_ex(p, &v);
+}
+
+START_TEST(test_requeue_mark_priority)
+{
+	struct seen *s = calloc(1, sizeof(*s));
+	struct nfqb_queue *qa, *qb;
+	struct nfqbt_rx *rx;
+	struct nfqbt_tx *tx;
+	struct nfqb_stats st;
+	uint32_t seq;
+
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QA, false);
+	qa = open_queue(QA);
+	qb = open_queue(QB);
+	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = N });
+	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
+		.port = PORT, .count = N });
+	serve(qa, qb, s, to_b, N, N);
+	ck_assert_uint_eq(nfqbt_tx_join(tx), N);
+	nfqbt_rx_wait(rx);
+	nfqbt_rx_assert_exact(rx, 0, N, NULL, NULL);
+	for (seq = 0; seq < N; seq++) {
+		uint32_t mark = 0;
+
+		ck_assert_uint_eq(s->a[seq], 1);
+		ck_assert_uint_eq(s->b[seq], 1);
+		ck_assert_msg(s->prio_ok[seq], "seq %u: queue %u saw no "
+			      "priority %u", seq, QB, seq + 100);
+		ck_assert_msg(s->mark_ok[seq], "seq %u: queue %u saw no "
+			      "mark %u", seq, QB, seq * 7 + 1);
+		ck_assert(nfqbt_rx_mark(rx, seq, &mark));
+		ck_assert_uint_eq(mark, seq * 7 + 1);
+	}
+	nfqb_queue_stats(qa, &st, sizeof(st));
+	ck_assert_uint_eq(st.requeued, N);
+	ck_assert_uint_eq(st.batch_msgs, 0);	/* never batched */
+	ck_assert_uint_eq(st.verdict_msgs, N);
+	ck_assert_int_eq(nfqb_queue_close(qa), 0);
+	ck_assert_int_eq(nfqb_queue_close(qb), 0);
+	nfqbt_rx_free(rx);
+	free(s);
+}
+END_TEST
+
+static int to_none_bypass(struct nfqb_packet *p, uint32_t seq,
+			  unsigned int times)
+{
+	struct nfqb_verdict v = {
+		.verdict = NFQB_QUEUE,
+		.queue_num = QNONE,
+		.flags = (seq % 2) ? NFQB_V_BYPASS : 0,
+	};
+
+	(void)times;
+	return nfqb_verdict_ex(p, &v);
+}
+
+static bool is_odd(uint32_t seq, void *data)
+{
+	(void)data;
+	return seq % 2;
+}
+
+/* Odd seqs go to a queue nobody holds with bypass (accepted), even ones
+ * without (dropped by the kernel). */
+START_TEST(test_requeue_bypass)
+{
+	struct seen *s = calloc(1, sizeof(*s));
+	struct nfqb_queue *qa;
+	struct nfqbt_rx *rx;
+	struct nfqbt_tx *tx;
+
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QA, false);
+	qa = open_queue(QA);
+	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
+		.expected = N / 2 });
+	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
+		.port = PORT, .count = N });
+	serve(qa, NULL, s, to_none_bypass, N, 0);
+	ck_assert_uint_eq(nfqbt_tx_join(tx), N);
+	nfqbt_rx_wait(rx);
+	nfqbt_rx_assert_exact(rx, 0, N, is_odd, NULL);
+	ck_assert_int_eq(nfqb_queue_close(qa), 0);
+	nfqbt_rx_free(rx);
+	free(s);
+}
+END_TEST
+
+static int repeat_once(struct nfqb_packet *p, uint32_t seq,
+		       unsigned int times)
+{
+	(void)seq;
+	return nfqb_verdict(p, times == 1 ? NFQB_REPEAT : NFQB_ACCEPT);
+}
+
+/* Repeat: the packet runs through the hook again, is queued again (a new
+ * id), and the second time it is accepted. */
+START_TEST(test_repeat)
+{
+	struct seen *s = calloc(1, sizeof(*s));
+	struct nfqb_queue *qa;
+	struct nfqbt_rx *rx;
+	struct nfqbt_tx *tx;
+	struct nfqb_stats st;
+	uint32_t seq;
+
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QA, false);
+	qa = open_queue(QA);
+	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = N });
+	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
+		.port = PORT, .count = N });
+	serve(qa, NULL, s, repeat_once, 2 * N, 0);
+	ck_assert_uint_eq(nfqbt_tx_join(tx), N);
+	nfqbt_rx_wait(rx);
+	nfqbt_rx_assert_exact(rx, 0, N, NULL, NULL);
+	for (seq = 0; seq < N; seq++)
+		ck_assert_msg(s->a[seq] == 2, "seq %u queued %u times", seq,
+			      s->a[seq]);
+	nfqb_queue_stats(qa, &st, sizeof(st));
+	ck_assert_uint_eq(st.repeated, N);
+	ck_assert_uint_eq(st.accepted, N);
+	ck_assert(!nfqb_queue_fallback(qa));
+	ck_assert_int_eq(nfqb_queue_close(qa), 0);
+	nfqbt_rx_free(rx);
+	free(s);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("verdicts");
+	TCase *tc = tcase_create("kernel");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_requeue_mark_priority);
+	tcase_add_test(tc, test_requeue_bypass);
+	tcase_add_test(tc, test_repeat);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
