@@ -756,7 +756,20 @@ static int config_queue(struct nfqb_pool *pool, struct nfqb_queue *q)
 		return -1;
 	if (c->rcvbuf && nfqb_queue_set_rcvbuf(q, c->rcvbuf) < 0)
 		return -1;
+	if (c->latency_us && nfqb_queue_set_latency(q, c->latency_us) < 0)
+		return -1;
+	if (c->batch_limit &&
+	    nfqb_queue_set_batch_limit(q, c->batch_limit) < 0)
+		return -1;
+	if (c->verdict_timeout_ms &&
+	    nfqb_queue_set_verdict_timeout(q, c->verdict_timeout_ms) < 0)
+		return -1;
 	return 0;
+}
+
+NFQB_EXPORT bool nfqb_pool_stopping(const struct nfqb_pool *pool)
+{
+	return pool_stopping(pool);
 }
 
 static void pool_free(struct nfqb_pool *pool)

@@ -302,7 +302,7 @@ static int serve(const struct opts *o, void (*tick)(struct nfqb_pool *, void *),
 	       "patterns, %u mark rules\n", o->first, o->first + o->count - 1,
 	       o->mode == NFQB_POOL_DISPATCH ? "dispatch" : "queue-per-worker",
 	       nfqb_pool_threads(the_pool), r->npat, r->nmark);
-	while (!stopping) {
+	while (!stopping && !nfqb_pool_stopping(the_pool)) {
 		struct timespec ts = { .tv_nsec = 50 * 1000000 };
 
 		nanosleep(&ts, NULL);

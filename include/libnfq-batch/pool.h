@@ -103,6 +103,12 @@ struct nfqb_pool_config {
 	/* frees a policy replaced by nfqb_pool_set_policy() or left at
 	 * nfqb_pool_destroy(); may be NULL */
 	void (*policy_free)(void *policy);
+	/* the coalescer of every queue (see nfqb_queue_set_latency(),
+	 * nfqb_queue_set_batch_limit(), nfqb_queue_set_verdict_timeout());
+	 * 0 keeps the library's default (verdict timeout: never) */
+	uint32_t latency_us;
+	unsigned int batch_limit;
+	uint32_t verdict_timeout_ms;
 };
 
 /*
@@ -190,6 +196,13 @@ void nfqb_pool_destroy(struct nfqb_pool *pool);
  * from a pool thread (the callback).
  */
 int nfqb_pool_set_policy(struct nfqb_pool *pool, void *policy);
+
+/**
+ * nfqb_pool_stopping - true once the pool was asked to stop: by
+ * nfqb_pool_stop(), or by itself after a thread failed (nfqb_pool_wait()
+ * then returns that thread's error). Never blocks; any thread.
+ */
+bool nfqb_pool_stopping(const struct nfqb_pool *pool);
 
 /**
  * nfqb_pool_threads - number of pool threads: queue_count in

@@ -537,7 +537,9 @@ static void run_stop(enum nfqb_pool_mode mode, unsigned int workers)
 			break;
 		usleep(500);
 	}
+	ck_assert(!nfqb_pool_stopping(pool));
 	nfqb_pool_stop(pool);
+	ck_assert(nfqb_pool_stopping(pool));
 	nfqb_pool_stop(pool);	/* twice is fine */
 	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
 	ck_assert_msg(atomic_load(&s.sent) < n,
