@@ -111,7 +111,7 @@ timeout "$timeout_s" qemu-system-x86_64 \
 	-accel "$accel" -cpu max -smp 2 -m "${NFQB_QEMU_MEM:-1024}" \
 	-nographic -no-reboot -nic none \
 	-kernel "$img" -initrd "$work/initramfs.gz" \
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 quiet_kmemleak nokaslr" \
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=6" \
 	</dev/null >"$log" 2>&1
 qrc=$?
 set -e
