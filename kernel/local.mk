@@ -26,6 +26,7 @@ kernel_tests = \
 	tests/kernel/t-10-ingress.sh \
 	tests/kernel/t-20-egress.sh \
 	tests/kernel/t-30-arp.sh \
+	tests/kernel/t-35-vlan.sh \
 	tests/kernel/t-40-monotonic.sh \
 	tests/kernel/t-50-teardown.sh \
 	tests/kernel/t-60-selftest.sh

@@ -27,6 +27,7 @@
  *                 its first 14 bytes equal NFQA_L2HDR
  *   -I            payload must start with the network header (ingress):
  *                 for IPv4 the first nibble is 4
+ *   -V VID        every packet must carry NFQA_VLAN with this VLAN id
  *   -s            print one line per packet
  *
  * Packet ids must be strictly increasing (serial arithmetic) on the queue.
@@ -173,6 +174,7 @@ struct pkt {
 	const uint8_t *payload;
 	int plen;
 	int have_vlan;
+	uint16_t vlan_tci, vlan_proto;
 	uint32_t mark;
 	uint32_t indev, outdev;
 };
@@ -212,9 +214,26 @@ static int parse_packet(struct nlmsghdr *h, struct pkt *p)
 			p->payload = d;
 			p->plen = dl;
 			break;
-		case NFQA_VLAN:
+		case NFQA_VLAN: {
+			struct nlattr *v = d;
+			int vl = dl;
+
 			p->have_vlan = 1;
+			while (vl >= (int)NLA_HDRLEN && v->nla_len >= NLA_HDRLEN &&
+			       v->nla_len <= vl) {
+				uint16_t val = 0;
+
+				if (v->nla_len >= NLA_HDRLEN + 2)
+					memcpy(&val, (char *)v + NLA_HDRLEN, 2);
+				if ((v->nla_type & NLA_TYPE_MASK) == NFQA_VLAN_TCI)
+					p->vlan_tci = ntohs(val);
+				else if ((v->nla_type & NLA_TYPE_MASK) == NFQA_VLAN_PROTO)
+					p->vlan_proto = ntohs(val);
+				vl -= NLA_ALIGN(v->nla_len);
+				v = (struct nlattr *)((char *)v + NLA_ALIGN(v->nla_len));
+			}
 			break;
+		}
 		case NFQA_MARK:
 			if (dl == 4)
 				p->mark = ntohl(*(uint32_t *)d);
@@ -238,7 +257,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: nfqt listen [-q N] [-n COUNT] [-t MS] [-v accept|drop] [-m MARK]\n"
-		"                   [-b N] [-H] [-F FAMILY] [-k HOOK] [-L] [-P PROTO] [-E] [-I] [-s]\n"
+		"                   [-b N] [-H] [-F FAMILY] [-k HOOK] [-L] [-P PROTO] [-E] [-I]\n"
+		"                   [-V VID] [-s]\n"
 		"       nfqt send ADDR PORT COUNT CPU\n"
 		"       nfqt recv PORT IDLE_MS [EXPECT]\n");
 	exit(2);
@@ -248,7 +268,7 @@ static int do_listen(int argc, char **argv)
 {
 	unsigned int queue = 0, count = 0, timeout = 5000, batch = 0;
 	int have_mark = 0, hold = 0, want_l2 = 0, show = 0;
-	int want_family = -1, want_hook = -1, want_proto = -1;
+	int want_family = -1, want_hook = -1, want_proto = -1, want_vid = -1;
 	int want_eth_payload = 0, want_net_payload = 0;
 	uint32_t verdict = NF_ACCEPT, mark = 0;
 	unsigned int seen = 0, bad = 0, nonmono = 0, pending = 0;
@@ -268,11 +288,17 @@ static int do_listen(int argc, char **argv)
 	int opt;
 	long deadline;
 
-	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIs")) != -1) {
+	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIV:s")) != -1) {
 		switch (opt) {
-		case 'q': queue = strtoul(optarg, NULL, 0); break;
-		case 'n': count = strtoul(optarg, NULL, 0); break;
-		case 't': timeout = strtoul(optarg, NULL, 0); break;
+		case 'q':
+			queue = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			count = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			timeout = strtoul(optarg, NULL, 0);
+			break;
 		case 'v':
 			if (!strcmp(optarg, "accept"))
 				verdict = NF_ACCEPT;
@@ -281,17 +307,42 @@ static int do_listen(int argc, char **argv)
 			else
 				usage();
 			break;
-		case 'm': mark = strtoul(optarg, NULL, 0); have_mark = 1; break;
-		case 'b': batch = strtoul(optarg, NULL, 0); break;
-		case 'H': hold = 1; break;
-		case 'F': want_family = strtol(optarg, NULL, 0); break;
-		case 'k': want_hook = strtol(optarg, NULL, 0); break;
-		case 'L': want_l2 = 1; break;
-		case 'P': want_proto = strtol(optarg, NULL, 16); break;
-		case 'E': want_eth_payload = 1; break;
-		case 'I': want_net_payload = 1; break;
-		case 's': show = 1; break;
-		default: usage();
+		case 'm':
+			mark = strtoul(optarg, NULL, 0);
+			have_mark = 1;
+			break;
+		case 'b':
+			batch = strtoul(optarg, NULL, 0);
+			break;
+		case 'H':
+			hold = 1;
+			break;
+		case 'F':
+			want_family = strtol(optarg, NULL, 0);
+			break;
+		case 'k':
+			want_hook = strtol(optarg, NULL, 0);
+			break;
+		case 'L':
+			want_l2 = 1;
+			break;
+		case 'P':
+			want_proto = strtol(optarg, NULL, 16);
+			break;
+		case 'E':
+			want_eth_payload = 1;
+			break;
+		case 'I':
+			want_net_payload = 1;
+			break;
+		case 'V':
+			want_vid = strtol(optarg, NULL, 0);
+			break;
+		case 's':
+			show = 1;
+			break;
+		default:
+			usage();
 		}
 	}
 
@@ -377,10 +428,11 @@ static int do_listen(int argc, char **argv)
 				vlanseen++;
 			if (show)
 				printf("nfqt: id=%u family=%u hook=%u proto=0x%04x "
-				       "l2=%d vlan=%d len=%d in=%u out=%u mark=0x%x\n",
+				       "l2=%d vlan=%d/0x%04x/0x%04x len=%d in=%u out=%u "
+				       "mark=0x%x\n",
 				       p.id, p.family, p.hook, p.hw_protocol,
-				       p.l2len, p.have_vlan, p.plen, p.indev,
-				       p.outdev, p.mark);
+				       p.l2len, p.have_vlan, p.vlan_proto, p.vlan_tci,
+				       p.plen, p.indev, p.outdev, p.mark);
 			if (want_family >= 0 && p.family != want_family) {
 				fprintf(stderr, "nfqt: id %u family %u, want %d\n",
 					p.id, p.family, want_family);
@@ -394,6 +446,14 @@ static int do_listen(int argc, char **argv)
 			if (want_proto >= 0 && p.hw_protocol != want_proto) {
 				fprintf(stderr, "nfqt: id %u proto 0x%04x, want 0x%04x\n",
 					p.id, p.hw_protocol, want_proto);
+				bad++;
+			}
+			if (want_vid >= 0 &&
+			    (!p.have_vlan || (p.vlan_tci & 0xfff) != want_vid ||
+			     p.vlan_proto != 0x8100)) {
+				fprintf(stderr, "nfqt: id %u VLAN %d proto 0x%04x tci 0x%04x, "
+					"want VLAN id %d\n", p.id, p.have_vlan,
+					p.vlan_proto, p.vlan_tci, want_vid);
 				bad++;
 			}
 			if (want_l2 && p.l2len != 14) {
