@@ -7,6 +7,7 @@
 #   2. build-asan/    AddressSanitizer + UndefinedBehaviorSanitizer,
 #                     `make check` again
 #   3. build-tsan/    ThreadSanitizer, `make check` of the pool tests only
+#   4. tests/check-deb.sh: the Debian packages
 # Run as root on Debian 12 (integration tests use network namespaces,
 # iptables and nfnetlink_queue).  Exits non-zero if anything failed; the
 # last line is "N passed, N failed".
@@ -130,6 +131,18 @@ tsan_check() {
 }
 tsan_check || ok=0
 
+# 4. The Debian packages: built from a copy of the tree, their contents
+# checked, a program built and run against the unpacked packages.
+deb_pass=0
+deb_fail=0
+banner "debian packages: tests/check-deb.sh"
+if "$top/tests/check-deb.sh"; then
+	deb_pass=1
+else
+	deb_fail=1
+	ok=0
+fi
+
 # --- Counting ---------------------------------------------------------------
 # Per test program (one .trs each): its Check test cases when its log holds
 # Check summaries ("NN%: Checks: C, Failures: F, Errors: E"), otherwise the
@@ -182,8 +195,8 @@ for r in "${runs[@]}"; do
 	total_skip=$((total_skip + s))
 done
 
-total_pass=$((total_pass + install_pass))
-total_fail=$((total_fail + install_fail + stage_failures))
+total_pass=$((total_pass + install_pass + deb_pass))
+total_fail=$((total_fail + install_fail + deb_fail + stage_failures))
 if [ "$total_skip" -gt 0 ]; then
 	if [ "${CI:-}" = true ]; then
 		echo "run-all: $total_skip test program(s) skipped; in CI a skip is a failure"
@@ -195,6 +208,7 @@ fi
 [ "$stage_failures" -eq 0 ] ||
 	echo "run-all: $stage_failures build stage(s) failed (counted as failures)"
 [ "$install_fail" -eq 0 ] || echo "run-all: the install check failed"
+[ "$deb_fail" -eq 0 ] || echo "run-all: the Debian package check failed"
 [ "$total_fail" -eq 0 ] || ok=0
 [ "$total_pass" -gt 0 ] || ok=0
 echo "$total_pass passed, $total_fail failed"

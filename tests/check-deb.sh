@@ -1,0 +1,274 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# check-deb.sh: build the Debian packages (debian/) from a clean copy of the
+# tree and check them, without installing anything built here system-wide.
+#
+#  1. Copy the tree into a scratch directory: the files git knows (tracked,
+#     and untracked ones that .gitignore does not exclude, so uncommitted
+#     packaging changes are built too), never .git or build products.
+#  2. Install what the build needs (apt-get build-dep on the copy, plus
+#     dpkg-dev and lintian) if missing; NFQB_NO_APT=1 skips that.
+#  3. dpkg-buildpackage -us -uc -b (runs the unit tests, see debian/rules).
+#  4. lintian, if present: reported, never fatal.
+#  5. dpkg-deb -c: each package holds the files it must, and not the ones it
+#     must not.
+#  6. dpkg-deb -x the library and -dev packages into a scratch root; build a
+#     program there with the unpacked headers, library and .pc file
+#     (pkg-config), check that it binds to the versioned symbols and run it
+#     with LD_LIBRARY_PATH: nfqb_version() must equal the package version.
+#     The unpacked tools must run too (--help).
+#
+# NFQB_KEEP=1 keeps the scratch directory (printed at the end).  Ends with
+# "N passed, N failed" and exits non-zero on any failure.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-deb.XXXXXX")
+if [ "${NFQB_KEEP:-0}" = 1 ]; then
+	trap 'echo "check-deb: scratch directory kept: $work"' EXIT
+else
+	trap 'rm -rf "$work"' EXIT
+fi
+
+pass=0
+failn=0
+ok() { echo "check-deb: PASS: $*"; pass=$((pass + 1)); }
+bad() { echo "check-deb: FAIL: $*" >&2; failn=$((failn + 1)); }
+die() {
+	bad "$*"
+	echo "$pass passed, $failn failed"
+	exit 1
+}
+
+[ -f "$top/debian/control" ] || die "no debian/control in $top"
+
+# --- 1. a clean copy of the tree -----------------------------------------
+version=$(sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p' "$top/debian/changelog")
+[ -n "$version" ] || die "cannot read the version from debian/changelog"
+upstream=${version%-*}
+src=$work/src/libnfq-batch-$upstream
+mkdir -p "$src"
+if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	# Deleted-but-tracked files are listed by ls-files yet absent: skip them.
+	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+		while IFS= read -r -d '' f; do
+			[ -e "$f" ] || [ -L "$f" ] && printf '%s\0' "$f"
+		done | tar --null -T - -cf -) | tar -C "$src" -xf -
+	echo "check-deb: copied $(cd "$src" && find . -type f | wc -l) files (git ls-files) to $src"
+else
+	# Not a git checkout: copy everything but build directories, then let
+	# the package build's clean step (dh_auto_clean) remove the rest.
+	tar -C "$top" --exclude=./.git --exclude='./build' \
+		--exclude='./build-*' -cf - . | tar -C "$src" -xf -
+	echo "check-deb: copied the tree (no git) to $src"
+fi
+
+# --- 2. build dependencies ----------------------------------------------
+need_apt=0
+command -v dpkg-buildpackage >/dev/null 2>&1 || need_apt=1
+if [ $need_apt = 0 ] && ! (cd "$src" && dpkg-checkbuilddeps) >/dev/null 2>&1; then
+	need_apt=1
+fi
+if [ $need_apt = 1 ]; then
+	if [ "${NFQB_NO_APT:-0}" = 1 ]; then
+		(cd "$src" && dpkg-checkbuilddeps) || true
+		die "build dependencies missing and NFQB_NO_APT=1"
+	fi
+	[ "$(id -u)" -eq 0 ] || die "build dependencies missing; run as root"
+	echo "check-deb: installing build dependencies"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; die "apt-get update"; }
+	apt-get install -y -q --no-install-recommends dpkg-dev build-essential \
+		>>"$work/apt.log" 2>&1 || { cat "$work/apt.log"; die "apt-get install dpkg-dev"; }
+	apt-get build-dep -y -q "$src" >>"$work/apt.log" 2>&1 ||
+		{ cat "$work/apt.log"; die "apt-get build-dep"; }
+fi
+if ! command -v lintian >/dev/null 2>&1 && [ "${NFQB_NO_APT:-0}" != 1 ] &&
+   [ "$(id -u)" -eq 0 ]; then
+	echo "check-deb: installing lintian (optional)"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		--no-install-recommends lintian >"$work/apt-lintian.log" 2>&1 ||
+		echo "check-deb: lintian could not be installed; skipping it"
+fi
+ok "build dependencies present"
+
+# --- 3. build -----------------------------------------------------------
+echo "check-deb: dpkg-buildpackage -us -uc -b (log: build.log)"
+if ! (cd "$src" && DEB_BUILD_OPTIONS="parallel=${NFQB_JOBS:-2} ${DEB_BUILD_OPTIONS:-}" \
+	dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1; then
+	tail -n 80 "$work/build.log" >&2
+	die "dpkg-buildpackage"
+fi
+# The unit tests' summary, from the log.
+sed -n '/^# TOTAL:/p;/^# PASS:/p;/^# FAIL:/p;/^# ERROR:/p' "$work/build.log" |
+	sed 's/^/check-deb:   make check: /'
+grep -q '^# PASS: *4$' "$work/build.log" ||
+	bad "make check in the package build did not pass 4 tests"
+ok "dpkg-buildpackage -us -uc -b"
+
+arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+deb_lib=$work/src/libnfq-batch0_${version}_${arch}.deb
+deb_dev=$work/src/libnfq-batch-dev_${version}_${arch}.deb
+deb_tools=$work/src/libnfq-batch-tools_${version}_${arch}.deb
+for d in "$deb_lib" "$deb_dev" "$deb_tools"; do
+	[ -f "$d" ] || die "not built: ${d##*/}"
+done
+echo "check-deb: built:"
+for d in "$work/src"/*.deb; do
+	echo "check-deb:   ${d##*/}"
+done
+
+# --- 4. lintian ---------------------------------------------------------
+if command -v lintian >/dev/null 2>&1; then
+	changes=("$work/src/libnfq-batch_${version}_"*.changes)
+	echo "check-deb: lintian (reported, not fatal):"
+	lintian --display-info --pedantic "${changes[0]}" 2>&1 |
+		grep -v '^running with root privileges' |
+		sed 's/^/check-deb:   /' || true
+	if lintian "${changes[0]}" >/dev/null 2>&1; then
+		echo "check-deb:   lintian: no errors"
+	else
+		echo "check-deb:   lintian: reported errors (see above)"
+	fi
+else
+	echo "check-deb: lintian not installed: skipped"
+fi
+
+# --- 5. contents --------------------------------------------------------
+contents() { dpkg-deb -c "$1" | awk '{ print $6 }' | sed 's|^\./|/|'; }
+expect() {	# expect DEB PATH...: each PATH (a grep -x regex) is in DEB
+	local deb=$1 list p missing=
+	shift
+	list=$(contents "$deb")
+	for p in "$@"; do
+		printf '%s\n' "$list" | grep -qx -- "$p" || missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		bad "${deb##*/} lacks:$missing"
+	else
+		ok "${deb##*/} holds its $# expected files"
+	fi
+}
+refuse() {	# refuse DEB REGEX...: nothing in DEB matches any REGEX
+	local deb=$1 list p found=
+	shift
+	list=$(contents "$deb")
+	for p in "$@"; do
+		found="$found$(printf '%s\n' "$list" | { grep -x -- "$p" || true; } | tr '\n' ' ')"
+	done
+	if [ -n "$found" ]; then
+		bad "${deb##*/} must not hold: $found"
+	else
+		ok "${deb##*/} holds none of the files of the other packages"
+	fi
+}
+L=/usr/lib/$ma
+expect "$deb_lib" "$L/libnfq-batch.so.0" "$L/libnfq-batch.so.0.0.0" \
+	/usr/share/doc/libnfq-batch0/copyright
+refuse "$deb_lib" "$L/libnfq-batch.so" '.*\.la' '.*\.a' '/usr/include/.*' \
+	'/usr/bin/.*' '/usr/share/man/.*'
+set --
+for m in "$src"/man/man3/*.3; do
+	set -- "$@" "/usr/share/man/man3/${m##*/}.gz"
+done
+expect "$deb_dev" /usr/include/libnfq-batch/libnfq-batch.h \
+	/usr/include/libnfq-batch/pool.h "$L/libnfq-batch.so" \
+	"$L/pkgconfig/libnfq-batch.pc" "$@"
+refuse "$deb_dev" "$L/libnfq-batch.so.0.*" '.*\.la' '.*\.a' '/usr/bin/.*' \
+	'/usr/share/man/man8/.*'
+expect "$deb_tools" /usr/bin/nfqb-stat /usr/bin/nfqb-verdict /usr/bin/nfqb-bench \
+	/usr/share/man/man8/nfqb-stat.8.gz /usr/share/man/man8/nfqb-verdict.8.gz \
+	/usr/share/man/man8/nfqb-bench.8.gz
+refuse "$deb_tools" "$L/.*" '/usr/include/.*' '/usr/share/man/man3/.*'
+
+# Dependencies as debian/control promises them.
+dep_dev=$(dpkg-deb -f "$deb_dev" Depends)
+case $dep_dev in
+*"libnfq-batch0 (= $version)"*libmnl-dev*liburcu-dev*) ok "libnfq-batch-dev Depends: $dep_dev" ;;
+*) bad "libnfq-batch-dev Depends: $dep_dev" ;;
+esac
+dep_tools=$(dpkg-deb -f "$deb_tools" Depends)
+case $dep_tools in
+*libnfq-batch0*) ok "libnfq-batch-tools Depends: $dep_tools" ;;
+*) bad "libnfq-batch-tools Depends: $dep_tools" ;;
+esac
+# The symbols file that went into the package lists versioned symbols.
+ctl=$work/control
+mkdir -p "$ctl"
+dpkg-deb -e "$deb_lib" "$ctl"
+if grep -q ' nfqb_version@LIBNFQB_0.1 ' "$ctl/symbols" &&
+   grep -q ' nfqb_pool_create@LIBNFQB_0.2 ' "$ctl/symbols"; then
+	ok "libnfq-batch0 symbols file: $(grep -c '@LIBNFQB_' "$ctl/symbols") versioned entries"
+else
+	bad "libnfq-batch0 has no (versioned) symbols file"
+fi
+
+# --- 6. build and run a program against the unpacked packages ------------
+root=$work/root
+mkdir -p "$root"
+dpkg-deb -x "$deb_lib" "$root"
+dpkg-deb -x "$deb_dev" "$root"
+dpkg-deb -x "$deb_tools" "$root"
+cat >"$work/outside.c" <<'EOC'
+#include <stdio.h>
+#include <string.h>
+#include <libnfq-batch/libnfq-batch.h>
+#include <libnfq-batch/pool.h>
+
+int main(int argc, char **argv)
+{
+	const char *v = nfqb_version();
+	/* One symbol of each version node (LIBNFQB_0.1, LIBNFQB_0.2). */
+	volatile void *pool_create = (void *)nfqb_pool_create;
+
+	printf("nfqb_version() = %s, nfqb_verdict_name(NFQB_DROP) = %s\n",
+	       v ? v : "(null)", nfqb_verdict_name(NFQB_DROP));
+	return pool_create && argc > 1 && v && strcmp(v, argv[1]) == 0 ? 0 : 1;
+}
+EOC
+export PKG_CONFIG_PATH=$root$L/pkgconfig
+export PKG_CONFIG_SYSROOT_DIR=$root
+if flags=$(pkg-config --cflags --libs libnfq-batch); then
+	ok "pkg-config libnfq-batch from the unpacked -dev: $flags"
+else
+	die "pkg-config libnfq-batch from the unpacked -dev"
+fi
+unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH
+# shellcheck disable=SC2086 # word splitting of $flags is wanted
+if ${CC:-cc} -std=c11 -Wall -Wextra -Werror -o "$work/outside" \
+	"$work/outside.c" $flags; then
+	ok "program built against the unpacked headers and library"
+else
+	die "program does not build against the unpacked packages"
+fi
+needed=$(objdump -T "$work/outside" | awk '/nfqb_/ { print $(NF - 1), $NF }' | tr -d '()' | sort)
+if printf '%s\n' "$needed" | grep -qx 'LIBNFQB_0.1 nfqb_version' &&
+   printf '%s\n' "$needed" | grep -qx 'LIBNFQB_0.2 nfqb_pool_create'; then
+	ok "program binds versioned symbols: $(printf '%s\n' "$needed" | tr '\n' ' ')"
+else
+	bad "program's nfqb_ symbols are not versioned: $needed"
+fi
+uversion=${version%-*}
+if out=$(LD_LIBRARY_PATH=$root$L "$work/outside" "$uversion"); then
+	ok "program runs with the unpacked library: $out"
+else
+	bad "program with the unpacked library: ${out:-no output} (expected $uversion)"
+fi
+# It must have loaded the unpacked library, not one installed elsewhere.
+if LD_LIBRARY_PATH=$root$L ldd "$work/outside" | grep -q "$root$L/libnfq-batch.so.0"; then
+	ok "program loads libnfq-batch.so.0 from the unpacked package"
+else
+	bad "program does not load the unpacked library"
+fi
+for t in nfqb-stat nfqb-verdict nfqb-bench; do
+	if LD_LIBRARY_PATH=$root$L "$root/usr/bin/$t" --help >/dev/null 2>&1; then
+		ok "unpacked $t --help runs"
+	else
+		bad "unpacked $t --help"
+	fi
+done
+
+echo "$pass passed, $failn failed"
+[ "$failn" -eq 0 ]
