@@ -143,7 +143,7 @@ expect() {	# expect DEB PATH...: each PATH (a grep -x regex) is in DEB
 	shift
 	list=$(contents "$deb")
 	for p in "$@"; do
-		printf '%s\n' "$list" | grep -qx -- "$p" || missing="$missing $p"
+		grep -qx -- "$p" <<<"$list" || missing="$missing $p"
 	done
 	if [ -n "$missing" ]; then
 		bad "${deb##*/} lacks:$missing"
@@ -244,8 +244,10 @@ else
 	die "program does not build against the unpacked packages"
 fi
 needed=$(objdump -T "$work/outside" | awk '/nfqb_/ { print $(NF - 1), $NF }' | tr -d '()' | sort)
-if printf '%s\n' "$needed" | grep -qx 'LIBNFQB_0.1 nfqb_version' &&
-   printf '%s\n' "$needed" | grep -qx 'LIBNFQB_0.2 nfqb_pool_create'; then
+# (here-strings, not pipes: with pipefail, grep -q closing the pipe early
+# can fail the writer with SIGPIPE)
+if grep -qx 'LIBNFQB_0.1 nfqb_version' <<<"$needed" &&
+   grep -qx 'LIBNFQB_0.2 nfqb_pool_create' <<<"$needed"; then
 	ok "program binds versioned symbols: $(printf '%s\n' "$needed" | tr '\n' ' ')"
 else
 	bad "program's nfqb_ symbols are not versioned: $needed"
@@ -257,7 +259,8 @@ else
 	bad "program with the unpacked library: ${out:-no output} (expected $uversion)"
 fi
 # It must have loaded the unpacked library, not one installed elsewhere.
-if LD_LIBRARY_PATH=$root$L ldd "$work/outside" | grep -q "$root$L/libnfq-batch.so.0"; then
+lddout=$(LD_LIBRARY_PATH=$root$L ldd "$work/outside")
+if grep -qF "$root$L/libnfq-batch.so.0" <<<"$lddout"; then
 	ok "program loads libnfq-batch.so.0 from the unpacked package"
 else
 	bad "program does not load the unpacked library"
