@@ -9,6 +9,13 @@
 # CPUs and runs tests/kernel/t-*.sh in the guest (kernel/run-qemu.sh).
 # Needs root for apt-get and, on first run, about 6 minutes of -j2 build.
 # NFQB_KERNEL_TESTS selects tests, e.g. NFQB_KERNEL_TESTS="t-10-ingress".
+#
+# tests/kernel/nfqb-netdev is the library's own guest test tool (public API,
+# linked with this build's lib/libnfq-batch.la): check-kernel builds it and
+# hands it to the harness in NFQB_GUEST_TOOL; run-qemu.sh copies it and the
+# shared libraries ldd lists into the initramfs for t-15 and t-25.
+# -no-install: libtool links the real executable in place (with a run path
+# to lib/.libs) instead of a wrapper script, so ldd and cp just work.
 
 kernel_patches = \
 	kernel/patches/0001-netfilter-nf_queue-find-netdev-hook-entries-in-nf_re.patch \
@@ -18,13 +25,20 @@ kernel_patches = \
 	kernel/patches/0005-netfilter-nft_queue-allow-queueing-from-netdev-ingre.patch \
 	kernel/patches/0006-selftests-netfilter-add-nfqueue-netdev-ingress-and-e.patch
 
+check_PROGRAMS += tests/kernel/nfqb-netdev
+tests_kernel_nfqb_netdev_SOURCES = tests/kernel/nfqb-netdev.c
+tests_kernel_nfqb_netdev_LDADD = lib/libnfq-batch.la
+tests_kernel_nfqb_netdev_LDFLAGS = -no-install
+
 kernel_tests = \
 	tests/kernel/nfqt.c \
 	tests/kernel/lib.sh \
 	tests/kernel/run.sh \
 	tests/kernel/t-00-inet-queue.sh \
 	tests/kernel/t-10-ingress.sh \
+	tests/kernel/t-15-lib-ingress.sh \
 	tests/kernel/t-20-egress.sh \
+	tests/kernel/t-25-lib-egress.sh \
 	tests/kernel/t-30-arp.sh \
 	tests/kernel/t-35-vlan.sh \
 	tests/kernel/t-40-monotonic.sh \
@@ -43,7 +57,8 @@ EXTRA_DIST += \
 	$(kernel_patches) \
 	$(kernel_tests)
 
-check-kernel:
-	$(SHELL) $(top_srcdir)/kernel/check.sh $(NFQB_KERNEL_TESTS)
+check-kernel: tests/kernel/nfqb-netdev$(EXEEXT)
+	NFQB_GUEST_TOOL=$(abs_builddir)/tests/kernel/nfqb-netdev$(EXEEXT) \
+		$(SHELL) $(top_srcdir)/kernel/check.sh $(NFQB_KERNEL_TESTS)
 
 .PHONY: check-kernel

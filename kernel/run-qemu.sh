@@ -7,14 +7,19 @@
 #
 # BZIMAGE defaults to the output of kernel/build.sh. TESTs are names of
 # scripts in tests/kernel/ (default: all t-*.sh). Builds an initramfs with
-# busybox, nft, ip, the static test tool nfqt and the test scripts, boots
+# busybox, nft, ip, the static test tool nfqt, the library's test tool
+# nfqb-netdev (NFQB_GUEST_TOOL) and the test scripts, boots
 # qemu-system-x86_64 with 2 CPUs under TCG, and exits with the tests'
 # status. Fails too when the guest kernel log shows a WARN, BUG, KASAN,
 # lockdep or refcount report, or when the guest does not finish in time.
 #
-# Environment: NFQB_QEMU_TIMEOUT (seconds, default 900), NFQB_QEMU_ACCEL
+# Environment: NFQB_QEMU_TIMEOUT (seconds, default 1200), NFQB_QEMU_ACCEL
 # (default tcg), NFQB_QEMU_MEM (MiB, default 1024), NFQB_KEEP (keep the
-# work directory), NFQB_LOG (copy the guest log here).
+# work directory), NFQB_LOG (copy the guest log here), NFQB_GUEST_TOOL
+# (the library's test tool tests/kernel/nfqb-netdev from a configured
+# build, as "make check-kernel" passes it: copied into the guest with the
+# shared libraries it needs, libnfq-batch.so.0 of that build included;
+# without it the tests that need it, t-15 and t-25, are skipped).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,6 +47,10 @@ done
 # dynamically linked tools with the libraries they need
 copy_dyn() {
 	cp "$1" "$root/bin/$(basename "$1")"
+	if ldd "$1" | grep 'not found' >&2; then
+		echo "run-qemu.sh: $1: shared libraries not found" >&2
+		exit 2
+	fi
 	ldd "$1" | awk '/=>/ { print $3 } /^\t\/lib/ { print $1 }' |
 	while read -r lib; do
 		[ -n "$lib" ] && [ -e "$lib" ] || continue
@@ -56,6 +65,10 @@ copy_dyn /bin/bash
 rm -f "$root/bin/timeout"
 copy_dyn /usr/bin/timeout
 copy_dyn /usr/bin/ip 2>/dev/null || copy_dyn /sbin/ip
+# ethtool: t-25 turns VLAN offload off to get the tag into the payload
+for t in /usr/sbin/ethtool /sbin/ethtool; do
+	[ -x "$t" ] && copy_dyn "$t" && break
+done
 [ -e /etc/iproute2 ] && cp -r /etc/iproute2 "$root/etc/" 2>/dev/null || true
 [ -d /usr/share/iproute2 ] && mkdir -p "$root/usr/share" && cp -r /usr/share/iproute2 "$root/usr/share/"
 echo 'root:x:0:0:root:/:/bin/sh' > "$root/etc/passwd"
@@ -73,6 +86,29 @@ if [ -e "$imgdir/nfqueue_netdev.c" ] && [ -e "$imgdir/nfqueue_netdev.sh" ]; then
 	mkdir -p "$root/selftest"
 	$cc -O2 -Wall -static -o "$root/selftest/nfqueue_netdev" "$imgdir/nfqueue_netdev.c"
 	cp "$imgdir/nfqueue_netdev.sh" "$root/selftest/"
+fi
+# the library's own test tool, from the build that "make check-kernel"
+# runs in (dynamically linked against that build's libnfq-batch.so.0)
+if [ -n "${NFQB_GUEST_TOOL:-}" ]; then
+	tool=$NFQB_GUEST_TOOL
+	# a libtool wrapper script: the real program is in .libs/
+	if [ "$(head -c 4 "$tool" 2>/dev/null | tr -d '\177')" != ELF ]; then
+		for t in "$(dirname "$tool")/.libs/lt-$(basename "$tool")" \
+			 "$(dirname "$tool")/.libs/$(basename "$tool")"; do
+			[ -x "$t" ] && tool=$t && break
+		done
+	fi
+	if [ "$(head -c 4 "$tool" 2>/dev/null | tr -d '\177')" != ELF ]; then
+		echo "run-qemu.sh: NFQB_GUEST_TOOL=$NFQB_GUEST_TOOL is not an executable" >&2
+		exit 2
+	fi
+	copy_dyn "$tool"
+	[ "$(basename "$tool")" = nfqb-netdev ] ||
+		mv "$root/bin/$(basename "$tool")" "$root/bin/nfqb-netdev"
+	echo "run-qemu.sh: library test tool $tool" >&2
+else
+	echo "run-qemu.sh: NFQB_GUEST_TOOL not set: the library's guest tests" \
+	     "(t-15, t-25) will be skipped; use make check-kernel" >&2
 fi
 if [ $# -gt 0 ]; then
 	printf '%s\n' "$@" > "$root/tests/selected"
@@ -102,7 +138,7 @@ cp "$tdir/run.sh" "$root/tests/run.sh"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs.gz"
 
 log=$work/guest.log
-timeout_s=${NFQB_QEMU_TIMEOUT:-900}
+timeout_s=${NFQB_QEMU_TIMEOUT:-1200}
 accel=${NFQB_QEMU_ACCEL:-tcg}
 echo "run-qemu.sh: booting $img (accel=$accel, 2 cpus)" >&2
 start=$(date +%s)

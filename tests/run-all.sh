@@ -8,12 +8,20 @@
 #                     `make check` again
 #   3. build-tsan/    ThreadSanitizer, `make check` of the pool tests only
 #   4. tests/check-deb.sh: the Debian packages
+#   5. make -C build-werror check-kernel: the patched kernel (kernel/) under
+#      qemu, its guest tests and the library's own (t-15, t-25, linked
+#      against build-werror's libnfq-batch)
 # Run as root on Debian 12 (integration tests use network namespaces,
 # iptables and nfnetlink_queue).  Exits non-zero if anything failed; the
 # last line is "N passed, N failed".
 #
 # Environment: NFQB_NO_APT=1 skips apt-get; NFQB_JOBS (default: nproc)
-# sets build parallelism; CI=true makes a skipped test count as failed.
+# sets build parallelism; CI=true makes a skipped test count as failed;
+# NFQB_NO_KERNEL=1 skips stage 5 (counted as a skip), except in CI, where
+# it always runs. The kernel image is cached outside the clone
+# (NFQB_KERNEL_CACHE, default /var/cache/nfqb-kernel, keyed by a hash of
+# its inputs): only the first run on a machine builds it (about 6 min at
+# -j2); the guest suite itself takes about 10 min under TCG.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -143,6 +151,28 @@ else
 	ok=0
 fi
 
+# 5. The kernel check: build (or take from the cache) the patched kernel,
+# boot it under qemu, run the guest tests, among them the library's netdev
+# tests with build-werror's tests/kernel/nfqb-netdev and libnfq-batch.so.
+kernel_pass=0
+kernel_fail=0
+kernel_skip=0
+if [ "${NFQB_NO_KERNEL:-0}" = 1 ] && [ "${CI:-}" != true ]; then
+	banner "kernel: make check-kernel skipped (NFQB_NO_KERNEL=1)"
+	kernel_skip=1
+else
+	[ "${NFQB_NO_KERNEL:-0}" = 1 ] &&
+		echo "run-all: CI=true: NFQB_NO_KERNEL=1 ignored, the kernel check runs"
+	banner "kernel: make -C build-werror check-kernel"
+	if [ -f "$top/build-werror/config.status" ] &&
+	   make -C "$top/build-werror" check-kernel; then
+		kernel_pass=1
+	else
+		kernel_fail=1
+		ok=0
+	fi
+fi
+
 # --- Counting ---------------------------------------------------------------
 # Per test program (one .trs each): its Check test cases when its log holds
 # Check summaries ("NN%: Checks: C, Failures: F, Errors: E"), otherwise the
@@ -195,8 +225,9 @@ for r in "${runs[@]}"; do
 	total_skip=$((total_skip + s))
 done
 
-total_pass=$((total_pass + install_pass + deb_pass))
-total_fail=$((total_fail + install_fail + deb_fail + stage_failures))
+total_pass=$((total_pass + install_pass + deb_pass + kernel_pass))
+total_fail=$((total_fail + install_fail + deb_fail + kernel_fail + stage_failures))
+total_skip=$((total_skip + kernel_skip))
 if [ "$total_skip" -gt 0 ]; then
 	if [ "${CI:-}" = true ]; then
 		echo "run-all: $total_skip test program(s) skipped; in CI a skip is a failure"
@@ -209,6 +240,7 @@ fi
 	echo "run-all: $stage_failures build stage(s) failed (counted as failures)"
 [ "$install_fail" -eq 0 ] || echo "run-all: the install check failed"
 [ "$deb_fail" -eq 0 ] || echo "run-all: the Debian package check failed"
+[ "$kernel_fail" -eq 0 ] || echo "run-all: the kernel check (make check-kernel) failed"
 [ "$total_fail" -eq 0 ] || ok=0
 [ "$total_pass" -gt 0 ] || ok=0
 echo "$total_pass passed, $total_fail failed"

@@ -66,9 +66,10 @@ wait_line() {
 	return 1
 }
 
-# field FILE KEY: value of KEY=VALUE in the last nfqt summary line
+# field FILE KEY: value of KEY=VALUE in the last nfqt (or nfqb-netdev)
+# summary line
 field() {
-	grep 'nfqt: queue=' "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+	grep -E '^(nfqt|nfqb-netdev): queue=' "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
 # counters NS FAMILY TABLE CHAIN: packet counts of the chain's rules, one
@@ -85,7 +86,11 @@ queue_total() {
 		awk -v q="$2" '$1 == q { print $3 }'
 }
 
-# udp_case DESC WANT_RECEIVED LISTENER_NS [nfqt listen args...]
+# The listener udp_case runs: nfqt, or the library's nfqb-netdev (same
+# options for queue, count, timeout and verdicts)
+LISTEN="nfqt listen"
+
+# udp_case DESC WANT_RECEIVED LISTENER_NS [listener args...]
 # Receiver on 10.0.0.2:9000 in b, listener in LISTENER_NS, 10 datagrams
 # from a. Checks the listener's status and the exact count received.
 udp_case() {
@@ -95,7 +100,7 @@ udp_case() {
 	# the receiver stops early once it has what it expects
 	B nfqt recv 9000 5000 "$want" > /tmp/recv.out &
 	rpid=$!
-	ip netns exec "$lns" nfqt listen -t 20000 "$@" > /tmp/l.out 2>&1 &
+	ip netns exec "$lns" $LISTEN -t 20000 "$@" > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
 	A nfqt send 10.0.0.2 9000 10 0
@@ -143,4 +148,69 @@ verdict_cases() {
 	udp_case "batch drop" 0 "$ns" -q 0 -n 10 -b 10 -v drop "$@"
 	check "batch drop: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "20 30 "
 	check "queue empty afterwards" "$(queue_total "$ns" 0)" ""
+}
+
+# need_lib_tool: skip (status 77) unless the library's test tool is in the
+# guest (run-qemu.sh copies it when NFQB_GUEST_TOOL is set, as make
+# check-kernel does); otherwise use it for udp_case
+need_lib_tool() {
+	if ! command -v nfqb-netdev > /dev/null; then
+		echo "  SKIP: nfqb-netdev not in the guest (NFQB_GUEST_TOOL unset; use make check-kernel)"
+		exit 77
+	fi
+	LISTEN=nfqb-netdev
+}
+
+# lib_verdict_cases NS CHECK_ARGS...: verdict_cases through libnfq-batch
+# (nfqb-netdev): nfqb_verdict() accept and drop, nfqb_verdict_mark(),
+# nfqb_verdict_ex() with a mark, nfqb_verdict_batch() of 5 with a mark and
+# of 10 dropping; exact count at the receiver and at chain after of table
+# netdev t in NS (marked, total).
+lib_verdict_cases() {
+	local ns=$1
+	shift
+	udp_case "lib accept" 10 "$ns" -q 0 -n 10 -v accept "$@"
+	check "lib accept: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "0 10 "
+	udp_case "lib drop" 0 "$ns" -q 0 -n 10 -v drop "$@"
+	check "lib drop: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "0 10 "
+	udp_case "lib mark" 10 "$ns" -q 0 -n 10 -v accept -m 0x2a "$@"
+	check "lib mark: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "10 20 "
+	udp_case "lib verdict_ex mark" 10 "$ns" -q 0 -n 10 -v accept -e -m 0x2a "$@"
+	check "lib verdict_ex mark: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "20 30 "
+	udp_case "lib batch of 5 with mark" 10 "$ns" -q 0 -n 10 -b 5 -v accept -m 0x2a "$@"
+	check "lib batch: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "30 40 "
+	udp_case "lib batch drop" 0 "$ns" -q 0 -n 10 -b 10 -v drop "$@"
+	check "lib batch drop: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "30 40 "
+	check "lib: queue empty afterwards" "$(queue_total "$ns" 0)" ""
+}
+
+# lib_vlan_case DESC LISTENER_NS QUEUE CHECK_ARGS...: 5 datagrams over VLAN
+# 10 (veth0.10 -> veth1.10, 10.0.10.0/24, set up by the caller) through
+# nfqb-netdev, accepted; each must carry the tag out of band (-V 10)
+lib_vlan_case() {
+	local desc=$1 lns=$2 q=$3 rpid lpid lrc
+	shift 3
+	B nfqt recv 9000 5000 5 > /tmp/recv.out &
+	rpid=$!
+	ip netns exec "$lns" nfqb-netdev -q "$q" -n 5 -t 20000 -v accept -V 10 -s "$@" > /tmp/l.out 2>&1 &
+	lpid=$!
+	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
+	A nfqt send 10.0.10.2 9000 5 0
+	wait $lpid
+	lrc=$?
+	wait $rpid
+	sed 's/^/    /' /tmp/l.out
+	check "$desc: listener status (nfqb_pkt_vlan() id 10 on every packet)" "$lrc" 0
+	check "$desc: datagrams received" "$(sed -n 's/^received //p' /tmp/recv.out)" 5
+}
+
+# setup_vlan: VLAN 10 on top of the veth pair, 10.0.10.1 <-> 10.0.10.2
+setup_vlan() {
+	A ip link add link veth0 name veth0.10 type vlan id 10
+	B ip link add link veth1 name veth1.10 type vlan id 10
+	A ip addr add 10.0.10.1/24 dev veth0.10
+	B ip addr add 10.0.10.2/24 dev veth1.10
+	A ip link set veth0.10 up
+	B ip link set veth1.10 up
+	A ping -c 1 -W 10 10.0.10.2 > /dev/null || echo "  (warm-up ping on VLAN failed)"
 }

@@ -1,0 +1,53 @@
+# libnfq-batch at netdev ingress: t-10's verdict cases through the
+# library (nfqb-netdev: nfqb_recv, nfqb_verdict/_mark/_ex,
+# nfqb_verdict_batch) on veth1 in namespace b, each packet checked through
+# the packet view (family netdev, hook point ingress, hw_protocol 0x0800,
+# 14-byte L2 header, nfqb_pkt_network_offset() 0 with the IPv4 header
+# there, in device veth1, ids strictly increasing); then VLAN 10 (tag out
+# of band, nfqb_pkt_vlan()) and ARP (hw_protocol 0x0806, ARP header at
+# the network offset).
+. ./lib.sh
+need_lib_tool
+setup_veth
+B nft -f - <<NFT || { fail "nft refuses queue in a netdev ingress chain"; finish; }
+table netdev t {
+	chain q {
+		type filter hook ingress device "veth1" priority 0;
+		udp dport 9000 queue num 0
+	}
+	chain after {
+		type filter hook ingress device "veth1" priority 10;
+		udp dport 9000 meta mark 0x2a counter
+		udp dport 9000 counter
+	}
+}
+NFT
+lib_verdict_cases b -k ingress -P 0800 -l 14 -d veth1
+
+# VLAN 10: veth hands the tag over in the payload, the core moves it out
+# of band before the hook; accepted packets reach veth1.10
+setup_vlan
+lib_vlan_case "lib VLAN at ingress" b 0 -k ingress -P 0800 -l 14 -d veth1
+check "lib VLAN: counters (marked total)" "$(counters b netdev t after | tr '\n' ' ')" "30 45 "
+A ip link del veth0.10
+B ip link del veth1.10
+
+# ARP at ingress: queued with hw_protocol 0x0806; accepted, the
+# neighbour resolves
+B nft add rule netdev t q ether type arp queue num 1
+A ip neigh flush dev veth0
+B ip neigh flush dev veth1
+B nfqb-netdev -q 1 -n 0 -t 8000 -v accept -k ingress -P 0806 -l 14 -d veth1 -s > /tmp/l.out 2>&1 &
+lpid=$!
+wait_line /tmp/l.out listening
+if A ping -c 1 -W 6 10.0.0.2 > /tmp/ping.out 2>&1; then p=ok; else p=failed; fi
+wait $lpid
+lrc=$?
+sed 's/^/    /' /tmp/l.out
+check "lib ARP: listener status" "$lrc" 0
+seen=$(field /tmp/l.out seen)
+[ "${seen:-0}" -ge 1 ] && log "ok: lib ARP: $seen ARP packets queued" ||
+	fail "lib ARP: no ARP packet queued"
+check "lib ARP: ping" "$p" ok
+teardown
+finish
