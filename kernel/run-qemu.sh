@@ -103,6 +103,16 @@ if [ -n "${NFQB_GUEST_TOOL:-}" ]; then
 		exit 2
 	fi
 	copy_dyn "$tool"
+	# Libraries of the build tree (libnfq-batch.so.0 in .libs/) also go
+	# where the loader looks by default, next to libc: the build's own path
+	# may be hidden in the guest (a tmpfs on /tmp) or not be in the
+	# program's run path at all.
+	libdir=$(ldd "$tool" | awk '/libc\.so/ { print $3 }' | xargs dirname)
+	ldd "$tool" | awk '/=>/ { print $3 }' | grep '/\.libs/' |
+	while read -r lib; do
+		mkdir -p "$root$libdir"
+		cp -L "$lib" "$root$libdir/"
+	done
 	[ "$(basename "$tool")" = nfqb-netdev ] ||
 		mv "$root/bin/$(basename "$tool")" "$root/bin/nfqb-netdev"
 	echo "run-qemu.sh: library test tool $tool" >&2
