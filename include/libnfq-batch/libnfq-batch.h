@@ -131,6 +131,23 @@ struct nfqb_stats {
 	uint64_t defaults;		/* packets given the default verdict
 					 * at close or when truncated */
 	uint64_t outstanding;		/* packets received, not yet sent */
+	/* since 0.2 */
+	uint64_t send_failures;		/* verdict sendmsg calls that failed:
+					 * their decisions are kept, retried */
+	uint64_t rejected_defaults;	/* packets we could not parse or track,
+					 * given the default verdict by id */
+	uint64_t gap_ids;		/* ids around unreadable messages given
+					 * the default verdict one by one */
+	uint64_t verdict_errors;	/* kernel errors other than ENOENT on
+					 * verdict messages (then per-packet) */
+	uint64_t interrupts;		/* nfqb_recv() ended by
+					 * nfqb_queue_interrupt() */
+	uint64_t buffers_exhausted;	/* nfqb_recv() found every buffer held
+					 * by the application (ENOSPC) */
+	uint64_t config_resends;	/* configuration requests sent again
+					 * (acknowledgement lost or late) */
+	uint64_t late_verdicts;		/* verdicts refused on dead handles
+					 * (EALREADY, ETIMEDOUT, ESHUTDOWN) */
 };
 
 /* The kernel's view of one queue (/proc/net/netfilter/nfnetlink_queue). */
@@ -168,6 +185,15 @@ struct nfqb_queue *nfqb_queue_open(uint16_t num);
  * the unbind failed (the queue is freed anyway).
  */
 int nfqb_queue_close(struct nfqb_queue *q);
+
+/**
+ * nfqb_queue_interrupt - make the owner's nfqb_recv() return
+ *
+ * Async-signal-safe, callable from any thread or a signal handler: a
+ * nfqb_recv() blocked in the owner thread returns -1 with errno EINTR at
+ * once; if none is running, the next call does (once). Returns 0.
+ */
+int nfqb_queue_interrupt(struct nfqb_queue *q);
 
 /** nfqb_queue_num - the queue's number. */
 uint16_t nfqb_queue_num(const struct nfqb_queue *q);
