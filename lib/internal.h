@@ -1,6 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Internal definitions of libnfq-batch. Nothing here is part of the ABI.
+ *
+ * The data path runs one way, one file per step:
+ *
+ *   rx.c      socket -> datagrams (recvmmsg), lengths and sender checked,
+ *             parsed (parse.c) into packet descriptors (pkt.c), each
+ *             tracked in the book (book.c): a packet, a default-verdict
+ *             stub for a message we could read the id of but not use, or
+ *             a gap for messages we could not read at all
+ *   verdict.c the application decides (any thread): a descriptor goes
+ *             PENDING -> DECIDED, nothing is sent
+ *   plan.c    pure: the book's entries in, the list of verdict messages
+ *             out (no syscalls, no clock, no globals)
+ *   tx.c      the transport: builds the planned messages into its one
+ *             send buffer, sends them in one sendmsg, and only when the
+ *             kernel took them releases what they covered; a failed send
+ *             keeps every decision and is retried. It also does the
+ *             configuration round trips.
+ *   loop.c    nfqb_recv(): when to flush, linger, sleep, wake up
+ *
+ * queue.c opens, configures and closes; stats.c reads counters.
  */
 #ifndef NFQB_INTERNAL_H
 #define NFQB_INTERNAL_H
@@ -16,6 +36,8 @@
 #include <linux/netfilter/nfnetlink_queue.h>
 
 #include <libnfq-batch/libnfq-batch.h>
+
+#include "seam.h"
 
 #define NFQB_EXPORT __attribute__((visibility("default")))
 
@@ -37,13 +59,30 @@
 
 /* Room for the netlink, nfgenmsg and attribute headers around a payload. */
 #define NFQB_MSG_OVERHEAD		4096
+/* Every receive buffer holds the largest message (a 64 KiB payload): the
+ * memory is reserved, not committed, so a copy range change never needs
+ * new buffers. */
+#define NFQB_SLOT_SIZE			(0xffff + NFQB_MSG_OVERHEAD)
 #define NFQB_DEFAULT_BUFFERS		1024
 #define NFQB_DEFAULT_BATCH_LIMIT	64
 #define NFQB_DEFAULT_LATENCY_US		1000
 #define NFQB_DEFAULT_LINGER_US		200
 #define NFQB_RECV_VLEN			64
-#define NFQB_TX_CHUNK			(64 * 1024)
+/* The send buffer: one sendmsg carries at most this much. */
+#define NFQB_TX_SIZE			(128 * 1024)
 #define NFQB_CONFIG_TIMEOUT_MS		5000
+/* Without an acknowledgement this long after the socket went quiet, a
+ * configuration request is sent again (its ack may have been lost to a
+ * full socket). */
+#define NFQB_CONFIG_RESEND_MS		100
+/* Retry of a failed verdict send: first after this, doubling to the max. */
+#define NFQB_RETRY_MIN_NS		(500 * 1000ull)
+#define NFQB_RETRY_MAX_NS		(64 * 1000 * 1000ull)
+/* Ids of a gap given the default verdict one by one, at most. */
+#define NFQB_GAP_MAX			65536u
+/* A blocked nfqb_recv() holding no free buffer waits this long for a
+ * decision before failing with ENOSPC. */
+#define NFQB_EXHAUSTED_WAIT_MS		1000
 
 /* Serial number arithmetic on 32-bit packet ids (RFC 1982 style). */
 static inline bool nfqb_id_after(uint32_t a, uint32_t b)
@@ -51,18 +90,40 @@ static inline bool nfqb_id_after(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) > 0;
 }
 
-/* Packet life: FREE -> PENDING (given to the application) -> DECIDED (a
- * decision is recorded) -> FREE once its verdict is sent. A pending packet
- * the timeout (or close) gave the default verdict becomes EXPIRED and is
- * freed when the application finally decides it. */
+/* --- Packet descriptors (pkt.c) ------------------------------------------
+ *
+ * A descriptor's life, in the low byte of its state word (the rest is its
+ * generation, bumped at every reuse):
+ *
+ *   FREE -> NEW (parsed, not handed out) -> PENDING (the application has
+ *   it) -> CLAIMED (a thread writes the decision) -> DECIDED -> FREE once
+ *   the kernel took the message that carries the decision.
+ *   NEW/PENDING -> DEFAULTED when the library gives it the default verdict
+ *   (timeout, close); -> FREE once that is sent.
+ *
+ * A handle given to the application carries the generation (on 64-bit
+ * builds, in the top 16 bits of the pointer), so a handle used after its
+ * verdict is told apart from the packet now in the same descriptor.
+ */
 enum nfqb_pkt_state {
 	NFQB_PS_FREE = 0,
+	NFQB_PS_NEW,
 	NFQB_PS_PENDING,
+	NFQB_PS_CLAIMED,
 	NFQB_PS_DECIDED,
-	NFQB_PS_CLAIMED,	/* someone is writing the decision */
-	NFQB_PS_SENT,		/* expired: default verdict out, app not done */
-	NFQB_PS_RELEASED,	/* expired and then decided by the app */
+	NFQB_PS_DEFAULTED,
 };
+
+/* Why the library decided a packet (fate of a descriptor once FREE). */
+enum nfqb_fate {
+	NFQB_FATE_APP = 0,	/* the application decided it */
+	NFQB_FATE_TIMEOUT,	/* the verdict timeout gave the default */
+	NFQB_FATE_CLOSE,	/* close or shutdown gave the default */
+};
+
+#define NFQB_SG(gen, st)	(((uint64_t)(gen) << 8) | (st))
+#define NFQB_SG_STATE(sg)	((uint32_t)((sg) & 0xff))
+#define NFQB_SG_GEN(sg)		((uint32_t)((sg) >> 8))
 
 /* Decision flags beyond the public NFQB_V_* ones. */
 #define NFQB_D_SINGLE		(1u << 16)	/* must go as a single verdict */
@@ -81,6 +142,7 @@ struct nfqb_slot {
 	struct nfqb_slot *next_free;
 	uint32_t refs;		/* packets pointing into it */
 	uint32_t len;
+	bool heap;		/* an overflow buffer (config wait), freed */
 	unsigned char *data;
 };
 
@@ -94,8 +156,8 @@ struct nfqb_packet {
 	uint16_t res_id;	/* queue number from the message */
 	uint8_t hook;
 	uint8_t family;
-	_Atomic uint32_t state;
-	bool expired;		/* the timeout gave it the default verdict */
+	uint8_t fate;		/* enum nfqb_fate, valid once decided */
+	_Atomic uint64_t sg;	/* generation << 8 | enum nfqb_pkt_state */
 	uint64_t arrival_ns;
 	uint64_t decided_ns;
 	void *user;
@@ -103,115 +165,161 @@ struct nfqb_packet {
 	struct nfqb_packet *next_free;
 };
 
-/* The outstanding packets of a queue, in arrival (= id) order. */
-struct nfqb_ring {
-	struct nfqb_packet **v;
+/*
+ * Handles. On 64-bit builds user-space addresses fit in 48 bits: the top
+ * 16 bits of a handle carry the low 16 bits of the descriptor's generation.
+ * A dead handle is mistaken for a live one only if its descriptor was
+ * reused a multiple of 65536 times in between (descriptors are reused
+ * oldest first: at least 65536 times the number of descriptors packets
+ * later). On 32-bit builds there is no room: a handle is the descriptor's
+ * address, and a dead one is caught until its descriptor is reused.
+ */
+#if UINTPTR_MAX > 0xffffffffu
+#define NFQB_TAG_SHIFT		48
+#define NFQB_TAG_MASK		0xffffu
+#else
+#define NFQB_TAG_SHIFT		0
+#define NFQB_TAG_MASK		0u
+#endif
+#define NFQB_ADDR_MASK	(NFQB_TAG_MASK ? \
+			 (((uintptr_t)1 << (NFQB_TAG_SHIFT & 63)) - 1) : \
+			 UINTPTR_MAX)
+
+static inline uint32_t nfqb_handle_tag(const struct nfqb_packet *h)
+{
+	return NFQB_TAG_MASK ?
+	       (uint32_t)((uint64_t)(uintptr_t)h >> (NFQB_TAG_SHIFT & 63)) : 0;
+}
+
+static inline struct nfqb_packet *nfqb_handle_ptr(const struct nfqb_packet *h)
+{
+	return (struct nfqb_packet *)((uintptr_t)h & NFQB_ADDR_MASK);
+}
+
+static inline uint32_t nfqb_sg_tag(uint64_t sg)
+{
+	return NFQB_SG_GEN(sg) & NFQB_TAG_MASK;
+}
+
+/* The descriptor behind a handle, or NULL if the handle is dead (its
+ * descriptor was reused since, or is free). */
+struct nfqb_packet *nfqb_pkt_from_handle(const struct nfqb_packet *h);
+/* The handle of a live descriptor. */
+struct nfqb_packet *nfqb_pkt_handle(struct nfqb_packet *p);
+/* A free descriptor (state NEW, generation bumped), or NULL. */
+struct nfqb_packet *nfqb_pkt_get(struct nfqb_queue *q);
+/* Return a descriptor: payload copy and buffer reference dropped. */
+void nfqb_pkt_put(struct nfqb_queue *q, struct nfqb_packet *p, uint8_t fate);
+/* Slots */
+struct nfqb_slot *nfqb_slot_get(struct nfqb_queue *q);
+struct nfqb_slot *nfqb_slot_get_heap(struct nfqb_queue *q);
+void nfqb_slot_put(struct nfqb_queue *q, struct nfqb_slot *s);
+int nfqb_pkt_alloc_all(struct nfqb_queue *q, unsigned int nslots);
+void nfqb_pkt_free_all(struct nfqb_queue *q);
+
+/* --- The book (book.c): what we owe the kernel, in id order -------------
+ *
+ * Every message of the queue the kernel sent us leaves an entry here until
+ * the kernel took the verdict message that decides it:
+ *   PKT      a packet descriptor (NEW, PENDING, DECIDED or DEFAULTED)
+ *   DEFAULT  a packet we could not hand out but know the id of: default
+ *   GAP      messages we could not read: ids [id, id + n) each get the
+ *            default verdict by itself (those never queued answer ENOENT)
+ *   GAP_OPEN like GAP, its end not known yet: the next readable id ends it
+ *   DONE     sent; skipped, trimmed from the head
+ */
+enum nfqb_entry_kind {
+	NFQB_E_DONE = 0,
+	NFQB_E_PKT,
+	NFQB_E_DEFAULT,
+	NFQB_E_GAP,
+	NFQB_E_GAP_OPEN,
+};
+
+struct nfqb_entry {
+	struct nfqb_packet *p;	/* NFQB_E_PKT */
+	uint32_t id;		/* packet id, or the first id of a gap */
+	uint32_t n;		/* ids of a gap */
+	uint8_t kind;
+};
+
+struct nfqb_book {
+	struct nfqb_entry *v;
 	uint32_t cap;		/* power of two */
 	uint32_t head;		/* oldest */
 	uint32_t tail;		/* one past newest */
+	bool have_last;
+	uint32_t last_id;	/* last id tracked */
+	uint32_t unreadable;	/* messages in the open gap */
 };
 
-/* A growable buffer of netlink messages waiting for one sendmsg. */
-struct nfqb_txbuf {
-	unsigned char *buf;
-	size_t len;
-	size_t cap;
-	unsigned int nmsgs;
+static inline struct nfqb_entry *nfqb_book_at(const struct nfqb_book *b,
+					      uint32_t i)
+{
+	return &b->v[i & (b->cap - 1)];
+}
+
+int nfqb_book_alloc(struct nfqb_book *b, uint32_t cap);
+void nfqb_book_free(struct nfqb_book *b);
+/* Track @p (NEW). Returns 0, or -1 if the book is full. */
+int nfqb_book_add_packet(struct nfqb_queue *q, struct nfqb_packet *p);
+/* A message of this queue with readable @id we cannot hand out. */
+void nfqb_book_add_default(struct nfqb_queue *q, uint32_t id);
+/* A message we could not read the id of. */
+void nfqb_book_add_unreadable(struct nfqb_queue *q);
+/* Drop DONE entries at the head. */
+void nfqb_book_trim(struct nfqb_book *b);
+/* Give PENDING packets past the verdict timeout the default verdict. */
+void nfqb_book_expire(struct nfqb_queue *q, uint64_t now);
+/* Give every NEW or PENDING packet the default verdict (close). */
+unsigned int nfqb_book_default_all(struct nfqb_queue *q);
+bool nfqb_book_empty(const struct nfqb_book *b);
+
+/* --- The planner (plan.c): pure ----------------------------------------- */
+
+enum nfqb_item_type {
+	NFQB_I_SINGLE,		/* one NFQNL_MSG_VERDICT for entry .first */
+	NFQB_I_BATCH,		/* one NFQNL_MSG_VERDICT_BATCH, entries
+				 * [.first, .last] of one run */
+	NFQB_I_GAP,		/* .count single default verdicts from .id */
 };
 
-struct nfqb_counters {
-	_Atomic uint64_t v[sizeof(struct nfqb_stats) / sizeof(uint64_t)];
+struct nfqb_item {
+	uint8_t type;
+	uint32_t first, last;	/* book positions */
+	uint32_t id;		/* SINGLE: id; BATCH: max id; GAP: first id */
+	uint32_t count;		/* BATCH: packets; GAP: ids */
+	const struct nfqb_decision *d;
+	size_t size;		/* bytes of its message(s) */
 };
 
-#define NFQB_STAT_IDX(field) (offsetof(struct nfqb_stats, field) / sizeof(uint64_t))
-#define nfqb_stat_add(q, field, n) \
-	atomic_fetch_add_explicit(&(q)->ctr.v[NFQB_STAT_IDX(field)], (n), \
-				  memory_order_relaxed)
-#define nfqb_stat_inc(q, field) nfqb_stat_add(q, field, 1)
-
-struct nfqb_queue {
-	int fd;			/* netlink socket */
-	int epfd;		/* epoll: fd + evfd, what nfqb_queue_fd() gives */
-	int evfd;		/* eventfd: deferred decisions were posted */
-	uint32_t portid;
-	uint16_t num;
-	bool nonblock;
-	bool detached;		/* tests: no socket */
-	bool coalesce;
-	bool fallback;		/* monotonic-id contract broken: singles only */
-	bool have_last_id;
-	bool last_recv_full;	/* last recvmmsg filled its whole vector */
-	bool streaming;		/* packets keep coming: linger, batch */
-	uint32_t linger_us;
-	uint32_t last_id;
-	uint32_t seq;
-	uint32_t default_verdict;
-	uint32_t batch_limit;
-	uint32_t latency_us;
-	uint32_t timeout_ms;
-	uint32_t copy_range;
-	uint8_t copy_mode;
-	_Atomic unsigned long owner;	/* pthread_self() of the last nfqb_recv */
-
-	/* receive buffers */
-	struct nfqb_slot *slots;
-	unsigned char *slot_mem;
-	size_t slot_size;
-	unsigned int nslots;
-	unsigned int nfree_slots;
-	struct nfqb_slot *free_slots;
-
-	/* packet descriptors */
-	struct nfqb_packet *free_pkts;
-	struct nfqb_pktchunk *chunks;
-
-	/* packets parsed but not yet handed to the application */
-	struct nfqb_packet **ready;
-	unsigned int nready, ready_head, ready_cap;
-
-	struct nfqb_ring ring;
-
-	/* deferred decisions from other threads */
-	_Atomic uint32_t posted;	/* decisions posted by any thread */
-	_Atomic uint32_t posted_seen;	/* written by the owner only */
-	_Atomic bool sleeping;		/* owner waits in nfqb_recv */
-	_Atomic bool wake_pending;	/* eventfd written, not yet read */
-	_Atomic uint32_t inflight;	/* other threads inside decide() */
-	uint64_t unsent_since;		/* first seen unsent decisions */
-	unsigned int held;		/* decided, behind an undecided one */
-	uint64_t next_timer_ns;		/* when nfqb_coalesce_timers has work */
-	struct nfqb_packet *zombies;	/* expired, app has not decided yet */
-
-	/* config acknowledgement we wait for */
-	uint32_t wait_seq;
-	int wait_err;
-	bool wait_done;
-
-	struct nfqb_txbuf tx;
-	struct nfqb_counters ctr;
-
-	/* tests: called instead of sendto() with each datagram we send */
-	int (*tx_hook)(struct nfqb_queue *q, const void *buf, size_t len,
-		       void *data);
-	void *tx_hook_data;
-
-	/* scratch for recvmmsg */
-	struct mmsghdr *mmsg;
-	struct iovec *iov;
-	struct sockaddr_nl *addrs;
-	struct nfqb_slot **rx_slots;
-	unsigned int vlen;
+struct nfqb_plan_in {
+	const struct nfqb_book *book;
+	const struct nfqb_decision *dflt;	/* the default verdict */
+	bool singles;		/* no batches (fallback, coalescer off) */
+	bool force;		/* decided packets behind an undecided one go
+				 * out too (as singles) */
+	uint64_t held_cutoff;	/* ... and so do those decided at or
+				 * before this time (latency bound) */
+	size_t budget;		/* bytes the messages may take */
 };
 
-struct nfqb_pktchunk {
-	struct nfqb_pktchunk *next;
-	struct nfqb_packet pkts[];
+struct nfqb_plan {
+	struct nfqb_item *items;
+	unsigned int nitems, cap;
+	size_t bytes;
+	bool more;		/* stopped at the budget, more to send */
+	uint32_t held;		/* decided, waiting behind an undecided one */
+	uint64_t oldest_held_ns;	/* decision time of the oldest held */
+	uint64_t oldest_pending_ns;	/* arrival of the oldest undecided */
 };
 
-/* time */
-uint64_t nfqb_now_ns(void);
+/* Plan the messages for what is decided. Fills @out (items up to its
+ * cap). Returns the number of items. */
+unsigned int nfqb_plan(const struct nfqb_plan_in *in, struct nfqb_plan *out);
 
-/* msg.c: message builders, all write into @buf and return the length. */
+/* --- Messages (msg.c): builders, all write into @buf and return the
+ * length. */
 size_t nfqb_msg_config_cmd(void *buf, uint32_t seq, uint16_t num, uint8_t cmd,
 			   uint16_t pf);
 size_t nfqb_msg_config_params(void *buf, uint32_t seq, uint16_t num,
@@ -228,7 +336,7 @@ size_t nfqb_msg_verdict_batch(void *buf, uint32_t seq, uint16_t num,
 			      uint32_t max_id, uint32_t verdict,
 			      const uint32_t *mark);
 
-/* parse.c */
+/* --- Parsing (parse.c) -------------------------------------------------- */
 enum nfqb_parse_result {
 	NFQB_PARSE_OK = 0,
 	NFQB_PARSE_MALFORMED = -1,
@@ -237,35 +345,39 @@ enum nfqb_parse_result {
 /* Parse one NFQNL_MSG_PACKET message of exactly nlh->nlmsg_len bytes that
  * the caller checked fits its buffer. Fills @p's attribute table. */
 int nfqb_parse_packet(struct nfqb_packet *p, const struct nlmsghdr *nlh);
+/* The packet id of a message whose first attribute is an intact
+ * NFQA_PACKET_HDR within @len bytes; false if it cannot be read. */
+bool nfqb_parse_id(const void *msg, size_t len, uint32_t *id,
+		   uint16_t *res_id);
 
-/* queue.c */
-int nfqb_config_send(struct nfqb_queue *q, void *msg, size_t len);
+/* --- Counters ------------------------------------------------------------ */
+struct nfqb_counters {
+	_Atomic uint64_t v[sizeof(struct nfqb_stats) / sizeof(uint64_t)];
+};
 
-/* Tests: a queue without a socket (fd -1), everything else as
- * nfqb_queue_open() makes it, not bound; set tx_hook to see what it sends.
- * Free it with nfqb_queue_close(). */
-struct nfqb_queue *nfqb_queue_alloc_detached(uint16_t num,
-					     unsigned int nbuffers);
-/* Tests: handle @len bytes as one datagram received from port @from_pid
- * with recvmsg flags @flags. Returns 0, or -1 with EAGAIN if no buffer. */
-int nfqb_rx_inject(struct nfqb_queue *q, const void *buf, size_t len,
-		   uint32_t from_pid, int flags);
-/* Tests: move up to @max parsed packets to @vec, as nfqb_recv() would. */
-unsigned int nfqb_ready_pop(struct nfqb_queue *q, struct nfqb_packet **vec,
-			    unsigned int max);
+#define NFQB_STAT_IDX(field) (offsetof(struct nfqb_stats, field) / sizeof(uint64_t))
+#define nfqb_stat_add(q, field, n) \
+	atomic_fetch_add_explicit(&(q)->ctr.v[NFQB_STAT_IDX(field)], (n), \
+				  memory_order_relaxed)
+#define nfqb_stat_inc(q, field) nfqb_stat_add(q, field, 1)
+#define nfqb_stat_sub(q, field, n) \
+	atomic_fetch_sub_explicit(&(q)->ctr.v[NFQB_STAT_IDX(field)], (n), \
+				  memory_order_relaxed)
 
-/* recv.c */
-/* Receive and process up to @want datagrams. Without @block, never waits.
- * With @block, waits up to @timeout_ms (-1: forever) for the socket or the
- * eventfd, or with NFQB_BLOCK_SOCKET blocks in recvmmsg itself. Returns the
- * number of datagrams processed or -1 with errno (EAGAIN: none). */
-#define NFQB_BLOCK_SOCKET	(-2)
-int nfqb_rx(struct nfqb_queue *q, unsigned int want, bool block,
-	    int timeout_ms);
-void nfqb_pkt_release(struct nfqb_queue *q, struct nfqb_packet *p);
-struct nfqb_packet *nfqb_pkt_alloc(struct nfqb_queue *q);
+/* --- The transport's state ---------------------------------------------- */
+struct nfqb_tx {
+	unsigned char *buf;	/* NFQB_TX_SIZE bytes, allocated at open */
+	struct nfqb_plan plan;
+	uint64_t retry_at;	/* a failed send is retried from then on */
+	uint64_t backoff_ns;
+	bool failing;		/* the last send failed */
+	/* configuration request waiting for its acknowledgement */
+	uint32_t wait_first_seq, wait_last_seq;
+	int wait_err;
+	bool wait_done;
+	bool rx_overflow;	/* the socket overflowed during the wait */
+};
 
-/* coalesce.c */
 enum nfqb_flush_reason {
 	NFQB_FLUSH_LIMIT,
 	NFQB_FLUSH_IDLE,
@@ -273,19 +385,129 @@ enum nfqb_flush_reason {
 	NFQB_FLUSH_EXPLICIT,
 	NFQB_FLUSH_CLOSE,
 };
-int nfqb_ring_push(struct nfqb_queue *q, struct nfqb_packet *p);
-int nfqb_coalesce_flush(struct nfqb_queue *q, enum nfqb_flush_reason why);
-/* Expire undecided packets past the verdict timeout; give decided packets
- * stuck behind an undecided one their verdicts once the latency bound
- * passes. Returns 0 or -1. */
-int nfqb_coalesce_timers(struct nfqb_queue *q, uint64_t now);
-/* ms until nfqb_coalesce_timers() has work, -1 if never */
-int nfqb_coalesce_next_timeout(const struct nfqb_queue *q, uint64_t now);
-/* Give every outstanding packet its decision or the default verdict. */
-int nfqb_coalesce_finish(struct nfqb_queue *q);
-int nfqb_tx_reserve(struct nfqb_queue *q, size_t len, void **out);
-int nfqb_tx_send(struct nfqb_queue *q);
+
+/* --- The queue ------------------------------------------------------------ */
+struct nfqb_queue {
+	int fd;			/* netlink socket */
+	int epfd;		/* epoll: fd + evfd, what nfqb_queue_fd() gives */
+	int evfd;		/* eventfd: decisions posted, interrupt */
+	uint32_t portid;
+	uint16_t num;
+	bool nonblock;
+	bool detached;		/* tests: no socket */
+	bool coalesce;
+	bool fallback;		/* contract broken: singles only */
+	bool last_recv_full;	/* last recvmmsg filled its whole vector */
+	bool streaming;		/* packets keep coming: linger, batch */
+	_Atomic bool shut;	/* nfqb_queue_shutdown() done */
+	uint32_t linger_us;
+	uint32_t seq;
+	uint32_t default_verdict;
+	uint32_t batch_limit;
+	uint32_t latency_us;
+	uint32_t timeout_ms;
+	uint32_t copy_range;
+	uint8_t copy_mode;
+	_Atomic unsigned long owner;	/* pthread_self() of the last nfqb_recv */
+
+	/* receive buffers */
+	struct nfqb_slot *slots;
+	unsigned char *slot_mem;
+	unsigned int nslots;
+	unsigned int nfree_slots;
+	struct nfqb_slot *free_slots;
+
+	/* packet descriptors: a fixed table, reused oldest first */
+	struct nfqb_packet *pkts;
+	unsigned int npkts;
+	struct nfqb_packet *free_head, *free_tail;
+	/* tables replaced by nfqb_queue_set_buffers(), freed at close */
+#define NFQB_MAX_RETIRED 8
+	struct nfqb_packet *retired[NFQB_MAX_RETIRED];
+	unsigned int retired_n;
+
+	/* packets parsed but not yet handed to the application */
+	struct nfqb_packet **ready;
+	unsigned int nready, ready_head, ready_cap;
+
+	struct nfqb_book book;
+
+	/* decisions from any thread */
+	_Atomic uint32_t posted;	/* decisions recorded by any thread */
+	uint32_t posted_seen;		/* owner: value at the last flush */
+	_Atomic bool wake_pending;	/* eventfd written, not yet read */
+	_Atomic bool interrupt;		/* nfqb_queue_interrupt() */
+	_Atomic uint32_t inflight;	/* other threads inside decide() */
+	uint64_t unsent_since;		/* owner first saw unsent decisions */
+	uint64_t held_due;		/* latency due of held decisions */
+	uint64_t expire_due;		/* verdict timeout of the oldest */
+
+	struct nfqb_tx tx;
+	struct nfqb_counters ctr;
+
+	/* scratch for recvmmsg */
+	struct mmsghdr *mmsg;
+	struct iovec *iov;
+	struct sockaddr_nl *addrs;
+	struct nfqb_slot **rx_slots;
+	unsigned int vlen;
+};
+
+/* --- Receive (rx.c) --------------------------------------------------------
+ * Read up to @want datagrams without waiting and track what they carry.
+ * @heap: when no receive buffer is free, read into allocated ones (a
+ * configuration round trip must read its ack whatever the application
+ * holds). Returns the number of datagrams, or -1 with errno (EAGAIN:
+ * nothing to read, ENOSPC: no buffer). */
+int nfqb_rx_read(struct nfqb_queue *q, unsigned int want, bool heap);
+/* Tests: handle @len bytes as one datagram received from port @from_pid
+ * with recvmsg flags @flags. Returns 0, or -1 with EAGAIN if no buffer. */
+int nfqb_rx_inject(struct nfqb_queue *q, const void *buf, size_t len,
+		   uint32_t from_pid, int flags);
+/* Hand out up to @max parsed packets (as handles) to @vec. */
+unsigned int nfqb_ready_pop(struct nfqb_queue *q, struct nfqb_packet **vec,
+			    unsigned int max);
+/* Give back the last @n handed out by nfqb_ready_pop(), unused. */
+void nfqb_ready_unpop(struct nfqb_queue *q, unsigned int n);
+
+/* --- Transport (tx.c) ----------------------------------------------------- */
+/* Plan and send what may be sent. Returns the number of verdict messages
+ * the kernel took, or -1 with errno: EAGAIN when a send failed for now
+ * (decisions kept, retried), else the send's error. */
+int nfqb_tx_flush(struct nfqb_queue *q, enum nfqb_flush_reason why,
+		  bool force, uint64_t now);
+/* Send one configuration request (built by @build with the given seq into
+ * a buffer) and wait for its acknowledgement, sending it again if it may
+ * have been lost. Returns 0 or -1 with the kernel's errno (ETIMEDOUT). */
+typedef size_t (*nfqb_cfg_build)(void *buf, uint32_t seq,
+				 const struct nfqb_queue *q, const void *arg);
+int nfqb_tx_config(struct nfqb_queue *q, nfqb_cfg_build build,
+		   const void *arg);
+/* rx.c hands over every NLMSG_ERROR: an ack, or an error about a verdict */
+void nfqb_tx_error(struct nfqb_queue *q, const struct nlmsghdr *nlh);
 void nfqb_count_verdict(struct nfqb_queue *q, const struct nfqb_decision *d,
 			uint64_t npkts);
+
+/* --- The loop (loop.c) ---------------------------------------------------- */
+/* ms until the owner must run (latency bound, timeout, retry), -1 never */
+int nfqb_loop_next_timeout(const struct nfqb_queue *q, uint64_t now);
+/* Drain the wake-up eventfd. */
+void nfqb_loop_clear_wakeup(struct nfqb_queue *q);
+/* Run the timers as if it were @now: verdict timeout, latency bound of
+ * held decisions (tests, and nfqb_flush()). Returns 0 or -1. */
+int nfqb_loop_run_timers(struct nfqb_queue *q, uint64_t now);
+/* Wake the owner (a decision was posted, or an interrupt). */
+void nfqb_loop_wake(struct nfqb_queue *q);
+
+/* --- Queue (queue.c) ------------------------------------------------------ */
+/* Tests: a queue without a socket (fd -1), everything else as
+ * nfqb_queue_open() makes it, not bound; its sends go to the seam. Free it
+ * with nfqb_queue_close(). */
+struct nfqb_queue *nfqb_queue_alloc_detached(uint16_t num,
+					     unsigned int nbuffers);
+/* Give every outstanding packet its verdict, drain the socket, unbind and
+ * close the sockets, keep the memory: later verdicts fail with ESHUTDOWN.
+ * nfqb_queue_close() frees it. Returns 0 or -1 with errno. */
+int nfqb_queue_shutdown(struct nfqb_queue *q);
 
 #endif /* NFQB_INTERNAL_H */

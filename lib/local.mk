@@ -8,11 +8,18 @@ noinst_LTLIBRARIES += lib/libnfqb-internal.la
 
 lib_libnfqb_internal_la_SOURCES = \
 	lib/internal.h \
-	lib/queue.c \
-	lib/msg.c \
+	lib/seam.h \
+	lib/seam.c \
+	lib/pkt.c \
 	lib/parse.c \
-	lib/recv.c \
-	lib/coalesce.c \
+	lib/rx.c \
+	lib/book.c \
+	lib/verdict.c \
+	lib/plan.c \
+	lib/msg.c \
+	lib/tx.c \
+	lib/loop.c \
+	lib/queue.c \
 	lib/stats.c \
 	lib/pool.c
 lib_libnfqb_internal_la_CFLAGS = $(AM_CFLAGS) $(LIBMNL_CFLAGS) \

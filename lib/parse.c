@@ -160,6 +160,35 @@ int nfqb_parse_packet(struct nfqb_packet *p, const struct nlmsghdr *nlh)
 	return NFQB_PARSE_OK;
 }
 
+bool nfqb_parse_id(const void *msg, size_t len, uint32_t *id,
+		   uint16_t *res_id)
+{
+	const struct nlmsghdr *nlh = msg;
+	size_t off = MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(struct nfgenmsg));
+	const struct nfqnl_msg_packet_hdr *ph;
+	const struct nfgenmsg *nfg;
+	const struct nlattr *a;
+	size_t avail;
+
+	if (len < sizeof(*nlh) ||
+	    nlh->nlmsg_type != ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET))
+		return false;
+	avail = nlh->nlmsg_len < len ? nlh->nlmsg_len : len;
+	if (avail < off + MNL_ATTR_HDRLEN + sizeof(*ph))
+		return false;
+	a = (const struct nlattr *)((const char *)msg + off);
+	if ((a->nla_type & NLA_TYPE_MASK) != NFQA_PACKET_HDR ||
+	    a->nla_len < MNL_ATTR_HDRLEN + sizeof(*ph) ||
+	    a->nla_len > avail - off)
+		return false;
+	nfg = (const struct nfgenmsg *)((const char *)msg + MNL_NLMSG_HDRLEN);
+	ph = (const struct nfqnl_msg_packet_hdr *)((const char *)a +
+						   MNL_ATTR_HDRLEN);
+	*id = ntohl(ph->packet_id);
+	*res_id = ntohs(nfg->res_id);
+	return true;
+}
+
 static bool get_u32(const struct nfqb_packet *p, int type, uint32_t *out)
 {
 	uint32_t v;
@@ -172,28 +201,48 @@ static bool get_u32(const struct nfqb_packet *p, int type, uint32_t *out)
 	return true;
 }
 
-NFQB_EXPORT uint32_t nfqb_pkt_id(const struct nfqb_packet *p)
+NFQB_EXPORT uint32_t nfqb_pkt_id(const struct nfqb_packet *h)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return 0;
 	return p->id;
 }
 
-NFQB_EXPORT uint16_t nfqb_pkt_queue_num(const struct nfqb_packet *p)
+NFQB_EXPORT uint16_t nfqb_pkt_queue_num(const struct nfqb_packet *h)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return 0;
 	return p->res_id;
 }
 
-NFQB_EXPORT uint8_t nfqb_pkt_family(const struct nfqb_packet *p)
+NFQB_EXPORT uint8_t nfqb_pkt_family(const struct nfqb_packet *h)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return 0;
 	return p->family;
 }
 
-NFQB_EXPORT uint8_t nfqb_pkt_hook(const struct nfqb_packet *p)
+NFQB_EXPORT uint8_t nfqb_pkt_hook(const struct nfqb_packet *h)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return 0;
 	return p->hook;
 }
 
-NFQB_EXPORT enum nfqb_hook_point nfqb_pkt_hook_point(const struct nfqb_packet *p)
+NFQB_EXPORT enum nfqb_hook_point nfqb_pkt_hook_point(const struct nfqb_packet *h)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return NFQB_HOOK_UNKNOWN;
 	static const enum nfqb_hook_point inet[] = {
 		NFQB_HOOK_PREROUTING, NFQB_HOOK_INPUT, NFQB_HOOK_FORWARD,
 		NFQB_HOOK_OUTPUT, NFQB_HOOK_POSTROUTING,
@@ -226,20 +275,32 @@ NFQB_EXPORT enum nfqb_hook_point nfqb_pkt_hook_point(const struct nfqb_packet *p
 	return NFQB_HOOK_UNKNOWN;
 }
 
-NFQB_EXPORT uint16_t nfqb_pkt_hw_protocol(const struct nfqb_packet *p)
+NFQB_EXPORT uint16_t nfqb_pkt_hw_protocol(const struct nfqb_packet *h)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return 0;
 	return p->hw_protocol;
 }
 
-NFQB_EXPORT bool nfqb_pkt_mark(const struct nfqb_packet *p, uint32_t *mark)
+NFQB_EXPORT bool nfqb_pkt_mark(const struct nfqb_packet *h, uint32_t *mark)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return get_u32(p, NFQA_MARK, mark);
 }
 
-NFQB_EXPORT bool nfqb_pkt_timestamp(const struct nfqb_packet *p,
+NFQB_EXPORT bool nfqb_pkt_timestamp(const struct nfqb_packet *h,
 				    struct timeval *tv)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
 	struct nfqnl_msg_packet_timestamp ts;
+
+	if (!p)
+		return false;
 
 	if (!p->tb[NFQA_TIMESTAMP])
 		return false;
@@ -251,32 +312,52 @@ NFQB_EXPORT bool nfqb_pkt_timestamp(const struct nfqb_packet *p,
 	return true;
 }
 
-NFQB_EXPORT bool nfqb_pkt_indev(const struct nfqb_packet *p, uint32_t *ifindex)
+NFQB_EXPORT bool nfqb_pkt_indev(const struct nfqb_packet *h, uint32_t *ifindex)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return get_u32(p, NFQA_IFINDEX_INDEV, ifindex);
 }
 
-NFQB_EXPORT bool nfqb_pkt_outdev(const struct nfqb_packet *p, uint32_t *ifindex)
+NFQB_EXPORT bool nfqb_pkt_outdev(const struct nfqb_packet *h, uint32_t *ifindex)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return get_u32(p, NFQA_IFINDEX_OUTDEV, ifindex);
 }
 
-NFQB_EXPORT bool nfqb_pkt_physindev(const struct nfqb_packet *p,
+NFQB_EXPORT bool nfqb_pkt_physindev(const struct nfqb_packet *h,
 				    uint32_t *ifindex)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return get_u32(p, NFQA_IFINDEX_PHYSINDEV, ifindex);
 }
 
-NFQB_EXPORT bool nfqb_pkt_physoutdev(const struct nfqb_packet *p,
+NFQB_EXPORT bool nfqb_pkt_physoutdev(const struct nfqb_packet *h,
 				     uint32_t *ifindex)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return get_u32(p, NFQA_IFINDEX_PHYSOUTDEV, ifindex);
 }
 
-NFQB_EXPORT bool nfqb_pkt_hwaddr(const struct nfqb_packet *p,
+NFQB_EXPORT bool nfqb_pkt_hwaddr(const struct nfqb_packet *h,
 				 const uint8_t **addr, uint16_t *len)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
 	const struct nfqnl_msg_packet_hw *hw;
+
+	if (!p)
+		return false;
 
 	if (!p->tb[NFQA_HWADDR])
 		return false;
@@ -288,9 +369,13 @@ NFQB_EXPORT bool nfqb_pkt_hwaddr(const struct nfqb_packet *p,
 	return true;
 }
 
-NFQB_EXPORT const uint8_t *nfqb_pkt_payload(const struct nfqb_packet *p,
+NFQB_EXPORT const uint8_t *nfqb_pkt_payload(const struct nfqb_packet *h,
 					    uint32_t *len)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return NULL;
 	if (!p->tb[NFQA_PAYLOAD]) {
 		if (len)
 			*len = 0;
@@ -301,28 +386,40 @@ NFQB_EXPORT const uint8_t *nfqb_pkt_payload(const struct nfqb_packet *p,
 	return mnl_attr_get_payload(p->tb[NFQA_PAYLOAD]);
 }
 
-NFQB_EXPORT uint32_t nfqb_pkt_orig_len(const struct nfqb_packet *p)
+NFQB_EXPORT uint32_t nfqb_pkt_orig_len(const struct nfqb_packet *h)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
 	uint32_t len = 0;
+
+	if (!p)
+		return 0;
 
 	if (get_u32(p, NFQA_CAP_LEN, &len))
 		return len;
-	nfqb_pkt_payload(p, &len);
+	nfqb_pkt_payload(h, &len);
 	return len;
 }
 
-NFQB_EXPORT bool nfqb_pkt_truncated(const struct nfqb_packet *p)
+NFQB_EXPORT bool nfqb_pkt_truncated(const struct nfqb_packet *h)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
 	uint32_t cap, have;
+
+	if (!p)
+		return false;
 
 	if (!get_u32(p, NFQA_CAP_LEN, &cap))
 		return false;
-	nfqb_pkt_payload(p, &have);
+	nfqb_pkt_payload(h, &have);
 	return have < cap;
 }
 
-NFQB_EXPORT bool nfqb_pkt_skbinfo(const struct nfqb_packet *p, uint32_t *info)
+NFQB_EXPORT bool nfqb_pkt_skbinfo(const struct nfqb_packet *h, uint32_t *info)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return get_u32(p, NFQA_SKB_INFO, info);
 }
 
@@ -333,34 +430,58 @@ static bool skbinfo_has(const struct nfqb_packet *p, uint32_t bit)
 	return get_u32(p, NFQA_SKB_INFO, &info) && (info & bit);
 }
 
-NFQB_EXPORT bool nfqb_pkt_is_gso(const struct nfqb_packet *p)
+NFQB_EXPORT bool nfqb_pkt_is_gso(const struct nfqb_packet *h)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return skbinfo_has(p, NFQA_SKB_GSO);
 }
 
-NFQB_EXPORT bool nfqb_pkt_csum_not_ready(const struct nfqb_packet *p)
+NFQB_EXPORT bool nfqb_pkt_csum_not_ready(const struct nfqb_packet *h)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return skbinfo_has(p, NFQA_SKB_CSUMNOTREADY);
 }
 
-NFQB_EXPORT bool nfqb_pkt_csum_not_verified(const struct nfqb_packet *p)
+NFQB_EXPORT bool nfqb_pkt_csum_not_verified(const struct nfqb_packet *h)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return skbinfo_has(p, NFQA_SKB_CSUM_NOTVERIFIED);
 }
 
-NFQB_EXPORT bool nfqb_pkt_uid(const struct nfqb_packet *p, uint32_t *uid)
+NFQB_EXPORT bool nfqb_pkt_uid(const struct nfqb_packet *h, uint32_t *uid)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return get_u32(p, NFQA_UID, uid);
 }
 
-NFQB_EXPORT bool nfqb_pkt_gid(const struct nfqb_packet *p, uint32_t *gid)
+NFQB_EXPORT bool nfqb_pkt_gid(const struct nfqb_packet *h, uint32_t *gid)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return get_u32(p, NFQA_GID, gid);
 }
 
-NFQB_EXPORT bool nfqb_pkt_secctx(const struct nfqb_packet *p, const char **ctx,
+NFQB_EXPORT bool nfqb_pkt_secctx(const struct nfqb_packet *h, const char **ctx,
 				 uint32_t *len)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	if (!p->tb[NFQA_SECCTX])
 		return false;
 	if (ctx)
@@ -370,13 +491,21 @@ NFQB_EXPORT bool nfqb_pkt_secctx(const struct nfqb_packet *p, const char **ctx,
 	return true;
 }
 
-NFQB_EXPORT bool nfqb_pkt_ct_info(const struct nfqb_packet *p, uint32_t *ctinfo)
+NFQB_EXPORT bool nfqb_pkt_ct_info(const struct nfqb_packet *h, uint32_t *ctinfo)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return get_u32(p, NFQA_CT_INFO, ctinfo);
 }
 
-NFQB_EXPORT const void *nfqb_pkt_ct(const struct nfqb_packet *p, uint32_t *len)
+NFQB_EXPORT const void *nfqb_pkt_ct(const struct nfqb_packet *h, uint32_t *len)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return NULL;
 	if (!p->tb[NFQA_CT])
 		return NULL;
 	if (len)
@@ -404,10 +533,14 @@ static int ct_id_cb(const struct nlattr *a, void *data)
 	return 0;
 }
 
-NFQB_EXPORT bool nfqb_pkt_ct_id(const struct nfqb_packet *p, uint32_t *id)
+NFQB_EXPORT bool nfqb_pkt_ct_id(const struct nfqb_packet *h, uint32_t *id)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
 	struct ct_id_ctx c = { 0 };
 	const struct nlattr *a = p->tb[NFQA_CT];
+
+	if (!p)
+		return false;
 
 	if (!a)
 		return false;
@@ -419,10 +552,14 @@ NFQB_EXPORT bool nfqb_pkt_ct_id(const struct nfqb_packet *p, uint32_t *id)
 	return true;
 }
 
-NFQB_EXPORT bool nfqb_pkt_vlan(const struct nfqb_packet *p, uint16_t *proto,
+NFQB_EXPORT bool nfqb_pkt_vlan(const struct nfqb_packet *h, uint16_t *proto,
 			       uint16_t *tci)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
 	uint16_t v;
+
+	if (!p)
+		return false;
 
 	if (!p->vlan_proto || !p->vlan_tci)
 		return false;
@@ -437,9 +574,13 @@ NFQB_EXPORT bool nfqb_pkt_vlan(const struct nfqb_packet *p, uint16_t *proto,
 	return true;
 }
 
-NFQB_EXPORT const void *nfqb_pkt_l2hdr(const struct nfqb_packet *p,
+NFQB_EXPORT const void *nfqb_pkt_l2hdr(const struct nfqb_packet *h,
 				       uint32_t *len)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return NULL;
 	if (!p->tb[NFQA_L2HDR])
 		return NULL;
 	if (len)
@@ -447,20 +588,32 @@ NFQB_EXPORT const void *nfqb_pkt_l2hdr(const struct nfqb_packet *p,
 	return mnl_attr_get_payload(p->tb[NFQA_L2HDR]);
 }
 
-NFQB_EXPORT bool nfqb_pkt_priority(const struct nfqb_packet *p, uint32_t *prio)
+NFQB_EXPORT bool nfqb_pkt_priority(const struct nfqb_packet *h, uint32_t *prio)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return get_u32(p, NFQA_PRIORITY, prio);
 }
 
-NFQB_EXPORT bool nfqb_pkt_cgroup_classid(const struct nfqb_packet *p,
+NFQB_EXPORT bool nfqb_pkt_cgroup_classid(const struct nfqb_packet *h,
 					 uint32_t *classid)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return false;
 	return get_u32(p, NFQB_NFQA_CGROUP_CLASSID, classid);
 }
 
-NFQB_EXPORT const void *nfqb_pkt_attr(const struct nfqb_packet *p,
+NFQB_EXPORT const void *nfqb_pkt_attr(const struct nfqb_packet *h,
 				      uint16_t type, uint16_t *len)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return NULL;
 	if (type > NFQB_NFQA_MAX || !p->tb[type])
 		return NULL;
 	if (len)
@@ -468,23 +621,35 @@ NFQB_EXPORT const void *nfqb_pkt_attr(const struct nfqb_packet *p,
 	return mnl_attr_get_payload(p->tb[type]);
 }
 
-NFQB_EXPORT uint32_t nfqb_pkt_network_offset(const struct nfqb_packet *p)
+NFQB_EXPORT uint32_t nfqb_pkt_network_offset(const struct nfqb_packet *h)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
 	uint32_t len = 14;
 
-	if (nfqb_pkt_hook_point(p) != NFQB_HOOK_EGRESS)
+	if (!p)
+		return 0;
+
+	if (nfqb_pkt_hook_point(h) != NFQB_HOOK_EGRESS)
 		return 0;
 	if (p->tb[NFQA_L2HDR])
 		len = mnl_attr_get_payload_len(p->tb[NFQA_L2HDR]);
 	return len;
 }
 
-NFQB_EXPORT void nfqb_pkt_set_user(struct nfqb_packet *p, void *user)
+NFQB_EXPORT void nfqb_pkt_set_user(struct nfqb_packet *h, void *user)
 {
+	struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return;
 	p->user = user;
 }
 
-NFQB_EXPORT void *nfqb_pkt_user(const struct nfqb_packet *p)
+NFQB_EXPORT void *nfqb_pkt_user(const struct nfqb_packet *h)
 {
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (!p)
+		return NULL;
 	return p->user;
 }

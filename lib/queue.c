@@ -17,32 +17,23 @@
 
 #include "internal.h"
 
-uint64_t nfqb_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void free_buffers(struct nfqb_queue *q)
 {
 	if (q->slot_mem)
-		munmap(q->slot_mem, q->slot_size * q->nslots);
+		munmap(q->slot_mem, (size_t)NFQB_SLOT_SIZE * q->nslots);
 	free(q->slots);
 	free(q->mmsg);
 	free(q->iov);
 	free(q->addrs);
 	free(q->rx_slots);
-	free(q->ring.v);
 	free(q->ready);
+	nfqb_book_free(&q->book);
 	q->slot_mem = NULL;
 	q->slots = NULL;
 	q->mmsg = NULL;
 	q->iov = NULL;
 	q->addrs = NULL;
 	q->rx_slots = NULL;
-	q->ring.v = NULL;
 	q->ready = NULL;
 }
 
@@ -55,144 +46,185 @@ static uint32_t pow2_at_least(uint32_t n)
 	return c;
 }
 
-/* (Re)allocate the receive buffers for @count messages of the current copy
- * range. Only while nothing is outstanding. */
+/*
+ * The receive buffers (@count of the largest message: reserved, committed
+ * only where the kernel writes), descriptors (twice as many: a dead handle
+ * finds its descriptor reused as late as possible), the book and the ready
+ * list. Only while nothing is outstanding.
+ */
 static int alloc_buffers(struct nfqb_queue *q, unsigned int count)
 {
-	size_t range = q->copy_mode == NFQB_COPY_PACKET ? q->copy_range : 0;
+	unsigned int i, npkts = count * 2;
 
-	/* the kernel reads a range of 0 as "the whole packet" */
-	if (q->copy_mode == NFQB_COPY_PACKET && range == 0)
-		range = 0xffff;
-	size_t size = MNL_ALIGN(range + NFQB_MSG_OVERHEAD);
-	struct nfqb_queue n = { 0 };
-	unsigned int i;
-
-	if (range > 0xffff)
-		size = MNL_ALIGN(0xffff + NFQB_MSG_OVERHEAD);
-	n.slot_size = size;
-	n.nslots = count;
-	n.slot_mem = mmap(NULL, size * count, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (n.slot_mem == MAP_FAILED) {
-		n.slot_mem = NULL;
+	q->nslots = count;
+	q->slot_mem = mmap(NULL, (size_t)NFQB_SLOT_SIZE * count,
+			   PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (q->slot_mem == MAP_FAILED) {
+		q->slot_mem = NULL;
 		return -1;
 	}
-	n.slots = calloc(count, sizeof(*n.slots));
-	n.vlen = NFQB_RECV_VLEN;
-	n.mmsg = calloc(n.vlen, sizeof(*n.mmsg));
-	n.iov = calloc(n.vlen, sizeof(*n.iov));
-	n.addrs = calloc(n.vlen, sizeof(*n.addrs));
-	n.rx_slots = calloc(n.vlen, sizeof(*n.rx_slots));
-	n.ring.cap = pow2_at_least(count * 2);
-	n.ring.v = calloc(n.ring.cap, sizeof(*n.ring.v));
-	n.ready_cap = n.ring.cap;
-	n.ready = calloc(n.ready_cap, sizeof(*n.ready));
-	if (!n.slots || !n.mmsg || !n.iov || !n.addrs || !n.rx_slots ||
-	    !n.ring.v || !n.ready) {
-		free_buffers(&n);
+	q->slots = calloc(count, sizeof(*q->slots));
+	q->vlen = NFQB_RECV_VLEN;
+	q->mmsg = calloc(q->vlen, sizeof(*q->mmsg));
+	q->iov = calloc(q->vlen, sizeof(*q->iov));
+	q->addrs = calloc(q->vlen, sizeof(*q->addrs));
+	q->rx_slots = calloc(q->vlen, sizeof(*q->rx_slots));
+	q->ready_cap = pow2_at_least(npkts);
+	q->ready = calloc(q->ready_cap, sizeof(*q->ready));
+	if (!q->slots || !q->mmsg || !q->iov || !q->addrs || !q->rx_slots ||
+	    !q->ready || nfqb_book_alloc(&q->book, npkts * 2 + 64) < 0 ||
+	    nfqb_pkt_alloc_all(q, npkts) < 0) {
+		free_buffers(q);
+		nfqb_pkt_free_all(q);
 		errno = ENOMEM;
 		return -1;
 	}
 	/* LIFO free list, lowest first: hot buffers get reused */
+	q->free_slots = NULL;
 	for (i = count; i-- > 0;) {
-		n.slots[i].data = n.slot_mem + (size_t)i * size;
-		n.slots[i].next_free = n.free_slots;
-		n.free_slots = &n.slots[i];
+		q->slots[i].data = q->slot_mem + (size_t)i * NFQB_SLOT_SIZE;
+		q->slots[i].next_free = q->free_slots;
+		q->free_slots = &q->slots[i];
 	}
-	n.nfree_slots = count;
-
-	free_buffers(q);
-	q->slot_mem = n.slot_mem;
-	q->slot_size = n.slot_size;
-	q->nslots = n.nslots;
-	q->slots = n.slots;
-	q->free_slots = n.free_slots;
-	q->nfree_slots = n.nfree_slots;
-	q->mmsg = n.mmsg;
-	q->iov = n.iov;
-	q->addrs = n.addrs;
-	q->rx_slots = n.rx_slots;
-	q->vlen = n.vlen;
-	q->ring = n.ring;
-	q->ring.head = q->ring.tail = 0;
-	q->ready = n.ready;
-	q->ready_cap = n.ready_cap;
+	q->nfree_slots = count;
 	q->ready_head = q->nready = 0;
+	return 0;
+}
+
+/* New buffers for an idle queue. The old descriptors stay until close: a
+ * dead handle may still point there. */
+static int resize_buffers(struct nfqb_queue *q, unsigned int count)
+{
+	struct nfqb_queue old = { 0 };
+
+	if (q->retired_n == NFQB_MAX_RETIRED) {
+		errno = EBUSY;
+		return -1;
+	}
+	old.slot_mem = q->slot_mem;
+	old.nslots = q->nslots;
+	old.slots = q->slots;
+	old.mmsg = q->mmsg;
+	old.iov = q->iov;
+	old.addrs = q->addrs;
+	old.rx_slots = q->rx_slots;
+	old.ready = q->ready;
+	old.ready_cap = q->ready_cap;
+	old.book = q->book;
+	old.pkts = q->pkts;
+	old.npkts = q->npkts;
+	old.free_slots = q->free_slots;
+	old.nfree_slots = q->nfree_slots;
+	old.free_head = q->free_head;
+	old.free_tail = q->free_tail;
+	q->pkts = NULL;
+	q->book.v = NULL;
+	if (alloc_buffers(q, count) < 0) {
+		int err = errno;
+
+		q->slot_mem = old.slot_mem;
+		q->nslots = old.nslots;
+		q->slots = old.slots;
+		q->mmsg = old.mmsg;
+		q->iov = old.iov;
+		q->addrs = old.addrs;
+		q->rx_slots = old.rx_slots;
+		q->ready = old.ready;
+		q->ready_cap = old.ready_cap;
+		q->book = old.book;
+		q->pkts = old.pkts;
+		q->npkts = old.npkts;
+		q->free_slots = old.free_slots;
+		q->nfree_slots = old.nfree_slots;
+		q->free_head = old.free_head;
+		q->free_tail = old.free_tail;
+		errno = err;
+		return -1;
+	}
+	q->retired[q->retired_n++] = old.pkts;
+	free_buffers(&old);
 	return 0;
 }
 
 static bool queue_idle(const struct nfqb_queue *q)
 {
-	return q->ring.head == q->ring.tail && q->nfree_slots == q->nslots;
+	return nfqb_book_empty(&q->book) && q->nfree_slots == q->nslots &&
+	       !q->nready;
 }
 
-/*
- * Send one configuration message (built with sequence q->seq) and wait for
- * the kernel's acknowledgement. Packets arriving meanwhile are kept for the
- * next nfqb_recv(). Returns 0 or -1 with the kernel's errno.
- */
-int nfqb_config_send(struct nfqb_queue *q, void *msg, size_t len)
+/* Configuration requests, built by the transport with its own seq. */
+static size_t build_cmd(void *buf, uint32_t seq, const struct nfqb_queue *q,
+			const void *arg)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	uint64_t deadline;
+	return nfqb_msg_config_cmd(buf, seq, q->num, *(const uint8_t *)arg, 0);
+}
 
-	if (q->detached) {
-		errno = ENOTCONN;
-		return -1;
-	}
-	if (q->tx.len && nfqb_tx_send(q) < 0)
-		return -1;
-	q->wait_seq = ((struct nlmsghdr *)msg)->nlmsg_seq;
-	q->wait_done = false;
-	q->wait_err = 0;
-	if (sendto(q->fd, msg, len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return -1;
-	nfqb_stat_inc(q, send_calls);
-	deadline = nfqb_now_ns() + NFQB_CONFIG_TIMEOUT_MS * 1000000ull;
-	while (!q->wait_done) {
-		uint64_t now = nfqb_now_ns();
-		int ret;
+struct params {
+	uint8_t mode;
+	uint32_t range;
+};
 
-		if (now >= deadline) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		ret = nfqb_rx(q, NFQB_RECV_VLEN, true,
-			      (int)((deadline - now) / 1000000) + 1);
-		if (ret < 0 && errno != EAGAIN && errno != EINTR &&
-		    errno != ENOBUFS)
-			return -1;
-	}
-	q->wait_seq = 0;
-	if (q->wait_err) {
-		errno = q->wait_err;
-		return -1;
-	}
-	return 0;
+static size_t build_params(void *buf, uint32_t seq, const struct nfqb_queue *q,
+			   const void *arg)
+{
+	const struct params *p = arg;
+
+	return nfqb_msg_config_params(buf, seq, q->num, p->mode, p->range);
+}
+
+static size_t build_maxlen(void *buf, uint32_t seq, const struct nfqb_queue *q,
+			   const void *arg)
+{
+	return nfqb_msg_config_maxlen(buf, seq, q->num, *(const uint32_t *)arg);
+}
+
+static size_t build_flags(void *buf, uint32_t seq, const struct nfqb_queue *q,
+			  const void *arg)
+{
+	const uint32_t *fm = arg;
+
+	return nfqb_msg_config_flags(buf, seq, q->num, fm[0], fm[1]);
+}
+
+static int config_cmd(struct nfqb_queue *q, uint8_t cmd)
+{
+	return nfqb_tx_config(q, build_cmd, &cmd);
 }
 
 static int config_params(struct nfqb_queue *q, uint8_t mode, uint32_t range)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	size_t len = nfqb_msg_config_params(buf, ++q->seq, q->num, mode, range);
+	struct params p = { .mode = mode, .range = range };
 
-	return nfqb_config_send(q, buf, len);
+	return nfqb_tx_config(q, build_params, &p);
+}
+
+static int config_maxlen(struct nfqb_queue *q, uint32_t maxlen)
+{
+	return nfqb_tx_config(q, build_maxlen, &maxlen);
+}
+
+static int config_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask)
+{
+	uint32_t fm[2] = { flags, mask };
+
+	return nfqb_tx_config(q, build_flags, fm);
 }
 
 static int bind_queue(struct nfqb_queue *q)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nfqb_kstats ks;
-	size_t len;
+	bool ours;
 
-	len = nfqb_msg_config_cmd(buf, ++q->seq, q->num, NFQNL_CFG_CMD_BIND, 0);
-	if (nfqb_config_send(q, buf, len) == 0)
+	if (config_cmd(q, NFQNL_CFG_CMD_BIND) == 0)
 		return 0;
 	/* The kernel answers EPERM both without CAP_NET_ADMIN and for a
-	 * queue another socket holds: tell them apart. */
-	if (errno == EPERM && nfqb_kstats_get(q->num, &ks) == 0 &&
-	    ks.portid != q->portid)
+	 * queue another socket holds, and EBUSY to a bind sent again after
+	 * its first acknowledgement was lost: tell them apart. */
+	ours = nfqb_kstats_get(q->num, &ks) == 0 && ks.portid == q->portid;
+	if ((errno == EPERM || errno == EBUSY) && ours)
+		return 0;
+	if (errno == EPERM && !ours && nfqb_kstats_get(q->num, &ks) == 0)
 		errno = EBUSY;
 	else if (errno == ENOENT)
 		errno = EPERM;
@@ -213,76 +245,8 @@ static void queue_defaults(struct nfqb_queue *q, uint16_t num)
 	q->seq = (uint32_t)time(NULL);
 }
 
-struct nfqb_queue *nfqb_queue_alloc_detached(uint16_t num,
-					     unsigned int nbuffers)
+static void queue_free(struct nfqb_queue *q)
 {
-	struct nfqb_queue *q = calloc(1, sizeof(*q));
-
-	if (!q)
-		return NULL;
-	queue_defaults(q, num);
-	q->seq = 0;
-	q->detached = true;
-	if (alloc_buffers(q, nbuffers) < 0) {
-		free(q);
-		return NULL;
-	}
-	return q;
-}
-
-NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	socklen_t salen = sizeof(sa);
-	struct epoll_event ev = { .events = EPOLLIN };
-	struct nfqb_queue *q;
-	int one = 1, err;
-
-	q = calloc(1, sizeof(*q));
-	if (!q)
-		return NULL;
-	queue_defaults(q, num);
-	q->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
-	if (q->fd < 0)
-		goto fail;
-	if (bind(q->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    getsockname(q->fd, (struct sockaddr *)&sa, &salen) < 0)
-		goto fail;
-	q->portid = sa.nl_pid;
-	/* error replies carry only the header of what failed (a verdict
-	 * with a payload would otherwise come back whole) */
-	setsockopt(q->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	setsockopt(q->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-
-	q->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	q->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (q->evfd < 0 || q->epfd < 0)
-		goto fail;
-	ev.data.fd = q->fd;
-	if (epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->fd, &ev) < 0)
-		goto fail;
-	ev.data.fd = q->evfd;
-	if (epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->evfd, &ev) < 0)
-		goto fail;
-	if (alloc_buffers(q, NFQB_DEFAULT_BUFFERS) < 0)
-		goto fail;
-	if (bind_queue(q) < 0)
-		goto fail;
-	if (config_params(q, q->copy_mode, q->copy_range) < 0)
-		goto fail_unbind;
-	return q;
-
-fail_unbind:
-	err = errno;
-	{
-		char buf[MNL_SOCKET_BUFFER_SIZE];
-		size_t len = nfqb_msg_config_cmd(buf, ++q->seq, q->num,
-						 NFQNL_CFG_CMD_UNBIND, 0);
-		nfqb_config_send(q, buf, len);
-	}
-	errno = err;
-fail:
-	err = errno;
 	if (q->fd >= 0)
 		close(q->fd);
 	if (q->evfd >= 0)
@@ -290,55 +254,188 @@ fail:
 	if (q->epfd >= 0)
 		close(q->epfd);
 	free_buffers(q);
+	nfqb_pkt_free_all(q);
+	while (q->retired_n)
+		free(q->retired[--q->retired_n]);
+	free(q->tx.buf);
+	free(q->tx.plan.items);
 	free(q);
+}
+
+/* Memory of a queue, no socket. */
+static struct nfqb_queue *queue_new(uint16_t num, unsigned int nbuffers)
+{
+	struct nfqb_queue *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	queue_defaults(q, num);
+	q->tx.buf = malloc(NFQB_TX_SIZE);
+	q->tx.plan.cap = NFQB_TX_SIZE / 32 + 1;
+	q->tx.plan.items = calloc(q->tx.plan.cap, sizeof(*q->tx.plan.items));
+	if (!q->tx.buf || !q->tx.plan.items ||
+	    alloc_buffers(q, nbuffers) < 0) {
+		queue_free(q);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return q;
+}
+
+struct nfqb_queue *nfqb_queue_alloc_detached(uint16_t num,
+					     unsigned int nbuffers)
+{
+	struct nfqb_queue *q = queue_new(num, nbuffers);
+
+	if (!q)
+		return NULL;
+	q->seq = 0;
+	q->detached = true;
+	return q;
+}
+
+static int open_socket(struct nfqb_queue *q)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	socklen_t salen = sizeof(sa);
+	struct epoll_event ev = { .events = EPOLLIN };
+	int one = 1;
+
+	q->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+	if (q->fd < 0)
+		return -1;
+	if (bind(q->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(q->fd, (struct sockaddr *)&sa, &salen) < 0)
+		return -1;
+	q->portid = sa.nl_pid;
+	/* error replies carry only the header of what failed (a verdict
+	 * with a payload would otherwise come back whole) */
+	setsockopt(q->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	setsockopt(q->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	q->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	q->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (q->evfd < 0 || q->epfd < 0)
+		return -1;
+	ev.data.fd = q->fd;
+	if (epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->fd, &ev) < 0)
+		return -1;
+	ev.data.fd = q->evfd;
+	return epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->evfd, &ev);
+}
+
+NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
+{
+	struct nfqb_queue *q = queue_new(num, NFQB_DEFAULT_BUFFERS);
+	int err;
+
+	if (!q)
+		return NULL;
+	if (open_socket(q) < 0 || bind_queue(q) < 0)
+		goto fail;
+	if (config_params(q, q->copy_mode, q->copy_range) < 0)
+		goto fail_unbind;
+	return q;
+
+fail_unbind:
+	err = errno;
+	config_cmd(q, NFQNL_CFG_CMD_UNBIND);
+	errno = err;
+fail:
+	err = errno;
+	queue_free(q);
 	errno = err;
 	return NULL;
 }
 
-static void free_packets(struct nfqb_queue *q)
+/* Send what is decided, retrying a failing socket for a while. */
+static int flush_all(struct nfqb_queue *q)
 {
-	struct nfqb_pktchunk *c, *next;
+	unsigned int tries;
 
-	for (c = q->chunks; c; c = next) {
-		next = c->next;
-		free(c);
+	for (tries = 0; tries < 200; tries++) {
+		struct timespec ts = { .tv_nsec = 5 * 1000 * 1000 };
+
+		if (nfqb_tx_flush(q, NFQB_FLUSH_CLOSE, true, nfqb_now_ns()) >= 0)
+			return 0;
+		if (errno != EAGAIN)
+			return -1;
+		nanosleep(&ts, NULL);
 	}
-	q->chunks = NULL;
-	q->free_pkts = NULL;
+	errno = EAGAIN;
+	return -1;
 }
 
-NFQB_EXPORT int nfqb_queue_close(struct nfqb_queue *q)
+/* Wait for threads still inside a decision on this queue. */
+static void wait_deciders(struct nfqb_queue *q)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	size_t len;
-	int ret, err = 0;
-
-	if (!q)
-		return 0;
-	if (nfqb_coalesce_finish(q) < 0)
-		err = errno;
-	/* a thread that posted a decision may still be on its way out */
 	while (atomic_load_explicit(&q->inflight, memory_order_acquire))
 		sched_yield();
-	if (!q->detached) {
-		len = nfqb_msg_config_cmd(buf, ++q->seq, q->num,
-					  NFQNL_CFG_CMD_UNBIND, 0);
-		ret = nfqb_config_send(q, buf, len);
-		if (ret < 0 && !err)
-			err = errno;
-		close(q->fd);
-		close(q->evfd);
-		close(q->epfd);
+}
+
+/*
+ * Close and pool stop: every packet the kernel queued to us before the
+ * stop gets its decision or the default verdict. New packets are kept out
+ * first (queue length 0: the kernel drops them, or accepts them when the
+ * default is accept, as with fail-open), what the socket still holds is
+ * read and given the default, then the queue is unbound.
+ */
+static int finish(struct nfqb_queue *q)
+{
+	uint32_t fm[2] = { q->default_verdict == NFQB_ACCEPT ?
+			   NFQB_F_FAIL_OPEN : 0, NFQB_F_FAIL_OPEN };
+	unsigned int rounds;
+	int err = 0;
+
+	wait_deciders(q);
+	nfqb_book_default_all(q);
+	if (flush_all(q) < 0)
+		err = errno;
+	if (q->detached)
+		return err;
+	if (config_flags(q, fm[0], fm[1]) == 0)
+		config_maxlen(q, 0);
+	for (rounds = 0; rounds < 1000; rounds++) {
+		int r = nfqb_rx_read(q, q->vlen, true);
+
+		if (r < 0 && errno != ENOBUFS)
+			break;
+		nfqb_book_default_all(q);
 	}
-	free_buffers(q);
-	free_packets(q);
-	free(q->tx.buf);
-	free(q);
+	wait_deciders(q);
+	nfqb_book_default_all(q);
+	if (flush_all(q) < 0 && !err)
+		err = errno;
+	if (config_cmd(q, NFQNL_CFG_CMD_UNBIND) < 0 && errno != ENODEV &&
+	    !err)
+		err = errno;
+	return err;
+}
+
+int nfqb_queue_shutdown(struct nfqb_queue *q)
+{
+	int err;
+
+	if (atomic_load(&q->shut))
+		return 0;
+	err = finish(q);
+	atomic_store(&q->shut, true);
+	wait_deciders(q);
 	if (err) {
 		errno = err;
 		return -1;
 	}
 	return 0;
+}
+
+NFQB_EXPORT int nfqb_queue_close(struct nfqb_queue *q)
+{
+	int ret;
+
+	if (!q)
+		return 0;
+	ret = nfqb_queue_shutdown(q);
+	queue_free(q);
+	return ret;
 }
 
 NFQB_EXPORT uint16_t nfqb_queue_num(const struct nfqb_queue *q)
@@ -366,35 +463,23 @@ NFQB_EXPORT int nfqb_queue_set_copy_mode(struct nfqb_queue *q,
 					 enum nfqb_copy_mode mode,
 					 uint32_t range)
 {
-	uint32_t old_range = q->copy_range;
-	uint8_t old_mode = q->copy_mode;
-
+	/* every buffer holds the largest message: nothing to resize */
 	if (config_params(q, (uint8_t)mode, range) < 0)
 		return -1;
 	q->copy_mode = (uint8_t)mode;
 	q->copy_range = (range > 0xffff || range == 0) ? 0xffff : range;
-	/* smaller buffers for a smaller range, while nothing is in flight */
-	if ((q->copy_range != old_range || q->copy_mode != old_mode) &&
-	    queue_idle(q) && q->nready == 0)
-		alloc_buffers(q, q->nslots);
 	return 0;
 }
 
 NFQB_EXPORT int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	size_t len = nfqb_msg_config_maxlen(buf, ++q->seq, q->num, maxlen);
-
-	return nfqb_config_send(q, buf, len);
+	return config_maxlen(q, maxlen);
 }
 
 NFQB_EXPORT int nfqb_queue_set_flags(struct nfqb_queue *q, uint32_t flags,
 				     uint32_t mask)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	size_t len = nfqb_msg_config_flags(buf, ++q->seq, q->num, flags, mask);
-
-	return nfqb_config_send(q, buf, len);
+	return config_flags(q, flags, mask);
 }
 
 NFQB_EXPORT int nfqb_queue_set_rcvbuf(struct nfqb_queue *q, size_t bytes)
@@ -427,11 +512,11 @@ NFQB_EXPORT int nfqb_queue_set_buffers(struct nfqb_queue *q,
 		errno = EINVAL;
 		return -1;
 	}
-	if (!queue_idle(q) || q->nready) {
+	if (!queue_idle(q)) {
 		errno = EBUSY;
 		return -1;
 	}
-	return alloc_buffers(q, count);
+	return resize_buffers(q, count);
 }
 
 NFQB_EXPORT int nfqb_queue_set_default_verdict(struct nfqb_queue *q,
@@ -490,7 +575,4 @@ NFQB_EXPORT bool nfqb_queue_fallback(const struct nfqb_queue *q)
 	return q->fallback;
 }
 
-NFQB_EXPORT int nfqb_queue_next_timeout(const struct nfqb_queue *q)
-{
-	return nfqb_coalesce_next_timeout(q, nfqb_now_ns());
-}
+

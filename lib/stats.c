@@ -21,7 +21,6 @@ NFQB_EXPORT int nfqb_queue_stats(const struct nfqb_queue *q,
 	struct nfqb_stats s;
 	size_t i, n = sizeof(s) / sizeof(uint64_t);
 	uint64_t *v = (uint64_t *)&s;
-	uint32_t k, out = 0;
 
 	if (!q || !st || size % sizeof(uint64_t)) {
 		errno = EINVAL;
@@ -29,11 +28,6 @@ NFQB_EXPORT int nfqb_queue_stats(const struct nfqb_queue *q,
 	}
 	for (i = 0; i < n; i++)
 		v[i] = atomic_load_explicit(&q->ctr.v[i], memory_order_relaxed);
-	/* owner-side view; approximate when read from another thread */
-	for (k = q->ring.head; k != q->ring.tail; k++)
-		if (q->ring.v[k & (q->ring.cap - 1)])
-			out++;
-	s.outstanding = out;
 	if (size > sizeof(s)) {
 		memset(st, 0, size);
 		size = sizeof(s);

@@ -22,6 +22,7 @@
 #include <libmnl/libmnl.h>
 
 #include "internal.h"
+#include "txhook.h"
 
 #define MAXPKT 512
 #define QNUM 3
@@ -310,8 +311,7 @@ static void run_case(unsigned int seed, bool monotonic, bool timeouts)
 	m->seed = seed;
 	q = nfqb_queue_alloc_detached(QNUM, MAXPKT);
 	ck_assert_ptr_nonnull(q);
-	q->tx_hook = kernel_rx;
-	q->tx_hook_data = m;
+	nfqbt_set_tx_hook(q, kernel_rx, m);
 	/* long enough that only the forced timer runs below expire packets */
 	if (timeouts)
 		q->timeout_ms = 1000000;
@@ -367,18 +367,18 @@ static void run_case(unsigned int seed, bool monotonic, bool timeouts)
 			for (i = 0; i < m->n; i++)
 				if (!m->p[i].decided && !m->p[i].expired)
 					m->p[i].expired = true;
-			ck_assert_int_eq(nfqb_coalesce_timers(q,
+			ck_assert_int_eq(nfqb_loop_run_timers(q,
 					 nfqb_now_ns() + 2000000000000ull), 0);
 		} else {
 			/* the latency bound passes for held decisions */
-			ck_assert_int_eq(nfqb_coalesce_timers(q,
+			ck_assert_int_eq(nfqb_loop_run_timers(q,
 					 nfqb_now_ns() + 10000000000ull), 0);
 		}
 		ck_assert_msg(!m->err[0], "seed %u: %s", seed, m->err);
 	}
 	ck_assert_int_ge(nfqb_flush(q), 0);
 	if (!monotonic || !timeouts)
-		ck_assert_int_ge(nfqb_coalesce_timers(q, nfqb_now_ns() +
+		ck_assert_int_ge(nfqb_loop_run_timers(q, nfqb_now_ns() +
 						      10000000000ull), 0);
 	check_done(m, NFQB_ACCEPT);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
@@ -442,8 +442,7 @@ START_TEST(batch_and_hold)
 	struct nfqb_stats st;
 	unsigned int i;
 
-	q->tx_hook = kernel_rx;
-	q->tx_hook_data = m;
+	nfqbt_set_tx_hook(q, kernel_rx, m);
 	for (i = 0; i < 10; i++)
 		arrive(q, m, 100 + i);
 	/* decide 0..3 and 5..9; 4 stays undecided */
@@ -489,15 +488,14 @@ START_TEST(timeout_default)
 	struct nfqb_queue *q = nfqb_queue_alloc_detached(QNUM, 64);
 	struct nfqb_stats st;
 
-	q->tx_hook = kernel_rx;
-	q->tx_hook_data = m;
+	nfqbt_set_tx_hook(q, kernel_rx, m);
 	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
 	ck_assert_int_eq(nfqb_queue_set_verdict_timeout(q, 5), 0);
 	arrive(q, m, 7);
-	ck_assert_int_eq(nfqb_coalesce_timers(q, nfqb_now_ns()), 0);
+	ck_assert_int_eq(nfqb_loop_run_timers(q, nfqb_now_ns()), 0);
 	ck_assert(!m->p[0].verdicted);
 	m->p[0].expired = true;
-	ck_assert_int_eq(nfqb_coalesce_timers(q, nfqb_now_ns() + 6000000), 0);
+	ck_assert_int_eq(nfqb_loop_run_timers(q, nfqb_now_ns() + 6000000), 0);
 	ck_assert(m->p[0].verdicted);
 	ck_assert_uint_eq(m->p[0].got_verdict, NFQB_DROP);
 	ck_assert_int_eq(nfqb_verdict(m->p[0].view, NFQB_ACCEPT), -1);
@@ -518,8 +516,7 @@ START_TEST(explicit_batch)
 	uint32_t mark = 77;
 	unsigned int i;
 
-	q->tx_hook = kernel_rx;
-	q->tx_hook_data = m;
+	nfqbt_set_tx_hook(q, kernel_rx, m);
 	for (i = 0; i < 6; i++)
 		arrive(q, m, 0xfffffffdu + i);	/* wraps after 3 */
 	m->p[1].decided = true;
@@ -556,8 +553,7 @@ START_TEST(all_accept_ratio)
 	struct nfqb_stats st;
 	unsigned int i, j;
 
-	q->tx_hook = kernel_rx;
-	q->tx_hook_data = m;
+	nfqbt_set_tx_hook(q, kernel_rx, m);
 	for (j = 0; j < 8; j++) {
 		unsigned int base = m->n;
 

@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 
 #include "internal.h"
+#include "txhook.h"
 #include "nlbuild.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -529,8 +530,7 @@ static void queue_to(uint16_t target, uint32_t flags, uint32_t exp_word)
 
 	ck_assert_ptr_nonnull(cap);
 	ck_assert_ptr_nonnull(q);
-	q->tx_hook = capture_hook;
-	q->tx_hook_data = cap;
+	nfqbt_set_tx_hook(q, capture_hook, cap);
 	nlb_simple_packet(&b, 9, 42, 20);
 	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
 	ck_assert_uint_eq(nfqb_ready_pop(q, &p, 1), 1);
@@ -585,8 +585,7 @@ START_TEST(test_bypass_needs_queue)
 
 	ck_assert_ptr_nonnull(q);
 	ck_assert_ptr_nonnull(cap);
-	q->tx_hook = capture_hook;	/* a detached queue has no socket */
-	q->tx_hook_data = cap;
+	nfqbt_set_tx_hook(q, capture_hook, cap);	/* a detached queue has no socket */
 	nlb_simple_packet(&b, 9, 1, 0);
 	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
 	ck_assert_uint_eq(nfqb_ready_pop(q, &p, 1), 1);
@@ -640,8 +639,7 @@ static void big_payload(uint32_t plen, bool ok)
 	struct nlb b;
 
 	ck_assert_ptr_nonnull(q);
-	q->tx_hook = big_hook;
-	q->tx_hook_data = &seen;
+	nfqbt_set_tx_hook(q, big_hook, &seen);
 	nlb_simple_packet(&b, 1, 1, 0);
 	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
 	ck_assert_uint_eq(nfqb_ready_pop(q, &p, 1), 1);

@@ -17,6 +17,7 @@
 #include <sys/time.h>
 
 #include "internal.h"
+#include "txhook.h"
 #include "nlbuild.h"
 
 #define QN		7
@@ -46,6 +47,8 @@ static int parse_len(struct parsed *ps, const struct nlb *b, size_t len)
 {
 	ps->mem = nlb_dup(b, len);
 	memset(&ps->p, 0, sizeof(ps->p));
+	/* a live descriptor of generation 0: its handle is its address */
+	atomic_store(&ps->p.sg, NFQB_SG(0, NFQB_PS_PENDING));
 	return nfqb_parse_packet(&ps->p, ps->mem);
 }
 
@@ -93,8 +96,7 @@ static struct rxq rxq_open(uint16_t num)
 	ck_assert_ptr_nonnull(r.cap);
 	r.q = nfqb_queue_alloc_detached(num, 16);
 	ck_assert_ptr_nonnull(r.q);
-	r.q->tx_hook = capture_hook;
-	r.q->tx_hook_data = r.cap;
+	nfqbt_set_tx_hook(r.q, capture_hook, r.cap);
 	return r;
 }
 
@@ -384,7 +386,7 @@ START_TEST(test_full_rx)
 	build_full(&b, NFQB_FAMILY_IPV4, 1);
 	inject(r.q, &b, b.len, 0, 0);
 	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 1);
-	check_full(vec[0], vec[0]->slot->data);
+	check_full(vec[0], nfqb_pkt_from_handle(vec[0])->slot->data);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 1);
 	ck_assert_uint_eq(st.bytes, sizeof(f_payload));
@@ -962,7 +964,11 @@ static void expect_rejected(const char *name, struct nlb *b, size_t len)
 		      "%s: rejected_malformed %llu", name,
 		      (unsigned long long)st.rejected_malformed);
 	ck_assert_uint_eq(st.packets, 0);
-	ck_assert_uint_eq(rxq_close(&r), 0);
+	/* the kernel still holds the packet: it gets the default verdict by
+	 * id when the id is readable (and nothing is sent otherwise: an open
+	 * gap, ended by no later id, which the unbind at close drops) */
+	ck_assert_msg(rxq_close(&r) == (st.rejected_defaults ? 1u : 0u),
+		      "%s: verdicts sent", name);
 }
 
 START_TEST(test_bad_u32_len)
@@ -1218,7 +1224,7 @@ static void truncated(uint32_t defv)
 	check_sent_verdict(r.cap, 0, QN, F_ID, defv);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.verdict_msgs, 1);
-	ck_assert_uint_eq(st.defaults, 1);
+	ck_assert_uint_eq(st.rejected_defaults, 1);
 	ck_assert_uint_eq(rxq_close(&r), 1);
 }
 
@@ -1464,8 +1470,7 @@ START_TEST(test_rx_no_buffer)
 	ck_assert_ptr_nonnull(cap);
 	q = nfqb_queue_alloc_detached(QN, 4);
 	ck_assert_ptr_nonnull(q);
-	q->tx_hook = capture_hook;
-	q->tx_hook_data = cap;
+	nfqbt_set_tx_hook(q, capture_hook, cap);
 	for (i = 0; i < 4; i++) {
 		nlb_simple_packet(&b, QN, 100 + i, 8);
 		inject(q, &b, b.len, 0, 0);

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The book: every message of the queue the kernel sent us, in id order,
+ * until the kernel took the verdict that decides it. Packets we hand out,
+ * and also what we could not hand out: a message with a readable id gets
+ * the default verdict by id; messages we could not read leave a gap whose
+ * ids each get the default verdict by itself once the next readable id
+ * tells where the gap ends. Owner thread only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+int nfqb_book_alloc(struct nfqb_book *b, uint32_t cap)
+{
+	uint32_t c = 1;
+
+	while (c < cap)
+		c <<= 1;
+	b->v = calloc(c, sizeof(*b->v));
+	if (!b->v) {
+		errno = ENOMEM;
+		return -1;
+	}
+	b->cap = c;
+	b->head = b->tail = 0;
+	return 0;
+}
+
+void nfqb_book_free(struct nfqb_book *b)
+{
+	free(b->v);
+	b->v = NULL;
+	b->cap = 0;
+}
+
+bool nfqb_book_empty(const struct nfqb_book *b)
+{
+	return b->head == b->tail;
+}
+
+void nfqb_book_trim(struct nfqb_book *b)
+{
+	while (b->head != b->tail && nfqb_book_at(b, b->head)->kind == NFQB_E_DONE)
+		b->head++;
+}
+
+/* Room for one more entry, keeping the last one for an open gap. */
+static bool book_room(const struct nfqb_book *b)
+{
+	return b->tail - b->head < b->cap - 1;
+}
+
+static struct nfqb_entry *book_push(struct nfqb_book *b, uint8_t kind,
+				    uint32_t id)
+{
+	struct nfqb_entry *e = nfqb_book_at(b, b->tail++);
+
+	e->kind = kind;
+	e->id = id;
+	e->n = 1;
+	e->p = NULL;
+	return e;
+}
+
+static struct nfqb_entry *book_last(struct nfqb_book *b)
+{
+	if (b->head == b->tail)
+		return NULL;
+	return nfqb_book_at(b, b->tail - 1);
+}
+
+/*
+ * A readable id arrives: end an open gap before it. The gap covers the ids
+ * between the last id we tracked and this one; without a last id (the
+ * first messages of the queue were unreadable) it covers as many ids as
+ * unreadable messages came, just before this one.
+ */
+static void close_gap(struct nfqb_queue *q, uint32_t id)
+{
+	struct nfqb_book *b = &q->book;
+	struct nfqb_entry *e = book_last(b);
+	uint32_t first, n;
+
+	if (!e || e->kind != NFQB_E_GAP_OPEN)
+		return;
+	if (b->have_last) {
+		first = b->last_id + 1;
+		n = id - first;
+	} else {
+		n = b->unreadable;
+		first = id - n;
+	}
+	if (!nfqb_id_after(id, first - 1) || n > NFQB_GAP_MAX) {
+		/* ids went backwards or jumped too far: we cannot tell which
+		 * ids the unreadable messages had. Per-packet verdicts from
+		 * now on; the kernel drops them at unbind. */
+		q->fallback = true;
+		nfqb_stat_inc(q, fallbacks);
+		e->kind = NFQB_E_DONE;
+		nfqb_book_trim(b);
+		b->unreadable = 0;
+		return;
+	}
+	e->kind = n ? NFQB_E_GAP : NFQB_E_DONE;
+	e->id = first;
+	e->n = n;
+	nfqb_stat_add(q, gap_ids, n);
+	b->unreadable = 0;
+	nfqb_book_trim(b);
+}
+
+/* Ids must grow: if not, the kernel broke the monotonic-id contract. */
+static void note_id(struct nfqb_queue *q, uint32_t id)
+{
+	struct nfqb_book *b = &q->book;
+
+	close_gap(q, id);
+	if (b->have_last && !nfqb_id_after(id, b->last_id)) {
+		q->fallback = true;
+		nfqb_stat_inc(q, fallbacks);
+	}
+	b->have_last = true;
+	b->last_id = id;
+}
+
+int nfqb_book_add_packet(struct nfqb_queue *q, struct nfqb_packet *p)
+{
+	struct nfqb_book *b = &q->book;
+	struct nfqb_entry *e;
+
+	if (!book_room(b)) {
+		errno = ENOSPC;
+		return -1;
+	}
+	note_id(q, p->id);
+	e = book_push(b, NFQB_E_PKT, p->id);
+	e->p = p;
+	nfqb_stat_inc(q, outstanding);
+	return 0;
+}
+
+void nfqb_book_add_default(struct nfqb_queue *q, uint32_t id)
+{
+	struct nfqb_book *b = &q->book;
+
+	nfqb_stat_inc(q, rejected_defaults);
+	/* a corrupt message may carry any id: only one after the last we
+	 * saw can be its own */
+	if (!book_room(b) || (b->have_last && !nfqb_id_after(id, b->last_id))) {
+		nfqb_book_add_unreadable(q);
+		return;
+	}
+	note_id(q, id);
+	book_push(b, NFQB_E_DEFAULT, id);
+	nfqb_stat_inc(q, outstanding);
+}
+
+void nfqb_book_add_unreadable(struct nfqb_queue *q)
+{
+	struct nfqb_book *b = &q->book;
+	struct nfqb_entry *e = book_last(b);
+
+	b->unreadable++;
+	if (e && e->kind == NFQB_E_GAP_OPEN)
+		return;
+	/* book_room() always keeps this last entry free */
+	book_push(b, NFQB_E_GAP_OPEN, 0);
+}
+
+static bool default_one(struct nfqb_queue *q, struct nfqb_packet *p,
+			uint8_t fate, uint64_t now)
+{
+	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_acquire);
+	uint32_t st = NFQB_SG_STATE(sg);
+
+	if (st != NFQB_PS_NEW && st != NFQB_PS_PENDING)
+		return false;
+	if (!atomic_compare_exchange_strong_explicit(&p->sg, &sg,
+			NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_DEFAULTED),
+			memory_order_acq_rel, memory_order_acquire))
+		return false;	/* decided meanwhile */
+	p->fate = fate;
+	p->decided_ns = now;
+	p->d = (struct nfqb_decision){ .verdict = q->default_verdict };
+	return true;
+}
+
+void nfqb_book_expire(struct nfqb_queue *q, uint64_t now)
+{
+	struct nfqb_book *b = &q->book;
+	uint64_t tmo = q->timeout_ms * 1000000ull;
+	uint64_t next = 0;
+	uint32_t i;
+
+	q->expire_due = 0;
+	if (!tmo)
+		return;
+	for (i = b->head; i != b->tail; i++) {
+		struct nfqb_entry *e = nfqb_book_at(b, i);
+		uint32_t st;
+
+		if (e->kind != NFQB_E_PKT)
+			continue;
+		st = NFQB_SG_STATE(atomic_load_explicit(&e->p->sg,
+							memory_order_acquire));
+		if (st != NFQB_PS_PENDING)
+			continue;
+		if (e->p->arrival_ns + tmo > now) {
+			if (!next || e->p->arrival_ns + tmo < next)
+				next = e->p->arrival_ns + tmo;
+			continue;
+		}
+		if (default_one(q, e->p, NFQB_FATE_TIMEOUT, now)) {
+			nfqb_stat_inc(q, timeouts);
+			atomic_fetch_add(&q->posted, 1);
+		}
+	}
+	q->expire_due = next;
+}
+
+unsigned int nfqb_book_default_all(struct nfqb_queue *q)
+{
+	struct nfqb_book *b = &q->book;
+	uint64_t now = nfqb_now_ns();
+	unsigned int n = 0;
+	uint32_t i;
+
+	for (i = b->head; i != b->tail; i++) {
+		struct nfqb_entry *e = nfqb_book_at(b, i);
+
+		if (e->kind == NFQB_E_PKT &&
+		    default_one(q, e->p, NFQB_FATE_CLOSE, now))
+			n++;
+	}
+	nfqb_stat_add(q, defaults, n);
+	atomic_fetch_add(&q->posted, n);
+	q->nready = 0;
+	return n;
+}

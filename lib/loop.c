@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The receive loop: nfqb_recv() decides when to flush (batch limit,
+ * latency bound, idle socket, retry of a failed send), when to linger for
+ * more packets, and how to sleep: on the socket and on the eventfd other
+ * threads write when they post a decision or interrupt, never longer than
+ * the next timer, never spinning.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+
+#include "internal.h"
+
+static bool unsent(const struct nfqb_queue *q)
+{
+	return atomic_load_explicit(&q->posted, memory_order_acquire) !=
+	       q->posted_seen;
+}
+
+void nfqb_loop_wake(struct nfqb_queue *q)
+{
+	uint64_t one = 1;
+
+	if (!atomic_exchange(&q->wake_pending, true) &&
+	    write(q->evfd, &one, sizeof(one)) < 0)
+		return;		/* full: it is readable anyway */
+}
+
+/* Read the eventfd first, then clear the flag: a decision posted after
+ * the read sets the flag again and writes again; one posted between the
+ * two is seen by the caller's next look at q->posted. */
+void nfqb_loop_clear_wakeup(struct nfqb_queue *q)
+{
+	uint64_t v;
+
+	if (read(q->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	atomic_store(&q->wake_pending, false);
+}
+
+static uint64_t min_due(uint64_t a, uint64_t b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	return a < b ? a : b;
+}
+
+/* When the owner must run next (ns, 0: nothing due). */
+static uint64_t next_due(const struct nfqb_queue *q, uint64_t now)
+{
+	uint64_t lat = q->latency_us * 1000ull;
+	uint64_t due = q->timeout_ms ? q->expire_due : 0;
+
+	if (q->tx.failing)
+		return min_due(due, q->tx.retry_at);
+	due = min_due(due, q->held_due);
+	if (unsent(q))
+		due = min_due(due, (q->unsent_since ? q->unsent_since : now) +
+				   lat);
+	return due;
+}
+
+int nfqb_loop_next_timeout(const struct nfqb_queue *q, uint64_t now)
+{
+	uint64_t due = next_due(q, now);
+
+	if (!due)
+		return -1;
+	if (due <= now)
+		return 0;
+	return (int)((due - now + 999999) / 1000000);
+}
+
+/* Flush if something is due; @idle: the socket has nothing to read. */
+static int flush_if_due(struct nfqb_queue *q, uint64_t now, bool idle)
+{
+	enum nfqb_flush_reason why;
+	bool go = false;
+
+	if (q->timeout_ms && q->expire_due && now >= q->expire_due)
+		nfqb_book_expire(q, now);	/* defaults: flushed below */
+	if (q->tx.failing) {
+		if (now < q->tx.retry_at)
+			return 0;
+		why = NFQB_FLUSH_LATENCY;
+		go = true;
+	} else if (q->held_due && now >= q->held_due) {
+		why = NFQB_FLUSH_LATENCY;
+		go = true;
+	}
+	if (!go && unsent(q)) {
+		uint32_t n = atomic_load_explicit(&q->posted,
+						  memory_order_acquire) -
+			     q->posted_seen;
+
+		if (!q->unsent_since)
+			q->unsent_since = now;
+		if (n >= q->batch_limit) {
+			why = NFQB_FLUSH_LIMIT;
+			go = true;
+		} else if (now - q->unsent_since >= q->latency_us * 1000ull) {
+			why = NFQB_FLUSH_LATENCY;
+			go = true;
+		} else if (idle || (!q->last_recv_full && !q->streaming)) {
+			why = NFQB_FLUSH_IDLE;
+			go = true;
+		}
+	}
+	if (go && nfqb_tx_flush(q, why, false, now) < 0 && errno != EAGAIN)
+		return -1;
+	return 0;
+}
+
+static int read_more(struct nfqb_queue *q, unsigned int max)
+{
+	int r = nfqb_rx_read(q, max, false);
+
+	if (r < 0 && (errno == EAGAIN || errno == ENOSPC))
+		return 0;
+	return r;
+}
+
+/* Linger: while packets stream in, pause briefly and take what came
+ * meanwhile; never past the latency bound of a held decision. 1: got
+ * some, 0: none (the stream ended), -1: error. */
+static int linger(struct nfqb_queue *q, unsigned int max, uint64_t now)
+{
+	uint64_t ns = q->linger_us * 1000ull;
+	uint64_t due = next_due(q, now);
+	struct timespec ts;
+	int r;
+
+	if (due && due <= now)
+		return 0;
+	if (due && due - now < ns)
+		ns = due - now;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)ns;
+	if (nanosleep(&ts, NULL) < 0)
+		return -1;	/* EINTR: a signal */
+	r = read_more(q, max);
+	if (r <= 0)
+		q->streaming = false;
+	return r < 0 ? -1 : r > 0;
+}
+
+/* Every buffer is with the application: wait for a decision or a timer. */
+static int wait_exhausted(struct nfqb_queue *q, int timeout)
+{
+	struct pollfd pfd = { .fd = q->evfd, .events = POLLIN };
+	int r;
+
+	if (timeout < 0 || timeout > NFQB_EXHAUSTED_WAIT_MS)
+		timeout = NFQB_EXHAUSTED_WAIT_MS;
+	r = poll(&pfd, 1, timeout);
+	if (r < 0)
+		return -1;
+	if (r > 0) {
+		nfqb_loop_clear_wakeup(q);
+		return 0;
+	}
+	if (!q->nfree_slots && nfqb_loop_next_timeout(q, nfqb_now_ns()) != 0) {
+		nfqb_stat_inc(q, buffers_exhausted);
+		errno = ENOSPC;
+		return -1;
+	}
+	return 0;
+}
+
+/* Sleep until the socket is readable, a decision or an interrupt comes,
+ * or @timeout ms pass. */
+static int wait_events(struct nfqb_queue *q, unsigned int max, int timeout)
+{
+	struct epoll_event ev[2];
+	int k, r;
+
+	r = epoll_wait(q->epfd, ev, 2, timeout);
+	if (r < 0)
+		return -1;
+	for (k = 0; k < r; k++) {
+		if (ev[k].data.fd == q->evfd) {
+			nfqb_loop_clear_wakeup(q);
+		} else if (read_more(q, max) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static bool take_interrupt(struct nfqb_queue *q)
+{
+	if (!atomic_load_explicit(&q->interrupt, memory_order_relaxed) ||
+	    !atomic_exchange(&q->interrupt, false))
+		return false;
+	nfqb_stat_inc(q, interrupts);
+	errno = EINTR;
+	return true;
+}
+
+/* Nothing handed out yet and nothing to read: sleep. 0 to go on, -1. */
+static int idle_wait(struct nfqb_queue *q, unsigned int max)
+{
+	int timeout;
+
+	if (flush_if_due(q, nfqb_now_ns(), true) < 0)
+		return -1;
+	if (q->nready)
+		return 0;
+	if (q->nonblock) {
+		if (!q->nfree_slots)
+			nfqb_stat_inc(q, buffers_exhausted);
+		errno = q->nfree_slots ? EAGAIN : ENOSPC;
+		return -1;
+	}
+	timeout = nfqb_loop_next_timeout(q, nfqb_now_ns());
+	if (unsent(q) && !q->tx.failing)
+		timeout = 0;	/* flush_if_due() will send them */
+	if (!q->nfree_slots)
+		return wait_exhausted(q, timeout);
+	return wait_events(q, max, timeout);
+}
+
+NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
+			  unsigned int max)
+{
+	unsigned long self = (unsigned long)pthread_self();
+
+	if (!q || !vec || !max) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (atomic_load(&q->shut)) {
+		errno = ESHUTDOWN;
+		return -1;
+	}
+	if (atomic_load_explicit(&q->owner, memory_order_relaxed) != self)
+		atomic_store_explicit(&q->owner, self, memory_order_relaxed);
+	for (;;) {
+		int r;
+
+		if (take_interrupt(q))
+			return -1;
+		if (atomic_load_explicit(&q->wake_pending, memory_order_relaxed))
+			nfqb_loop_clear_wakeup(q);
+		if (flush_if_due(q, nfqb_now_ns(), false) < 0)
+			return -1;
+		if (q->nready)
+			return (int)nfqb_ready_pop(q, vec, max);
+		/* the last receive filled its vector: more may be waiting */
+		if (q->last_recv_full || q->nonblock) {
+			r = read_more(q, max);
+			if (r < 0)
+				return -1;
+			if (r > 0)
+				continue;
+		}
+		if (q->streaming && q->linger_us && !q->nonblock &&
+		    q->nfree_slots) {
+			r = linger(q, max, nfqb_now_ns());
+			if (r < 0)
+				return -1;
+			if (r > 0)
+				continue;
+		}
+		if (idle_wait(q, max) < 0)
+			return -1;
+	}
+}
+
+NFQB_EXPORT int nfqb_dispatch(struct nfqb_queue *q, nfqb_packet_cb cb,
+			      void *data)
+{
+	struct nfqb_packet *vec[NFQB_RECV_VLEN];
+	int n, i;
+
+	if (!cb) {
+		errno = EINVAL;
+		return -1;
+	}
+	n = nfqb_recv(q, vec, NFQB_RECV_VLEN);
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (cb(vec[i], data) < 0) {
+			/* the rest stay with the library: the next
+			 * nfqb_recv() hands them out again */
+			nfqb_ready_unpop(q, (unsigned int)(n - i - 1));
+			errno = ECANCELED;
+			return -1;
+		}
+	}
+	return n;
+}
+
+NFQB_EXPORT int nfqb_flush(struct nfqb_queue *q)
+{
+	uint64_t now = nfqb_now_ns();
+
+	if (atomic_load(&q->shut)) {
+		errno = ESHUTDOWN;
+		return -1;
+	}
+	if (q->timeout_ms)
+		nfqb_book_expire(q, now);
+	return nfqb_tx_flush(q, NFQB_FLUSH_EXPLICIT, false, now);
+}
+
+NFQB_EXPORT int nfqb_queue_interrupt(struct nfqb_queue *q)
+{
+	uint64_t one = 1;
+
+	atomic_store(&q->interrupt, true);
+	if (write(q->evfd, &one, sizeof(one)) < 0)
+		return 0;	/* readable already */
+	return 0;
+}
+
+NFQB_EXPORT int nfqb_queue_next_timeout(const struct nfqb_queue *q)
+{
+	return nfqb_loop_next_timeout(q, nfqb_now_ns());
+}
+
+int nfqb_loop_run_timers(struct nfqb_queue *q, uint64_t now)
+{
+	if (q->timeout_ms)
+		nfqb_book_expire(q, now);
+	if (nfqb_tx_flush(q, NFQB_FLUSH_LATENCY, false, now) < 0)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Decisions: the application decides a packet, from any thread. A decision
+ * is only recorded here (PENDING -> DECIDED, atomically, against the
+ * generation of the handle); the owner thread plans and sends it. A handle
+ * is dead after its verdict: a second decision on it fails and never
+ * reaches the packet that came into its descriptor since.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libmnl/libmnl.h>
+
+#include "internal.h"
+
+
+/* Why a decision on a handle is refused. */
+static int refused(struct nfqb_queue *q, uint64_t sg, uint32_t tag,
+		   const struct nfqb_packet *p)
+{
+	uint32_t st = NFQB_SG_STATE(sg);
+
+	nfqb_stat_inc(q, late_verdicts);
+	if (nfqb_sg_tag(sg) == tag && p->fate == NFQB_FATE_TIMEOUT &&
+	    (st == NFQB_PS_DEFAULTED || st == NFQB_PS_FREE))
+		return ETIMEDOUT;
+	return EALREADY;
+}
+
+/* PENDING -> CLAIMED for the generation of the handle; 0 or an errno. */
+static int claim(struct nfqb_queue *q, struct nfqb_packet *p, uint32_t tag,
+		 uint64_t *sgp)
+{
+	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_acquire);
+
+	for (;;) {
+		if (nfqb_sg_tag(sg) != tag || NFQB_SG_STATE(sg) != NFQB_PS_PENDING)
+			return refused(q, sg, tag, p);
+		if (atomic_compare_exchange_weak_explicit(&p->sg, &sg,
+				NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_CLAIMED),
+				memory_order_acq_rel, memory_order_acquire)) {
+			*sgp = sg;
+			return 0;
+		}
+	}
+}
+
+/* Record @d on a claimed packet. */
+static void record(struct nfqb_queue *q, struct nfqb_packet *p, uint64_t sg,
+		   const struct nfqb_decision *d, bool owner)
+{
+	p->d = *d;
+	p->fate = NFQB_FATE_APP;
+	p->decided_ns = nfqb_now_ns();
+	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_DECIDED),
+			      memory_order_release);
+	atomic_fetch_add_explicit(&q->posted, 1, memory_order_seq_cst);
+	if (!owner)
+		nfqb_loop_wake(q);
+}
+
+/*
+ * Record a decision. Another thread may be closing the queue as soon as it
+ * sees the decision: a deciding thread other than the owner holds
+ * q->inflight across every access to the queue, and close waits for it.
+ * Returns 0 or an errno.
+ */
+static int decide(struct nfqb_packet *h, const struct nfqb_decision *d)
+{
+	struct nfqb_packet *p = nfqb_handle_ptr(h);
+	struct nfqb_queue *q;
+	bool owner;
+	uint64_t sg;
+	int err;
+
+	if (!h)
+		return EINVAL;
+	q = p->q;
+	owner = atomic_load_explicit(&q->owner, memory_order_relaxed) ==
+		(unsigned long)pthread_self();
+	if (!owner)
+		atomic_fetch_add_explicit(&q->inflight, 1, memory_order_acq_rel);
+	if (atomic_load(&q->shut)) {
+		nfqb_stat_inc(q, late_verdicts);
+		err = ESHUTDOWN;
+	} else {
+		err = claim(q, p, nfqb_handle_tag(h), &sg);
+		if (!err)
+			record(q, p, sg, d, owner);
+	}
+	if (!owner)
+		atomic_fetch_sub_explicit(&q->inflight, 1, memory_order_release);
+	return err;
+}
+
+static int decided(int err)
+{
+	if (!err)
+		return 0;
+	errno = err;
+	return -1;
+}
+
+static bool verdict_ok(uint32_t v)
+{
+	return v == NFQB_ACCEPT || v == NFQB_DROP || v == NFQB_REPEAT;
+}
+
+NFQB_EXPORT int nfqb_verdict(struct nfqb_packet *p, uint32_t verdict)
+{
+	struct nfqb_decision d = { .verdict = verdict };
+
+	if (!verdict_ok(verdict))
+		return decided(EINVAL);
+	return decided(decide(p, &d));
+}
+
+NFQB_EXPORT int nfqb_verdict_mark(struct nfqb_packet *p, uint32_t verdict,
+				  uint32_t mark)
+{
+	struct nfqb_decision d = {
+		.verdict = verdict,
+		.flags = NFQB_V_MARK,
+		.mark = mark,
+	};
+
+	if (!verdict_ok(verdict))
+		return decided(EINVAL);
+	return decided(decide(p, &d));
+}
+
+/* The decision of @v, without its payload; 0 or an errno. */
+static int decision_of(const struct nfqb_verdict *v, struct nfqb_decision *d)
+{
+	if (!v || (v->flags & ~(NFQB_V_MARK | NFQB_V_PAYLOAD |
+				NFQB_V_PRIORITY | NFQB_V_BYPASS)))
+		return EINVAL;
+	if (v->verdict == NFQB_QUEUE) {
+		d->verdict = ((uint32_t)v->queue_num << 16) | NFQB_QUEUE;
+		if (v->flags & NFQB_V_BYPASS)
+			d->verdict |= 0x8000;	/* NF_VERDICT_FLAG_QUEUE_BYPASS */
+		d->flags |= NFQB_D_SINGLE;
+	} else if (verdict_ok(v->verdict) && !(v->flags & NFQB_V_BYPASS)) {
+		d->verdict = v->verdict;
+	} else {
+		return EINVAL;
+	}
+	d->flags |= v->flags & (NFQB_V_MARK | NFQB_V_PRIORITY | NFQB_V_PAYLOAD);
+	d->mark = v->mark;
+	d->priority = v->priority;
+	if (v->flags & (NFQB_V_PRIORITY | NFQB_V_PAYLOAD))
+		d->flags |= NFQB_D_SINGLE;
+	if (!(v->flags & NFQB_V_PAYLOAD))
+		return 0;
+	if (!v->payload && v->payload_len)
+		return EINVAL;
+	/* nla_len is 16 bits and counts its 4-byte header */
+	if (v->payload_len > 0xffff - MNL_ATTR_HDRLEN)
+		return EMSGSIZE;
+	return 0;
+}
+
+NFQB_EXPORT int nfqb_verdict_ex(struct nfqb_packet *p,
+				const struct nfqb_verdict *v)
+{
+	struct nfqb_decision d = { 0 };
+	int err = decision_of(v, &d);
+
+	if (err)
+		return decided(err);
+	if (d.flags & NFQB_V_PAYLOAD) {
+		d.payload = nfqb_malloc(v->payload_len ? v->payload_len : 1);
+		if (!d.payload)
+			return decided(ENOMEM);
+		memcpy(d.payload, v->payload, v->payload_len);
+		d.payload_len = v->payload_len;
+	}
+	err = decide(p, &d);
+	if (err)
+		free(d.payload);
+	return decided(err);
+}
+
+NFQB_EXPORT int nfqb_verdict_batch(struct nfqb_queue *q, uint32_t max_id,
+				   uint32_t verdict, const uint32_t *mark)
+{
+	struct nfqb_book *b = &q->book;
+	struct nfqb_decision d = { .verdict = verdict };
+	int n = 0;
+	uint32_t i;
+
+	if (!verdict_ok(verdict))
+		return decided(EINVAL);
+	if (atomic_load(&q->shut))
+		return decided(ESHUTDOWN);
+	if (mark) {
+		d.flags = NFQB_V_MARK;
+		d.mark = *mark;
+	}
+	for (i = b->head; i != b->tail; i++) {
+		struct nfqb_entry *e = nfqb_book_at(b, i);
+		uint64_t sg;
+
+		if (e->kind != NFQB_E_PKT)
+			continue;
+		if (nfqb_id_after(e->id, max_id))
+			break;
+		sg = atomic_load_explicit(&e->p->sg, memory_order_acquire);
+		/* only packets handed out: those still waiting in the
+		 * library are not the application's to decide */
+		if (NFQB_SG_STATE(sg) != NFQB_PS_PENDING ||
+		    claim(q, e->p, nfqb_sg_tag(sg), &sg))
+			continue;
+		record(q, e->p, sg, &d, true);
+		n++;
+	}
+	if (!n)
+		return decided(ENOENT);
+	return n;
+}
