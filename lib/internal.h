@@ -371,11 +371,15 @@ struct nfqb_tx {
 	uint64_t retry_at;	/* a failed send is retried from then on */
 	uint64_t backoff_ns;
 	bool failing;		/* the last send failed */
-	/* configuration request waiting for its acknowledgement */
-	uint32_t wait_first_seq, wait_last_seq;
-	int wait_err;
-	bool wait_done;
-	bool rx_overflow;	/* the socket overflowed during the wait */
+};
+
+/* The configuration request waiting for its acknowledgement: the
+ * transport sets the seqs, the receive side fills in the answer. */
+struct nfqb_ack {
+	uint32_t first_seq, last_seq;	/* of the request and its resends */
+	int err;
+	bool done;
+	bool overflow;		/* the socket overflowed: the ack may be lost */
 };
 
 enum nfqb_flush_reason {
@@ -443,6 +447,7 @@ struct nfqb_queue {
 	uint64_t expire_due;		/* verdict timeout of the oldest */
 
 	struct nfqb_tx tx;
+	struct nfqb_ack ack;
 	struct nfqb_counters ctr;
 
 	/* scratch for recvmmsg */
@@ -483,8 +488,6 @@ typedef size_t (*nfqb_cfg_build)(void *buf, uint32_t seq,
 				 const struct nfqb_queue *q, const void *arg);
 int nfqb_tx_config(struct nfqb_queue *q, nfqb_cfg_build build,
 		   const void *arg);
-/* rx.c hands over every NLMSG_ERROR: an ack, or an error about a verdict */
-void nfqb_tx_error(struct nfqb_queue *q, const struct nlmsghdr *nlh);
 void nfqb_count_verdict(struct nfqb_queue *q, const struct nfqb_decision *d,
 			uint64_t npkts);
 

@@ -4,7 +4,9 @@
  * (sender, truncation, every length by us), split into packet views and
  * tracked in the book. What cannot be handed out is tracked all the same,
  * so that it gets the default verdict: by id when the id is readable, as a
- * gap otherwise. Error replies go to the transport. Nothing is sent here.
+ * gap otherwise. Error replies are matched to the configuration request
+ * waiting for its acknowledgement, or counted (a refused verdict stops
+ * batching). Nothing is sent here.
  */
 #include <errno.h>
 #include <string.h>
@@ -22,6 +24,48 @@ static bool msg_fits(const struct nlmsghdr *nlh, size_t rem)
 {
 	return rem >= sizeof(*nlh) && nlh->nlmsg_len >= sizeof(*nlh) &&
 	       nlh->nlmsg_len <= rem;
+}
+
+/* An NLMSG_ERROR from the kernel: the ack of our configuration request,
+ * or an error about one of our verdicts. */
+static void handle_error(struct nfqb_queue *q, const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e;
+	struct nfqb_ack *a = &q->ack;
+	uint32_t seq;
+	uint16_t type;
+
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e))) {
+		nfqb_stat_inc(q, rejected_malformed);
+		return;
+	}
+	e = mnl_nlmsg_get_payload(nlh);
+	seq = e->msg.nlmsg_seq;
+	type = e->msg.nlmsg_type & 0xff;
+	if (type == NFQNL_MSG_CONFIG) {
+		if (a->first_seq && !a->done &&
+		    seq - a->first_seq <= a->last_seq - a->first_seq) {
+			a->err = -e->error;
+			a->done = true;
+		}
+		return;		/* a late or repeated acknowledgement */
+	}
+	if (e->error == 0)
+		return;
+	nfqb_stat_inc(q, kernel_errors);
+	if (e->error == -ENOENT) {
+		/* nothing to decide: a gap id never queued, or a packet the
+		 * kernel dropped itself (device gone) */
+		nfqb_stat_inc(q, enoent_errors);
+		return;
+	}
+	/* The kernel refused a verdict: its packets may still be queued
+	 * there, and a later batch could reach them. No batch from now on. */
+	nfqb_stat_inc(q, verdict_errors);
+	if (!q->fallback) {
+		q->fallback = true;
+		nfqb_stat_inc(q, fallbacks);
+	}
 }
 
 static void ready_push(struct nfqb_queue *q, struct nfqb_packet *p)
@@ -96,7 +140,7 @@ static void walk_datagram(struct nfqb_queue *q, struct nfqb_slot *s,
 		}
 		switch (nlh->nlmsg_type) {
 		case NLMSG_ERROR:
-			nfqb_tx_error(q, nlh);
+			handle_error(q, nlh);
 			break;
 		case NLMSG_NOOP:
 		case NLMSG_DONE:
@@ -183,8 +227,10 @@ int nfqb_rx_read(struct nfqb_queue *q, unsigned int want, bool heap)
 
 		for (i = 0; i < n; i++)
 			nfqb_slot_put(q, q->rx_slots[i]);
-		if (err == ENOBUFS)
+		if (err == ENOBUFS) {
 			nfqb_stat_inc(q, enobufs);
+			q->ack.overflow = true;	/* an ack may be lost */
+		}
 		if (err == EAGAIN)
 			q->last_recv_full = false;
 		errno = err;

@@ -9,9 +9,9 @@
  * application's) plans and sends it again.
  *
  * It also does the configuration round trips: send a request with
- * NLM_F_ACK, read the socket until its acknowledgement comes (into spare
- * buffers if the application holds every receive buffer), and send it
- * again if the socket overflowed or stayed quiet (the ack may be lost).
+ * NLM_F_ACK, read the socket (rx.c) until its acknowledgement comes, into
+ * spare buffers if the application holds every receive buffer, and send
+ * it again if the socket overflowed or stayed quiet (the ack may be lost).
  */
 #include <errno.h>
 #include <poll.h>
@@ -249,48 +249,6 @@ int nfqb_tx_flush(struct nfqb_queue *q, enum nfqb_flush_reason why,
 	return sent;
 }
 
-/* An NLMSG_ERROR from the kernel: the ack of our configuration request,
- * or an error about one of our verdicts. */
-void nfqb_tx_error(struct nfqb_queue *q, const struct nlmsghdr *nlh)
-{
-	const struct nlmsgerr *e;
-	struct nfqb_tx *t = &q->tx;
-	uint32_t seq;
-	uint16_t type;
-
-	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e))) {
-		nfqb_stat_inc(q, rejected_malformed);
-		return;
-	}
-	e = mnl_nlmsg_get_payload(nlh);
-	seq = e->msg.nlmsg_seq;
-	type = e->msg.nlmsg_type & 0xff;
-	if (type == NFQNL_MSG_CONFIG) {
-		if (t->wait_first_seq && !t->wait_done &&
-		    seq - t->wait_first_seq <= t->wait_last_seq - t->wait_first_seq) {
-			t->wait_err = -e->error;
-			t->wait_done = true;
-		}
-		return;		/* a late or repeated acknowledgement */
-	}
-	if (e->error == 0)
-		return;
-	nfqb_stat_inc(q, kernel_errors);
-	if (e->error == -ENOENT) {
-		/* nothing to decide: a gap id never queued, or a packet the
-		 * kernel dropped itself (device gone) */
-		nfqb_stat_inc(q, enoent_errors);
-		return;
-	}
-	/* The kernel refused a verdict: its packets may still be queued
-	 * there, and a later batch could reach them. No batch from now on. */
-	nfqb_stat_inc(q, verdict_errors);
-	if (!q->fallback) {
-		q->fallback = true;
-		nfqb_stat_inc(q, fallbacks);
-	}
-}
-
 static int send_config(struct nfqb_queue *q, nfqb_cfg_build build,
 		       const void *arg)
 {
@@ -299,9 +257,9 @@ static int send_config(struct nfqb_queue *q, nfqb_cfg_build build,
 	size_t len = build(buf, seq, q, arg);
 	int tries = 0;
 
-	if (!q->tx.wait_first_seq)
-		q->tx.wait_first_seq = seq;
-	q->tx.wait_last_seq = seq;
+	if (!q->ack.first_seq)
+		q->ack.first_seq = seq;
+	q->ack.last_seq = seq;
 	while (send_buf(q, buf, len) < 0) {
 		struct timespec ts = { .tv_nsec = 1000000 };
 
@@ -319,15 +277,12 @@ static void config_read(struct nfqb_queue *q)
 
 	do {
 		r = nfqb_rx_read(q, q->vlen, true);
-		if (r < 0 && errno == ENOBUFS)
-			q->tx.rx_overflow = true;
-	} while (r > 0 && !q->tx.wait_done);
+	} while (r > 0 && !q->ack.done);
 }
 
 int nfqb_tx_config(struct nfqb_queue *q, nfqb_cfg_build build,
 		   const void *arg)
 {
-	struct nfqb_tx *t = &q->tx;
 	uint64_t start = nfqb_now_ns(), now = start;
 	uint64_t deadline = start + NFQB_CONFIG_TIMEOUT_MS * 1000000ull;
 	int err;
@@ -336,13 +291,13 @@ int nfqb_tx_config(struct nfqb_queue *q, nfqb_cfg_build build,
 		errno = ENOTCONN;
 		return -1;
 	}
-	t->wait_first_seq = 0;
-	t->wait_done = false;
-	t->wait_err = 0;
-	t->rx_overflow = false;
+	q->ack.first_seq = 0;
+	q->ack.done = false;
+	q->ack.err = 0;
+	q->ack.overflow = false;
 	if (send_config(q, build, arg) < 0)
 		goto out;
-	while (!t->wait_done && now < deadline) {
+	while (!q->ack.done && now < deadline) {
 		struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
 		int ms = (int)((deadline - now) / 1000000) + 1;
 		int r;
@@ -352,23 +307,23 @@ int nfqb_tx_config(struct nfqb_queue *q, nfqb_cfg_build build,
 		r = poll(&pfd, 1, ms);
 		if (r > 0)
 			config_read(q);
-		if (!t->wait_done && (r == 0 || t->rx_overflow)) {
+		if (!q->ack.done && (r == 0 || q->ack.overflow)) {
 			/* quiet, or overflowed: the ack may be lost */
-			t->rx_overflow = false;
+			q->ack.overflow = false;
 			nfqb_stat_inc(q, config_resends);
 			if (send_config(q, build, arg) < 0)
 				goto out;
 		}
 		now = nfqb_now_ns();
 	}
-	if (!t->wait_done)
+	if (!q->ack.done)
 		errno = ETIMEDOUT;
-	else if (t->wait_err)
-		errno = t->wait_err;
+	else if (q->ack.err)
+		errno = q->ack.err;
 out:
 	err = errno;
-	t->wait_first_seq = 0;
-	if (t->wait_done && !t->wait_err)
+	q->ack.first_seq = 0;
+	if (q->ack.done && !q->ack.err)
 		return 0;
 	errno = err;
 	return -1;

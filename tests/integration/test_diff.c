@@ -135,6 +135,8 @@ static void compare(struct diff_ctx *ctx, const struct nlmsghdr *nlh)
 
 	p = calloc(1, sizeof(*p));
 	ck_assert_ptr_nonnull(p);
+	/* a live descriptor of generation 0: its handle is its address */
+	atomic_store(&p->sg, NFQB_SG(0, NFQB_PS_PENDING));
 	ck_assert_int_eq(nfqb_parse_packet(p, nlh), NFQB_PARSE_OK);
 	memset(raw, 0, sizeof(raw));
 	ck_assert_int_eq(nfq_nlmsg_parse(nlh, raw), MNL_CB_OK);
