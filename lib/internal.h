@@ -62,7 +62,7 @@
 /* Every receive buffer holds the largest message (a 64 KiB payload): the
  * memory is reserved, not committed, so a copy range change never needs
  * new buffers. */
-#define NFQB_SLOT_SIZE			(0xffff + NFQB_MSG_OVERHEAD)
+#define NFQB_SLOT_SIZE			(0x10000 + NFQB_MSG_OVERHEAD)
 #define NFQB_DEFAULT_BUFFERS		1024
 #define NFQB_DEFAULT_BATCH_LIMIT	64
 #define NFQB_DEFAULT_LATENCY_US		1000

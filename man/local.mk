@@ -59,6 +59,7 @@ dist_man_MANS += \
 	man/man3/nfqb_queue_close.3 \
 	man/man3/nfqb_queue_fallback.3 \
 	man/man3/nfqb_queue_fd.3 \
+	man/man3/nfqb_queue_interrupt.3 \
 	man/man3/nfqb_queue_next_timeout.3 \
 	man/man3/nfqb_queue_num.3 \
 	man/man3/nfqb_queue_open.3 \

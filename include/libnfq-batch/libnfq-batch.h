@@ -6,6 +6,94 @@
  * Error convention, everywhere in this API: a function that can fail returns
  * -1 (or NULL) and sets errno. Nothing is ever printed by the library.
  */
+
+/*
+ * Threads, lifetimes and guarantees
+ *
+ * Each queue has one owner thread, the one that calls nfqb_recv(),
+ * nfqb_dispatch(), nfqb_flush(), nfqb_verdict_batch(),
+ * nfqb_queue_next_timeout(), the nfqb_queue_set_*() functions and
+ * nfqb_queue_close(), never two of them at once. nfqb_verdict(),
+ * nfqb_verdict_mark(), nfqb_verdict_ex(), nfqb_queue_interrupt(),
+ * nfqb_queue_stats() and nfqb_queue_fallback() may be called from any
+ * thread. The counters named below are those of struct nfqb_stats.
+ *
+ * 1. Every packet the kernel queues to us gets exactly one verdict from
+ *    us: the application's decision, or the default verdict
+ *    (nfqb_queue_set_default_verdict()), counted with its reason:
+ *    timeouts (the verdict timeout), defaults (close, pool shutdown),
+ *    rejected_defaults (a message we could not hand out - malformed,
+ *    truncated, no free descriptor - but could read the id of: the default
+ *    verdict by id), gap_ids (messages we could not read at all: each id
+ *    between the last readable id before them and the next readable id
+ *    after them gets the default verdict by itself; the kernel answers
+ *    ENOENT for the ids it never queued, which is expected and counted in
+ *    enoent_errors). A gap still open at close (no readable id came after
+ *    it) is left to the unbind, where the kernel drops those packets.
+ * 2. No verdict message reaches a packet with another decision: a batch
+ *    never spans an undecided packet, a packet decided differently, a
+ *    packet whose own verdict message the kernel has not taken, or a gap.
+ *    If the kernel ever refuses a verdict message with an error other than
+ *    ENOENT (counted in verdict_errors), the queue stops batching: one
+ *    verdict message per packet from then on, nfqb_queue_fallback() true.
+ * 3. A decision is released only after the kernel took the message that
+ *    carries it (sendmsg succeeded). A failed send keeps every decision
+ *    pending, sends nothing that would cover them, counts send_failures,
+ *    and is retried by nfqb_recv() (backoff from 0.5 ms, doubling up to
+ *    64 ms) or by nfqb_flush(), which then fails with EAGAIN. ENOBUFS from
+ *    nfqb_recv() always means the socket overflowed on receive, never a
+ *    failed send. Other send errors (EPERM after losing CAP_NET_ADMIN, ...)
+ *    are returned by nfqb_recv() and nfqb_flush() as they are; the
+ *    decisions are kept all the same.
+ * 4. A handle is dead after its verdict. A later nfqb_verdict*() on it
+ *    fails with EALREADY (ETIMEDOUT if the verdict timeout decided it,
+ *    ESHUTDOWN once the pool shut the queue down), is counted in
+ *    late_verdicts, and never touches another packet. The nfqb_pkt_*()
+ *    getters on a dead handle return "absent" (false, 0 or NULL) once its
+ *    verdict was sent, never another packet's data. The limit: on 64-bit
+ *    builds a handle carries 16 bits of its descriptor's generation, and
+ *    descriptors (twice the buffer count) are reused oldest first, so a
+ *    dead handle can be mistaken for a live packet only after its
+ *    descriptor was reused a multiple of 65536 times; on 32-bit builds a
+ *    dead handle is caught only until its descriptor is reused. Handles,
+ *    and the data they point to, die with nfqb_queue_close().
+ * 5. A decision from any thread wakes an owner blocked in nfqb_recv(), and
+ *    makes nfqb_queue_fd() readable for an owner that polls it (blocking
+ *    or non-blocking mode). nfqb_queue_interrupt(), from any thread or a
+ *    signal handler, ends a blocked nfqb_recv() with EINTR. A signal caught
+ *    while nfqb_recv() sleeps ends it with EINTR too, with or without
+ *    SA_RESTART (epoll_wait() is never restarted); a handler that must not
+ *    miss the owner calls nfqb_queue_interrupt().
+ * 6. No decided packet waits longer than the latency bound
+ *    (nfqb_queue_set_latency()) for its verdict to be sent, with or without
+ *    new traffic, as long as the owner runs the library when
+ *    nfqb_queue_next_timeout() says (a blocking nfqb_recv() does so by
+ *    itself) and the socket takes verdicts. nfqb_queue_next_timeout() is
+ *    the time until the library must run, -1 when nothing is due; an idle
+ *    owner sleeps and uses no CPU. A packet given the default verdict by
+ *    the verdict timeout gives its buffer back once that verdict is sent,
+ *    without the application: its data may then be overwritten, so the
+ *    application must not read a packet after its verdict timeout.
+ * 7. Configuration calls (owner thread only) never spin and need neither a
+ *    free receive buffer nor room in the socket: packets that arrive while
+ *    one waits for its acknowledgement are kept (in extra buffers if the
+ *    application holds every buffer) and handed out by the next
+ *    nfqb_recv(); a request whose acknowledgement may have been lost
+ *    (socket overflow, or 100 ms of quiet) is sent again (config_resends);
+ *    the call fails with ETIMEDOUT after 5 s.
+ * 8. nfqb_queue_close() (and the pool's stop) waits for threads still
+ *    inside a verdict call, gives every outstanding packet its decision or
+ *    the default verdict, sets the queue length to 0 so that the kernel
+ *    queues nothing new (new packets are dropped, or accepted when the
+ *    default verdict is accept, as with fail-open), reads what the socket
+ *    still holds and gives it the default verdict, sends everything
+ *    (retrying a failing socket for up to about 1 s), then unbinds. It
+ *    returns -1 with errno if a verdict could not be sent or the unbind
+ *    failed (the queue is freed anyway). A pool's packets and queues stay
+ *    valid until nfqb_pool_destroy().
+ * 9. Every verdict kind works through the pool callback: accept, drop,
+ *    repeat, queue-to-N with or without bypass, mark, priority, payload.
+ */
 #ifndef LIBNFQ_BATCH_H
 #define LIBNFQ_BATCH_H
 
@@ -125,13 +213,17 @@ struct nfqb_stats {
 	uint64_t flush_idle;		/* ... because the socket was empty */
 	uint64_t flush_latency;		/* ... because the latency bound expired */
 	uint64_t flush_explicit;	/* ... because the application asked */
-	uint64_t fallbacks;		/* monotonic-id violations seen */
+	uint64_t fallbacks;		/* reasons seen to stop batching:
+					 * an id not after the previous one,
+					 * an unexplained gap, a verdict
+					 * refused (nfqb_queue_fallback()) */
 	uint64_t timeouts;		/* packets given the default verdict
 					 * because the application was late */
 	uint64_t defaults;		/* packets given the default verdict
-					 * at close or when truncated */
-	uint64_t outstanding;		/* packets received, not yet sent */
-	/* since 0.2 */
+					 * at close or pool shutdown */
+	uint64_t outstanding;		/* packets received (or known by id),
+					 * verdict not yet taken by the kernel */
+	/* since the LIBNFQB_0.3 interface (libtool 1:0:1) */
 	uint64_t send_failures;		/* verdict sendmsg calls that failed:
 					 * their decisions are kept, retried */
 	uint64_t rejected_defaults;	/* packets we could not parse or track,
@@ -179,19 +271,30 @@ struct nfqb_queue *nfqb_queue_open(uint16_t num);
  * nfqb_queue_close - give every outstanding packet a verdict, unbind, free
  * @q: queue (may be NULL)
  *
- * Decided packets get their decision, undecided ones the default verdict
- * (see nfqb_queue_set_default_verdict()); packets still in the socket are
- * read and given the default verdict as well. Returns 0, or -1 with errno if
- * the unbind failed (the queue is freed anyway).
+ * Owner thread. Waits for threads still inside a verdict call on @q, gives
+ * decided packets their decision and undecided ones the default verdict
+ * (see nfqb_queue_set_default_verdict()), sets the queue length to 0 so
+ * that the kernel queues nothing new (it drops new packets, or accepts them
+ * when the default verdict is accept), reads what the socket still holds
+ * and gives it the default verdict, sends everything (retrying a failing
+ * socket for up to about 1 s), unbinds, and frees @q: every handle of @q
+ * dies with it. Returns 0, or -1 with errno (the queue is freed anyway):
+ * EAGAIN if verdicts could not be sent in time (the kernel drops those
+ * packets at the unbind), the error of a send (EPERM, ...), or that of the
+ * unbind (ETIMEDOUT, ...).
  */
 int nfqb_queue_close(struct nfqb_queue *q);
 
 /**
  * nfqb_queue_interrupt - make the owner's nfqb_recv() return
+ * @q: an open queue
  *
  * Async-signal-safe, callable from any thread or a signal handler: a
- * nfqb_recv() blocked in the owner thread returns -1 with errno EINTR at
- * once; if none is running, the next call does (once). Returns 0.
+ * nfqb_recv() (or nfqb_dispatch()) sleeping in the owner thread returns -1
+ * with errno EINTR at once (one in a linger pause, at its end); if none is
+ * running, the next call does. Interrupts not yet reported count as one;
+ * each reported one is counted in interrupts. nfqb_queue_fd() becomes
+ * readable. Packets already received stay for the next call. Returns 0.
  */
 int nfqb_queue_interrupt(struct nfqb_queue *q);
 
@@ -201,8 +304,10 @@ uint16_t nfqb_queue_num(const struct nfqb_queue *q);
 /**
  * nfqb_queue_fd - a file descriptor to poll/epoll for readability
  *
- * It becomes readable when packets arrive or when another thread posts a
- * decision; then call nfqb_recv() (or nfqb_dispatch()). Never close it.
+ * It becomes readable when packets arrive, when another thread posts a
+ * decision, or on nfqb_queue_interrupt(), in blocking and non-blocking
+ * mode; then call nfqb_recv() (or nfqb_dispatch()), which clears it
+ * (nfqb_flush() does not). Never read from it or close it.
  */
 int nfqb_queue_fd(const struct nfqb_queue *q);
 
@@ -218,9 +323,13 @@ int nfqb_queue_set_nonblock(struct nfqb_queue *q, bool on);
 /**
  * nfqb_queue_set_copy_mode - how much of each packet the kernel copies
  * @mode: NFQB_COPY_NONE, NFQB_COPY_META or NFQB_COPY_PACKET
- * @range: bytes of payload to copy with NFQB_COPY_PACKET (kernel caps it)
+ * @range: bytes of payload to copy with NFQB_COPY_PACKET (kernel caps it at
+ *	65531; 0 means as much as it can)
  *
- * Returns 0, or -1 with errno from the kernel (EINVAL for a bad mode).
+ * Owner thread; any time, packets may be outstanding: every receive buffer
+ * holds the largest message, so nothing is resized. Returns 0, or -1 with
+ * the kernel's errno (EINVAL for a bad mode) or ETIMEDOUT (see the
+ * guarantees above for configuration calls).
  */
 int nfqb_queue_set_copy_mode(struct nfqb_queue *q, enum nfqb_copy_mode mode,
 			     uint32_t range);
@@ -258,16 +367,21 @@ int nfqb_queue_set_enobufs(struct nfqb_queue *q,
  * nfqb_queue_set_buffers - receive buffers of the queue
  * @count: how many packets may be outstanding (received, not yet verdicted)
  *
- * Each buffer holds one message of the current copy range. Only allowed
- * while no packet is outstanding (EBUSY otherwise); EINVAL if @count is 0
- * or above 65536. Default 1024.
+ * Each buffer holds the largest message (about 68 KiB of address space,
+ * reserved, committed only where the kernel writes); the packet
+ * descriptors are twice as many. Default 1024. Returns 0, or -1 with
+ * errno: EINVAL if @count is 0 or above 65536; EBUSY while anything is
+ * outstanding (a packet received and not yet verdicted, a verdict not yet
+ * sent), or after the buffers were replaced 8 times (old descriptors are
+ * kept until close); ENOMEM.
  */
 int nfqb_queue_set_buffers(struct nfqb_queue *q, unsigned int count);
 
 /**
  * nfqb_queue_set_default_verdict - verdict given to packets nobody decides
- * (at close, on timeout, on a truncated message). NFQB_ACCEPT or NFQB_DROP;
- * default NFQB_ACCEPT. Returns 0 or -1 with EINVAL.
+ * (at close, on timeout, a message that cannot be handed out, the ids of a
+ * gap). NFQB_ACCEPT or NFQB_DROP; default NFQB_ACCEPT. Returns 0 or -1 with
+ * EINVAL.
  */
 int nfqb_queue_set_default_verdict(struct nfqb_queue *q, uint32_t verdict);
 
@@ -309,7 +423,10 @@ int nfqb_queue_set_linger(struct nfqb_queue *q, uint32_t usec);
 
 /**
  * nfqb_queue_set_verdict_timeout - after @msec milliseconds undecided, a
- * packet gets the default verdict (0, the default, never). Returns 0.
+ * packet gets the default verdict (0, the default, never), counted in
+ * timeouts. Its buffer is given back once that verdict is sent, without
+ * the application: do not read the packet afterwards; a late verdict on it
+ * fails with ETIMEDOUT (EALREADY once its descriptor was reused). Returns 0.
  */
 int nfqb_queue_set_verdict_timeout(struct nfqb_queue *q, uint32_t msec);
 
@@ -317,22 +434,27 @@ int nfqb_queue_set_verdict_timeout(struct nfqb_queue *q, uint32_t msec);
  * nfqb_queue_stats - copy the queue's counters into @st
  * @size: sizeof(*st) as the caller knows it
  *
- * Safe from any thread (values are read without locks and may be a few
- * packets apart). Returns 0 or -1 with EINVAL.
+ * Every field is safe to read from any thread (each counter is atomic;
+ * fields read while packets flow may be a few packets apart). A shorter
+ * @size gets the first fields, a longer one zeros past ours. Returns 0 or
+ * -1 with EINVAL (NULL @q or @st, @size not a multiple of 8).
  */
 int nfqb_queue_stats(const struct nfqb_queue *q, struct nfqb_stats *st,
 		     size_t size);
 
 /**
  * nfqb_queue_fallback - true if the queue has switched to per-packet
- * verdicts after the kernel broke the monotonic-id contract.
+ * verdicts for good: the kernel broke the monotonic-id contract, a gap of
+ * unreadable messages could not be explained, or the kernel refused a
+ * verdict with an error other than ENOENT. Any thread.
  */
 bool nfqb_queue_fallback(const struct nfqb_queue *q);
 
 /**
  * nfqb_queue_next_timeout - milliseconds until the library needs to run
- * (latency bound or verdict timeout) for a caller with its own poll loop;
- * -1 when nothing is due.
+ * (latency bound, verdict timeout, retry of a failed send) for a caller
+ * with its own poll loop; 0 when it is due, -1 when nothing is. Owner
+ * thread only.
  */
 int nfqb_queue_next_timeout(const struct nfqb_queue *q);
 
@@ -342,40 +464,54 @@ int nfqb_queue_next_timeout(const struct nfqb_queue *q);
  * nfqb_recv - receive up to @max packets
  * @vec: filled with packet views, valid until each gets its verdict
  *
- * First sends what the coalescer may send, then receives many packets in one
- * syscall. Each returned packet must be finalized exactly once with
- * nfqb_verdict*() (from any thread, in any order). Returns the number of
- * packets (> 0), or -1 with errno: EAGAIN (non-blocking and nothing there,
- * or every buffer outstanding), ENOBUFS (socket overflowed; counted; call
- * again), EINTR, or the socket's error.
+ * Owner thread. First does what is due (verdict timeout, sending decisions,
+ * retrying a failed send), then receives many packets in one syscall, or
+ * sleeps until packets, decisions or timers come. Each returned packet must
+ * be finalized exactly once with nfqb_verdict*() (from any thread, in any
+ * order). Returns the number of packets (> 0), or -1 with errno: EINVAL
+ * (@max 0, NULL @q or @vec), EAGAIN (non-blocking, nothing to read), ENOSPC
+ * (every receive buffer is held by the application: at once in
+ * non-blocking mode, after waiting up to 1 s for a decision in blocking
+ * mode; counted in buffers_exhausted), ENOBUFS (the socket overflowed on
+ * receive; counted in enobufs; call again), EINTR (a signal, or
+ * nfqb_queue_interrupt()), ESHUTDOWN (the queue was shut down), or the
+ * error of the socket or of a send (a failed send is kept and retried; a
+ * transient one is not reported).
  */
 int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 	      unsigned int max);
 
 /** A callback for nfqb_dispatch(): decide @p (now, or later) and return 0;
- * a negative return stops the dispatch after this packet. */
+ * a negative return stops the dispatch after this packet (which is the
+ * callback's to decide). */
 typedef int (*nfqb_packet_cb)(struct nfqb_packet *p, void *data);
 
 /**
  * nfqb_dispatch - nfqb_recv() and call @cb for every packet received
  *
- * Returns the number of packets handled, or -1 with errno as nfqb_recv(), or
- * ECANCELED if a callback returned a negative value.
+ * Owner thread. Returns the number of packets handled, or -1 with errno:
+ * EINVAL for a NULL @cb, those of nfqb_recv(), or ECANCELED if a callback
+ * returned a negative value; the packets not yet passed to the callback
+ * then stay with the library and are handed out by the next nfqb_recv().
  */
 int nfqb_dispatch(struct nfqb_queue *q, nfqb_packet_cb cb, void *data);
 
 /**
  * nfqb_flush - send every decision that can be sent now
  *
- * Owner thread only. Returns the number of verdict messages sent, or -1
- * with errno from sendmsg.
+ * Owner thread only. Also runs the verdict timeout and retries a failed
+ * send. Returns the number of verdict messages the kernel took (0 if
+ * nothing could be sent), or -1 with errno: EAGAIN (a send failed for now:
+ * the decisions are kept and retried), ESHUTDOWN, or the send's error.
  */
 int nfqb_flush(struct nfqb_queue *q);
 
 /* --- Packet views ------------------------------------------------------- */
 
 /* Each getter of an optional attribute returns false (and leaves *out
- * untouched) when the kernel did not send it. */
+ * untouched) when the kernel did not send it. On a dead handle (its
+ * verdict sent, or its queue closed by a pool) every getter returns
+ * "absent": false, 0 or NULL. */
 
 uint32_t nfqb_pkt_id(const struct nfqb_packet *p);
 uint16_t nfqb_pkt_queue_num(const struct nfqb_packet *p);
@@ -435,20 +571,25 @@ void *nfqb_pkt_user(const struct nfqb_packet *p);
 /**
  * nfqb_verdict - decide @p: NFQB_ACCEPT, NFQB_DROP or NFQB_REPEAT
  *
- * Records the decision; the coalescer sends it. Callable from any thread;
- * @p must not be used afterwards. Returns 0, or -1 with errno: EINVAL for a
- * bad verdict, EALREADY if @p was decided before, ETIMEDOUT if the verdict
- * timeout already gave it the default verdict (@p is released all the same).
+ * Records the decision; the owner sends it. Callable from any thread; @p
+ * is dead afterwards (see the guarantees above). Returns 0, or -1 with
+ * errno, counted in late_verdicts except EINVAL: EINVAL for a bad verdict
+ * or a NULL @p; EALREADY if @p was decided before (its handle is dead);
+ * ETIMEDOUT if the verdict timeout gave it the default verdict; ESHUTDOWN
+ * if its queue was shut down by the pool. On error no packet is touched.
  */
 int nfqb_verdict(struct nfqb_packet *p, uint32_t verdict);
 
-/** nfqb_verdict_mark - nfqb_verdict() that also sets skb->mark. */
+/** nfqb_verdict_mark - nfqb_verdict() that also sets skb->mark; errors as
+ * nfqb_verdict(). */
 int nfqb_verdict_mark(struct nfqb_packet *p, uint32_t verdict, uint32_t mark);
 
 /**
  * nfqb_verdict_ex - decide @p with the options in @v (mark, payload,
  * priority, queue-to-N with bypass). The payload is copied before return.
- * Errors as nfqb_verdict(), plus ENOMEM.
+ * Errors as nfqb_verdict() (EINVAL also for a NULL @v or bad flags), plus
+ * ENOMEM (no memory for the payload copy) and EMSGSIZE (payload longer
+ * than 65531 bytes); after those two @p is still the caller's to decide.
  */
 int nfqb_verdict_ex(struct nfqb_packet *p, const struct nfqb_verdict *v);
 
@@ -456,11 +597,13 @@ int nfqb_verdict_ex(struct nfqb_packet *p, const struct nfqb_verdict *v);
  * nfqb_verdict_batch - verdict every outstanding packet up to @max_id
  * @mark: NULL, or the mark to set on all of them
  *
- * Packets already decided keep their decision (they are sent first); every
- * other outstanding packet with an id not after @max_id is finalized by this
- * call and must not be used again. Owner thread only. Sent at the next flush
- * (nfqb_flush() or nfqb_recv()). Returns the number of packets it finalized,
- * or -1 with errno EINVAL (bad verdict) or ENOENT (no such packet).
+ * Packets already decided keep their decision; every other packet handed
+ * out by nfqb_recv() or nfqb_dispatch() (not those the library still holds)
+ * with an id not after @max_id, undecided and not timed out, is finalized by
+ * this call and its handle is dead. Owner thread only. Sent at the next
+ * flush (nfqb_flush() or nfqb_recv()). Returns the number of packets it
+ * finalized, or -1 with errno EINVAL (bad verdict), ENOENT (no such packet)
+ * or ESHUTDOWN (queue shut down by the pool).
  */
 int nfqb_verdict_batch(struct nfqb_queue *q, uint32_t max_id, uint32_t verdict,
 		       const uint32_t *mark);
