@@ -7,3 +7,13 @@ tests_unit_test_coalesce_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
 tests_unit_test_coalesce_LDADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) \
 	$(CHECK_LIBS) -lpthread
+
+# The planner's exact plans, and the transport's failed sends (seam).
+check_PROGRAMS += tests/unit/test_plan
+TESTS += tests/unit/test_plan
+tests_unit_test_plan_SOURCES = tests/unit/test_plan.c tests/unit/nlbuild.c \
+	tests/unit/nlbuild.h tests/unit/txhook.h
+tests_unit_test_plan_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
+tests_unit_test_plan_LDADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) \
+	$(CHECK_LIBS) -lpthread

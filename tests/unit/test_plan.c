@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The planner (lib/plan.c) on hand-made books: exactly which messages it
+ * plans, in which order, for each shape of decided / undecided / gap; and
+ * the transport (lib/tx.c) through the test seam: a failed send releases
+ * nothing and sends nothing that covers its decisions, the retry sends
+ * them in order before any later batch.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "nlbuild.h"
+#include "txhook.h"
+
+#define U	0xffffffffu	/* undecided */
+#define MAXE	32
+
+struct bk {
+	struct nfqb_book b;
+	struct nfqb_packet p[MAXE];
+	struct nfqb_decision dflt;
+	struct nfqb_item items[64];
+	struct nfqb_plan plan;
+};
+
+static void bk_init(struct bk *k)
+{
+	memset(k, 0, sizeof(*k));
+	ck_assert_int_eq(nfqb_book_alloc(&k->b, 64), 0);
+	k->dflt.verdict = NFQB_DROP;
+	k->plan.items = k->items;
+	k->plan.cap = 64;
+}
+
+/* A packet entry: @verdict U for undecided; @flags NFQB_V_* | D_SINGLE. */
+static void bk_pkt(struct bk *k, uint32_t id, uint32_t verdict, uint32_t flags,
+		   uint32_t mark, uint64_t decided_ns)
+{
+	uint32_t i = k->b.tail;
+	struct nfqb_packet *p = &k->p[i];
+	struct nfqb_entry *e = nfqb_book_at(&k->b, k->b.tail++);
+
+	p->id = id;
+	p->decided_ns = decided_ns;
+	p->arrival_ns = 1;
+	p->d.verdict = verdict == U ? 0 : verdict;
+	p->d.flags = flags;
+	p->d.mark = mark;
+	atomic_store(&p->sg, NFQB_SG(1, verdict == U ? NFQB_PS_PENDING
+						       : NFQB_PS_DECIDED));
+	e->kind = NFQB_E_PKT;
+	e->p = p;
+	e->id = id;
+	e->n = 1;
+}
+
+static void bk_other(struct bk *k, uint8_t kind, uint32_t id, uint32_t n)
+{
+	struct nfqb_entry *e = nfqb_book_at(&k->b, k->b.tail++);
+
+	e->kind = kind;
+	e->id = id;
+	e->n = n;
+	e->p = NULL;
+}
+
+static unsigned int bk_plan(struct bk *k, bool singles, bool force,
+			    uint64_t cutoff, size_t budget)
+{
+	struct nfqb_plan_in in = {
+		.book = &k->b,
+		.dflt = &k->dflt,
+		.singles = singles,
+		.force = force,
+		.held_cutoff = cutoff,
+		.budget = budget ? budget : NFQB_TX_SIZE,
+	};
+
+	return nfqb_plan(&in, &k->plan);
+}
+
+static void item_is(const struct bk *k, unsigned int i, uint8_t type,
+		    uint32_t id, uint32_t count, uint32_t verdict)
+{
+	const struct nfqb_item *it = &k->plan.items[i];
+
+	ck_assert_uint_lt(i, k->plan.nitems);
+	ck_assert_uint_eq(it->type, type);
+	ck_assert_uint_eq(it->id, id);
+	ck_assert_uint_eq(it->count, count);
+	ck_assert_uint_eq(it->d->verdict, verdict);
+}
+
+START_TEST(test_plan_prefix_runs)
+{
+	struct bk k;
+
+	bk_init(&k);
+	bk_pkt(&k, 10, NFQB_ACCEPT, 0, 0, 5);
+	bk_pkt(&k, 11, NFQB_ACCEPT, 0, 0, 5);
+	bk_pkt(&k, 12, NFQB_DROP, 0, 0, 5);
+	bk_pkt(&k, 13, NFQB_ACCEPT, NFQB_V_MARK, 7, 5);
+	bk_pkt(&k, 14, NFQB_ACCEPT, NFQB_V_MARK, 7, 5);
+	bk_pkt(&k, 15, NFQB_ACCEPT, NFQB_V_MARK, 8, 5);
+	ck_assert_uint_eq(bk_plan(&k, false, false, 0, 0), 4);
+	item_is(&k, 0, NFQB_I_BATCH, 11, 2, NFQB_ACCEPT);
+	item_is(&k, 1, NFQB_I_SINGLE, 12, 1, NFQB_DROP);
+	item_is(&k, 2, NFQB_I_BATCH, 14, 2, NFQB_ACCEPT);
+	ck_assert_uint_eq(k.plan.items[2].d->mark, 7);
+	item_is(&k, 3, NFQB_I_SINGLE, 15, 1, NFQB_ACCEPT);
+	ck_assert(!k.plan.more);
+	nfqb_book_free(&k.b);
+}
+END_TEST
+
+/* Nothing is batched across an undecided packet: decided ones behind it
+ * wait (held), unless forced or older than the cutoff. */
+START_TEST(test_plan_undecided_stops_batches)
+{
+	struct bk k;
+
+	bk_init(&k);
+	bk_pkt(&k, 1, NFQB_ACCEPT, 0, 0, 100);
+	bk_pkt(&k, 2, U, 0, 0, 0);
+	bk_pkt(&k, 3, NFQB_ACCEPT, 0, 0, 100);
+	bk_pkt(&k, 4, NFQB_ACCEPT, 0, 0, 200);
+	ck_assert_uint_eq(bk_plan(&k, false, false, 0, 0), 1);
+	item_is(&k, 0, NFQB_I_SINGLE, 1, 1, NFQB_ACCEPT);
+	ck_assert_uint_eq(k.plan.held, 2);
+	ck_assert_uint_eq(k.plan.oldest_held_ns, 100);
+	/* the latency bound passed for the one decided at 100 */
+	ck_assert_uint_eq(bk_plan(&k, false, false, 150, 0), 2);
+	item_is(&k, 1, NFQB_I_SINGLE, 3, 1, NFQB_ACCEPT);
+	ck_assert_uint_eq(k.plan.held, 1);
+	/* forced (close): every decided one, each by itself */
+	ck_assert_uint_eq(bk_plan(&k, false, true, 0, 0), 3);
+	item_is(&k, 1, NFQB_I_SINGLE, 3, 1, NFQB_ACCEPT);
+	item_is(&k, 2, NFQB_I_SINGLE, 4, 1, NFQB_ACCEPT);
+	nfqb_book_free(&k.b);
+}
+END_TEST
+
+/* A gap ends the run before it, gets one default verdict per id, and the
+ * run after it starts anew. */
+START_TEST(test_plan_gap)
+{
+	struct bk k;
+
+	bk_init(&k);
+	bk_pkt(&k, 1, NFQB_ACCEPT, 0, 0, 5);
+	bk_pkt(&k, 2, NFQB_ACCEPT, 0, 0, 5);
+	bk_other(&k, NFQB_E_GAP, 3, 2);
+	bk_pkt(&k, 5, NFQB_ACCEPT, 0, 0, 5);
+	bk_pkt(&k, 6, NFQB_ACCEPT, 0, 0, 5);
+	ck_assert_uint_eq(bk_plan(&k, false, false, 0, 0), 3);
+	item_is(&k, 0, NFQB_I_BATCH, 2, 2, NFQB_ACCEPT);
+	item_is(&k, 1, NFQB_I_GAP, 3, 2, NFQB_DROP);
+	item_is(&k, 2, NFQB_I_BATCH, 6, 2, NFQB_ACCEPT);
+	/* a budget for three single messages: the batch and two of ... */
+	ck_assert_uint_eq(bk_plan(&k, false, false, 0,
+				  2 * nfqb_msg_verdict_size(0)), 2);
+	item_is(&k, 1, NFQB_I_GAP, 3, 1, NFQB_DROP);
+	ck_assert(k.plan.more);
+	nfqb_book_free(&k.b);
+}
+END_TEST
+
+/* An open gap (no later id yet) stops the prefix like an undecided one. */
+START_TEST(test_plan_open_gap)
+{
+	struct bk k;
+
+	bk_init(&k);
+	bk_pkt(&k, 1, NFQB_DROP, 0, 0, 5);
+	bk_pkt(&k, 2, NFQB_DROP, 0, 0, 5);
+	bk_other(&k, NFQB_E_GAP_OPEN, 0, 1);
+	ck_assert_uint_eq(bk_plan(&k, false, false, 0, 0), 1);
+	item_is(&k, 0, NFQB_I_BATCH, 2, 2, NFQB_DROP);
+	nfqb_book_free(&k.b);
+}
+END_TEST
+
+/* A decision a batch cannot carry goes first, by itself; a default stub
+ * joins a run of the default verdict. */
+START_TEST(test_plan_single_and_default)
+{
+	struct bk k;
+
+	bk_init(&k);
+	k.dflt.verdict = NFQB_ACCEPT;
+	bk_pkt(&k, 1, NFQB_ACCEPT, 0, 0, 5);
+	bk_pkt(&k, 2, NFQB_ACCEPT, NFQB_V_PAYLOAD | NFQB_D_SINGLE, 0, 5);
+	bk_other(&k, NFQB_E_DEFAULT, 3, 1);
+	bk_pkt(&k, 4, NFQB_ACCEPT, 0, 0, 5);
+	ck_assert_uint_eq(bk_plan(&k, false, false, 0, 0), 2);
+	item_is(&k, 0, NFQB_I_SINGLE, 2, 1, NFQB_ACCEPT);
+	item_is(&k, 1, NFQB_I_BATCH, 4, 3, NFQB_ACCEPT);
+	/* per-packet mode (fallback, coalescer off) */
+	ck_assert_uint_eq(bk_plan(&k, true, false, 0, 0), 4);
+	item_is(&k, 2, NFQB_I_SINGLE, 3, 1, NFQB_ACCEPT);
+	nfqb_book_free(&k.b);
+}
+END_TEST
+
+/* --- The transport through the seam ------------------------------------- */
+
+struct sent {
+	unsigned int fail;	/* fail this many sends */
+	unsigned int calls;
+	/* every message the "kernel" took: type, id, verdict */
+	unsigned int n;
+	uint8_t type[256];
+	uint32_t id[256], verdict[256];
+};
+
+static int kernel_take(struct nfqb_queue *q, const void *buf, size_t len,
+		       void *data)
+{
+	struct sent *s = data;
+	size_t off = 0;
+
+	(void)q;
+	s->calls++;
+	if (s->fail) {
+		s->fail--;
+		errno = ENOBUFS;
+		return -1;
+	}
+	while (off + sizeof(struct nlmsghdr) <= len) {
+		const struct nlmsghdr *nlh = (const void *)((const char *)buf + off);
+		const struct nfqnl_msg_verdict_hdr *vh =
+			(const void *)((const char *)nlh + NLMSG_HDRLEN +
+				       NLMSG_ALIGN(sizeof(struct nfgenmsg)) + 4);
+
+		ck_assert_uint_lt(s->n, 256);
+		s->type[s->n] = nlh->nlmsg_type & 0xff;
+		s->id[s->n] = ntohl(vh->id);
+		s->verdict[s->n] = ntohl(vh->verdict);
+		s->n++;
+		off += NLMSG_ALIGN(nlh->nlmsg_len);
+	}
+	return 0;
+}
+
+static struct nfqb_packet *rx_one(struct nfqb_queue *q, uint32_t id)
+{
+	struct nfqb_packet *p;
+	struct nlb b;
+
+	nlb_simple_packet(&b, 9, id, 20);
+	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(q, &p, 1), 1);
+	return p;
+}
+
+/* 32 DROP decisions whose send failed are not reached by the ACCEPT batch
+ * of 32 later ones: the retry sends the DROP batch first, in the same
+ * datagram, and nothing was released before the kernel took it. */
+START_TEST(test_tx_failed_send_keeps_order)
+{
+	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 128);
+	struct nfqb_packet *p[64];
+	struct nfqb_stats st;
+	struct sent s = { .fail = 4 };
+	unsigned int i;
+
+	ck_assert_ptr_nonnull(q);
+	nfqbt_set_tx_hook(q, kernel_take, &s);
+	for (i = 0; i < 64; i++)
+		p[i] = rx_one(q, 100 + i);
+	for (i = 0; i < 32; i++)
+		ck_assert_int_eq(nfqb_verdict(p[i], NFQB_DROP), 0);
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(nfqb_flush(q), -1);
+		ck_assert_int_eq(errno, EAGAIN);
+	}
+	ck_assert_uint_eq(s.n, 0);
+	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
+	ck_assert_uint_eq(st.send_failures, 4);
+	ck_assert_uint_eq(st.outstanding, 64);
+	ck_assert_uint_eq(st.dropped, 0);
+	/* a handle whose decision is not sent yet is still decided */
+	ck_assert_int_eq(nfqb_verdict(p[0], NFQB_ACCEPT), -1);
+	ck_assert_int_eq(errno, EALREADY);
+	for (i = 32; i < 64; i++)
+		ck_assert_int_eq(nfqb_verdict(p[i], NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_flush(q), 2);
+	ck_assert_uint_eq(s.n, 2);
+	ck_assert_uint_eq(s.type[0], NFQNL_MSG_VERDICT_BATCH);
+	ck_assert_uint_eq(s.id[0], 131);
+	ck_assert_uint_eq(s.verdict[0], NFQB_DROP);
+	ck_assert_uint_eq(s.type[1], NFQNL_MSG_VERDICT_BATCH);
+	ck_assert_uint_eq(s.id[1], 163);
+	ck_assert_uint_eq(s.verdict[1], NFQB_ACCEPT);
+	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
+	ck_assert_uint_eq(st.outstanding, 0);
+	ck_assert_uint_eq(st.dropped, 32);
+	ck_assert_uint_eq(st.accepted, 32);
+	/* dead handles: refused, and the descriptor's next packet untouched */
+	p[0] = rx_one(q, 200);
+	ck_assert_int_eq(nfqb_verdict(p[1], NFQB_DROP), -1);
+	ck_assert_int_eq(errno, EALREADY);
+	ck_assert_int_eq(nfqb_verdict(p[0], NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_flush(q), 1);
+	ck_assert_uint_eq(s.id[2], 200);
+	ck_assert_uint_eq(s.verdict[2], NFQB_ACCEPT);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_set_tx_hook(NULL, NULL, NULL);
+}
+END_TEST
+
+/* A message whose id is readable but which cannot be parsed gets the
+ * default verdict by id; unreadable ones leave a gap whose ids get it one
+ * by one, and no batch spans it. */
+START_TEST(test_tx_malformed_defaults)
+{
+	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 64);
+	struct nfqb_packet *a, *c, *d;
+	struct sent s = { 0 };
+	struct nfqb_stats st;
+	struct nlb b;
+
+	ck_assert_ptr_nonnull(q);
+	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
+	nfqbt_set_tx_hook(q, kernel_take, &s);
+	a = rx_one(q, 10);
+	/* 11: header readable, a bad attribute after it */
+	nlb_init_packet(&b, 2, 9);
+	nlb_pkt_hdr(&b, 11, 0x0800, 1);
+	nlb_attr_be16(&b, NFQA_MARK, 1);	/* 2 bytes: must be 4 */
+	nlb_finish(&b);
+	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	/* 12: the header itself is broken */
+	nlb_init_packet(&b, 2, 9);
+	nlb_attr(&b, NFQA_PACKET_HDR, "\0\0\0\x0c", 4);
+	nlb_finish(&b);
+	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	c = rx_one(q, 13);
+	d = rx_one(q, 14);
+	ck_assert_int_eq(nfqb_verdict(a, NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_verdict(c, NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_verdict(d, NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_flush(q), 4);
+	ck_assert_uint_eq(s.n, 4);
+	ck_assert_uint_eq(s.type[0], NFQNL_MSG_VERDICT);
+	ck_assert_uint_eq(s.id[0], 10);
+	ck_assert_uint_eq(s.verdict[0], NFQB_ACCEPT);
+	ck_assert_uint_eq(s.type[1], NFQNL_MSG_VERDICT);
+	ck_assert_uint_eq(s.id[1], 11);
+	ck_assert_uint_eq(s.verdict[1], NFQB_DROP);
+	ck_assert_uint_eq(s.type[2], NFQNL_MSG_VERDICT);
+	ck_assert_uint_eq(s.id[2], 12);
+	ck_assert_uint_eq(s.verdict[2], NFQB_DROP);
+	ck_assert_uint_eq(s.type[3], NFQNL_MSG_VERDICT_BATCH);
+	ck_assert_uint_eq(s.id[3], 14);
+	ck_assert_uint_eq(s.verdict[3], NFQB_ACCEPT);
+	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
+	ck_assert_uint_eq(st.rejected_malformed, 2);
+	ck_assert_uint_eq(st.rejected_defaults, 1);
+	ck_assert_uint_eq(st.gap_ids, 1);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_set_tx_hook(NULL, NULL, NULL);
+}
+END_TEST
+
+static Suite *plan_suite(void)
+{
+	Suite *s = suite_create("plan");
+	TCase *tc = tcase_create("plan");
+
+	tcase_add_test(tc, test_plan_prefix_runs);
+	tcase_add_test(tc, test_plan_undecided_stops_batches);
+	tcase_add_test(tc, test_plan_gap);
+	tcase_add_test(tc, test_plan_open_gap);
+	tcase_add_test(tc, test_plan_single_and_default);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("transport");
+	tcase_add_test(tc, test_tx_failed_send_keeps_order);
+	tcase_add_test(tc, test_tx_malformed_defaults);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(plan_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
