@@ -6,7 +6,7 @@
 #   1. build-werror/  -Werror, `make check`, then an install check
 #   2. build-asan/    AddressSanitizer + UndefinedBehaviorSanitizer,
 #                     `make check` again
-#   3. build-tsan/    ThreadSanitizer, `make check` of the pool tests only
+#   3. build-tsan/    ThreadSanitizer, `make check` of every threaded test
 #   4. tests/check-deb.sh: the Debian packages
 #   5. make -C build-werror check-kernel: the patched kernel (kernel/) under
 #      qemu, its guest tests and the library's own (t-15, t-25, linked
@@ -109,9 +109,12 @@ UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 	build_and_check asan "$top/build-asan" --enable-sanitizers \
 		CFLAGS="-g -O1" || ok=0
 
-# 3. build-tsan/: ThreadSanitizer, only the tests of the threaded code (the
-#    worker pool); the rest of the library is single-threaded per queue.
-tsan_tests="tests/integration/test_pool"
+# 3. build-tsan/: ThreadSanitizer, every test that uses threads: the
+#    integration tests (their traffic and the deciding threads) and the
+#    model test (decisions from several threads).
+tsan_tests="tests/integration/test_core tests/integration/test_coalesce_kernel
+	tests/integration/test_pool tests/integration/test_verdicts
+	tests/unit/test_coalesce tests/unit/test_plan"
 tsan_check() {
 	local name=tsan dir="$top/build-tsan"
 	runs+=("$name:$dir")
@@ -128,9 +131,9 @@ tsan_check() {
 		stage_failed "$name: make"
 		return 1
 	fi
-	banner "$name: make check TESTS=$tsan_tests"
+	banner "$name: make check TESTS=$(echo $tsan_tests)"
 	if ! TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
-	     make -C "$dir" check TESTS="$tsan_tests"; then
+	     make -C "$dir" check TESTS="$(echo $tsan_tests)"; then
 		echo "run-all: $name: test failures; $dir/test-suite.log:"
 		cat "$dir/test-suite.log" 2>/dev/null || true
 		return 1
