@@ -367,6 +367,79 @@ START_TEST(test_tx_malformed_defaults)
 }
 END_TEST
 
+/* A message length of 2^31 or more is not taken for a valid one (libmnl's
+ * mnl_nlmsg_ok() compares it as a signed int): rejected, nothing read
+ * past the datagram, and a packet after it still parsed in a later one. */
+START_TEST(test_rx_huge_nlmsg_len)
+{
+	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 16);
+	struct nfqb_packet *p;
+	struct nfqb_stats st;
+	struct sent s = { 0 };
+	struct nlb b;
+	uint32_t len;
+
+	ck_assert_ptr_nonnull(q);
+	nfqbt_set_tx_hook(q, kernel_take, &s);
+	nlb_simple_packet(&b, 9, 5, 20);
+	len = 0x80000010u;
+	memcpy(b.buf, &len, sizeof(len));
+	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(q, &p, 1), 0);
+	len = 0xfffffff0u;
+	memcpy(b.buf, &len, sizeof(len));
+	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
+	ck_assert_uint_eq(st.rejected_malformed, 2);
+	p = rx_one(q, 7);
+	ck_assert_uint_eq(nfqb_pkt_id(p), 7);
+	ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
+	/* ids 5 and 6 (the unreadable messages' place) get the default */
+	ck_assert_int_eq(nfqb_flush(q), 3);
+	ck_assert_uint_eq(s.id[0], 5);
+	ck_assert_uint_eq(s.id[1], 6);
+	ck_assert_uint_eq(s.id[2], 7);
+	ck_assert_uint_eq(s.verdict[2], NFQB_ACCEPT);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_set_tx_hook(NULL, NULL, NULL);
+}
+END_TEST
+
+/* nfqb_verdict_batch() decides only packets handed out: one still waiting
+ * in the library comes out later, intact, and takes its own verdict. */
+START_TEST(test_verdict_batch_handed_only)
+{
+	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 16);
+	struct nfqb_packet *p[2];
+	struct sent s = { 0 };
+	struct nlb b;
+
+	ck_assert_ptr_nonnull(q);
+	nfqbt_set_tx_hook(q, kernel_take, &s);
+	nlb_simple_packet(&b, 9, 40, 20);
+	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	nlb_simple_packet(&b, 9, 41, 20);
+	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(q, p, 1), 1);
+	ck_assert_int_eq(nfqb_verdict_batch(q, 41, NFQB_DROP, NULL), 1);
+	ck_assert_int_eq(nfqb_verdict_batch(q, 41, NFQB_DROP, NULL), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(nfqb_flush(q), 1);
+	ck_assert_uint_eq(s.id[0], 40);
+	ck_assert_uint_eq(s.verdict[0], NFQB_DROP);
+	ck_assert_uint_eq(nfqb_ready_pop(q, &p[1], 1), 1);
+	ck_assert_uint_eq(nfqb_pkt_id(p[1]), 41);
+	ck_assert_int_eq(nfqb_verdict(p[1], NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_flush(q), 1);
+	ck_assert_uint_eq(s.id[1], 41);
+	ck_assert_uint_eq(s.verdict[1], NFQB_ACCEPT);
+	ck_assert_int_eq(nfqb_verdict(p[0], NFQB_ACCEPT), -1);
+	ck_assert_int_eq(errno, EALREADY);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_set_tx_hook(NULL, NULL, NULL);
+}
+END_TEST
+
 static Suite *plan_suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -381,6 +454,8 @@ static Suite *plan_suite(void)
 	tc = tcase_create("transport");
 	tcase_add_test(tc, test_tx_failed_send_keeps_order);
 	tcase_add_test(tc, test_tx_malformed_defaults);
+	tcase_add_test(tc, test_rx_huge_nlmsg_len);
+	tcase_add_test(tc, test_verdict_batch_handed_only);
 	suite_add_tcase(s, tc);
 	return s;
 }
