@@ -53,3 +53,17 @@ tests_integration_test_verdicts_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_test_verdicts_LDADD = \
 	tests/integration/libnfqbt-harness.la lib/libnfq-batch.la \
 	$(CHECK_LIBS) -lpthread
+
+# Verdict safety under injected faults (issue 9), through the shared
+# library (public API only). The test program interposes sendmsg/sendto/
+# send/sendmmsg and recvmmsg/recvmsg (the library calls them through its
+# PLT): -export-dynamic puts its definitions in the dynamic symbol table
+# whatever the library references; -ldl for dlsym(RTLD_NEXT).
+check_PROGRAMS += tests/integration/test_safety
+TESTS += tests/integration/test_safety
+tests_integration_test_safety_SOURCES = tests/integration/test_safety.c
+tests_integration_test_safety_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_test_safety_LDFLAGS = -export-dynamic
+tests_integration_test_safety_LDADD = \
+	tests/integration/libnfqbt-harness.la lib/libnfq-batch.la \
+	$(CHECK_LIBS) -ldl -lpthread
