@@ -66,7 +66,15 @@
 #define NFQB_DEFAULT_BUFFERS		1024
 #define NFQB_DEFAULT_BATCH_LIMIT	64
 #define NFQB_DEFAULT_LATENCY_US		1000
+/* The longest pause of the adaptive linger, and the shortest worth a
+ * syscall; the pause aims at gathering this many packets. */
 #define NFQB_DEFAULT_LINGER_US		200
+#define NFQB_LINGER_MIN_NS		(5 * 1000ull)
+#define NFQB_LINGER_TARGET		32
+/* After a pause showed the stream waits on us: no pause for this long,
+ * doubling up to the max while it keeps showing. */
+#define NFQB_LINGER_QUIET_MIN_NS	(10 * 1000 * 1000ull)
+#define NFQB_LINGER_QUIET_MAX_NS	(1000 * 1000 * 1000ull)
 #define NFQB_RECV_VLEN			64
 /* The send buffer: one sendmsg carries at most this much. */
 #define NFQB_TX_SIZE			(128 * 1024)
@@ -404,7 +412,14 @@ struct nfqb_queue {
 	bool last_recv_full;	/* last recvmmsg filled its whole vector */
 	bool streaming;		/* packets keep coming: linger, batch */
 	_Atomic bool shut;	/* nfqb_queue_shutdown() done */
-	uint32_t linger_us;
+	struct nfqb_linger {
+		bool fixed;		/* a duration set by the application */
+		uint32_t us;		/* that duration, or the adaptive cap */
+		uint64_t last_read_ns;	/* the last read that brought packets */
+		uint64_t gap_ns;	/* average time per packet between reads */
+		uint64_t quiet_until;	/* adaptive: no pause before this */
+		uint64_t backoff_ns;
+	} linger;
 	uint32_t seq;
 	uint32_t default_verdict;
 	uint32_t batch_limit;
@@ -499,6 +514,13 @@ void nfqb_loop_clear_wakeup(struct nfqb_queue *q);
 /* Run the timers as if it were @now: verdict timeout, latency bound of
  * held decisions (tests, and nfqb_flush()). Returns 0 or -1. */
 int nfqb_loop_run_timers(struct nfqb_queue *q, uint64_t now);
+/* Linger: how long to pause before reading again (0: do not), and what
+ * the pause brought. Also used by the worker pool. */
+uint64_t nfqb_loop_linger_ns(struct nfqb_queue *q, uint64_t now);
+void nfqb_loop_linger_done(struct nfqb_queue *q, uint64_t ns, int got,
+			   uint64_t now);
+/* Note a read that brought @n datagrams (the stream's pace). */
+void nfqb_loop_note_read(struct nfqb_queue *q, unsigned int n, uint64_t now);
 /* Wake the owner (a decision was posted, or an interrupt). */
 void nfqb_loop_wake(struct nfqb_queue *q);
 

@@ -116,25 +116,87 @@ static int flush_if_due(struct nfqb_queue *q, uint64_t now, bool idle)
 	return 0;
 }
 
+void nfqb_loop_note_read(struct nfqb_queue *q, unsigned int n, uint64_t now)
+{
+	struct nfqb_linger *l = &q->linger;
+
+	if (l->last_read_ns && now > l->last_read_ns) {
+		int64_t sample = (int64_t)((now - l->last_read_ns) / n);
+
+		/* moving average, 1/8 weight to the new sample */
+		l->gap_ns = (uint64_t)((int64_t)l->gap_ns +
+				       (sample - (int64_t)l->gap_ns) / 8);
+	}
+	l->last_read_ns = now;
+}
+
+uint64_t nfqb_loop_linger_ns(struct nfqb_queue *q, uint64_t now)
+{
+	struct nfqb_linger *l = &q->linger;
+	uint64_t cap = l->us * 1000ull, ns;
+
+	if (!cap)
+		return 0;
+	if (l->fixed)
+		return cap;
+	if (now < l->quiet_until || !l->gap_ns)
+		return 0;
+	ns = l->gap_ns * NFQB_LINGER_TARGET;
+	if (ns > cap)
+		ns = cap;
+	return ns < NFQB_LINGER_MIN_NS ? 0 : ns;
+}
+
+void nfqb_loop_linger_done(struct nfqb_queue *q, uint64_t ns, int got,
+			   uint64_t now)
+{
+	struct nfqb_linger *l = &q->linger;
+	uint64_t promised;
+
+	if (l->fixed || !l->gap_ns)
+		return;
+	promised = ns / l->gap_ns;
+	if (got > 0 && (uint64_t)got * 4 >= promised) {
+		l->backoff_ns = 0;
+		return;
+	}
+	/* the stream slowed down while we paused: it waits on us */
+	l->backoff_ns = l->backoff_ns ? l->backoff_ns * 2 :
+			NFQB_LINGER_QUIET_MIN_NS;
+	if (l->backoff_ns > NFQB_LINGER_QUIET_MAX_NS)
+		l->backoff_ns = NFQB_LINGER_QUIET_MAX_NS;
+	l->quiet_until = now + l->backoff_ns;
+}
+
 static int read_more(struct nfqb_queue *q, unsigned int max)
 {
 	int r = nfqb_rx_read(q, max, false);
 
+	if (r > 0)
+		nfqb_loop_note_read(q, (unsigned int)r, nfqb_now_ns());
 	if (r < 0 && (errno == EAGAIN || errno == ENOSPC))
 		return 0;
 	return r;
 }
 
 /* Linger: while packets stream in, pause briefly and take what came
- * meanwhile; never past the latency bound of a held decision. 1: got
+ * meanwhile (see nfqb_queue_set_linger()). Never past the latency bound
+ * of a held decision; adaptive, it first sends every decision. 1: got
  * some, 0: none (the stream ended), -1: error. */
 static int linger(struct nfqb_queue *q, unsigned int max, uint64_t now)
 {
-	uint64_t ns = q->linger_us * 1000ull;
-	uint64_t due = next_due(q, now);
+	uint64_t ns = nfqb_loop_linger_ns(q, now);
+	uint64_t due;
 	struct timespec ts;
 	int r;
 
+	if (!ns)
+		return 0;
+	if (!q->linger.fixed && unsent(q) &&
+	    nfqb_tx_flush(q, NFQB_FLUSH_IDLE, false, now) < 0 &&
+	    errno != EAGAIN)
+		return -1;
+	due = next_due(q, now);
 	if (due && due <= now)
 		return 0;
 	if (due && due - now < ns)
@@ -144,6 +206,7 @@ static int linger(struct nfqb_queue *q, unsigned int max, uint64_t now)
 	if (nanosleep(&ts, NULL) < 0)
 		return -1;	/* EINTR: a signal */
 	r = read_more(q, max);
+	nfqb_loop_linger_done(q, ns, r, nfqb_now_ns());
 	if (r <= 0)
 		q->streaming = false;
 	return r < 0 ? -1 : r > 0;
@@ -259,8 +322,7 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 			if (r > 0)
 				continue;
 		}
-		if (q->streaming && q->linger_us && !q->nonblock &&
-		    q->nfree_slots) {
+		if (q->streaming && !q->nonblock && q->nfree_slots) {
 			r = linger(q, max, nfqb_now_ns());
 			if (r < 0)
 				return -1;

@@ -239,7 +239,7 @@ static void queue_defaults(struct nfqb_queue *q, uint16_t num)
 	q->default_verdict = NFQB_ACCEPT;
 	q->batch_limit = NFQB_DEFAULT_BATCH_LIMIT;
 	q->latency_us = NFQB_DEFAULT_LATENCY_US;
-	q->linger_us = NFQB_DEFAULT_LINGER_US;
+	q->linger.us = NFQB_DEFAULT_LINGER_US;
 	q->copy_mode = NFQB_COPY_PACKET;
 	q->copy_range = 0xffff;
 	q->seq = (uint32_t)time(NULL);
@@ -555,11 +555,17 @@ NFQB_EXPORT int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec)
 
 NFQB_EXPORT int nfqb_queue_set_linger(struct nfqb_queue *q, uint32_t usec)
 {
+	if (usec == NFQB_LINGER_AUTO) {
+		q->linger.fixed = false;
+		q->linger.us = NFQB_DEFAULT_LINGER_US;
+		return 0;
+	}
 	if (usec >= 1000000) {
 		errno = EINVAL;
 		return -1;
 	}
-	q->linger_us = usec;
+	q->linger.fixed = true;
+	q->linger.us = usec;
 	return 0;
 }
 

@@ -407,17 +407,29 @@ int nfqb_queue_set_batch_limit(struct nfqb_queue *q, unsigned int limit);
  */
 int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
 
+/* nfqb_queue_set_linger(): adapt the pause to the traffic (the default). */
+#define NFQB_LINGER_AUTO	0xffffffffu
+
 /**
  * nfqb_queue_set_linger - pause, in microseconds, before going back to the
  * socket while packets stream in
  *
  * When the socket runs dry in the middle of a stream, a blocking
- * nfqb_recv() sleeps this long and takes what arrived meanwhile, holding
- * decisions (never past the latency bound) for bigger batches: one wake-up
- * and one verdict message for many packets, at the cost of up to this much
- * added delay. A pause that brings nothing ends the stream: the next
- * packet is handled at once. Default 200; 0 turns it off. Returns 0, or -1
- * with EINVAL for a second or more.
+ * nfqb_recv() may pause and take what arrived meanwhile: one wake-up and
+ * one verdict message for many packets, at the cost of the pause's delay.
+ *
+ * NFQB_LINGER_AUTO (the default) adapts: decisions are sent before every
+ * pause (no verdict waits for one); the pause lasts as long as the recent
+ * pace of the stream needs to gather about 32 packets, at most 200 us,
+ * and none when that is under 5 us; a pause that brings less than a
+ * quarter of what the pace promised shows a stream that waits on us
+ * (TCP, request/response): no pause for 10 ms, doubling up to 1 s while it
+ * keeps showing. A pause that brings nothing ends the stream.
+ *
+ * A number of microseconds fixes the pause: every time the socket runs dry
+ * mid-stream, decisions held (never past the latency bound) for bigger
+ * batches. 0 turns pausing off. Returns 0, or -1 with EINVAL for a second
+ * or more (other than NFQB_LINGER_AUTO).
  */
 int nfqb_queue_set_linger(struct nfqb_queue *q, uint32_t usec);
 
