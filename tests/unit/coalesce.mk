@@ -17,3 +17,14 @@ tests_unit_test_plan_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
 tests_unit_test_plan_LDADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) \
 	$(CHECK_LIBS) -lpthread
+
+# The model-based property test of the whole verdict path, against a model
+# of the kernel queue (issue 9). NFQB_SEED, NFQB_CASES: see the file.
+check_PROGRAMS += tests/unit/test_model
+TESTS += tests/unit/test_model
+tests_unit_test_model_SOURCES = tests/unit/test_model.c \
+	tests/unit/nlbuild.c tests/unit/nlbuild.h
+tests_unit_test_model_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
+tests_unit_test_model_LDADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) \
+	$(CHECK_LIBS) -lpthread
