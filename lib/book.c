@@ -85,13 +85,18 @@ static void close_gap(struct nfqb_queue *q, uint32_t id)
 
 	if (!e || e->kind != NFQB_E_GAP_OPEN)
 		return;
-	if (b->have_last) {
-		first = b->last_id + 1;
-		n = id - first;
-	} else {
-		n = b->unreadable;
-		first = id - n;
+	if (!b->have_last) {
+		/* nothing before it: no lower bound. One default batch up
+		 * to the id before this one reaches them all (and nothing
+		 * else: nothing was queued to us before) */
+		e->kind = NFQB_E_GAP_HEAD;
+		e->id = id - 1;
+		e->n = b->unreadable;
+		b->unreadable = 0;
+		return;
 	}
+	first = b->last_id + 1;
+	n = id - first;
 	if (!nfqb_id_after(id, first - 1) || n > NFQB_GAP_MAX) {
 		/* ids went backwards or jumped too far: we cannot tell which
 		 * ids the unreadable messages had. Per-packet verdicts from
@@ -169,8 +174,9 @@ void nfqb_book_add_unreadable(struct nfqb_queue *q)
 	book_push(b, NFQB_E_GAP_OPEN, 0);
 }
 
+/* NEW or PENDING -> @to (EXPIRED, DEFAULTED) with the default verdict. */
 static bool default_one(struct nfqb_queue *q, struct nfqb_packet *p,
-			uint8_t fate, uint64_t now)
+			uint32_t to, uint64_t now)
 {
 	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_acquire);
 	uint32_t st = NFQB_SG_STATE(sg);
@@ -178,10 +184,9 @@ static bool default_one(struct nfqb_queue *q, struct nfqb_packet *p,
 	if (st != NFQB_PS_NEW && st != NFQB_PS_PENDING)
 		return false;
 	if (!atomic_compare_exchange_strong_explicit(&p->sg, &sg,
-			NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_DEFAULTED),
+			NFQB_SG(NFQB_SG_GEN(sg), to),
 			memory_order_acq_rel, memory_order_acquire))
 		return false;	/* decided meanwhile */
-	p->fate = fate;
 	p->decided_ns = now;
 	p->d = (struct nfqb_decision){ .verdict = q->default_verdict };
 	return true;
@@ -205,14 +210,15 @@ void nfqb_book_expire(struct nfqb_queue *q, uint64_t now)
 			continue;
 		st = NFQB_SG_STATE(atomic_load_explicit(&e->p->sg,
 							memory_order_acquire));
-		if (st != NFQB_PS_PENDING)
+		/* handed out or not: the timeout counts from arrival */
+		if (st != NFQB_PS_PENDING && st != NFQB_PS_NEW)
 			continue;
 		if (e->p->arrival_ns + tmo > now) {
 			if (!next || e->p->arrival_ns + tmo < next)
 				next = e->p->arrival_ns + tmo;
 			continue;
 		}
-		if (default_one(q, e->p, NFQB_FATE_TIMEOUT, now)) {
+		if (default_one(q, e->p, NFQB_PS_EXPIRED, now)) {
 			nfqb_stat_inc(q, timeouts);
 			atomic_fetch_add(&q->posted, 1);
 		}
@@ -231,7 +237,7 @@ unsigned int nfqb_book_default_all(struct nfqb_queue *q)
 		struct nfqb_entry *e = nfqb_book_at(b, i);
 
 		if (e->kind == NFQB_E_PKT &&
-		    default_one(q, e->p, NFQB_FATE_CLOSE, now))
+		    default_one(q, e->p, NFQB_PS_DEFAULTED, now))
 			n++;
 	}
 	nfqb_stat_add(q, defaults, n);

@@ -101,13 +101,15 @@ static inline bool nfqb_id_after(uint32_t a, uint32_t b)
 /* --- Packet descriptors (pkt.c) ------------------------------------------
  *
  * A descriptor's life, in the low byte of its state word (the rest is its
- * generation, bumped at every reuse):
+ * generation, bumped at every reuse), so that every change, and why, is
+ * one atomic step:
  *
  *   FREE -> NEW (parsed, not handed out) -> PENDING (the application has
  *   it) -> CLAIMED (a thread writes the decision) -> DECIDED -> FREE once
  *   the kernel took the message that carries the decision.
- *   NEW/PENDING -> DEFAULTED when the library gives it the default verdict
- *   (timeout, close); -> FREE once that is sent.
+ *   NEW/PENDING -> EXPIRED when the verdict timeout gives it the default
+ *   verdict; -> FREE_EXPIRED once that is sent.
+ *   NEW/PENDING -> DEFAULTED when close gives it the default; -> FREE.
  *
  * A handle given to the application carries the generation (on 64-bit
  * builds, in the top 16 bits of the pointer), so a handle used after its
@@ -120,14 +122,21 @@ enum nfqb_pkt_state {
 	NFQB_PS_CLAIMED,
 	NFQB_PS_DECIDED,
 	NFQB_PS_DEFAULTED,
+	NFQB_PS_EXPIRED,
+	NFQB_PS_FREE_EXPIRED,
 };
 
-/* Why the library decided a packet (fate of a descriptor once FREE). */
-enum nfqb_fate {
-	NFQB_FATE_APP = 0,	/* the application decided it */
-	NFQB_FATE_TIMEOUT,	/* the verdict timeout gave the default */
-	NFQB_FATE_CLOSE,	/* close or shutdown gave the default */
-};
+static inline bool nfqb_ps_free(uint32_t st)
+{
+	return st == NFQB_PS_FREE || st == NFQB_PS_FREE_EXPIRED;
+}
+
+/* A decision is there to send. */
+static inline bool nfqb_ps_decided(uint32_t st)
+{
+	return st == NFQB_PS_DECIDED || st == NFQB_PS_DEFAULTED ||
+	       st == NFQB_PS_EXPIRED;
+}
 
 #define NFQB_SG(gen, st)	(((uint64_t)(gen) << 8) | (st))
 #define NFQB_SG_STATE(sg)	((uint32_t)((sg) & 0xff))
@@ -164,8 +173,11 @@ struct nfqb_packet {
 	uint16_t res_id;	/* queue number from the message */
 	uint8_t hook;
 	uint8_t family;
-	uint8_t fate;		/* enum nfqb_fate, valid once decided */
 	_Atomic uint64_t sg;	/* generation << 8 | enum nfqb_pkt_state */
+	/* bit i: the packet of generation (current - i) was decided by the
+	 * verdict timeout (a late verdict on its handle reports ETIMEDOUT
+	 * after the descriptor was reused, for the last 64 reuses) */
+	_Atomic uint64_t expired_bits;
 	uint64_t arrival_ns;
 	uint64_t decided_ns;
 	void *user;
@@ -217,7 +229,7 @@ struct nfqb_packet *nfqb_pkt_handle(struct nfqb_packet *p);
 /* A free descriptor (state NEW, generation bumped), or NULL. */
 struct nfqb_packet *nfqb_pkt_get(struct nfqb_queue *q);
 /* Return a descriptor: payload copy and buffer reference dropped. */
-void nfqb_pkt_put(struct nfqb_queue *q, struct nfqb_packet *p, uint8_t fate);
+void nfqb_pkt_put(struct nfqb_queue *q, struct nfqb_packet *p);
 /* Slots */
 struct nfqb_slot *nfqb_slot_get(struct nfqb_queue *q);
 struct nfqb_slot *nfqb_slot_get_heap(struct nfqb_queue *q);
@@ -234,6 +246,9 @@ void nfqb_pkt_free_all(struct nfqb_queue *q);
  *   GAP      messages we could not read: ids [id, id + n) each get the
  *            default verdict by itself (those never queued answer ENOENT)
  *   GAP_OPEN like GAP, its end not known yet: the next readable id ends it
+ *   GAP_HEAD unreadable messages before any readable id: no lower bound,
+ *            so one default batch up to .id (the id before the first
+ *            readable one) decides them; .n counts the messages
  *   DONE     sent; skipped, trimmed from the head
  */
 enum nfqb_entry_kind {
@@ -242,6 +257,7 @@ enum nfqb_entry_kind {
 	NFQB_E_DEFAULT,
 	NFQB_E_GAP,
 	NFQB_E_GAP_OPEN,
+	NFQB_E_GAP_HEAD,
 };
 
 struct nfqb_entry {

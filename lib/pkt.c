@@ -36,7 +36,7 @@ struct nfqb_packet *nfqb_pkt_from_handle(const struct nfqb_packet *h)
 	sg = atomic_load_explicit(&p->sg, memory_order_acquire);
 	if (nfqb_handle_tag(h) != nfqb_sg_tag(sg))
 		return NULL;
-	if (NFQB_SG_STATE(sg) == NFQB_PS_FREE)
+	if (nfqb_ps_free(NFQB_SG_STATE(sg)))
 		return NULL;
 	return p;
 }
@@ -92,25 +92,33 @@ struct nfqb_packet *nfqb_pkt_get(struct nfqb_queue *q)
 	p->next_free = NULL;
 	p->slot = NULL;
 	p->user = NULL;
-	p->fate = NFQB_FATE_APP;
 	memset(&p->d, 0, sizeof(p->d));
 	sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
+	atomic_store_explicit(&p->expired_bits,
+			      atomic_load_explicit(&p->expired_bits,
+						   memory_order_relaxed) << 1,
+			      memory_order_relaxed);
 	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg) + 1, NFQB_PS_NEW),
 			      memory_order_release);
 	return p;
 }
 
-void nfqb_pkt_put(struct nfqb_queue *q, struct nfqb_packet *p, uint8_t fate)
+void nfqb_pkt_put(struct nfqb_queue *q, struct nfqb_packet *p)
 {
 	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
+	uint32_t st = NFQB_PS_FREE;
 
 	free(p->d.payload);
 	p->d.payload = NULL;
 	if (p->slot)
 		nfqb_slot_put(q, p->slot);
 	p->slot = NULL;
-	p->fate = fate;
-	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_FREE),
+	if (NFQB_SG_STATE(sg) == NFQB_PS_EXPIRED) {
+		st = NFQB_PS_FREE_EXPIRED;
+		atomic_fetch_or_explicit(&p->expired_bits, 1,
+					 memory_order_relaxed);
+	}
+	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg), st),
 			      memory_order_release);
 	p->next_free = NULL;
 	if (q->free_tail)

@@ -17,7 +17,10 @@
  *     dequeues it first, so the batch does not reach it);
  *  3. a gap (ids of messages we could not read) ends the run before it and
  *     is planned as one default single verdict per id: no batch is ever
- *     planned across a gap or an undecided packet;
+ *     planned across a gap or an undecided packet; unreadable messages
+ *     before the first readable id have no lower bound and are the one
+ *     exception: nothing was queued to us before them, so one default
+ *     batch up to the id before the first readable one decides them;
  *  4. behind the first undecided packet nothing is batched: a decided
  *     packet there waits (to join a batch later) until it is older than
  *     the cutoff or the plan is forced, then goes as a single verdict;
@@ -130,6 +133,24 @@ static bool plan_gap(struct planner *pl, uint32_t pos,
 	return true;
 }
 
+/* Unreadable messages before any readable id (always the book's first
+ * entry): one default batch up to the id before the first readable one. */
+static bool plan_gap_head(struct planner *pl, uint32_t pos,
+			  const struct nfqb_entry *e)
+{
+	struct nfqb_item it = {
+		.type = NFQB_I_BATCH,
+		.first = pos,
+		.last = pos,
+		.id = e->id,
+		.count = e->n,
+		.d = pl->in->dflt,
+		.size = pl->single_size,
+	};
+
+	return add_item(pl, &it);
+}
+
 static bool run_takes(const struct run *r, const struct nfqb_decision *d)
 {
 	if (!r->n || r->d->verdict != d->verdict)
@@ -200,6 +221,8 @@ static bool plan_entry(struct planner *pl, struct run *r, bool *prefix,
 		if (*prefix && !plan_run(pl, r))
 			return false;
 		return plan_gap(pl, pos, e);
+	case NFQB_E_GAP_HEAD:
+		return plan_gap_head(pl, pos, e);
 	case NFQB_E_DEFAULT:
 		d = pl->in->dflt;
 		if (*prefix)
@@ -207,7 +230,7 @@ static bool plan_entry(struct planner *pl, struct run *r, bool *prefix,
 		return plan_held(pl, pos, e->id, d, 0);
 	}
 	st = NFQB_SG_STATE(atomic_load_explicit(&p->sg, memory_order_acquire));
-	if (st != NFQB_PS_DECIDED && st != NFQB_PS_DEFAULTED) {
+	if (!nfqb_ps_decided(st)) {
 		note_pending(pl->out, p);
 		if (*prefix && !plan_run(pl, r))
 			return false;

@@ -68,9 +68,31 @@ static void handle_error(struct nfqb_queue *q, const struct nlmsghdr *nlh)
 	}
 }
 
+/* The ready list holds handles: an entry whose packet the verdict timeout
+ * decided (and whose descriptor may hold another packet since) is dead and
+ * skipped. */
+static void ready_compact(struct nfqb_queue *q)
+{
+	unsigned int i, n = 0, mask = q->ready_cap - 1;
+
+	for (i = 0; i < q->nready; i++) {
+		struct nfqb_packet *h = q->ready[(q->ready_head + i) & mask];
+		struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+		if (p && NFQB_SG_STATE(atomic_load_explicit(&p->sg,
+				memory_order_relaxed)) == NFQB_PS_NEW)
+			q->ready[(q->ready_head + n++) & mask] = h;
+	}
+	q->nready = n;
+}
+
 static void ready_push(struct nfqb_queue *q, struct nfqb_packet *p)
 {
-	q->ready[(q->ready_head + q->nready) & (q->ready_cap - 1)] = p;
+	/* there are never more live entries than descriptors */
+	if (q->nready == q->ready_cap)
+		ready_compact(q);
+	q->ready[(q->ready_head + q->nready) & (q->ready_cap - 1)] =
+		nfqb_pkt_handle(p);
 	q->nready++;
 }
 
@@ -102,13 +124,16 @@ static void handle_packet(struct nfqb_queue *q, struct nfqb_slot *s,
 	if (nfqb_parse_packet(p, nlh) != NFQB_PARSE_OK ||
 	    p->res_id != q->num) {
 		nfqb_stat_inc(q, rejected_malformed);
-		nfqb_pkt_put(q, p, NFQB_FATE_APP);
+		nfqb_pkt_put(q, p);
 		track_unusable(q, nlh, nlh->nlmsg_len);
 		return;
 	}
 	p->arrival_ns = now;
+	if (q->timeout_ms && (!q->expire_due ||
+			      now + q->timeout_ms * 1000000ull < q->expire_due))
+		q->expire_due = now + q->timeout_ms * 1000000ull;
 	if (nfqb_book_add_packet(q, p) < 0) {
-		nfqb_pkt_put(q, p, NFQB_FATE_APP);
+		nfqb_pkt_put(q, p);
 		nfqb_book_add_unreadable(q);
 		return;
 	}
@@ -277,22 +302,22 @@ int nfqb_rx_inject(struct nfqb_queue *q, const void *buf, size_t len,
 unsigned int nfqb_ready_pop(struct nfqb_queue *q, struct nfqb_packet **vec,
 			    unsigned int max)
 {
-	uint64_t tmo = q->timeout_ms * 1000000ull;
 	unsigned int n = 0;
 
 	while (n < max && q->nready) {
-		struct nfqb_packet *p = q->ready[q->ready_head];
-		uint64_t sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
+		struct nfqb_packet *p = nfqb_pkt_from_handle(q->ready[q->ready_head]);
+		uint64_t sg;
 
 		q->ready_head = (q->ready_head + 1) & (q->ready_cap - 1);
 		q->nready--;
+		if (!p)
+			continue;	/* decided while waiting, reused */
+		sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
 		if (NFQB_SG_STATE(sg) != NFQB_PS_NEW)
-			continue;	/* defaulted while waiting */
+			continue;	/* decided while waiting */
 		atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg),
 						      NFQB_PS_PENDING),
 				      memory_order_release);
-		if (tmo && (!q->expire_due || p->arrival_ns + tmo < q->expire_due))
-			q->expire_due = p->arrival_ns + tmo;
 		vec[n++] = nfqb_pkt_handle(p);
 	}
 	return n;
@@ -308,7 +333,9 @@ void nfqb_ready_unpop(struct nfqb_queue *q, unsigned int n)
 
 		q->ready_head = (q->ready_head - 1) & (q->ready_cap - 1);
 		q->nready++;
-		p = q->ready[q->ready_head];
+		p = nfqb_pkt_from_handle(q->ready[q->ready_head]);
+		if (!p)
+			continue;
 		sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
 		if (NFQB_SG_STATE(sg) == NFQB_PS_PENDING)
 			atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg),

@@ -103,7 +103,7 @@ static size_t build_items(struct nfqb_queue *q, const struct nfqb_plan *pl)
 static void release_entry(struct nfqb_queue *q, struct nfqb_entry *e)
 {
 	if (e->kind == NFQB_E_PKT)
-		nfqb_pkt_put(q, e->p, e->p->fate);
+		nfqb_pkt_put(q, e->p);
 	if (e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT)
 		nfqb_stat_sub(q, outstanding, 1);
 	e->kind = NFQB_E_DONE;
@@ -136,7 +136,8 @@ static unsigned int release_items(struct nfqb_queue *q,
 			for (k = it->first; k != it->last + 1; k++) {
 				e = nfqb_book_at(b, k);
 				if (e->kind == NFQB_E_PKT ||
-				    e->kind == NFQB_E_DEFAULT)
+				    e->kind == NFQB_E_DEFAULT ||
+				    e->kind == NFQB_E_GAP_HEAD)
 					release_entry(q, e);
 			}
 			break;

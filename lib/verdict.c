@@ -19,12 +19,16 @@ static int refused(struct nfqb_queue *q, uint64_t sg, uint32_t tag,
 		   const struct nfqb_packet *p)
 {
 	uint32_t st = NFQB_SG_STATE(sg);
+	uint32_t age = (nfqb_sg_tag(sg) - tag) & NFQB_TAG_MASK;
+	uint64_t bits;
 
 	nfqb_stat_inc(q, late_verdicts);
-	if (nfqb_sg_tag(sg) == tag && p->fate == NFQB_FATE_TIMEOUT &&
-	    (st == NFQB_PS_DEFAULTED || st == NFQB_PS_FREE))
-		return ETIMEDOUT;
-	return EALREADY;
+	if (!age)
+		return st == NFQB_PS_EXPIRED || st == NFQB_PS_FREE_EXPIRED ?
+		       ETIMEDOUT : EALREADY;
+	/* reused since: was its packet decided by the timeout? */
+	bits = atomic_load_explicit(&p->expired_bits, memory_order_relaxed);
+	return age < 64 && (bits >> age) & 1 ? ETIMEDOUT : EALREADY;
 }
 
 /* PENDING -> CLAIMED for the generation of the handle; 0 or an errno. */
@@ -50,7 +54,6 @@ static void record(struct nfqb_queue *q, struct nfqb_packet *p, uint64_t sg,
 		   const struct nfqb_decision *d, bool owner)
 {
 	p->d = *d;
-	p->fate = NFQB_FATE_APP;
 	p->decided_ns = nfqb_now_ns();
 	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_DECIDED),
 			      memory_order_release);

@@ -1407,7 +1407,9 @@ static const char *shared_with_dead(const struct model *m,
 /*
  * Packets before position @upto still in the ready list were not handed out
  * (before @by, or at all): the library dropped them, which it may only do
- * when an allocation failed (it then owes them the default verdict).
+ * when an allocation failed (it then owes them the default verdict) or
+ * when the verdict timeout gave them the default while they waited there
+ * (the timeout counts from arrival).
  */
 static void skipped(struct model *m, unsigned int upto, const struct mpkt *by,
 		    bool any_final, const char *hint)
@@ -1419,7 +1421,11 @@ static void skipped(struct model *m, unsigned int upto, const struct mpkt *by,
 
 		if (!k->in_ready)
 			continue;
-		if (atomic_load(&m->allocs_failed)) {
+		if (timeout_ok(m, k, mnow(m))) {
+			k->in_ready = false;
+			ev(m, "library did not hand out id %u: its verdict "
+			   "timeout passed in the ready list", k->id);
+		} else if (atomic_load(&m->allocs_failed)) {
 			k->in_ready = false;
 			k->rejected = true;
 			ev(m, "library did not hand out id %u", k->id);
