@@ -6,9 +6,10 @@
 # already installed are not fetched again.  NFQB_NO_APT=1 skips apt-get.
 set -euo pipefail
 
+# iperf3 and gnuplot-nox: nfqb-bench --mode tcp and --plot
 PKGS=(build-essential autoconf automake libtool pkg-config
       libmnl-dev liburcu-dev check libnetfilter-queue-dev
-      iptables iproute2 kmod)
+      iptables iproute2 kmod iperf3 gnuplot-nox)
 
 if [ "${NFQB_NO_APT:-0}" = 1 ]; then
 	echo "deps: NFQB_NO_APT=1, not installing packages"

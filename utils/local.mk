@@ -9,10 +9,14 @@ utils_nfqb_bench_SOURCES = \
 	utils/nfqb-bench-run.c \
 	utils/nfqb-bench-traffic.c \
 	utils/nfqb-bench-ref.c \
-	utils/nfqb-bench-lib.c
+	utils/nfqb-bench-lib.c \
+	utils/nfqb-bench-tcp.c \
+	utils/nfqb-bench-ping.c \
+	utils/nfqb-bench-report.c \
+	utils/nfqb-bench-plot.c
 utils_nfqb_bench_CFLAGS = $(AM_CFLAGS) $(NFQ_CFLAGS) $(LIBMNL_CFLAGS)
 utils_nfqb_bench_LDADD = lib/libnfq-batch.la $(LIBMNL_LIBS) $(NFQ_LIBS) \
-	-lpthread
+	-lpthread -lm
 dist_man_MANS += man/man8/nfqb-bench.8
 
 # A short benchmark run (root, a few minutes at most); it reports, it never

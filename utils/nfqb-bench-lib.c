@@ -10,6 +10,11 @@
  * pool2: two queues (flows split by source address) served by the
  *        library's worker pool in queue-per-worker mode (a worker thread
  *        owns each queue), its callback accepting every packet.
+ *
+ * Every one sets the queues' NFQB_F_GSO as asked (cfg->gso; for the pool
+ * only "on" can be asked, through its queue_flags: "off" leaves the
+ * kernel's default, which is off), and in TCP mode counts the packets
+ * marked GSO and the bytes queued.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,6 +30,8 @@
 struct lib_worker {
 	struct nfqb_queue *q;
 	bool mixed;
+	bool count;			/* TCP mode: GSO packets and bytes */
+	uint64_t gso_packets, bytes;
 	uint64_t packets;
 	uint64_t enobufs;
 	int err;
@@ -47,6 +54,13 @@ static struct nfqb_queue *lib_open(const struct bench_cfg *cfg, uint16_t num,
 	    (cfg->window + BENCH_VEC > 1024 &&
 	     nfqb_queue_set_buffers(q, cfg->window + BENCH_VEC) < 0)) {
 		bench_cons_fail(c, "queue setup", errno);
+		nfqb_queue_close(q);
+		return NULL;
+	}
+	if (cfg->gso >= 0 &&
+	    nfqb_queue_set_flags(q, cfg->gso ? NFQB_F_GSO : 0,
+				 NFQB_F_GSO) < 0) {
+		bench_cons_fail(c, "nfqb_queue_set_flags(GSO)", errno);
 		nfqb_queue_close(q);
 		return NULL;
 	}
@@ -89,6 +103,14 @@ static int lib_loop(struct lib_worker *w)
 			return -1;
 		}
 		w->packets += n;
+		for (i = 0; w->count && i < n; i++) {
+			uint32_t len = 0;
+
+			if (nfqb_pkt_is_gso(vec[i]))
+				w->gso_packets++;
+			if (nfqb_pkt_payload(vec[i], &len))
+				w->bytes += len;
+		}
 		if (!w->mixed) {
 			for (i = 0; i < n; i++) {
 				if (nfqb_verdict(vec[i], NFQB_ACCEPT) < 0)
@@ -134,6 +156,8 @@ static void lib_account(struct nfqb_queue *q, const struct lib_worker *w,
 
 	c->packets += w->packets;
 	c->enobufs += w->enobufs;
+	c->gso_packets += w->gso_packets;
+	c->bytes += w->bytes;
 	memset(&st, 0, sizeof(st));
 	if (nfqb_queue_stats(q, &st, sizeof(st)) < 0)
 		return;
@@ -143,7 +167,8 @@ static void lib_account(struct nfqb_queue *q, const struct lib_worker *w,
 static int lib_single(const struct bench_cfg *cfg, struct bench_cons *c,
 		      bool mixed)
 {
-	struct lib_worker w = { .mixed = mixed };
+	struct lib_worker w = { .mixed = mixed,
+				.count = cfg->work == BENCH_WORK_TCP };
 	int ret;
 
 	w.q = lib_open(cfg, 0, c);
@@ -193,6 +218,22 @@ static int pool2_accept(struct nfqb_packet *p, void *policy, void *cb_data,
 	return NFQB_POOL_VERDICT;
 }
 
+/* TCP mode: the same, counting GSO packets and bytes (two workers) */
+static int pool2_accept_count(struct nfqb_packet *p, void *policy,
+			      void *cb_data, struct nfqb_verdict *v)
+{
+	struct bench_cons *c = cb_data;
+	uint32_t len = 0;
+
+	(void)policy;
+	if (nfqb_pkt_is_gso(p))
+		__atomic_fetch_add(&c->gso_packets, 1, __ATOMIC_RELAXED);
+	if (nfqb_pkt_payload(p, &len))
+		__atomic_fetch_add(&c->bytes, len, __ATOMIC_RELAXED);
+	v->verdict = NFQB_ACCEPT;
+	return NFQB_POOL_VERDICT;
+}
+
 /* Waits for the pool's end: after the main thread's nfqb_pool_stop(), or
  * earlier when a pool thread fails (the pool then stops by itself) — that
  * case wakes the main thread. */
@@ -217,7 +258,10 @@ int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c)
 		/* the batch limit stays the library's default (64) */
 		.buffers = cfg->window + BENCH_VEC > 1024 ?
 			   cfg->window + BENCH_VEC : 0,
-		.cb = pool2_accept,
+		.queue_flags = cfg->gso > 0 ? NFQB_F_GSO : 0,
+		.cb = cfg->work == BENCH_WORK_TCP ? pool2_accept_count :
+			pool2_accept,
+		.cb_data = c,
 	};
 	struct pool2_watch w = { .main_tid = pthread_self() };
 	pthread_t wt;

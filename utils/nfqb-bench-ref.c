@@ -9,7 +9,10 @@
  *    one NFQNL_MSG_VERDICT_BATCH (accept up to the last id) every cfg->batch
  *    packets, and when the socket is empty (MSG_DONTWAIT gives EAGAIN).
  *
- * Both count their own syscalls and verdict messages.
+ * Both count their own syscalls and verdict messages. Both set the queue's
+ * NFQA_CFG_F_GSO as asked (cfg->gso: on, off, or left as the kernel has
+ * it) through their own configuration path, and in TCP mode count the
+ * packets the kernel marks GSO (NFQA_SKB_INFO) and the bytes queued.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,15 +36,30 @@ static int set_rcvbuf(int fd, unsigned int bytes)
 
 /* --- reference A ------------------------------------------------------- */
 
+struct ref_a {
+	struct bench_cons *c;
+	bool count;			/* TCP mode: GSO packets and bytes */
+};
+
 static int ref_a_cb(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
 		    struct nfq_data *nfa, void *data)
 {
 	struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfa);
-	struct bench_cons *c = data;
+	struct ref_a *ra = data;
+	struct bench_cons *c = ra->c;
 
 	(void)nfmsg;
 	if (!ph)
 		return 0;
+	if (ra->count) {
+		unsigned char *pl;
+		int len = nfq_get_payload(nfa, &pl);
+
+		if (nfq_get_skbinfo(nfa) & NFQA_SKB_GSO)
+			c->gso_packets++;
+		if (len > 0)
+			c->bytes += (uint64_t)len;
+	}
 	c->packets++;
 	c->send_calls++;
 	c->verdict_msgs++;
@@ -50,6 +68,7 @@ static int ref_a_cb(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
 
 int bench_ref_a(const struct bench_cfg *cfg, struct bench_cons *c)
 {
+	struct ref_a ra = { .c = c, .count = cfg->work == BENCH_WORK_TCP };
 	struct nfq_q_handle *qh;
 	struct nfq_handle *h;
 	int fd, ret = -1;
@@ -65,7 +84,7 @@ int bench_ref_a(const struct bench_cfg *cfg, struct bench_cons *c)
 		bench_cons_fail(c, "nfq_open", errno);
 		goto out_free;
 	}
-	qh = nfq_create_queue(h, 0, ref_a_cb, c);
+	qh = nfq_create_queue(h, 0, ref_a_cb, &ra);
 	if (!qh) {
 		bench_cons_fail(c, "nfq_create_queue", errno);
 		goto out_close;
@@ -75,6 +94,12 @@ int bench_ref_a(const struct bench_cfg *cfg, struct bench_cons *c)
 	    nfq_set_queue_maxlen(qh, cfg->maxlen) < 0 ||
 	    set_rcvbuf(fd, cfg->rcvbuf) < 0) {
 		bench_cons_fail(c, "queue setup", errno);
+		goto out_destroy;
+	}
+	if (cfg->gso >= 0 &&
+	    nfq_set_queue_flags(qh, NFQA_CFG_F_GSO,
+				cfg->gso ? NFQA_CFG_F_GSO : 0) < 0) {
+		bench_cons_fail(c, "nfq_set_queue_flags(GSO)", errno);
 		goto out_destroy;
 	}
 	bench_cons_ready(c);
@@ -112,6 +137,7 @@ out_free:
 struct ref_b {
 	struct mnl_socket *nl;
 	struct bench_cons *c;
+	bool count;			/* TCP mode: GSO packets and bytes */
 	char sbuf[8192];
 	uint32_t last_id;
 	unsigned int pending;
@@ -171,6 +197,15 @@ static int ref_b_parse(struct ref_b *rb, const char *buf, size_t len,
 			continue;
 		ph = mnl_attr_get_payload(attr[NFQA_PACKET_HDR]);
 		rb->last_id = ntohl(ph->packet_id);
+		if (rb->count) {
+			if (attr[NFQA_SKB_INFO] &&
+			    ntohl(mnl_attr_get_u32(attr[NFQA_SKB_INFO])) &
+			    NFQA_SKB_GSO)
+				rb->c->gso_packets++;
+			if (attr[NFQA_PAYLOAD])
+				rb->c->bytes +=
+					mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]);
+		}
 		rb->pending++;
 		rb->c->packets++;
 		if (rb->pending >= batch && ref_b_flush(rb) < 0)
@@ -193,6 +228,7 @@ int bench_ref_b(const struct bench_cfg *cfg, struct bench_cons *c)
 		goto out_free;
 	}
 	rb->c = c;
+	rb->count = cfg->work == BENCH_WORK_TCP;
 	rb->nl = mnl_socket_open(NETLINK_NETFILTER);
 	if (!rb->nl) {
 		bench_cons_fail(c, "mnl_socket_open", errno);
@@ -213,6 +249,11 @@ int bench_ref_b(const struct bench_cfg *cfg, struct bench_cons *c)
 	nlh = nfq_nlmsg_put(rb->sbuf, NFQNL_MSG_CONFIG, 0);
 	nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, 0xffff);
 	nfq_nlmsg_cfg_put_qmaxlen(nlh, cfg->maxlen);
+	if (cfg->gso >= 0) {
+		mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS,
+				 htonl(cfg->gso ? NFQA_CFG_F_GSO : 0));
+		mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(NFQA_CFG_F_GSO));
+	}
 	if (ref_b_config(rb, nlh, buf) < 0 || set_rcvbuf(fd, cfg->rcvbuf) < 0) {
 		bench_cons_fail(c, "queue setup", errno);
 		goto out_close;

@@ -3,7 +3,8 @@
  * nfqb-bench: one run. A child process gets its own network namespace (all
  * rules and sockets die with it, also on Ctrl-C), installs the NFQUEUE
  * rule(s), forks the consumer, pins itself and the consumer to different
- * CPUs, runs the traffic and measures.
+ * CPUs, runs the traffic (UDP stream, iperf3, or a ping-pong; see
+ * nfqb-bench.h) and measures.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 volatile sig_atomic_t bench_stop;
 
 static volatile int run_abort;
+static volatile pid_t run_consumer;	/* > 0 while a consumer runs */
 
 static void on_stop(int sig)
 {
@@ -42,6 +44,23 @@ static void on_abort(int sig)
 {
 	(void)sig;
 	run_abort = 1;
+}
+
+/* SIGCHLD: abort the run when the consumer died, not when one of the
+ * traffic's helpers (iperf3, echo server) ended */
+static void on_chld(int sig)
+{
+	int saved = errno;
+	siginfo_t si;
+	pid_t c = run_consumer;
+
+	(void)sig;
+	memset(&si, 0, sizeof(si));
+	if (c > 0 && waitid(P_PID, (id_t)c, &si,
+			    WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	    si.si_pid == c)
+		run_abort = 1;
+	errno = saved;
 }
 
 static void set_handler(int sig, void (*fn)(int))
@@ -75,6 +94,77 @@ static double mono_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double bench_now(void)
+{
+	return mono_s();
+}
+
+/*
+ * Start @argv[0] (or @env_override's value, if that variable is set) as a
+ * child in this run's namespace and on this process's CPU, at normal
+ * priority (SCHED_OTHER, the run's nice value), with standard output on
+ * @out_fd (-1: /dev/null) and standard error on /dev/null. It is killed
+ * when the run process dies. Returns its pid or -1.
+ */
+int bench_spawn(char *const argv[], const char *env_override, int out_fd)
+{
+	const char *env = env_override ? getenv(env_override) : NULL;
+	pid_t pid;
+	int fd;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	/* never SCHED_FIFO (--rt): two busy FIFO processes on one CPU, as
+	 * an iperf3 client and server, starve each other and the run */
+	if (sched_getscheduler(0) != SCHED_OTHER) {
+		struct sched_param sp = { .sched_priority = 0 };
+
+		sched_setscheduler(0, SCHED_OTHER, &sp);
+	}
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(out_fd >= 0 ? out_fd : fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+	}
+	if (env && *env)
+		execv(env, argv);
+	execvp(argv[0], argv);
+	_exit(127);
+}
+
+/*
+ * Wait at most @seconds for child @pid; then kill it (SIGKILL) and reap it.
+ * Returns 0 if it ended by itself (status in *status), -1 if it was killed.
+ */
+int bench_wait_deadline(int pid, double seconds, int *status)
+{
+	double t0 = mono_s();
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(pid, status, WNOHANG);
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (mono_s() - t0 > seconds) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+				;
+			return -1;
+		}
+		usleep(2000);
+	}
 }
 
 /* --- raw_syscalls:sys_enter, to count a consumer's syscalls ------------- */
@@ -197,7 +287,7 @@ static double busy_pct(const struct cpu_times *a, const struct cpu_times *b)
 
 /* --- network namespace and rules ---------------------------------------- */
 
-static int lo_up(void)
+static int lo_up(unsigned int mtu)
 {
 	struct ifreq ifr;
 	int fd, ret = -1;
@@ -207,6 +297,13 @@ static int lo_up(void)
 		return -1;
 	memset(&ifr, 0, sizeof(ifr));
 	strcpy(ifr.ifr_name, "lo");
+	if (mtu) {
+		ifr.ifr_mtu = (int)mtu;
+		if (ioctl(fd, SIOCSIFMTU, &ifr) < 0) {
+			close(fd);
+			return -1;
+		}
+	}
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
 		ifr.ifr_flags |= IFF_UP;
 		ret = ioctl(fd, SIOCSIFFLAGS, &ifr);
@@ -240,32 +337,132 @@ static int run_iptables(char *const argv[])
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-static int add_rule(const struct bench_cfg *cfg, const char *src,
-		    unsigned int queue)
+/*
+ * One NFQUEUE rule in the configured chain:
+ *   -p @proto @portopt @port [@addropt @addr] [-m u32 --u32 @u32]
+ *   -j NFQUEUE --queue-num @queue
+ */
+static int add_rule(const struct bench_cfg *cfg, const char *proto,
+		    const char *portopt, const char *port, const char *addropt,
+		    const char *addr, const char *u32, unsigned int queue)
 {
-	char qnum[8], port[8];
-	char *argv[] = {
-		"iptables", "-A",
-		cfg->hook == BENCH_HOOK_OUTPUT ? "OUTPUT" : "INPUT",
-		"-p", "udp", "--dport", port, "-s", (char *)src,
-		"-j", "NFQUEUE", "--queue-num", qnum, NULL,
-	};
+	char qnum[8];
+	char *argv[24];
+	int n = 0;
 
 	snprintf(qnum, sizeof(qnum), "%u", queue);
-	snprintf(port, sizeof(port), "%u", BENCH_PORT);
+	argv[n++] = "iptables";
+	argv[n++] = "-A";
+	argv[n++] = cfg->hook == BENCH_HOOK_OUTPUT ? "OUTPUT" : "INPUT";
+	argv[n++] = "-p";
+	argv[n++] = (char *)proto;
+	argv[n++] = (char *)portopt;
+	argv[n++] = (char *)port;
+	if (addropt) {
+		argv[n++] = (char *)addropt;
+		argv[n++] = (char *)addr;
+	}
+	if (u32) {
+		argv[n++] = "-m";
+		argv[n++] = "u32";
+		argv[n++] = "--u32";
+		argv[n++] = (char *)u32;
+	}
+	argv[n++] = "-j";
+	argv[n++] = "NFQUEUE";
+	argv[n++] = "--queue-num";
+	argv[n++] = qnum;
+	argv[n] = NULL;
 	return run_iptables(argv);
+}
+
+/*
+ * UDP (stream and ping-pong): one queue takes every datagram to the port(s)
+ * from 127/8; two queues split the flows by source address, 127.0.1.x to
+ * queue 0 and 127.0.2.x to queue 1. With both_ways, the replies (from the
+ * port) are queued too, split by their destination address.
+ */
+static int add_udp_rules(const struct bench_cfg *cfg, unsigned int queues,
+			 const char *dports, const char *sport)
+{
+	static const char *const split[2] = { "127.0.1.0/24", "127.0.2.0/24" };
+	unsigned int i;
+
+	if (queues == 1) {
+		if (add_rule(cfg, "udp", "--dport", dports, "-s",
+			     "127.0.0.0/8", NULL, 0) < 0)
+			return -1;
+		return sport ? add_rule(cfg, "udp", "--sport", sport, "-d",
+					"127.0.0.0/8", NULL, 0) : 0;
+	}
+	for (i = 0; i < 2; i++) {
+		if (add_rule(cfg, "udp", "--dport", dports, "-s", split[i],
+			     NULL, i) < 0)
+			return -1;
+		if (sport && add_rule(cfg, "udp", "--sport", sport, "-d",
+				      split[i], NULL, i) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * TCP (iperf3, ping-pong): every segment to the server port; with
+ * both_ways also those from it. All connections share the addresses, so
+ * two queues split them by the client port's lowest bit (u32 match: even
+ * ports to queue 0, odd to queue 1); iperf3 --cport numbers the streams
+ * from an even port up, so they alternate.
+ */
+#define U32_SPORT_EVEN	"0>>22&0x3C@0>>16&0x1=0"
+#define U32_DPORT_EVEN	"0>>22&0x3C@0&0x1=0"
+
+static int add_tcp_rules(const struct bench_cfg *cfg, unsigned int queues,
+			 unsigned int port)
+{
+	char p[8];
+
+	snprintf(p, sizeof(p), "%u", port);
+	if (queues == 1) {
+		if (add_rule(cfg, "tcp", "--dport", p, NULL, NULL, NULL, 0) < 0)
+			return -1;
+		return cfg->both_ways ? add_rule(cfg, "tcp", "--sport", p,
+						 NULL, NULL, NULL, 0) : 0;
+	}
+	if (add_rule(cfg, "tcp", "--dport", p, NULL, NULL, U32_SPORT_EVEN,
+		     0) < 0 ||
+	    add_rule(cfg, "tcp", "--dport", p, NULL, NULL, NULL, 1) < 0)
+		return -1;
+	if (!cfg->both_ways)
+		return 0;
+	if (add_rule(cfg, "tcp", "--sport", p, NULL, NULL, U32_DPORT_EVEN,
+		     0) < 0 ||
+	    add_rule(cfg, "tcp", "--sport", p, NULL, NULL, NULL, 1) < 0)
+		return -1;
+	return 0;
 }
 
 static int add_rules(const struct bench_cfg *cfg, unsigned int queues)
 {
+	char dports[16], sport[8];
+
 	if (queues == 0)
 		return 0;
-	if (queues == 1)
-		return add_rule(cfg, "127.0.0.0/8", 0);
-	/* flows alternate between 127.0.1.x and 127.0.2.x */
-	if (add_rule(cfg, "127.0.1.0/24", 0) < 0)
-		return -1;
-	return add_rule(cfg, "127.0.2.0/24", 1);
+	switch (cfg->work) {
+	case BENCH_WORK_TCP:
+		return add_tcp_rules(cfg, queues, BENCH_TCP_PORT);
+	case BENCH_WORK_PING_TCP:
+		return add_tcp_rules(cfg, queues, BENCH_PING_PORT);
+	case BENCH_WORK_PING_UDP:
+		snprintf(dports, sizeof(dports), "%u:%u", BENCH_LOAD_PORT,
+			 BENCH_PORT);
+		snprintf(sport, sizeof(sport), "%u", BENCH_PORT);
+		return add_udp_rules(cfg, queues, dports,
+				     cfg->both_ways ? sport : NULL);
+	case BENCH_WORK_UDP:
+	default:
+		snprintf(dports, sizeof(dports), "%u", BENCH_PORT);
+		return add_udp_rules(cfg, queues, dports, NULL);
+	}
 }
 
 /* the kernel's drop counters of every bound queue of this namespace */
@@ -379,7 +576,7 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 	const struct bench_consumer *bc = &bench_consumers[kind];
 	struct bench_cons *c = &res->cons;
 	struct cpu_times ct0, ct1, cc0, cc1;
-	struct rusage ru0, ru1, cru;
+	struct rusage ru0, ru1, rc0, rc1, cru;
 	struct bench_traffic t;
 	int perf_fd = -1, st = 0;
 	pid_t cpid = -1;
@@ -401,13 +598,17 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 			 strerror(errno));
 		goto fail;
 	}
-	if (lo_up() < 0) {
-		snprintf(res->err, sizeof(res->err), "lo up: %s",
-			 strerror(errno));
+	/* the MTU only shapes the TCP runs (segment size, GSO) */
+	if (lo_up(cfg->work == BENCH_WORK_TCP ? cfg->mtu : 0) < 0) {
+		snprintf(res->err, sizeof(res->err), "lo up (mtu %u): %s",
+			 cfg->mtu, strerror(errno));
 		goto fail;
 	}
 	if (add_rules(cfg, bc->queues) < 0) {
-		snprintf(res->err, sizeof(res->err), "iptables failed");
+		snprintf(res->err, sizeof(res->err), "iptables failed%s",
+			 bc->queues > 1 && (cfg->work == BENCH_WORK_TCP ||
+					    cfg->work == BENCH_WORK_PING_TCP) ?
+			 " (the 2-queue TCP split needs the u32 match)" : "");
 		goto fail;
 	}
 
@@ -423,7 +624,7 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 	}
 
 	if (bc->queues) {
-		set_handler(SIGCHLD, on_abort);	/* consumer died: abort */
+		set_handler(SIGCHLD, on_chld);	/* consumer died: abort */
 		cpid = fork();
 		if (cpid < 0) {
 			snprintf(res->err, sizeof(res->err), "fork: %s",
@@ -432,6 +633,7 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 		}
 		if (cpid == 0)
 			consumer_main(cfg, kind, c);
+		run_consumer = cpid;
 		perf_fd = perf_open_syscalls(cfg->sys_enter_id, cpid);
 		__atomic_store_n(&c->start, 1, __ATOMIC_RELEASE);
 		if (wait_ready(c, cpid) < 0) {
@@ -453,9 +655,19 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 	if (perf_fd >= 0)
 		ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0);
 
-	if (bench_traffic(cfg, bc->drops, bc->marks, cpid, &run_abort, &t,
-			  res->err, sizeof(res->err)) < 0)
-		goto fail_cons;
+	getrusage(RUSAGE_CHILDREN, &rc0);
+	memset(&t, 0, sizeof(t));
+	if (cfg->work == BENCH_WORK_UDP) {
+		if (bench_traffic(cfg, bc->drops, bc->marks, cpid, &run_abort,
+				  &t, res->err, sizeof(res->err)) < 0)
+			goto fail_cons;
+	} else if (cfg->work == BENCH_WORK_TCP) {
+		if (bench_tcp(cfg, &run_abort, res) < 0)
+			goto fail_cons;
+	} else {
+		if (bench_ping(cfg, &run_abort, res) < 0)
+			goto fail_cons;
+	}
 
 	if (perf_fd >= 0) {
 		uint64_t v;
@@ -465,23 +677,28 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 			res->syscalls = (int64_t)v;
 	}
 	getrusage(RUSAGE_SELF, &ru1);
+	getrusage(RUSAGE_CHILDREN, &rc1);	/* the helpers, reaped */
 	read_cpu(cfg->cpu_traffic, &ct1);
 	read_cpu(cfg->cpu_consumer, &cc1);
 	read_kq(&res->kq_dropped, &res->kq_user_dropped);
 
-	res->sent = t.sent;
-	res->expected = t.expected;
-	res->delivered = t.delivered;
-	res->lost = t.expected - t.delivered;
-	res->dups = t.dups;
-	res->wrong_verdict = t.wrong_verdict;
-	res->bad_mark = t.bad_mark;
-	res->elapsed = t.elapsed;
-	res->pps = t.elapsed > 0 ? t.sent / t.elapsed : 0;
-	res->traffic_user_ns = tv_ns(&ru1.ru_utime) - tv_ns(&ru0.ru_utime);
-	res->traffic_sys_ns = tv_ns(&ru1.ru_stime) - tv_ns(&ru0.ru_stime);
+	res->traffic_user_ns = tv_ns(&ru1.ru_utime) - tv_ns(&ru0.ru_utime) +
+			       tv_ns(&rc1.ru_utime) - tv_ns(&rc0.ru_utime);
+	res->traffic_sys_ns = tv_ns(&ru1.ru_stime) - tv_ns(&ru0.ru_stime) +
+			      tv_ns(&rc1.ru_stime) - tv_ns(&rc0.ru_stime);
 	res->busy_traffic = busy_pct(&ct0, &ct1);
 	res->busy_consumer = busy_pct(&cc0, &cc1);
+	if (cfg->work == BENCH_WORK_UDP) {
+		res->sent = t.sent;
+		res->expected = t.expected;
+		res->delivered = t.delivered;
+		res->lost = t.expected - t.delivered;
+		res->dups = t.dups;
+		res->wrong_verdict = t.wrong_verdict;
+		res->bad_mark = t.bad_mark;
+		res->elapsed = t.elapsed;
+		res->pps = t.elapsed > 0 ? t.sent / t.elapsed : 0;
+	}
 	if (t.bad_mark)
 		snprintf(res->err, sizeof(res->err),
 			 "%llu wrong marks, first: datagram %llu mark 0x%x, "
@@ -499,6 +716,14 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 	else if (t.timed_out)
 		snprintf(res->err, sizeof(res->err), "timed out after %.0f s",
 			 cfg->timeout);
+	/* TCP takes a queue drop as congestion and sends again: reported
+	 * (and counted against the no-loss target), not a failed run */
+	if ((res->kq_dropped || res->kq_user_dropped) && !res->err[0] &&
+	    cfg->work != BENCH_WORK_TCP)
+		snprintf(res->err, sizeof(res->err),
+			 "kernel queue dropped %llu (queue full) + %llu "
+			 "(socket full)", (unsigned long long)res->kq_dropped,
+			 (unsigned long long)res->kq_user_dropped);
 
 	if (cpid > 0) {
 		signal(SIGCHLD, SIG_DFL);
@@ -510,6 +735,7 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 		res->cons_user_ns = tv_ns(&cru.ru_utime);
 		res->cons_sys_ns = tv_ns(&cru.ru_stime);
 		res->cons_maxrss_kb = cru.ru_maxrss;
+		run_consumer = 0;
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || c->failed) {
 			snprintf(res->err, sizeof(res->err),
 				 "consumer failed: %s",
@@ -518,8 +744,10 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 		}
 	}
 	if (t.stalled || t.timed_out || res->lost || res->dups ||
-	    res->wrong_verdict || res->bad_mark || res->kq_dropped ||
-	    res->kq_user_dropped)
+	    res->wrong_verdict || res->bad_mark ||
+	    ((res->kq_dropped || res->kq_user_dropped) &&
+	     cfg->work != BENCH_WORK_TCP) || res->ping_lost ||
+	    res->load_sent != res->load_delivered)
 		res->failed = 1;
 	res->done = 1;
 	_exit(0);
@@ -551,6 +779,7 @@ int bench_run(const struct bench_cfg *cfg, enum bench_kind kind,
 	res->kind = kind;
 	res->payload = cfg->payload;
 	res->drain = cfg->drain;
+	res->work = cfg->work;
 	pid = fork();
 	if (pid < 0)
 		return -1;

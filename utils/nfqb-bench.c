@@ -47,6 +47,7 @@ const struct bench_consumer bench_consumers[BENCH_NKINDS] = {
 };
 
 #define MAX_SIZES 8
+#define MAX_LIST 8
 
 struct opts {
 	struct bench_cfg cfg;
@@ -59,7 +60,23 @@ struct opts {
 	bool memcheck;
 	bool packets_set, reps_set, sizes_set, kinds_set;
 	bool syscount;
-	bool stream, drain;			/* modes to run */
+	bool stream, drain, tcp, latency;	/* modes to run */
+	/* TCP */
+	bool tcp_time_set;
+	unsigned int tcp_flows[MAX_LIST];
+	unsigned int ntcp_flows;
+	int gso[3];				/* -1 default, 0 off, 1 on */
+	unsigned int ngso;
+	/* latency */
+	bool pings_set, ping_time_set;
+	unsigned int load_pct[MAX_LIST];	/* % of ref A's rate */
+	unsigned int nload_pct;
+	unsigned int load_pps[MAX_LIST];	/* fixed rates instead */
+	unsigned int nload_pps;
+	uint64_t calib_packets;
+	double noise_pct;
+	const char *plot;			/* PNG to draw */
+	const char *replot;			/* --json file to draw from */
 };
 
 /* one line of the summary: medians over the repetitions */
@@ -100,7 +117,8 @@ static void usage(FILE *f)
 "  -r, --reps N         repetitions of each consumer (default 5)\n"
 "  -s, --sizes LIST     UDP payload sizes in bytes (default 64,1024)\n"
 "  -c, --consumers LIST kernel,ref-a,ref-b,lib,lib-mixed,lib-pool2 (default all)\n"
-"  -q, --quick          100000 datagrams, 3 repetitions\n"
+"  -q, --quick          100000 datagrams, 3 repetitions, shorter TCP and\n"
+"                       latency runs\n"
 "  -j, --json           machine-readable result on stdout\n"
 "  -m, --memcheck       max RSS of the lib consumers after N and 10*N\n"
 "                       datagrams (N = --packets, default 1000000)\n"
@@ -108,10 +126,29 @@ static void usage(FILE *f)
 "  -b, --burst N        datagrams per sendmmsg (default 32)\n"
 "  -f, --flows N        sending sockets / source addresses (default 8)\n"
 "      --batch N        verdict batch of ref B and the library (default 64)\n"
+"      --maxlen N       kernel queue length of every consumer (default 4096)\n"
 "      --cpus T,C       CPUs of the traffic and consumer processes (default 0,1)\n"
 "      --hook H         input (default) or output\n"
 "      --timeout S      seconds a run may take (default 120)\n"
-"      --mode M         stream, drain or both (default)\n"
+"      --mode LIST      stream,drain,tcp,latency; both = stream,drain\n"
+"                       (default), all = every mode\n"
+"      --tcp-time S     iperf3 seconds per TCP run (default 3, --quick 2)\n"
+"      --tcp-flows LIST iperf3 -P values (default 1,8)\n"
+"      --gso LIST       the queue's GSO flag: off,on (default) or default\n"
+"      --mtu N          loopback MTU of the TCP runs (default 1500)\n"
+"      --pings N        measured round trips per latency run (default\n"
+"                       20000, --quick 5000)\n"
+"      --ping-time S    seconds a latency run may take (default 10,\n"
+"                       --quick 5)\n"
+"      --ping-size N    bytes per request and response (default 64)\n"
+"      --load LIST      background load in %% of ref A's calibrated rate\n"
+"                       (default 25,50,90; none: no load runs)\n"
+"      --load-pps LIST  fixed background loads in pkt/s instead\n"
+"      --both-ways      TCP and latency: queue the replies too\n"
+"      --noise PCT      a reference whose runs spread more is noisy\n"
+"                       (default 15)\n"
+"      --plot FILE.png  draw throughput and latency with gnuplot\n"
+"      --replot FILE    draw --plot from a saved --json result, no runs\n"
 "      --no-syscount    skip the untimed syscall-counting runs\n"
 "      --nice N         nice value of the measured processes (default 0)\n"
 "      --rt[=PRIO]      run them SCHED_FIFO (default priority 10): for a\n"
@@ -172,7 +209,94 @@ static unsigned long num_arg(const char *s, unsigned long min,
 }
 
 enum { OPT_BATCH = 256, OPT_CPUS, OPT_HOOK, OPT_TIMEOUT, OPT_NOSYS, OPT_NICE,
-       OPT_RT, OPT_MODE };
+       OPT_RT, OPT_MODE, OPT_TCP_TIME, OPT_TCP_FLOWS, OPT_GSO, OPT_MTU,
+       OPT_PINGS, OPT_PING_TIME, OPT_PING_SIZE, OPT_LOAD, OPT_LOAD_PPS,
+       OPT_BOTH, OPT_NOISE, OPT_PLOT, OPT_REPLOT, OPT_MAXLEN };
+
+static void parse_modes(const char *arg, struct opts *o)
+{
+	char buf[128], *tok, *save = NULL;
+
+	o->stream = o->drain = o->tcp = o->latency = false;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "stream")) {
+			o->stream = true;
+		} else if (!strcmp(tok, "drain")) {
+			o->drain = true;
+		} else if (!strcmp(tok, "both")) {
+			o->stream = o->drain = true;
+		} else if (!strcmp(tok, "tcp")) {
+			o->tcp = true;
+		} else if (!strcmp(tok, "latency")) {
+			o->latency = true;
+		} else if (!strcmp(tok, "all")) {
+			o->stream = o->drain = o->tcp = o->latency = true;
+		} else {
+			fprintf(stderr, "nfqb-bench: bad --mode '%s'\n", tok);
+			exit(2);
+		}
+	}
+	if (!o->stream && !o->drain && !o->tcp && !o->latency) {
+		fprintf(stderr, "nfqb-bench: bad --mode\n");
+		exit(2);
+	}
+}
+
+static void parse_gso(const char *arg, struct opts *o)
+{
+	char buf[64], *tok, *save = NULL;
+
+	o->ngso = 0;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (o->ngso == 3)
+			goto bad;
+		if (!strcmp(tok, "off"))
+			o->gso[o->ngso++] = 0;
+		else if (!strcmp(tok, "on"))
+			o->gso[o->ngso++] = 1;
+		else if (!strcmp(tok, "default"))
+			o->gso[o->ngso++] = -1;
+		else
+			goto bad;
+	}
+	if (o->ngso)
+		return;
+bad:
+	fprintf(stderr, "nfqb-bench: bad --gso (off, on, default)\n");
+	exit(2);
+}
+
+/* a list of numbers in [min, max] */
+static unsigned int parse_nums(const char *arg, unsigned int *out,
+			       unsigned long min, unsigned long max,
+			       const char *what)
+{
+	unsigned int n = 0;
+	const char *p = arg;
+	char *end;
+
+	while (*p) {
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p || n == MAX_LIST || v < min || v > max)
+			goto bad;
+		out[n++] = (unsigned int)v;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	if (n)
+		return n;
+bad:
+	fprintf(stderr, "nfqb-bench: bad %s '%s'\n", what, arg);
+	exit(2);
+}
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -195,6 +319,20 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "nice", required_argument, NULL, OPT_NICE },
 		{ "rt", optional_argument, NULL, OPT_RT },
 		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "tcp-time", required_argument, NULL, OPT_TCP_TIME },
+		{ "tcp-flows", required_argument, NULL, OPT_TCP_FLOWS },
+		{ "gso", required_argument, NULL, OPT_GSO },
+		{ "mtu", required_argument, NULL, OPT_MTU },
+		{ "pings", required_argument, NULL, OPT_PINGS },
+		{ "ping-time", required_argument, NULL, OPT_PING_TIME },
+		{ "ping-size", required_argument, NULL, OPT_PING_SIZE },
+		{ "load", required_argument, NULL, OPT_LOAD },
+		{ "load-pps", required_argument, NULL, OPT_LOAD_PPS },
+		{ "both-ways", no_argument, NULL, OPT_BOTH },
+		{ "noise", required_argument, NULL, OPT_NOISE },
+		{ "plot", required_argument, NULL, OPT_PLOT },
+		{ "replot", required_argument, NULL, OPT_REPLOT },
+		{ "maxlen", required_argument, NULL, OPT_MAXLEN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -207,8 +345,22 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		.flows = 8, .batch = 64, .maxlen = 4096,
 		.rcvbuf = 16u << 20, .cpu_traffic = 0, .cpu_consumer = 1,
 		.hook = BENCH_HOOK_INPUT, .timeout = 120, .stall = 3,
-		.sys_enter_id = -1,
+		.sys_enter_id = -1, .gso = -1, .tcp_time = 3,
+		.tcp_streams = 1, .mtu = 1500, .ping_count = 20000,
+		.ping_size = 64, .ping_time = 10,
 	};
+	o->tcp_flows[0] = 1;
+	o->tcp_flows[1] = 8;
+	o->ntcp_flows = 2;
+	o->gso[0] = 0;
+	o->gso[1] = 1;
+	o->ngso = 2;
+	o->load_pct[0] = 25;
+	o->load_pct[1] = 50;
+	o->load_pct[2] = 90;
+	o->nload_pct = 3;
+	o->calib_packets = 100000;
+	o->noise_pct = 15;
 	o->reps = 5;
 	o->sizes[0] = 64;
 	o->sizes[1] = 1024;
@@ -297,14 +449,59 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case OPT_MODE:
-			o->stream = !strcmp(optarg, "stream") ||
-				    !strcmp(optarg, "both");
-			o->drain = !strcmp(optarg, "drain") ||
-				   !strcmp(optarg, "both");
-			if (!o->stream && !o->drain) {
-				fprintf(stderr, "nfqb-bench: bad --mode\n");
-				exit(2);
-			}
+			parse_modes(optarg, o);
+			break;
+		case OPT_TCP_TIME:
+			o->cfg.tcp_time = num_arg(optarg, 1, 600);
+			o->tcp_time_set = true;
+			break;
+		case OPT_TCP_FLOWS:
+			o->ntcp_flows = parse_nums(optarg, o->tcp_flows, 1,
+						   BENCH_MAX_TCP_STREAMS,
+						   "--tcp-flows");
+			break;
+		case OPT_GSO:
+			parse_gso(optarg, o);
+			break;
+		case OPT_MTU:
+			o->cfg.mtu = num_arg(optarg, 576, 65536);
+			break;
+		case OPT_PINGS:
+			o->cfg.ping_count = num_arg(optarg, 10, 10000000);
+			o->pings_set = true;
+			break;
+		case OPT_PING_TIME:
+			o->cfg.ping_time = num_arg(optarg, 1, 3600);
+			o->ping_time_set = true;
+			break;
+		case OPT_PING_SIZE:
+			o->cfg.ping_size = num_arg(optarg, 8, 1400);
+			break;
+		case OPT_LOAD:
+			if (!strcmp(optarg, "none"))
+				o->nload_pct = 0;
+			else
+				o->nload_pct = parse_nums(optarg, o->load_pct,
+							  1, 200, "--load");
+			break;
+		case OPT_LOAD_PPS:
+			o->nload_pps = parse_nums(optarg, o->load_pps, 1,
+						  10000000, "--load-pps");
+			break;
+		case OPT_BOTH:
+			o->cfg.both_ways = true;
+			break;
+		case OPT_NOISE:
+			o->noise_pct = num_arg(optarg, 1, 1000);
+			break;
+		case OPT_PLOT:
+			o->plot = optarg;
+			break;
+		case OPT_REPLOT:
+			o->replot = optarg;
+			break;
+		case OPT_MAXLEN:
+			o->cfg.maxlen = num_arg(optarg, 1, 1000000);
 			break;
 		case OPT_RT:
 			o->cfg.rt_prio = optarg ? (int)num_arg(optarg, 1, 99) :
@@ -327,6 +524,17 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->cfg.packets = 100000;
 		if (!o->reps_set)
 			o->reps = 3;
+		if (!o->tcp_time_set)
+			o->cfg.tcp_time = 2;
+		if (!o->pings_set)
+			o->cfg.ping_count = 5000;
+		if (!o->ping_time_set)
+			o->cfg.ping_time = 5;
+		o->calib_packets = 50000;
+	}
+	if (o->replot && !o->plot) {
+		fprintf(stderr, "nfqb-bench: --replot needs --plot FILE.png\n");
+		exit(2);
 	}
 	if (o->memcheck && !o->packets_set)
 		o->cfg.packets = 1000000;
@@ -377,7 +585,8 @@ static void summarize(const struct bench_result *res, unsigned int nres,
 		const struct bench_result *r = &res[i];
 		double pk;
 
-		if (r->kind != kind || r->payload != payload || !r->done ||
+		if (r->work != BENCH_WORK_UDP || r->calibration ||
+		    r->kind != kind || r->payload != payload || !r->done ||
 		    r->drain != drain)
 			continue;
 		s->lost += r->lost;
@@ -574,18 +783,42 @@ static void print_drain(FILE *f, const struct opts *o, unsigned int pl,
 	}
 }
 
+static int find_scen_udp(const struct bench_set *set, unsigned int pl,
+			 bool drain)
+{
+	unsigned int i;
+
+	for (i = 0; i < set->nscen; i++)
+		if (set->scen[i].work == BENCH_WORK_UDP &&
+		    set->scen[i].payload == pl && set->scen[i].drain == drain)
+			return (int)i;
+	return -1;
+}
+
 static void print_table(FILE *f, const struct opts *o,
-			const struct summary *sum, unsigned int nsum)
+			const struct summary *sum, unsigned int nsum,
+			const struct bench_set *set)
 {
 	unsigned int si;
+	int sc;
 
 	print_header(f, o);
-	for (si = 0; si < o->nsizes; si++) {
-		if (o->stream)
+	for (si = 0; si < o->nsizes && (o->stream || o->drain); si++) {
+		if (o->stream) {
 			print_stream(f, o, o->sizes[si], sum, nsum);
-		if (o->drain)
+			sc = find_scen_udp(set, o->sizes[si], false);
+			if (sc >= 0)
+				bench_print_ratios(f, set, sc);
+		}
+		if (o->drain) {
 			print_drain(f, o, o->sizes[si], sum, nsum);
+			sc = find_scen_udp(set, o->sizes[si], true);
+			if (sc >= 0)
+				bench_print_ratios(f, set, sc);
+		}
 	}
+	if (!o->stream && !o->drain)
+		return;
 	fprintf(f, "\nStreaming: the traffic process keeps up to the window in "
 		"flight. pkt/s: datagrams through the queue per second, first "
 		"send to last delivery. ns/pkt: CPU time (user+sys) of the "
@@ -662,12 +895,12 @@ static bool target_met(const struct target *t)
 }
 
 static void print_targets(FILE *f, const struct summary *sum,
-			  unsigned int nsum, unsigned int bad_runs)
+			  unsigned int nsum, unsigned int bad_runs, bool udp)
 {
 	struct target t[16];
-	unsigned int i, n = eval_targets(sum, nsum, t);
+	unsigned int i, n = udp ? eval_targets(sum, nsum, t) : 0;
 
-	fprintf(f, "\ntargets (64-byte payload, medians):\n");
+	fprintf(f, "\ntargets%s:\n", udp ? " (64-byte payload, medians)" : "");
 	for (i = 0; i < n; i++) {
 		if (!t[i].known) {
 			fprintf(f, "  %-40s    -   (%s %.2f)  not measured\n",
@@ -694,20 +927,6 @@ static void print_targets(FILE *f, const struct summary *sum,
 	}
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void print_json_header(FILE *f, const struct opts *o, const char *mode)
 {
 	struct utsname u;
@@ -718,21 +937,36 @@ static void print_json_header(FILE *f, const struct opts *o, const char *mode)
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	fprintf(f, "{\n  \"tool\": \"nfqb-bench\",\n  \"mode\": \"%s\",\n"
 		"  \"library\": ", mode);
-	json_str(f, nfqb_version());
+	bench_json_str(f, nfqb_version());
 	fprintf(f, ",\n  \"date\": \"%s\",\n  \"kernel\": ", date);
-	json_str(f, u.release);
+	bench_json_str(f, u.release);
 	fprintf(f, ",\n  \"cpus_online\": %ld,\n", sysconf(_SC_NPROCESSORS_ONLN));
 	fprintf(f, "  \"config\": {\"packets\": %llu, \"reps\": %u, "
 		"\"window\": %u, \"burst\": %u, \"flows\": %u, \"batch\": %u, "
 		"\"maxlen\": %u, \"cpu_traffic\": %d, \"cpu_consumer\": %d, "
 		"\"hook\": \"%s\", \"nice\": %d, \"rt_prio\": %d, "
-		"\"syscount\": %s},\n",
+		"\"syscount\": %s, \"rcvbuf\": %u, \"tcp_time_s\": %u, "
+		"\"tcp_mtu\": %u, \"both_ways\": %s, \"ping_count\": %u, "
+		"\"ping_size\": %u, \"ping_time_s\": %.0f, "
+		"\"calib_packets\": %llu, \"noise_pct\": %.1f, "
+		"\"modes\": [%s%s%s%s%s%s%s]},\n",
 		(unsigned long long)o->cfg.packets, o->reps, o->cfg.window,
 		o->cfg.burst, o->cfg.flows, o->cfg.batch, o->cfg.maxlen,
 		o->cfg.cpu_traffic, o->cfg.cpu_consumer,
 		o->cfg.hook == BENCH_HOOK_OUTPUT ? "output" : "input",
 		o->cfg.nice, o->cfg.rt_prio,
-		o->cfg.sys_enter_id >= 0 ? "true" : "false");
+		o->cfg.sys_enter_id >= 0 ? "true" : "false", o->cfg.rcvbuf,
+		o->cfg.tcp_time, o->cfg.mtu,
+		o->cfg.both_ways ? "true" : "false", o->cfg.ping_count,
+		o->cfg.ping_size, o->cfg.ping_time,
+		(unsigned long long)o->calib_packets, o->noise_pct,
+		o->stream ? "\"stream\"" : "",
+		o->stream && (o->drain || o->tcp || o->latency) ? ", " : "",
+		o->drain ? "\"drain\"" : "",
+		o->drain && (o->tcp || o->latency) ? ", " : "",
+		o->tcp ? "\"tcp\"" : "",
+		o->tcp && o->latency ? ", " : "",
+		o->latency ? "\"latency\"" : "");
 }
 
 static void print_json_run(FILE *f, const struct bench_result *r, bool last)
@@ -744,7 +978,7 @@ static void print_json_run(FILE *f, const struct bench_result *r, bool last)
 		"\"error\": ", bench_consumers[r->kind].name, r->payload,
 		r->rep, r->drain ? "drain" : "stream",
 		r->timed ? "true" : "false", r->failed ? "true" : "false");
-	json_str(f, r->err);
+	bench_json_str(f, r->err);
 	fprintf(f, ", \"sent\": %llu, \"expected\": %llu, \"delivered\": %llu, "
 		"\"lost\": %llu, \"dups\": %llu, \"wrong_verdict\": %llu, "
 		"\"bad_mark\": %llu, \"kq_dropped\": %llu, "
@@ -759,7 +993,7 @@ static void print_json_run(FILE *f, const struct bench_result *r, bool last)
 		"\"lib_flushes\": %llu, \"lib_flush_limit\": %llu, "
 		"\"lib_flush_idle\": %llu, \"lib_flush_latency\": %llu, "
 		"\"lib_fallbacks\": %llu, \"lib_timeouts\": %llu, "
-		"\"lib_rejected\": %llu}%s\n",
+		"\"lib_rejected\": %llu, ",
 		(unsigned long long)r->sent, (unsigned long long)r->expected,
 		(unsigned long long)r->delivered, (unsigned long long)r->lost,
 		(unsigned long long)r->dups,
@@ -785,13 +1019,41 @@ static void print_json_run(FILE *f, const struct bench_result *r, bool last)
 		(unsigned long long)c->lib_flush_latency,
 		(unsigned long long)c->lib_fallbacks,
 		(unsigned long long)c->lib_timeouts,
-		(unsigned long long)c->lib_rejected, last ? "" : ",");
+		(unsigned long long)c->lib_rejected);
+	fprintf(f, "\"work\": \"%s\", \"scenario\": %d, \"calibration\": %s, "
+		"\"gso_packets\": %llu, \"cons_bytes\": %llu, "
+		"\"cons_other_calls\": %llu, "
+		"\"gbps\": %.4f, \"tcp_bytes\": %llu, \"tcp_seconds\": %.3f, "
+		"\"retransmits\": %llu, \"iperf_cpu_host_pct\": %.1f, "
+		"\"iperf_cpu_remote_pct\": %.1f, \"pings\": %llu, "
+		"\"ping_lost\": %llu, \"lat_min_us\": %.2f, "
+		"\"lat_mean_us\": %.2f, \"lat_p50_us\": %.2f, "
+		"\"lat_p99_us\": %.2f, \"lat_p999_us\": %.2f, "
+		"\"lat_max_us\": %.2f, \"load_target_pps\": %.0f, "
+		"\"load_pps\": %.0f, \"load_sent\": %llu, "
+		"\"load_delivered\": %llu}%s\n",
+		r->work == BENCH_WORK_TCP ? "tcp" :
+		r->work == BENCH_WORK_PING_UDP ? "ping-udp" :
+		r->work == BENCH_WORK_PING_TCP ? "ping-tcp" :
+		r->drain ? "drain" : "stream", r->scen,
+		r->calibration ? "true" : "false",
+		(unsigned long long)c->gso_packets,
+		(unsigned long long)c->bytes,
+		(unsigned long long)c->other_calls, r->gbps,
+		(unsigned long long)r->tcp_bytes, r->tcp_seconds,
+		(unsigned long long)r->retransmits, r->iperf_cpu_host,
+		r->iperf_cpu_remote, (unsigned long long)r->pings,
+		(unsigned long long)r->ping_lost, r->lat_min, r->lat_mean,
+		r->lat_p50, r->lat_p99, r->lat_p999, r->lat_max,
+		r->load_target_pps, r->load_pps,
+		(unsigned long long)r->load_sent,
+		(unsigned long long)r->load_delivered, last ? "" : ",");
 }
 
 static void print_json(FILE *f, const struct opts *o,
 		       const struct bench_result *res, unsigned int nres,
 		       const struct summary *sum, unsigned int nsum,
-		       unsigned int bad_runs)
+		       unsigned int bad_runs, const struct bench_set *set)
 {
 	struct target t[16];
 	unsigned int i, nt;
@@ -841,7 +1103,9 @@ static void print_json(FILE *f, const struct opts *o,
 			B && B->cpu_ns ? s->cpu_ns / B->cpu_ns : 0,
 			i + 1 == nsum ? "" : ",");
 	}
-	fprintf(f, "  ],\n  \"targets\": [\n");
+	fprintf(f, "  ],\n");
+	bench_json_extra(f, set);
+	fprintf(f, "  \"targets\": [\n");
 	nt = eval_targets(sum, nsum, t);
 	for (i = 0; i < nt; i++)
 		fprintf(f, "    {\"name\": \"%s\", \"value\": %.3f, "
@@ -857,50 +1121,140 @@ static void print_json(FILE *f, const struct opts *o,
 /* --- progress ------------------------------------------------------------ */
 
 static void progress(unsigned int i, unsigned int n,
-		     const struct bench_result *r)
+		     const struct bench_result *r, const struct bench_set *set)
 {
 	bool tty = isatty(STDERR_FILENO);
 	double pk = r->sent ? (double)r->sent : 1;
+	const char *scen = set && r->scen >= 0 && (unsigned int)r->scen <
+			   set->nscen ? set->scen[r->scen].name : "";
+	char rep[16], what[128];
 
-	char rep[16];
-
-	if (r->timed)
+	if (r->calibration)
+		snprintf(rep, sizeof(rep), "calib");
+	else if (r->timed)
 		snprintf(rep, sizeof(rep), "%s %u", r->drain ? "drain" : "rep",
 			 r->rep + 1);
 	else
 		snprintf(rep, sizeof(rep), "syscalls");
-	fprintf(stderr, "%s[%3u/%3u] %-22s %5u B %-8s %8.0f pkt/s %6.0f ns/pkt lost %llu%s%s%s",
+	switch (r->work) {
+	case BENCH_WORK_TCP:
+		if (r->tcp_bytes && bench_consumers[r->kind].queues)
+			snprintf(what, sizeof(what),
+				 "%-18s %6.2f Gbit/s %6.0f ms/Gbit", scen,
+				 r->gbps, (r->cons_user_ns + r->cons_sys_ns) /
+				 1e6 / (r->tcp_bytes * 8 / 1e9));
+		else
+			snprintf(what, sizeof(what), "%-18s %6.2f Gbit/s",
+				 scen, r->gbps);
+		break;
+	case BENCH_WORK_PING_UDP:
+	case BENCH_WORK_PING_TCP:
+		snprintf(what, sizeof(what),
+			 "%-18s p50 %6.1f p99 %7.1f us %6llu rtts lost %llu",
+			 scen, r->lat_p50, r->lat_p99,
+			 (unsigned long long)r->pings,
+			 (unsigned long long)r->lost);
+		break;
+	case BENCH_WORK_UDP:
+	default:
+		snprintf(what, sizeof(what),
+			 "%5u B %8.0f pkt/s %6.0f ns/pkt lost %llu",
+			 r->payload, r->pps,
+			 (r->cons_user_ns + r->cons_sys_ns) / pk,
+			 (unsigned long long)r->lost);
+		break;
+	}
+	fprintf(stderr, "%s[%3u/%3u] %-22s %-8s %s%s%s%s",
 		tty ? "\r\033[K" : "", i, n, bench_consumers[r->kind].label,
-		r->payload, rep, r->pps,
-		(r->cons_user_ns + r->cons_sys_ns) / pk,
-		(unsigned long long)r->lost, r->failed ? " FAILED: " : "",
+		rep, what, r->failed ? " FAILED: " : "",
 		r->failed ? r->err : "", tty && !r->failed ? "" : "\n");
 	fflush(stderr);
 }
 
 /* --- modes --------------------------------------------------------------- */
 
-static int do_compare(struct opts *o)
+struct runner {
+	struct opts *o;
+	struct bench_set *set;
+	unsigned int cap;	/* runs planned */
+	unsigned int bad;	/* runs failed */
+};
+
+/* one run of @k in scenario @scen; NULL when the plan is exhausted */
+static struct bench_result *one_run(struct runner *rn, enum bench_kind k,
+				    int scen, unsigned int rep, bool timed)
 {
-	unsigned int nres, cap, i = 0, nq = 0, si, rep, j, m, nsum = 0, bad = 0;
-	struct summary sum[MAX_SIZES * BENCH_NKINDS * 2];
-	int sys_id = o->cfg.sys_enter_id;
-	struct bench_result *res;
+	struct bench_set *set = rn->set;
+	struct bench_result *r;
+
+	if (set->nres == rn->cap || interrupted)
+		return NULL;
+	r = &set->res[set->nres++];
+	bench_run(&rn->o->cfg, k, r);
+	r->rep = rep;
+	r->timed = timed;
+	r->scen = scen;
+	if (r->failed)
+		rn->bad++;
+	progress(set->nres, rn->cap, r, set);
+	return r;
+}
+
+/* the asked consumers that take part in TCP and latency runs */
+static unsigned int traffic_kinds(const struct opts *o, enum bench_kind *k)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < o->nkinds; i++)
+		if (BENCH_KIND_ANY_TRAFFIC(o->kinds[i]))
+			k[n++] = o->kinds[i];
+	return n;
+}
+
+static unsigned int load_count(const struct opts *o)
+{
+	return o->nload_pps ? o->nload_pps : o->nload_pct;
+}
+
+static unsigned int plan_runs(const struct opts *o, int sys_id)
+{
+	enum bench_kind k[BENCH_NKINDS];
+	unsigned int j, nq = 0, n = 0, nt = traffic_kinds(o, k);
 
 	for (j = 0; j < o->nkinds; j++)
 		if (bench_consumers[o->kinds[j]].queues)
 			nq++;
-	cap = o->nsizes * ((o->stream ? o->reps * o->nkinds : 0) +
-			   (o->drain ? o->reps * nq : 0) +
-			   (o->stream && sys_id >= 0 ? nq : 0));
-	nres = cap;
-	res = mmap(NULL, cap * sizeof(*res), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (res == MAP_FAILED) {
-		perror("nfqb-bench: mmap");
-		return 1;
-	}
+	n += o->nsizes * ((o->stream ? o->reps * o->nkinds : 0) +
+			  (o->drain ? o->reps * nq : 0) +
+			  (o->stream && sys_id >= 0 ? nq : 0));
+	if (o->tcp)
+		n += o->reps * o->ntcp_flows * o->ngso * nt;
+	if (o->latency)
+		n += 1 + o->reps * (2 + load_count(o)) * nt;
+	return n;
+}
+
+static void run_udp(struct runner *rn)
+{
+	struct opts *o = rn->o;
+	int sys_id = o->cfg.sys_enter_id;
+	unsigned int si, rep, m, j;
+
+	o->cfg.work = BENCH_WORK_UDP;
+	o->cfg.gso = -1;
 	for (si = 0; si < o->nsizes && !interrupted; si++) {
+		struct bench_scen sc = { .work = BENCH_WORK_UDP, .gso = -1,
+					 .payload = o->sizes[si] };
+		int scen[2] = { -1, -1 };
+
+		for (m = 0; m < 2; m++) {
+			if ((m == 0 && !o->stream) || (m == 1 && !o->drain))
+				continue;
+			sc.drain = m == 1;
+			snprintf(sc.name, sizeof(sc.name), "%s %u B",
+				 m ? "drain" : "stream", sc.payload);
+			scen[m] = bench_scen_add(rn->set, &sc);
+		}
 		o->cfg.payload = o->sizes[si];
 		/* timed runs; counting syscalls would slow them */
 		o->cfg.sys_enter_id = -1;
@@ -913,18 +1267,11 @@ static int do_compare(struct opts *o)
 				for (j = 0; j < o->nkinds && !interrupted; j++) {
 					enum bench_kind k =
 						o->kinds[(j + rep) % o->nkinds];
-					struct bench_result *r;
 
 					if (o->cfg.drain &&
 					    !bench_consumers[k].queues)
 						continue;
-					r = &res[i++];
-					bench_run(&o->cfg, k, r);
-					r->rep = rep;
-					r->timed = true;
-					if (r->failed)
-						bad++;
-					progress(i, nres, r);
+					one_run(rn, k, scen[m], rep, true);
 				}
 			}
 		}
@@ -933,22 +1280,193 @@ static int do_compare(struct opts *o)
 		o->cfg.sys_enter_id = sys_id;
 		for (j = 0; j < o->nkinds && o->stream && sys_id >= 0 &&
 		     !interrupted; j++) {
-			struct bench_result *r;
-
 			if (!bench_consumers[o->kinds[j]].queues)
 				continue;
-			r = &res[i++];
-			bench_run(&o->cfg, o->kinds[j], r);
-			if (r->failed)
-				bad++;
-			progress(i, nres, r);
+			one_run(rn, o->kinds[j], scen[0], 0, false);
 		}
 	}
-	nres = i;
+	o->cfg.sys_enter_id = sys_id;
+	o->cfg.drain = false;
+}
+
+/* TCP: per repetition every (flows, GSO) scenario, the consumers rotating */
+static void run_tcp(struct runner *rn)
+{
+	struct opts *o = rn->o;
+	enum bench_kind k[BENCH_NKINDS];
+	unsigned int nk = traffic_kinds(o, k), f, g, rep, j, ns = 0;
+	int scen[MAX_LIST * 3];
+	int sys_id = o->cfg.sys_enter_id;
+
+	if (!nk)
+		return;
+	for (f = 0; f < o->ntcp_flows; f++) {
+		for (g = 0; g < o->ngso; g++) {
+			struct bench_scen sc = {
+				.work = BENCH_WORK_TCP,
+				.streams = o->tcp_flows[f], .gso = o->gso[g],
+			};
+
+			snprintf(sc.name, sizeof(sc.name), "%u flow%s, GSO %s",
+				 sc.streams, sc.streams == 1 ? "" : "s",
+				 sc.gso < 0 ? "default" : sc.gso ? "on" : "off");
+			scen[ns++] = bench_scen_add(rn->set, &sc);
+		}
+	}
+	o->cfg.work = BENCH_WORK_TCP;
+	o->cfg.sys_enter_id = -1;
+	o->cfg.drain = false;
+	for (rep = 0; rep < o->reps && !interrupted; rep++) {
+		for (f = 0; f < ns && !interrupted; f++) {
+			const struct bench_scen *sc = &rn->set->scen[scen[f]];
+
+			o->cfg.tcp_streams = sc->streams;
+			o->cfg.gso = sc->gso;
+			for (j = 0; j < nk && !interrupted; j++)
+				one_run(rn, k[(j + rep) % nk], scen[f], rep,
+					true);
+		}
+	}
+	o->cfg.work = BENCH_WORK_UDP;
+	o->cfg.gso = -1;
+	o->cfg.sys_enter_id = sys_id;
+}
+
+/*
+ * Latency: UDP and TCP ping-pong when idle, then UDP ping-pong under each
+ * background load; rates in % of ref A's streaming rate, measured first
+ * (one short run), unless fixed rates were given.
+ */
+static void run_latency(struct runner *rn)
+{
+	struct opts *o = rn->o;
+	struct bench_set *set = rn->set;
+	enum bench_kind k[BENCH_NKINDS];
+	unsigned int nk = traffic_kinds(o, k), i, rep, j, ns = 0;
+	int scen[2 + MAX_LIST];
+	int sys_id = o->cfg.sys_enter_id;
+	struct bench_scen sc;
+
+	if (!nk)
+		return;
+	o->cfg.sys_enter_id = -1;
+	o->cfg.drain = false;
+	o->cfg.gso = -1;
+	if (o->nload_pct && !o->nload_pps) {
+		uint64_t packets = o->cfg.packets;
+		unsigned int payload = o->cfg.payload;
+		struct bench_result *r;
+
+		o->cfg.work = BENCH_WORK_UDP;
+		o->cfg.packets = o->calib_packets;
+		o->cfg.payload = 64;
+		r = one_run(rn, BENCH_REF_A, -1, 0, false);
+		o->cfg.packets = packets;
+		o->cfg.payload = payload;
+		if (r) {
+			r->calibration = true;
+			set->calib_run = (int)(r - set->res);
+			if (!r->failed && r->pps > 0)
+				set->calib_pps = r->pps;
+			else
+				fprintf(stderr, "nfqb-bench: the load "
+					"calibration (ref A) failed: no runs "
+					"under load\n");
+		}
+	}
+	memset(&sc, 0, sizeof(sc));
+	sc.work = BENCH_WORK_PING_UDP;
+	sc.gso = -1;
+	snprintf(sc.name, sizeof(sc.name), "UDP, idle");
+	scen[ns++] = bench_scen_add(set, &sc);
+	sc.work = BENCH_WORK_PING_TCP;
+	snprintf(sc.name, sizeof(sc.name), "TCP, idle");
+	scen[ns++] = bench_scen_add(set, &sc);
+	sc.work = BENCH_WORK_PING_UDP;
+	for (i = 0; i < o->nload_pps; i++) {
+		sc.load_pps = o->load_pps[i];
+		snprintf(sc.name, sizeof(sc.name), "UDP, load %.0fk pkt/s",
+			 sc.load_pps / 1e3);
+		scen[ns++] = bench_scen_add(set, &sc);
+	}
+	for (i = 0; !o->nload_pps && set->calib_pps > 0 &&
+	     i < o->nload_pct; i++) {
+		sc.load_pct = o->load_pct[i];
+		sc.load_pps = set->calib_pps * o->load_pct[i] / 100.0;
+		snprintf(sc.name, sizeof(sc.name), "UDP, load %u%%",
+			 o->load_pct[i]);
+		scen[ns++] = bench_scen_add(set, &sc);
+	}
+	for (rep = 0; rep < o->reps && !interrupted; rep++) {
+		for (i = 0; i < ns && !interrupted; i++) {
+			const struct bench_scen *c = &set->scen[scen[i]];
+
+			o->cfg.work = c->work;
+			o->cfg.load_pps = c->load_pps;
+			for (j = 0; j < nk && !interrupted; j++)
+				one_run(rn, k[(j + rep) % nk], scen[i], rep,
+					true);
+		}
+	}
+	o->cfg.work = BENCH_WORK_UDP;
+	o->cfg.load_pps = 0;
+	o->cfg.sys_enter_id = sys_id;
+}
+
+static void plot_title(char *buf, size_t len)
+{
+	char date[32];
+	struct utsname u;
+	time_t now = time(NULL);
+
+	uname(&u);
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	snprintf(buf, len, "nfqb-bench, libnfq-batch %s, %s, kernel %s, %ld "
+		 "CPUs", nfqb_version(), date, u.release,
+		 sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static int do_compare(struct opts *o)
+{
+	unsigned int si, j, m, nsum = 0, cap;
+	struct summary sum[MAX_SIZES * BENCH_NKINDS * 2];
+	struct bench_set set;
+	struct runner rn;
+	struct bench_result *res;
+	int ret;
+
+	cap = plan_runs(o, o->cfg.sys_enter_id);
+	res = mmap(NULL, (cap + 1) * sizeof(*res), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED) {
+		perror("nfqb-bench: mmap");
+		return 1;
+	}
+	memset(&set, 0, sizeof(set));
+	set.res = res;
+	for (j = 0; j < o->nkinds; j++)
+		set.kinds[j] = o->kinds[j];
+	set.nkinds = o->nkinds;
+	set.reps = o->reps;
+	set.noise_pct = o->noise_pct;
+	set.cfg = &o->cfg;
+	set.calib_run = -1;
+	set.load_fixed = o->nload_pps > 0;
+	set.ping_warmup = o->cfg.ping_count / 10 > 200 ? 200 :
+			  o->cfg.ping_count / 10;
+	rn = (struct runner) { .o = o, .set = &set, .cap = cap };
+
+	if (o->stream || o->drain)
+		run_udp(&rn);
+	if (o->tcp && !interrupted)
+		run_tcp(&rn);
+	if (o->latency && !interrupted)
+		run_latency(&rn);
 	if (isatty(STDERR_FILENO))
 		fputc('\n', stderr);
 	if (interrupted) {
 		fprintf(stderr, "nfqb-bench: interrupted\n");
+		munmap(res, (cap + 1) * sizeof(*res));
 		return 130;
 	}
 	for (si = 0; si < o->nsizes; si++) {
@@ -958,22 +1476,40 @@ static int do_compare(struct opts *o)
 			for (j = 0; j < o->nkinds; j++) {
 				if (m == 1 && !bench_consumers[o->kinds[j]].queues)
 					continue;
-				summarize(res, nres, o->kinds[j], o->sizes[si],
-					  m == 1, &sum[nsum++]);
+				summarize(res, set.nres, o->kinds[j],
+					  o->sizes[si], m == 1, &sum[nsum++]);
 			}
 		}
 	}
 	if (o->json) {
-		print_json(stdout, o, res, nres, sum, nsum, bad);
+		print_json(stdout, o, res, set.nres, sum, nsum, rn.bad, &set);
 	} else {
-		print_table(stdout, o, sum, nsum);
-		print_targets(stdout, sum, nsum, bad);
+		print_table(stdout, o, sum, nsum, &set);
+		if (o->tcp)
+			bench_print_tcp(stdout, &set);
+		if (o->latency)
+			bench_print_latency(stdout, &set);
+		print_targets(stdout, sum, nsum, rn.bad, o->stream || o->drain);
+		bench_print_targets_new(stdout, &set);
 	}
-	munmap(res, cap * sizeof(*res));
-	if (bad)
+	ret = rn.bad ? 1 : 0;
+	if (o->plot) {
+		struct bench_plot_row *rows = calloc(1024, sizeof(*rows));
+		char title[256];
+		unsigned int n = rows ? bench_plot_rows(&set, rows, 1024) : 0;
+
+		plot_title(title, sizeof(title));
+		if (bench_plot(o->plot, title, rows, n) < 0)
+			ret = 1;
+		else
+			fprintf(stderr, "nfqb-bench: drew %s\n", o->plot);
+		free(rows);
+	}
+	munmap(res, (cap + 1) * sizeof(*res));
+	if (rn.bad)
 		fprintf(stderr, "nfqb-bench: %u run(s) failed or lost packets\n",
-			bad);
-	return bad ? 1 : 0;
+			rn.bad);
+	return ret;
 }
 
 static int do_memcheck(struct opts *o)
@@ -1017,7 +1553,7 @@ static int do_memcheck(struct opts *o)
 			r->timed = true;
 			if (r->failed)
 				bad++;
-			progress(i * n + j + 1, nres, r);
+			progress(i * n + j + 1, nres, r, NULL);
 		}
 	}
 	o->cfg.packets = counts[0];
@@ -1077,6 +1613,8 @@ int main(int argc, char **argv)
 	struct opts o;
 
 	parse_opts(argc, argv, &o);
+	if (o.replot)		/* draws a saved result, measures nothing */
+		return bench_replot(o.replot, o.plot) < 0 ? 1 : 0;
 	if (geteuid() != 0)
 		fprintf(stderr, "nfqb-bench: needs root (namespaces, NFQUEUE)\n");
 	sigemptyset(&sa.sa_mask);

@@ -4,9 +4,14 @@
  *
  * One run: a child process makes its own network namespace, installs the
  * NFQUEUE rule(s), forks the consumer (pinned to one CPU) and then acts as
- * the traffic process (pinned to the other CPU): it sends UDP datagrams
- * with sendmmsg, never more than a window in flight, and receives the
- * delivered ones itself, so a correct run is lossless.
+ * the traffic process (pinned to the other CPU). Its work is one of:
+ * - UDP streaming or drain: it sends UDP datagrams with sendmmsg, never
+ *   more than a window in flight, and receives the delivered ones itself,
+ *   so a correct run is lossless (nfqb-bench-traffic.c);
+ * - TCP bulk: an iperf3 server and client, both children of it, in its
+ *   namespace and on its CPU (nfqb-bench-tcp.c);
+ * - request/response: a UDP or TCP ping-pong against an echo server child,
+ *   optionally with a paced background UDP load (nfqb-bench-ping.c).
  */
 #ifndef NFQB_BENCH_H
 #define NFQB_BENCH_H
@@ -14,8 +19,14 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define BENCH_PORT		9999
+#define BENCH_LOAD_PORT		9998		/* latency under load: the load */
+#define BENCH_TCP_PORT		5201		/* iperf3 */
+#define BENCH_TCP_CPORT		40000		/* iperf3 --cport: streams' ports */
+#define BENCH_PING_PORT		9999		/* TCP ping-pong */
+#define BENCH_MAX_TCP_STREAMS	128
 #define BENCH_MARK_BASE		0x4e000100u	/* mark = base + flow */
 #define BENCH_DROP_EVERY	13		/* mixed: seq % 13 == 0 dropped */
 #define BENCH_MAX_FLOWS		64
@@ -29,6 +40,17 @@ enum bench_kind {
 	BENCH_LIB_MIXED,	/* libnfq-batch, drops + marks, out of order */
 	BENCH_LIB_POOL2,	/* libnfq-batch, 2 queues, a thread each */
 	BENCH_NKINDS,
+};
+
+/* Consumers that take part in the TCP and latency modes (lib-mixed drops
+ * by datagram number, which means nothing there). */
+#define BENCH_KIND_ANY_TRAFFIC(k)	((k) != BENCH_LIB_MIXED)
+
+enum bench_work {
+	BENCH_WORK_UDP,		/* closed-loop UDP stream (stream, drain) */
+	BENCH_WORK_TCP,		/* iperf3 bulk */
+	BENCH_WORK_PING_UDP,	/* UDP request/response, optional load */
+	BENCH_WORK_PING_TCP,	/* TCP request/response */
 };
 
 enum bench_hook {
@@ -54,6 +76,18 @@ struct bench_cfg {
 	double timeout;			/* seconds a run may take at most */
 	double stall;			/* seconds without progress = failure */
 	int sys_enter_id;		/* raw_syscalls:sys_enter, -1 if none */
+	enum bench_work work;
+	int gso;			/* NFQA_CFG_F_GSO: -1 leave, 0 off, 1 on */
+	unsigned int mtu;		/* loopback MTU, 0: leave it */
+	bool both_ways;			/* tcp/ping: queue the replies too */
+	/* TCP bulk */
+	unsigned int tcp_time;		/* iperf3 -t, seconds */
+	unsigned int tcp_streams;	/* iperf3 -P */
+	/* request/response */
+	unsigned int ping_count;	/* round trips at most (after warm-up) */
+	unsigned int ping_size;		/* bytes per request and response */
+	double ping_time;		/* seconds the round trips may take */
+	double load_pps;		/* background UDP datagrams/s, 0: none */
 };
 
 /* What a consumer writes back (shared memory between run and consumer). */
@@ -78,6 +112,9 @@ struct bench_cons {
 	uint64_t lib_fallbacks;
 	uint64_t lib_timeouts;
 	uint64_t lib_rejected;
+	/* TCP mode only (counting costs a little) */
+	uint64_t gso_packets;		/* packets marked GSO by the kernel */
+	uint64_t bytes;			/* packet bytes as queued */
 };
 
 /* The result of one run, written by the run process. */
@@ -109,6 +146,24 @@ struct bench_result {
 	double busy_traffic;		/* % busy of the CPUs, traffic window */
 	double busy_consumer;
 	int64_t syscalls;		/* kernel-counted, -1 if unavailable */
+	enum bench_work work;
+	int scen;			/* index into the invocation's scenarios */
+	/* TCP bulk (from iperf3 -J) */
+	double gbps;			/* end.sum_received.bits_per_second / 1e9 */
+	uint64_t tcp_bytes;		/* end.sum_received.bytes */
+	double tcp_seconds;		/* end.sum_received.seconds */
+	uint64_t retransmits;		/* end.sum_sent.retransmits */
+	double iperf_cpu_host;		/* cpu_utilization_percent.host_total */
+	double iperf_cpu_remote;	/* ... remote_total */
+	/* request/response, microseconds */
+	uint64_t pings;			/* round trips measured */
+	uint64_t ping_lost;		/* requests without a response */
+	double lat_min, lat_mean, lat_p50, lat_p99, lat_p999, lat_max;
+	/* background load of a request/response run */
+	double load_target_pps;
+	double load_pps;		/* achieved: sent / sending time */
+	uint64_t load_sent, load_delivered;
+	bool calibration;		/* the load's calibration run */
 	struct bench_cons cons;
 };
 
@@ -126,6 +181,9 @@ extern const struct bench_consumer bench_consumers[BENCH_NKINDS];
 extern volatile sig_atomic_t bench_stop;
 
 /* nfqb-bench-run.c */
+int bench_spawn(char *const argv[], const char *env_override, int out_fd);
+int bench_wait_deadline(int pid, double seconds, int *status);
+double bench_now(void);
 int bench_run(const struct bench_cfg *cfg, enum bench_kind kind,
 	      struct bench_result *res);
 int bench_find_sys_enter_id(void);
@@ -145,6 +203,106 @@ int bench_flow_of_addr(uint32_t addr);
 int bench_traffic(const struct bench_cfg *cfg, bool drops, bool marks,
 		  int consumer_pid, const volatile int *abort_flag,
 		  struct bench_traffic *t, char *err, size_t errlen);
+
+/* --- what one invocation measured (nfqb-bench-report.c) --------------- */
+
+/* A scenario: what was run, apart from the consumer and the repetition. */
+struct bench_scen {
+	enum bench_work work;
+	bool drain;			/* UDP: drain mode */
+	unsigned int payload;		/* UDP stream/drain */
+	unsigned int streams;		/* TCP: iperf3 -P */
+	int gso;			/* TCP: -1 default, 0 off, 1 on */
+	double load_pct;		/* ping: % of ref A's rate, 0: idle */
+	double load_pps;		/* ping: load, 0: idle */
+	char name[48];
+};
+
+#define BENCH_MAX_SCEN		64
+
+struct bench_set {
+	struct bench_result *res;
+	unsigned int nres;
+	struct bench_scen scen[BENCH_MAX_SCEN];
+	unsigned int nscen;
+	enum bench_kind kinds[BENCH_NKINDS];	/* as asked, in order */
+	unsigned int nkinds;
+	unsigned int reps;
+	double noise_pct;		/* spread of a reference that is noisy */
+	const struct bench_cfg *cfg;	/* as for the last run */
+	unsigned int ping_warmup;
+	/* latency under load */
+	double calib_pps;		/* ref A's streaming rate, 0: none */
+	int calib_run;			/* its index in res, -1: none */
+	bool load_fixed;		/* rates given with --load-pps */
+};
+
+enum bench_metric {
+	BM_PPS,			/* UDP: datagrams/s */
+	BM_CPU_NS,		/* UDP: consumer CPU ns per datagram */
+	BM_GBPS,		/* TCP: Gbit/s received */
+	BM_CPU_GBIT,		/* TCP: consumer CPU ms per Gbit */
+	BM_P50, BM_P99, BM_P999, BM_MAX,	/* ping: us */
+	BM_LOAD_PPS,		/* ping: achieved load */
+	BM_GSO_PCT,		/* TCP: % of queued packets marked GSO */
+	BM_PKT_BYTES,		/* TCP: bytes per queued packet */
+	BM_RETRANS,		/* TCP: sender's retransmits */
+	BM_TRAFFIC_CPU,		/* TCP: iperf3 processes' CPU ms per Gbit */
+	BM_QDROP,		/* TCP: packets the kernel queue dropped */
+};
+
+struct bench_stat {
+	unsigned int n;
+	double med, min, max;
+};
+
+struct bench_target {
+	char name[64];
+	double value, vmin, vmax;	/* median and spread of paired values */
+	double limit;
+	bool le;			/* value <= limit is met; else >= */
+	bool known;
+};
+
+int bench_scen_add(struct bench_set *s, const struct bench_scen *sc);
+bool bench_metric(const struct bench_result *r, enum bench_metric m,
+		  double *v);
+struct bench_stat bench_stat_of(const struct bench_set *s, int scen,
+				enum bench_kind k, enum bench_metric m);
+struct bench_stat bench_paired(const struct bench_set *s, int scen,
+			       enum bench_kind k, enum bench_kind ref,
+			       enum bench_metric m, bool diff);
+double bench_median(double *v, unsigned int n);
+void bench_json_str(FILE *f, const char *str);
+void bench_print_ratios(FILE *f, const struct bench_set *s, int scen);
+void bench_print_tcp(FILE *f, const struct bench_set *s);
+void bench_print_latency(FILE *f, const struct bench_set *s);
+unsigned int bench_targets_new(const struct bench_set *s,
+			       struct bench_target *t, unsigned int max);
+void bench_print_targets_new(FILE *f, const struct bench_set *s);
+void bench_json_extra(FILE *f, const struct bench_set *s);
+
+/* nfqb-bench-plot.c: gnuplot (NFQB_BENCH_GNUPLOT names another binary) */
+struct bench_plot_row {
+	char panel[8];			/* tcp, udp, p50, p99 */
+	char series[48];
+	char consumer[16];
+	double value, min, max;
+};
+unsigned int bench_plot_rows(const struct bench_set *s,
+			     struct bench_plot_row *rows, unsigned int max);
+int bench_plot(const char *png, const char *title,
+	       const struct bench_plot_row *rows, unsigned int n);
+int bench_replot(const char *json_path, const char *png);
+
+/* nfqb-bench-tcp.c: iperf3 in the run's namespace, results into @res */
+int bench_wait_listen(unsigned int port, int pid, double seconds);
+int bench_tcp(const struct bench_cfg *cfg, const volatile int *abort_flag,
+	      struct bench_result *res);
+
+/* nfqb-bench-ping.c: request/response (and load), results into @res */
+int bench_ping(const struct bench_cfg *cfg, const volatile int *abort_flag,
+	       struct bench_result *res);
 
 /* consumers: nfqb-bench-ref.c, nfqb-bench-lib.c */
 int bench_ref_a(const struct bench_cfg *cfg, struct bench_cons *c);
