@@ -11,6 +11,8 @@
 #   5. make -C build-werror check-kernel: the patched kernel (kernel/) under
 #      qemu, its guest tests and the library's own (t-15, t-25, linked
 #      against build-werror's libnfq-batch)
+#   6. tests/fuzz/run.sh 20: libFuzzer on the parser and the datagram path,
+#      20 s per target (clang, its own build in build-fuzz/)
 # Run as root on Debian 12 (integration tests use network namespaces,
 # iptables and nfnetlink_queue).  Exits non-zero if anything failed; the
 # last line is "N passed, N failed".
@@ -177,6 +179,18 @@ else
 	fi
 fi
 
+# 6. Fuzzing: tests/fuzz/run.sh builds the fuzz targets itself (clang,
+# build-fuzz/) and fails on any crash, leak, hang or oracle failure.
+fuzz_pass=0
+fuzz_fail=0
+banner "fuzz: tests/fuzz/run.sh 20"
+if "$top/tests/fuzz/run.sh" 20; then
+	fuzz_pass=1
+else
+	fuzz_fail=1
+	ok=0
+fi
+
 # --- Counting ---------------------------------------------------------------
 # Per test program (one .trs each): its Check test cases when its log holds
 # Check summaries ("NN%: Checks: C, Failures: F, Errors: E"), otherwise the
@@ -229,8 +243,8 @@ for r in "${runs[@]}"; do
 	total_skip=$((total_skip + s))
 done
 
-total_pass=$((total_pass + install_pass + deb_pass + kernel_pass))
-total_fail=$((total_fail + install_fail + deb_fail + kernel_fail + stage_failures))
+total_pass=$((total_pass + install_pass + deb_pass + kernel_pass + fuzz_pass))
+total_fail=$((total_fail + install_fail + deb_fail + kernel_fail + fuzz_fail + stage_failures))
 total_skip=$((total_skip + kernel_skip))
 if [ "$total_skip" -gt 0 ]; then
 	if [ "${CI:-}" = true ]; then
@@ -245,6 +259,7 @@ fi
 [ "$install_fail" -eq 0 ] || echo "run-all: the install check failed"
 [ "$deb_fail" -eq 0 ] || echo "run-all: the Debian package check failed"
 [ "$kernel_fail" -eq 0 ] || echo "run-all: the kernel check (make check-kernel) failed"
+[ "$fuzz_fail" -eq 0 ] || echo "run-all: the fuzz targets failed (tests/fuzz/run.sh, build-fuzz/)"
 [ "$total_fail" -eq 0 ] || ok=0
 [ "$total_pass" -gt 0 ] || ok=0
 echo "$total_pass passed, $total_fail failed"
