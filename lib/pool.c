@@ -11,11 +11,16 @@
  *
  * Stop: nfqb_pool_stop() sets a flag and writes the stop eventfd every
  * thread polls. Queue-per-worker: the worker stops reading, waits up to
- * drain_ms for deferred packets, closes its queue (default verdicts, drain
- * the socket, unbind). Dispatch: a reader stops reading, gives the default
- * verdict to what it has not handed to a worker, tells the workers it is
- * done; workers empty their rings and exit once every reader is done; the
- * readers wait for that, then for deferred packets, then close.
+ * drain_ms for deferred packets, shuts its queue down (default verdicts,
+ * drain the socket, unbind). Dispatch: a reader stops reading, gives the
+ * default verdict to what it has not handed to a worker, tells the workers
+ * it is done; workers empty their rings and exit once every reader is done;
+ * the readers wait for that, then for deferred packets, then shut down.
+ *
+ * Shut down, not closed: nfqb_queue_shutdown() keeps the queue's memory,
+ * so a deferred packet the application decides late (after the stop, from
+ * any thread) meets a queue that refuses it with ESHUTDOWN instead of freed
+ * memory. Only nfqb_pool_destroy() frees the queues (nfqb_queue_close()).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -74,6 +79,7 @@ struct pool_thread {
 	int cpu;		/* -1: not pinned */
 	int evfd;
 	int err;		/* errno that stopped it */
+	bool finished;		/* owner: its queue is shut down */
 	_Atomic bool sleeping;
 	_Atomic uint64_t posted;	/* reader: decisions by workers */
 	_Atomic bool done_pushing;	/* reader: no more ring pushes */
@@ -107,6 +113,7 @@ struct nfqb_pool {
 	_Atomic bool any_defer;
 	bool started;
 	bool waited;
+	int err;		/* what nfqb_pool_wait() reports */
 	void *_Atomic policy;
 	pthread_mutex_t policy_lock;
 	_Atomic uint64_t swaps;
@@ -273,19 +280,18 @@ static void decide_packet(struct pool_thread *t, struct nfqb_packet *p)
 		return;
 	}
 	if (r == NFQB_POOL_VERDICT) {
-		if (!v.flags)
-			r = nfqb_verdict(p, v.verdict);
-		else if (v.flags == NFQB_V_MARK)
-			r = nfqb_verdict_mark(p, v.verdict, v.mark);
-		else
-			r = nfqb_verdict_ex(p, &v);
+		/* every kind: nfqb_verdict() and nfqb_verdict_mark() refuse
+		 * NFQB_QUEUE, which needs the queue number in *v */
+		r = nfqb_verdict_ex(p, &v);
 		if (r == 0) {
 			count_verdict(t, &v);
 			return;
 		}
 	}
 	/* callback error, or a verdict the library refused (bad code or
-	 * options; EALREADY if the callback decided it and said VERDICT) */
+	 * options; EALREADY if the callback decided it and said VERDICT;
+	 * ESHUTDOWN if the queue's owner already shut it down after an
+	 * error) */
 	t->loc[PSTAT(errors)]++;
 	nfqb_verdict(p, pool->default_verdict);
 }
@@ -449,13 +455,16 @@ static void drain_deferred(struct pool_thread *t, struct nfqb_queue *q)
 	}
 }
 
+/* Default verdicts, drain, unbind; the memory stays until
+ * nfqb_pool_destroy(), so late verdicts fail with ESHUTDOWN. The snapshot
+ * after it counts the default verdicts it gave. */
 static void queue_finish(struct pool_thread *t, struct nfqb_queue *q)
 {
+	if (nfqb_queue_shutdown(q) < 0)
+		thread_fail(t, errno);
+	t->finished = true;
 	queue_snapshot(t, q, true);
 	stats_publish(t);
-	if (nfqb_queue_close(q) < 0)
-		thread_fail(t, errno);
-	t->pool->queues[t->qi] = NULL;
 }
 
 static void thread_setup(struct pool_thread *t)
@@ -776,6 +785,8 @@ static void pool_free(struct nfqb_pool *pool)
 {
 	unsigned int i;
 
+	/* frees the queues a run shut down; shuts down and frees the others
+	 * (a pool that never ran, or a failed create) */
 	if (pool->queues)
 		for (i = 0; i < pool->nqueues; i++)
 			nfqb_queue_close(pool->queues[i]);
@@ -815,8 +826,10 @@ NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cf
 		return NULL;
 	}
 	pool = calloc(1, sizeof(*pool));
-	if (!pool)
+	if (!pool) {
+		errno = ENOMEM;
 		return NULL;
+	}
 	pool->cfg = *cfg;
 	pool->stop_evfd = -1;
 	pthread_mutex_init(&pool->policy_lock, NULL);
@@ -835,7 +848,7 @@ NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cf
 	if (cfg->ncpus) {
 		pool->cpus = calloc(cfg->ncpus, sizeof(int));
 		if (!pool->cpus)
-			goto fail;
+			goto fail_nomem;
 		memcpy(pool->cpus, cfg->cpus, cfg->ncpus * sizeof(int));
 		pool->cfg.cpus = pool->cpus;
 	}
@@ -846,7 +859,7 @@ NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cf
 		for (i = 0; i < pool->nthreads; i++)
 			pool->threads[i].evfd = -1;
 	if (!pool->queues || !pool->qsnap || !pool->threads)
-		goto fail;
+		goto fail_nomem;
 	for (i = 0; i < pool->nqueues; i++)
 		pthread_mutex_init(&pool->qsnap[i].lock, NULL);
 	for (i = 0; i < pool->nthreads; i++) {
@@ -860,12 +873,16 @@ NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cf
 		t->qi = t->index;
 		t->cpu = cfg->ncpus ? pool->cpus[i % cfg->ncpus] : -1;
 		t->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (t->evfd < 0)
+		if (t->evfd < 0) {
+			err = errno;
 			goto fail;
+		}
 	}
 	pool->stop_evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (pool->stop_evfd < 0)
+	if (pool->stop_evfd < 0) {
+		err = errno;
 		goto fail;
+	}
 	if (cfg->mode == NFQB_POOL_DISPATCH) {
 		size_t nr = (size_t)pool->nqueues * pool->nworkers;
 
@@ -873,7 +890,7 @@ NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cf
 		pool->rings = calloc(nr, sizeof(*pool->rings));
 		pool->ring_mem = calloc(nr * ring_size, sizeof(void *));
 		if (!pool->rings || !pool->ring_mem)
-			goto fail;
+			goto fail_nomem;
 		for (i = 0; i < nr; i++) {
 			pool->rings[i].mask = ring_size - 1;
 			pool->rings[i].v = pool->ring_mem + (size_t)i * ring_size;
@@ -881,13 +898,16 @@ NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cf
 	}
 	for (i = 0; i < pool->nqueues; i++) {
 		pool->queues[i] = nfqb_queue_open((uint16_t)(cfg->queue_first + i));
-		if (!pool->queues[i] || config_queue(pool, pool->queues[i]) < 0)
+		if (!pool->queues[i] || config_queue(pool, pool->queues[i]) < 0) {
+			err = errno;
 			goto fail;
+		}
 	}
 	return pool;
 
+fail_nomem:
+	err = ENOMEM;
 fail:
-	err = errno ? errno : ENOMEM;
 	atomic_store(&pool->policy, NULL);
 	pool_free(pool);
 	errno = err;
@@ -900,6 +920,14 @@ NFQB_EXPORT void nfqb_pool_stop(struct nfqb_pool *pool)
 		return;
 	atomic_store_explicit(&pool->stop, true, memory_order_release);
 	evfd_signal(pool->stop_evfd);
+}
+
+/* The thread that owns queue queue_first + @qi. */
+static struct pool_thread *queue_owner(struct nfqb_pool *pool, unsigned int qi)
+{
+	if (pool->cfg.mode == NFQB_POOL_DISPATCH)
+		return &pool->threads[pool->nworkers + qi];
+	return &pool->threads[qi];
 }
 
 static int join_all(struct nfqb_pool *pool)
@@ -966,8 +994,8 @@ NFQB_EXPORT int nfqb_pool_start(struct nfqb_pool *pool)
 
 fail:
 	nfqb_pool_stop(pool);
-	/* threads not started still have to let their queue go; the
-	 * started ones drain theirs */
+	/* the started threads shut their queues down; the queues of owners
+	 * that never ran are shut down below, after the join */
 	if (pool->cfg.mode == NFQB_POOL_DISPATCH) {
 		/* readers never started: mark them done so workers exit */
 		for (i = pool->nworkers; i < pool->nthreads; i++)
@@ -978,25 +1006,32 @@ fail:
 				atomic_fetch_add(&pool->workers_exited, 1);
 	}
 	join_all(pool);
+	for (i = 0; i < pool->nqueues; i++) {
+		struct pool_thread *o = queue_owner(pool, i);
+
+		if (!o->finished) {
+			nfqb_queue_shutdown(pool->queues[i]);
+			o->finished = true;
+		}
+	}
 	pool->waited = true;
+	pool->err = ret;
 	errno = ret;
 	return -1;
 }
 
 NFQB_EXPORT int nfqb_pool_wait(struct nfqb_pool *pool)
 {
-	int err;
-
 	if (!pool || !pool->started) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (pool->waited)
-		return 0;
-	err = join_all(pool);
-	pool->waited = true;
-	if (err) {
-		errno = err;
+	if (!pool->waited) {
+		pool->err = join_all(pool);
+		pool->waited = true;
+	}
+	if (pool->err) {
+		errno = pool->err;
 		return -1;
 	}
 	return 0;

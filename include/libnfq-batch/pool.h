@@ -53,18 +53,25 @@ enum nfqb_pool_mode {
 
 /**
  * nfqb_pool_cb - decide one packet
- * @p: the packet; valid until it gets its verdict
+ * @p: the packet; readable until it gets its verdict (the application's,
+ *	or the default one the pool gives when it stops); the handle itself
+ *	stays valid until nfqb_pool_destroy(): a verdict on it after the
+ *	pool stopped fails with ESHUTDOWN
  * @policy: the current policy object (NULL if none was ever set); valid
  *	until the callback returns
  * @cb_data: the config's cb_data
  * @v: the verdict to apply, preset to the pool's default verdict with no
- *	options; fill it (mark, priority, payload: see struct nfqb_verdict)
+ *	options; fill it as for nfqb_verdict_ex(): any verdict (NFQB_ACCEPT,
+ *	NFQB_DROP, NFQB_REPEAT, NFQB_QUEUE with queue_num and optionally
+ *	NFQB_V_BYPASS), with mark, priority, payload (see struct nfqb_verdict)
  *
- * Return NFQB_POOL_VERDICT and the pool applies *v (a payload in *v is
- * copied before the pool goes on). Return NFQB_POOL_DEFER if the callback
- * decided @p itself with nfqb_verdict*(), or will decide it later from any
- * thread (it must then not keep @policy). Return a negative value on error:
- * the pool gives @p the default verdict and counts an error.
+ * Return NFQB_POOL_VERDICT and the pool applies *v with nfqb_verdict_ex()
+ * (a payload in *v is copied before the pool goes on). Return
+ * NFQB_POOL_DEFER if the callback decided @p itself with nfqb_verdict*(),
+ * or will decide it later from any thread (it must then not keep @policy,
+ * and should decide within drain_ms of nfqb_pool_stop()). Return a negative
+ * value on error: the pool gives @p the default verdict and counts an
+ * error; so it does when nfqb_verdict_ex() refuses *v.
  *
  * Runs on a worker thread; nfqb_pool_worker_index() tells which.
  */
@@ -152,8 +159,10 @@ struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg);
  * nfqb_pool_start - start the pool's threads
  *
  * Returns 0, or -1 with errno: EALREADY if started before, EINVAL if a CPU
- * in the pinning list does not exist, or pthread_create's error (then the
- * threads already started are stopped and joined).
+ * in the pinning list does not exist, or pthread_create's error. On error
+ * the pool has stopped when this returns: the threads already started are
+ * stopped and joined, every queue is shut down (default verdicts, unbound),
+ * and nfqb_pool_wait() returns the same error.
  */
 int nfqb_pool_start(struct nfqb_pool *pool);
 
@@ -165,7 +174,8 @@ int nfqb_pool_start(struct nfqb_pool *pool);
  * any thread, any number of times. Reading from the kernel ends; packets
  * already given to the callback complete; deferred packets get drain_ms to
  * be decided; then every packet still undecided gets the default verdict,
- * the sockets are drained and the queues unbound.
+ * the sockets are drained and the queues unbound (their memory stays until
+ * nfqb_pool_destroy(), see nfqb_pool_wait()).
  */
 void nfqb_pool_stop(struct nfqb_pool *pool);
 
@@ -173,16 +183,23 @@ void nfqb_pool_stop(struct nfqb_pool *pool);
  * nfqb_pool_wait - wait until the pool has stopped and its queues are
  * unbound (call nfqb_pool_stop() first, or this waits for a thread error)
  *
- * After it returns no packet of the pool may be used (deferred packets not
- * decided in time got the default verdict). A pool runs once. Returns 0, or
- * -1 with errno: EINVAL if it was never started, or the first error a pool
- * thread met (which made the pool stop by itself).
+ * Deferred packets not decided in time got the default verdict. From then
+ * on nfqb_verdict*() on any packet of the pool fails with ESHUTDOWN and
+ * changes nothing: packets and queues stay allocated until
+ * nfqb_pool_destroy(), so a late verdict from another thread is safe. A
+ * pool runs once. Returns 0, or -1 with errno: EINVAL if it was never
+ * started, the error that made nfqb_pool_start() fail, or the first error a
+ * pool thread met (which made the pool stop by itself). Later calls return
+ * the same at once.
  */
 int nfqb_pool_wait(struct nfqb_pool *pool);
 
 /**
- * nfqb_pool_destroy - stop and wait if needed, free the pool, and give the
- * current policy to policy_free. @pool may be NULL.
+ * nfqb_pool_destroy - stop and wait if needed, free the queues and the
+ * pool, and give the current policy to policy_free. @pool may be NULL.
+ *
+ * The end of every packet of the pool: no thread may use one afterwards,
+ * not even for a verdict.
  */
 void nfqb_pool_destroy(struct nfqb_pool *pool);
 
@@ -228,7 +245,7 @@ int nfqb_pool_stats(const struct nfqb_pool *pool, int thread,
  * nfqb_pool_queue_stats - the library counters (struct nfqb_stats) of
  * queue queue_first + @index, as its owner thread last copied them (at
  * most about 100 ms old while running; final after nfqb_pool_wait(),
- * except for the default verdicts the unbinding itself gave).
+ * the default verdicts of the shutdown included).
  * Returns 0 or -1 with EINVAL.
  */
 int nfqb_pool_queue_stats(const struct nfqb_pool *pool, unsigned int index,

@@ -2,15 +2,22 @@
 /*
  * Integration tests of the worker pool against the real kernel: four queues
  * behind `--queue-balance 0:3`, traffic from several source addresses (the
- * kernel spreads flows over the queues by address), both pool modes.
+ * kernel spreads flows over the queues by address), both pool modes; every
+ * kind of verdict given through the callback, checked where it lands (the
+ * receiver, a second queue); the stop contract (a verdict after the pool
+ * stopped fails with ESHUTDOWN); failed starts and create errors.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -648,6 +655,827 @@ START_TEST(test_api_edges)
 }
 END_TEST
 
+/* --- every verdict kind through the callback -------------------------------- */
+
+/*
+ * One pool queue QV (rule: UDP to VPORT), VN datagrams, the callback gives
+ * each the verdict of the test's kind. Where the verdict lands is checked
+ * by the receiver (arrival, SO_RCVMARK mark, payload) or by a plain queue
+ * the test serves itself: QT, the target of queue-to-N, and QO, an observer
+ * in mangle POSTROUTING that sees skb->priority after the pool's accept.
+ * Once the pool has called back for every datagram, a sentinel (seq VN,
+ * which the callback accepts) follows them on the same path: the test
+ * waits for it, so "nothing else arrived" is checked after every verdict
+ * has been applied, not after a guessed delay.
+ */
+#define VPORT		5302
+#define QV		6	/* the pool's queue */
+#define QT		7	/* queue-to-N target, served by the test */
+#define QO		8	/* POSTROUTING observer, served by the test */
+#define QNONE		9	/* bound by nobody */
+#define VN		100
+
+enum vkind {
+	VK_ACCEPT,
+	VK_DROP,
+	VK_REPEAT,		/* REPEAT once, then ACCEPT */
+	VK_QUEUE,		/* to QT, no flags */
+	VK_QUEUE_MARK,		/* to QT with a mark */
+	VK_QUEUE_NOBODY,	/* to QNONE without bypass: dropped */
+	VK_QUEUE_BYPASS,	/* to QNONE with bypass: accepted */
+	VK_QUEUE_BYPASS_HELD,	/* to QT with bypass: QT gets it */
+	VK_MARK,		/* ACCEPT with a mark */
+	VK_PRIORITY,		/* ACCEPT with a priority */
+	VK_PAYLOAD,		/* ACCEPT with a new payload */
+};
+
+struct vtest {
+	enum vkind kind;
+	atomic_uint calls[VN + 1];	/* callbacks per seq */
+	atomic_uint bad;		/* packets without a known seq */
+	atomic_uint build_failed;
+	/* side queue (QT or QO), served by the test thread */
+	unsigned int side_seen[VN + 1];
+	bool side_ok[VN + 1];		/* mark / priority as expected */
+	unsigned int side_n;		/* test packets seen there */
+};
+
+static uint32_t vmark(uint32_t seq)
+{
+	return 0x5000 + seq;
+}
+
+static uint32_t vprio(uint32_t seq)
+{
+	return 1000 + seq;
+}
+
+/* The payload VK_PAYLOAD puts in datagram @seq (longer than the 64 bytes
+ * sent, and different). */
+static size_t vpayload(uint32_t seq, uint8_t *buf)
+{
+	uint32_t nseq = htonl(seq);
+	size_t i, len = 100;
+
+	memcpy(buf, &nseq, 4);
+	for (i = 4; i < len; i++)
+		buf[i] = (uint8_t)(0x3c ^ (seq * 7 + i));
+	return len;
+}
+
+static bool vk_uses_qt(enum vkind k)
+{
+	return k == VK_QUEUE || k == VK_QUEUE_MARK || k == VK_QUEUE_BYPASS_HELD;
+}
+
+static bool vk_arrives(enum vkind k)
+{
+	return k != VK_DROP && k != VK_QUEUE_NOBODY;
+}
+
+static int vt_cb(struct nfqb_packet *p, void *policy, void *data,
+		 struct nfqb_verdict *v)
+{
+	static __thread uint8_t pkt[2048];
+	struct vtest *t = data;
+	unsigned int times;
+	uint8_t pl[256];
+	const uint8_t *orig;
+	uint32_t seq, olen;
+	size_t len;
+
+	(void)policy;
+	if (!nfqbt_pkt_seq(p, &seq) || seq > VN) {
+		atomic_fetch_add(&t->bad, 1);
+		return NFQB_POOL_VERDICT;
+	}
+	times = atomic_fetch_add(&t->calls[seq], 1) + 1;
+	if (seq == VN)
+		return NFQB_POOL_VERDICT;	/* the sentinel: the default */
+	switch (t->kind) {
+	case VK_ACCEPT:
+		v->verdict = NFQB_ACCEPT;
+		break;
+	case VK_DROP:
+		v->verdict = NFQB_DROP;
+		break;
+	case VK_REPEAT:
+		v->verdict = times == 1 ? NFQB_REPEAT : NFQB_ACCEPT;
+		break;
+	case VK_QUEUE:
+		v->verdict = NFQB_QUEUE;
+		v->queue_num = QT;
+		break;
+	case VK_QUEUE_MARK:
+		v->verdict = NFQB_QUEUE;
+		v->queue_num = QT;
+		v->flags = NFQB_V_MARK;
+		v->mark = vmark(seq);
+		break;
+	case VK_QUEUE_NOBODY:
+		v->verdict = NFQB_QUEUE;
+		v->queue_num = QNONE;
+		break;
+	case VK_QUEUE_BYPASS:
+		v->verdict = NFQB_QUEUE;
+		v->queue_num = QNONE;
+		v->flags = NFQB_V_BYPASS;
+		break;
+	case VK_QUEUE_BYPASS_HELD:
+		v->verdict = NFQB_QUEUE;
+		v->queue_num = QT;
+		v->flags = NFQB_V_BYPASS;
+		break;
+	case VK_MARK:
+		v->verdict = NFQB_ACCEPT;
+		v->flags = NFQB_V_MARK;
+		v->mark = vmark(seq);
+		break;
+	case VK_PRIORITY:
+		v->verdict = NFQB_ACCEPT;
+		v->flags = NFQB_V_PRIORITY;
+		v->priority = vprio(seq);
+		break;
+	case VK_PAYLOAD:
+		orig = nfqb_pkt_payload(p, &olen);
+		len = nfqbt_build_udp4(pkt, sizeof(pkt), orig, olen, pl,
+				       vpayload(seq, pl));
+		if (!len) {
+			atomic_fetch_add(&t->build_failed, 1);
+			return -1;
+		}
+		v->verdict = NFQB_ACCEPT;
+		v->flags = NFQB_V_PAYLOAD;
+		v->payload = pkt;
+		v->payload_len = (uint32_t)len;
+		break;
+	}
+	return NFQB_POOL_VERDICT;
+}
+
+static struct nfqb_queue *side_open(uint16_t num)
+{
+	struct nfqb_queue *q = nfqb_queue_open(num);
+
+	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
+		      strerror(errno));
+	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	return q;
+}
+
+/* Receive what the side queue holds, record it, accept it. */
+static void side_serve(struct vtest *t, struct nfqb_queue *q)
+{
+	struct nfqb_packet *vec[32];
+	int i, n, rounds;
+
+	for (rounds = 0; rounds < 16; rounds++) {
+		n = nfqb_recv(q, vec, 32);
+		if (n <= 0) {
+			ck_assert_msg(errno == EAGAIN || errno == EINTR,
+				      "side recv: %s", strerror(errno));
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			uint32_t seq, val;
+
+			ck_assert(nfqbt_pkt_seq(vec[i], &seq) && seq <= VN);
+			if (seq < VN) {
+				t->side_seen[seq]++;
+				t->side_n++;
+			}
+			if (t->kind == VK_PRIORITY)
+				t->side_ok[seq] =
+					nfqb_pkt_priority(vec[i], &val) &&
+					val == vprio(seq);
+			else if (t->kind == VK_QUEUE_MARK)
+				t->side_ok[seq] = nfqb_pkt_mark(vec[i], &val) &&
+						  val == vmark(seq);
+			else
+				t->side_ok[seq] = true;
+			ck_assert_int_eq(nfqb_verdict(vec[i], NFQB_ACCEPT), 0);
+		}
+	}
+	ck_assert_int_ge(nfqb_flush(q), 0);
+}
+
+static void run_verdict(enum vkind kind, enum nfqb_pool_mode mode)
+{
+	struct nfqb_pool_config cfg = {
+		.queue_first = QV,
+		.queue_count = 1,
+		.mode = mode,
+		.workers = 2,
+		.cb = vt_cb,
+	};
+	bool arrives = vk_arrives(kind), sentinel = false;
+	unsigned int want_calls = kind == VK_REPEAT ? 2 * VN : VN;
+	unsigned int expected = (arrives ? VN : 0) + 1;
+	struct nfqb_queue *side = NULL;
+	struct nfqb_pool_stats st;
+	struct nfqb_pool *pool;
+	struct nfqbt_rx *rx;
+	struct nfqbt_tx *tx;
+	struct vtest *t;
+	uint64_t end;
+	uint32_t seq;
+
+	t = calloc(1, sizeof(*t));
+	ck_assert_ptr_nonnull(t);
+	t->kind = kind;
+	nfqbt_rule_queue(VPORT, QV, false);
+	if (kind == VK_PRIORITY) {
+		nfqbt_iptables("-t mangle -A POSTROUTING -o lo -p udp "
+			       "--dport %u -j NFQUEUE --queue-num %u",
+			       VPORT, QO);
+		side = side_open(QO);
+	} else if (vk_uses_qt(kind)) {
+		side = side_open(QT);
+	}
+	rx = nfqbt_rx_start(VPORT, &(struct nfqbt_rx_opts){
+		.expected = expected, .quiet_ms = 5000, .timeout_ms = 20000 });
+	cfg.cb_data = t;
+	pool = nfqb_pool_create(&cfg);
+	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
+	ck_assert_int_eq(nfqb_pool_start(pool), 0);
+	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
+		.port = VPORT, .count = VN });
+
+	/* serve the side queue until the pool called back for every
+	 * datagram, the sentinel went out after them and arrived, and the
+	 * side queue saw what it should (bounded: 15 s) */
+	end = nfqbt_now_ms() + 15000;
+	while (nfqbt_now_ms() < end) {
+		struct pollfd pfd = {
+			.fd = side ? nfqb_queue_fd(side) : -1,
+			.events = POLLIN,
+		};
+
+		if (side)
+			side_serve(t, side);
+		st = pstats(pool, -1);
+		if (!sentinel && st.packets >= want_calls) {
+			ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
+				.port = VPORT, .first_seq = VN, .count = 1 }),
+				1);
+			sentinel = true;
+		}
+		if (sentinel && nfqbt_rx_count(rx, VN) &&
+		    (!side || t->side_n >= VN))
+			break;
+		poll(&pfd, 1, 5);
+	}
+	ck_assert_uint_eq(nfqbt_tx_join(tx), VN);
+	ck_assert_msg(sentinel, "the pool called back %llu times, not %u",
+		      (unsigned long long)pstats(pool, -1).packets, want_calls);
+	if (side)
+		ck_assert_msg(t->side_n >= VN, "queue %u saw %u of %u packets",
+			      kind == VK_PRIORITY ? QO : QT, t->side_n, VN);
+	nfqbt_rx_wait(rx);
+	nfqb_pool_stop(pool);
+	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
+
+	/* the receiver: each test datagram once or never, the sentinel
+	 * once, nothing else */
+	for (seq = 0; seq < VN; seq++)
+		ck_assert_msg(nfqbt_rx_count(rx, seq) == (arrives ? 1u : 0u),
+			      "seq %u arrived %u times, want %u", seq,
+			      nfqbt_rx_count(rx, seq), arrives ? 1 : 0);
+	ck_assert_uint_eq(nfqbt_rx_count(rx, VN), 1);
+	ck_assert_uint_eq(nfqbt_rx_total(rx), expected);
+	ck_assert_uint_eq(nfqbt_rx_bad(rx), 0);
+	/* the callback: every datagram once (twice for repeat) */
+	for (seq = 0; seq < VN; seq++)
+		ck_assert_uint_eq(atomic_load(&t->calls[seq]),
+				  kind == VK_REPEAT ? 2 : 1);
+	ck_assert_uint_eq(atomic_load(&t->bad), 0);
+	ck_assert_uint_eq(atomic_load(&t->build_failed), 0);
+	/* where it landed */
+	for (seq = 0; seq < VN; seq++) {
+		uint32_t mark = 0;
+
+		if (side) {
+			ck_assert_msg(t->side_seen[seq] == 1,
+				      "seq %u seen %u times by the side queue",
+				      seq, t->side_seen[seq]);
+			ck_assert_msg(t->side_ok[seq], "seq %u: side queue "
+				      "saw no %s", seq, kind == VK_PRIORITY ?
+				      "priority" : "mark");
+		}
+		if (kind == VK_MARK || kind == VK_QUEUE_MARK) {
+			ck_assert_msg(nfqbt_rx_mark(rx, seq, &mark),
+				      "seq %u: no mark", seq);
+			ck_assert_uint_eq(mark, vmark(seq));
+		}
+		if (kind == VK_PAYLOAD && seq < NFQBT_RX_STORE) {
+			uint8_t want[256];
+			size_t wlen = vpayload(seq, want), glen = 0;
+			const uint8_t *got = nfqbt_rx_payload(rx, seq, &glen);
+
+			ck_assert_ptr_nonnull(got);
+			ck_assert_uint_eq(glen, wlen);
+			ck_assert_msg(memcmp(got, want, wlen) == 0,
+				      "seq %u: payload not replaced", seq);
+		}
+	}
+	/* the pool's counters */
+	st = pstats(pool, -1);
+	ck_assert_uint_eq(st.errors, 0);
+	ck_assert_uint_eq(st.packets, want_calls + 1);
+	switch (kind) {
+	case VK_DROP:
+		ck_assert_uint_eq(st.dropped, VN);
+		break;
+	case VK_REPEAT:
+		ck_assert_uint_eq(st.other, VN);
+		ck_assert_uint_eq(st.accepted, VN + 1);
+		break;
+	case VK_QUEUE:
+	case VK_QUEUE_MARK:
+	case VK_QUEUE_NOBODY:
+	case VK_QUEUE_BYPASS:
+	case VK_QUEUE_BYPASS_HELD:
+		ck_assert_uint_eq(st.other, VN);
+		ck_assert_uint_eq(st.marked, kind == VK_QUEUE_MARK ? VN : 0);
+		break;
+	default:
+		ck_assert_uint_eq(st.accepted, VN + 1);
+		ck_assert_uint_eq(st.marked, kind == VK_MARK ? VN : 0);
+		break;
+	}
+	nfqbt_rx_free(rx);
+	nfqb_pool_destroy(pool);
+	if (side)
+		ck_assert_int_eq(nfqb_queue_close(side), 0);
+	free(t);
+}
+
+START_TEST(test_cb_accept)
+{
+	run_verdict(VK_ACCEPT, NFQB_POOL_QUEUE_PER_WORKER);
+}
+END_TEST
+
+START_TEST(test_cb_drop)
+{
+	run_verdict(VK_DROP, NFQB_POOL_QUEUE_PER_WORKER);
+}
+END_TEST
+
+START_TEST(test_cb_repeat)
+{
+	run_verdict(VK_REPEAT, NFQB_POOL_QUEUE_PER_WORKER);
+}
+END_TEST
+
+START_TEST(test_cb_queue)
+{
+	run_verdict(VK_QUEUE, NFQB_POOL_QUEUE_PER_WORKER);
+}
+END_TEST
+
+START_TEST(test_cb_queue_mark)
+{
+	run_verdict(VK_QUEUE_MARK, NFQB_POOL_QUEUE_PER_WORKER);
+}
+END_TEST
+
+START_TEST(test_cb_queue_nobody)
+{
+	run_verdict(VK_QUEUE_NOBODY, NFQB_POOL_QUEUE_PER_WORKER);
+}
+END_TEST
+
+START_TEST(test_cb_queue_bypass)
+{
+	run_verdict(VK_QUEUE_BYPASS, NFQB_POOL_QUEUE_PER_WORKER);
+}
+END_TEST
+
+START_TEST(test_cb_queue_bypass_held)
+{
+	run_verdict(VK_QUEUE_BYPASS_HELD, NFQB_POOL_QUEUE_PER_WORKER);
+}
+END_TEST
+
+START_TEST(test_cb_mark)
+{
+	run_verdict(VK_MARK, NFQB_POOL_QUEUE_PER_WORKER);
+}
+END_TEST
+
+START_TEST(test_cb_priority)
+{
+	run_verdict(VK_PRIORITY, NFQB_POOL_QUEUE_PER_WORKER);
+}
+END_TEST
+
+START_TEST(test_cb_payload)
+{
+	run_verdict(VK_PAYLOAD, NFQB_POOL_QUEUE_PER_WORKER);
+}
+END_TEST
+
+START_TEST(test_cb_dispatch_queue)
+{
+	run_verdict(VK_QUEUE, NFQB_POOL_DISPATCH);
+}
+END_TEST
+
+START_TEST(test_cb_dispatch_queue_mark)
+{
+	run_verdict(VK_QUEUE_MARK, NFQB_POOL_DISPATCH);
+}
+END_TEST
+
+START_TEST(test_cb_dispatch_payload)
+{
+	run_verdict(VK_PAYLOAD, NFQB_POOL_DISPATCH);
+}
+END_TEST
+
+/* --- verdicts after the pool stopped ------------------------------------------ */
+
+/*
+ * The callback defers the first LATE_N datagrams and keeps them; after
+ * nfqb_pool_wait() returned (the default verdict, accept, let them pass,
+ * and the queue is unbound) a verdict on them must fail with ESHUTDOWN and
+ * touch nothing freed (the queues live until nfqb_pool_destroy(); run it
+ * under --enable-sanitizers to see the difference).
+ */
+#define LATE_N		8
+
+struct late {
+	atomic_uint n;
+	struct nfqb_packet *p[LATE_N];
+};
+
+static int late_cb(struct nfqb_packet *p, void *policy, void *data,
+		   struct nfqb_verdict *v)
+{
+	struct late *l = data;
+	unsigned int i;
+	uint32_t seq;
+
+	(void)policy;
+	(void)v;
+	if (!nfqbt_pkt_seq(p, &seq) || seq >= LATE_N)
+		return NFQB_POOL_VERDICT;
+	i = atomic_fetch_add(&l->n, 1);
+	if (i >= LATE_N)
+		return NFQB_POOL_VERDICT;
+	l->p[i] = p;
+	return NFQB_POOL_DEFER;
+}
+
+static void assert_shutdown(int ret, const char *what, unsigned int i)
+{
+	int err = errno;
+
+	ck_assert_msg(ret == -1 && err == ESHUTDOWN,
+		      "%s on deferred packet %u after the pool stopped: "
+		      "%d (%s), want -1 (ESHUTDOWN)", what, i, ret,
+		      ret < 0 ? strerror(err) : "success");
+}
+
+static void run_late(enum nfqb_pool_mode mode)
+{
+	struct nfqb_pool_config cfg = {
+		.queue_first = QV,
+		.queue_count = 1,
+		.mode = mode,
+		.workers = 2,
+		.drain_ms = 20,
+		.cb = late_cb,
+	};
+	struct nfqb_verdict ex = {
+		.verdict = NFQB_QUEUE, .queue_num = QT,
+		.flags = NFQB_V_MARK, .mark = 7,
+	};
+	struct nfqb_stats qs;
+	struct nfqb_kstats ks;
+	struct nfqb_pool *pool;
+	struct nfqbt_rx *rx;
+	struct late l;
+	unsigned int i;
+
+	memset(&l, 0, sizeof(l));
+	cfg.cb_data = &l;
+	nfqbt_rule_queue(VPORT, QV, false);
+	rx = nfqbt_rx_start(VPORT, &(struct nfqbt_rx_opts){
+		.expected = LATE_N, .timeout_ms = 20000 });
+	pool = nfqb_pool_create(&cfg);
+	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
+	ck_assert_int_eq(nfqb_pool_start(pool), 0);
+	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
+		.port = VPORT, .count = LATE_N }), LATE_N);
+	for (i = 0; i < 10000 && pstats(pool, -1).deferred < LATE_N; i++)
+		nfqbt_sleep_ms(1);
+	ck_assert_uint_eq(pstats(pool, -1).deferred, LATE_N);
+	ck_assert_uint_eq(nfqbt_rx_total(rx), 0);	/* held by the app */
+
+	nfqb_pool_stop(pool);
+	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
+	/* the queue is unbound, its packets got the default verdict */
+	ck_assert_int_eq(nfqb_kstats_get(QV, &ks), -1);
+	nfqbt_rx_wait(rx);
+	nfqbt_rx_assert_exact(rx, 0, LATE_N, NULL, NULL);
+
+	/* the late verdicts: all refused, every kind, twice */
+	ck_assert_uint_eq(atomic_load(&l.n), LATE_N);
+	for (i = 0; i < LATE_N; i++) {
+		assert_shutdown(nfqb_verdict(l.p[i], NFQB_DROP),
+				"nfqb_verdict", i);
+		assert_shutdown(nfqb_verdict_mark(l.p[i], NFQB_ACCEPT, 3),
+				"nfqb_verdict_mark", i);
+		assert_shutdown(nfqb_verdict_ex(l.p[i], &ex),
+				"nfqb_verdict_ex", i);
+		assert_shutdown(nfqb_verdict(l.p[i], NFQB_ACCEPT),
+				"nfqb_verdict (again)", i);
+	}
+	/* and once more after another wait, which changes nothing */
+	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
+	assert_shutdown(nfqb_verdict(l.p[0], NFQB_DROP), "nfqb_verdict", 0);
+	ck_assert_uint_eq(pstats(pool, -1).errors, 0);
+	/* the queue's counters are final after the wait: they include the
+	 * default verdicts the shutdown gave */
+	ck_assert_int_eq(nfqb_pool_queue_stats(pool, 0, &qs, sizeof(qs)), 0);
+	ck_assert_uint_eq(qs.defaults, LATE_N);
+	ck_assert_uint_eq(qs.outstanding, 0);
+	nfqbt_rx_free(rx);
+	nfqb_pool_destroy(pool);
+}
+
+START_TEST(test_qpw_late_verdict)
+{
+	run_late(NFQB_POOL_QUEUE_PER_WORKER);
+}
+END_TEST
+
+START_TEST(test_dispatch_late_verdict)
+{
+	run_late(NFQB_POOL_DISPATCH);
+}
+END_TEST
+
+/*
+ * Deferred verdicts racing the stop: the callback defers every datagram;
+ * once all are held, a thread decides them one by one, a little apart,
+ * while the main thread stops the pool and waits for it (drain_ms 1: the
+ * default verdicts and the shutdown meet the late verdicts). Every call
+ * returns 0 or fails with ESHUTDOWN, or EALREADY when the default verdict
+ * got there first; after nfqb_pool_wait() returned, only ESHUTDOWN. The
+ * last RACE_KEEP packets are the main thread's, decided after the wait.
+ * Under --enable-sanitizers this is the test of "never touches freed
+ * memory".
+ */
+#define RACE_N		200
+#define RACE_KEEP	16
+
+struct race {
+	pthread_mutex_t lock;
+	struct nfqb_packet *p[RACE_N];
+	unsigned int n;
+	atomic_uint done;
+	atomic_bool waited;
+	unsigned int ok, shut, already, after_wait, after_wait_bad;
+	int bad_errno;
+	pthread_t thread;
+};
+
+static int race_cb(struct nfqb_packet *p, void *policy, void *data,
+		   struct nfqb_verdict *v)
+{
+	struct race *r = data;
+	bool kept = false;
+
+	(void)policy;
+	(void)v;
+	pthread_mutex_lock(&r->lock);
+	if (r->n < RACE_N) {
+		r->p[r->n++] = p;
+		kept = true;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return kept ? NFQB_POOL_DEFER : NFQB_POOL_VERDICT;
+}
+
+static void *race_main(void *arg)
+{
+	struct race *r = arg;
+	struct timespec pause = { .tv_nsec = 20000 };
+	unsigned int i;
+
+	for (i = 0; i < RACE_N - RACE_KEEP; i++) {
+		bool waited = atomic_load(&r->waited);
+		int ret, err;
+
+		ret = nfqb_verdict_mark(r->p[i], NFQB_ACCEPT, 9);
+		err = errno;
+		if (waited) {
+			r->after_wait++;
+			if (ret != -1 || err != ESHUTDOWN)
+				r->after_wait_bad++;
+		}
+		if (ret == 0)
+			r->ok++;
+		else if (err == ESHUTDOWN)
+			r->shut++;
+		else if (err == EALREADY)
+			r->already++;
+		else
+			r->bad_errno = err;
+		atomic_store(&r->done, i + 1);
+		nanosleep(&pause, NULL);
+	}
+	return NULL;
+}
+
+START_TEST(test_late_verdict_race)
+{
+	struct nfqb_pool_config cfg = {
+		.queue_first = QV,
+		.queue_count = 1,
+		.mode = NFQB_POOL_DISPATCH,
+		.workers = 2,
+		.drain_ms = 1,
+		.cb = race_cb,
+	};
+	struct nfqb_pool *pool;
+	struct race *r;
+	unsigned int i;
+
+	r = calloc(1, sizeof(*r));
+	ck_assert_ptr_nonnull(r);
+	pthread_mutex_init(&r->lock, NULL);
+	cfg.cb_data = r;
+	nfqbt_rule_queue(VPORT, QV, false);
+	pool = nfqb_pool_create(&cfg);
+	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
+	ck_assert_int_eq(nfqb_pool_start(pool), 0);
+	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
+		.port = VPORT, .count = RACE_N }), RACE_N);
+	for (i = 0; i < 10000 && pstats(pool, -1).deferred < RACE_N; i++)
+		nfqbt_sleep_ms(1);
+	ck_assert_uint_eq(pstats(pool, -1).deferred, RACE_N);
+	ck_assert_int_eq(pthread_create(&r->thread, NULL, race_main, r), 0);
+	/* stop once the deciding thread is well under way */
+	for (i = 0; i < 10000 && atomic_load(&r->done) < RACE_N / 4; i++)
+		nfqbt_sleep_ms(1);
+	nfqb_pool_stop(pool);
+	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
+	atomic_store(&r->waited, true);
+	for (i = RACE_N - RACE_KEEP; i < RACE_N; i++) {
+		errno = 0;
+		ck_assert_int_eq(nfqb_verdict(r->p[i], NFQB_DROP), -1);
+		ck_assert_int_eq(errno, ESHUTDOWN);
+	}
+	pthread_join(r->thread, NULL);
+
+	ck_assert_msg(r->bad_errno == 0, "a late verdict failed with %s",
+		      strerror(r->bad_errno));
+	ck_assert_uint_eq(r->ok + r->shut + r->already, RACE_N - RACE_KEEP);
+	ck_assert_uint_ge(r->ok, RACE_N / 4);
+	ck_assert_msg(r->after_wait_bad == 0, "%u of %u verdicts after the "
+		      "wait did not fail with ESHUTDOWN", r->after_wait_bad,
+		      r->after_wait);
+	nfqb_pool_destroy(pool);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+END_TEST
+
+/* --- failed start, create errors ------------------------------------------------ */
+
+/* A pinning CPU past CPU_SETSIZE makes the start fail at thread @bad.
+ * nfqb_pool_wait() must then report that failure (every time) and return
+ * only once every queue is unbound. */
+static void run_failed_start(enum nfqb_pool_mode mode, const int *cpus,
+			     unsigned int ncpus)
+{
+	struct nfqb_pool_config cfg = {
+		.queue_first = 0,
+		.queue_count = 2,
+		.mode = mode,
+		.workers = 2,
+		.cpus = cpus,
+		.ncpus = ncpus,
+		.cb = accept_cb,
+	};
+	struct nfqb_kstats ks;
+	struct nfqb_pool *pool;
+	unsigned int i;
+
+	pool = nfqb_pool_create(&cfg);
+	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
+	ck_assert_int_eq(nfqb_kstats_get(0, &ks), 0);
+	errno = 0;
+	ck_assert_int_eq(nfqb_pool_start(pool), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert(nfqb_pool_stopping(pool));
+	for (i = 0; i < 2; i++) {
+		errno = 0;
+		ck_assert_msg(nfqb_pool_wait(pool) == -1,
+			      "nfqb_pool_wait() after a failed start: 0");
+		ck_assert_int_eq(errno, EINVAL);
+	}
+	/* stopped means unbound, also the queues whose thread never ran */
+	for (i = 0; i < 2; i++) {
+		ck_assert_msg(nfqb_kstats_get((uint16_t)i, &ks) == -1,
+			      "queue %u still bound after nfqb_pool_wait()", i);
+		ck_assert_int_eq(errno, ENOENT);
+	}
+	ck_assert_int_eq(nfqb_pool_start(pool), -1);
+	ck_assert_int_eq(errno, EALREADY);
+	nfqb_pool_destroy(pool);
+}
+
+START_TEST(test_qpw_failed_start)
+{
+	static const int cpus[] = { CPU_SETSIZE + 1 };
+
+	run_failed_start(NFQB_POOL_QUEUE_PER_WORKER, cpus, 1);
+}
+END_TEST
+
+START_TEST(test_dispatch_failed_start)
+{
+	/* worker 0 starts (unpinned), worker 1 cannot: no reader runs */
+	static const int cpus[] = { -1, CPU_SETSIZE + 1 };
+
+	run_failed_start(NFQB_POOL_DISPATCH, cpus, 2);
+}
+END_TEST
+
+static unsigned int open_fds(void)
+{
+	unsigned int fd, n = 0;
+
+	for (fd = 0; fd < 1024; fd++)
+		if (fcntl((int)fd, F_GETFD) >= 0)
+			n++;
+	return n;
+}
+
+/* Every failure of nfqb_pool_create() sets errno to its own cause, never a
+ * value left over from before (preset to EXDEV here), and leaks nothing. */
+START_TEST(test_create_errno)
+{
+	struct nfqb_pool_config cfg = {
+		.queue_first = 0,
+		.queue_count = 2,
+		.mode = NFQB_POOL_DISPATCH,
+		.workers = 2,
+		.cb = accept_cb,
+	};
+	struct rlimit old, rl;
+	struct nfqb_queue *held;
+	struct nfqb_pool *pool;
+	unsigned int base, lim, fails = 0;
+
+	errno = EXDEV;
+	ck_assert_ptr_null(nfqb_pool_create(NULL));
+	ck_assert_int_eq(errno, EINVAL);
+	/* a queue taken by someone else: EBUSY, and the pool's other queue
+	 * is let go */
+	held = nfqb_queue_open(1);
+	ck_assert_ptr_nonnull(held);
+	errno = EXDEV;
+	ck_assert_ptr_null(nfqb_pool_create(&cfg));
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_int_eq(nfqb_kstats_get(0, &(struct nfqb_kstats){ 0 }), -1);
+	ck_assert_int_eq(nfqb_queue_close(held), 0);
+	/* a flag the kernel does not know */
+	cfg.queue_flags = 1u << 30;
+	errno = EXDEV;
+	ck_assert_ptr_null(nfqb_pool_create(&cfg));
+	ck_assert_int_eq(errno, EOPNOTSUPP);
+	cfg.queue_flags = 0;
+	/* out of descriptors at every step: EMFILE, nothing leaked */
+	base = open_fds();
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	for (lim = base; lim < base + 32; lim++) {
+		rl = old;
+		rl.rlim_cur = lim;
+		ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+		errno = EXDEV;
+		pool = nfqb_pool_create(&cfg);
+		ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+		if (pool) {
+			nfqb_pool_destroy(pool);
+			break;
+		}
+		fails++;
+		ck_assert_msg(errno == EMFILE, "limit %u fds: %s", lim,
+			      strerror(errno));
+		ck_assert_uint_eq(open_fds(), base);
+	}
+	ck_assert_msg(lim < base + 32, "no pool even with %u fds", lim);
+	ck_assert_uint_gt(fails, 4);
+	ck_assert_uint_eq(open_fds(), base);
+}
+END_TEST
+
 static Suite *pool_suite(void)
 {
 	Suite *s = suite_create("integration-pool");
@@ -664,6 +1492,26 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_dispatch_swap);
 	tcase_add_test(tc, test_qpw_stop);
 	tcase_add_test(tc, test_dispatch_stop);
+	tcase_add_test(tc, test_cb_accept);
+	tcase_add_test(tc, test_cb_drop);
+	tcase_add_test(tc, test_cb_repeat);
+	tcase_add_test(tc, test_cb_queue);
+	tcase_add_test(tc, test_cb_queue_mark);
+	tcase_add_test(tc, test_cb_queue_nobody);
+	tcase_add_test(tc, test_cb_queue_bypass);
+	tcase_add_test(tc, test_cb_queue_bypass_held);
+	tcase_add_test(tc, test_cb_mark);
+	tcase_add_test(tc, test_cb_priority);
+	tcase_add_test(tc, test_cb_payload);
+	tcase_add_test(tc, test_cb_dispatch_queue);
+	tcase_add_test(tc, test_cb_dispatch_queue_mark);
+	tcase_add_test(tc, test_cb_dispatch_payload);
+	tcase_add_test(tc, test_qpw_late_verdict);
+	tcase_add_test(tc, test_dispatch_late_verdict);
+	tcase_add_test(tc, test_late_verdict_race);
+	tcase_add_test(tc, test_qpw_failed_start);
+	tcase_add_test(tc, test_dispatch_failed_start);
+	tcase_add_test(tc, test_create_errno);
 	suite_add_tcase(s, tc);
 	return s;
 }
