@@ -897,8 +897,11 @@ NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cf
 		}
 	}
 	for (i = 0; i < pool->nqueues; i++) {
-		pool->queues[i] = nfqb_queue_open((uint16_t)(cfg->queue_first + i));
-		if (!pool->queues[i] || config_queue(pool, pool->queues[i]) < 0) {
+		struct nfqb_queue *q;
+
+		q = nfqb_queue_open((uint16_t)(cfg->queue_first + i));
+		pool->queues[i] = q;
+		if (!q || config_queue(pool, q) < 0) {
 			err = errno;
 			goto fail;
 		}

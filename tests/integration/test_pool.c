@@ -655,7 +655,7 @@ START_TEST(test_api_edges)
 }
 END_TEST
 
-/* --- every verdict kind through the callback -------------------------------- */
+/* --- every verdict kind through the callback ------------------------------ */
 
 /*
  * One pool queue QV (rule: UDP to VPORT), VN datagrams, the callback gives
@@ -671,7 +671,7 @@ END_TEST
 #define VPORT		5302
 #define QV		6	/* the pool's queue */
 #define QT		7	/* queue-to-N target, served by the test */
-#define QO		8	/* POSTROUTING observer, served by the test */
+#define QO		8	/* POSTROUTING observer, test-served */
 #define QNONE		9	/* bound by nobody */
 #define VN		100
 
@@ -920,7 +920,10 @@ static void run_verdict(enum vkind kind, enum nfqb_pool_mode mode)
 				1);
 			sentinel = true;
 		}
-		if (sentinel && nfqbt_rx_count(rx, VN) &&
+		/* nfqbt_rx_total(), the getter safe while the receiver
+		 * runs: with every verdict right, the sentinel is the last
+		 * arrival (or the only one) */
+		if (sentinel && nfqbt_rx_total(rx) >= expected &&
 		    (!side || t->side_n >= VN))
 			break;
 		poll(&pfd, 1, 5);
@@ -1094,7 +1097,7 @@ START_TEST(test_cb_dispatch_payload)
 }
 END_TEST
 
-/* --- verdicts after the pool stopped ------------------------------------------ */
+/* --- verdicts after the pool stopped -------------------------------------- */
 
 /*
  * The callback defers the first LATE_N datagrams and keeps them; after
@@ -1268,9 +1271,13 @@ static void *race_main(void *arg)
 
 	for (i = 0; i < RACE_N - RACE_KEEP; i++) {
 		bool waited = atomic_load(&r->waited);
+		struct nfqb_packet *p;
 		int ret, err;
 
-		ret = nfqb_verdict_mark(r->p[i], NFQB_ACCEPT, 9);
+		pthread_mutex_lock(&r->lock);	/* what race_cb stored */
+		p = r->p[i];
+		pthread_mutex_unlock(&r->lock);
+		ret = nfqb_verdict_mark(p, NFQB_ACCEPT, 9);
 		err = errno;
 		if (waited) {
 			r->after_wait++;
@@ -1345,7 +1352,7 @@ START_TEST(test_late_verdict_race)
 }
 END_TEST
 
-/* --- failed start, create errors ------------------------------------------------ */
+/* --- failed start, create errors ------------------------------------------ */
 
 /* A pinning CPU past CPU_SETSIZE makes the start fail at thread @bad.
  * nfqb_pool_wait() must then report that failure (every time) and return
