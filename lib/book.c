@@ -146,18 +146,46 @@ int nfqb_book_add_packet(struct nfqb_queue *q, struct nfqb_packet *p)
 	return 0;
 }
 
+/* Is @id the id of an entry we track? */
+static bool book_has_id(const struct nfqb_book *b, uint32_t id)
+{
+	uint32_t i;
+
+	for (i = b->head; i != b->tail; i++) {
+		const struct nfqb_entry *e = nfqb_book_at(b, i);
+
+		if ((e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT) &&
+		    e->id == id)
+			return true;
+	}
+	return false;
+}
+
 void nfqb_book_add_default(struct nfqb_queue *q, uint32_t id)
 {
 	struct nfqb_book *b = &q->book;
 
 	nfqb_stat_inc(q, rejected_defaults);
-	/* a corrupt message may carry any id: only one after the last we
-	 * saw can be its own */
-	if (!book_room(b) || (b->have_last && !nfqb_id_after(id, b->last_id))) {
+	if (!book_room(b)) {
 		nfqb_book_add_unreadable(q);
 		return;
 	}
-	note_id(q, id);
+	if (b->have_last && !nfqb_id_after(id, b->last_id)) {
+		/* out of order: the kernel broke the monotonic-id contract,
+		 * or the message is corrupt. Per-packet verdicts from now on;
+		 * its id gets the default unless it is the id of a packet we
+		 * track (then it cannot be its own). */
+		if (!q->fallback) {
+			q->fallback = true;
+			nfqb_stat_inc(q, fallbacks);
+		}
+		if (book_has_id(b, id)) {
+			nfqb_book_add_unreadable(q);
+			return;
+		}
+	} else {
+		note_id(q, id);
+	}
 	book_push(b, NFQB_E_DEFAULT, id);
 	nfqb_stat_inc(q, outstanding);
 }

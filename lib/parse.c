@@ -167,26 +167,34 @@ bool nfqb_parse_id(const void *msg, size_t len, uint32_t *id,
 	size_t off = MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(struct nfgenmsg));
 	const struct nfqnl_msg_packet_hdr *ph;
 	const struct nfgenmsg *nfg;
-	const struct nlattr *a;
 	size_t avail;
 
 	if (len < sizeof(*nlh) ||
 	    nlh->nlmsg_type != ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET))
 		return false;
 	avail = nlh->nlmsg_len < len ? nlh->nlmsg_len : len;
-	if (avail < off + MNL_ATTR_HDRLEN + sizeof(*ph))
-		return false;
-	a = (const struct nlattr *)((const char *)msg + off);
-	if ((a->nla_type & NLA_TYPE_MASK) != NFQA_PACKET_HDR ||
-	    a->nla_len < MNL_ATTR_HDRLEN + sizeof(*ph) ||
-	    a->nla_len > avail - off)
-		return false;
-	nfg = (const struct nfgenmsg *)((const char *)msg + MNL_NLMSG_HDRLEN);
-	ph = (const struct nfqnl_msg_packet_hdr *)((const char *)a +
-						   MNL_ATTR_HDRLEN);
-	*id = ntohl(ph->packet_id);
-	*res_id = ntohs(nfg->res_id);
-	return true;
+	/* the attributes as far as they are well formed: the kernel puts
+	 * the packet header first, but take it wherever it is */
+	while (off + MNL_ATTR_HDRLEN <= avail) {
+		const struct nlattr *a = (const struct nlattr *)
+					 ((const char *)msg + off);
+
+		if (a->nla_len < MNL_ATTR_HDRLEN || a->nla_len > avail - off)
+			return false;
+		if ((a->nla_type & NLA_TYPE_MASK) == NFQA_PACKET_HDR) {
+			if (a->nla_len < MNL_ATTR_HDRLEN + sizeof(*ph))
+				return false;
+			nfg = (const struct nfgenmsg *)
+			      ((const char *)msg + MNL_NLMSG_HDRLEN);
+			ph = (const struct nfqnl_msg_packet_hdr *)
+			     ((const char *)a + MNL_ATTR_HDRLEN);
+			*id = ntohl(ph->packet_id);
+			*res_id = ntohs(nfg->res_id);
+			return true;
+		}
+		off += MNL_ALIGN(a->nla_len);
+	}
+	return false;
 }
 
 static bool get_u32(const struct nfqb_packet *p, int type, uint32_t *out)

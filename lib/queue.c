@@ -390,27 +390,36 @@ static int finish(struct nfqb_queue *q)
 	nfqb_book_default_all(q);
 	if (flush_all(q) < 0)
 		err = errno;
-	if (q->detached)
-		return err;
-	if (config_flags(q, fm[0], fm[1]) == 0)
-		config_maxlen(q, 0);
-	for (rounds = 0; rounds < 1000; rounds++) {
-		int r = nfqb_rx_read(q, q->vlen, true);
+	if (!q->detached) {
+		if (config_flags(q, fm[0], fm[1]) == 0)
+			config_maxlen(q, 0);
+		for (rounds = 0; rounds < 1000; rounds++) {
+			int r = nfqb_rx_read(q, q->vlen, true);
 
-		if (r < 0 && errno != ENOBUFS)
-			break;
-		nfqb_book_default_all(q);
+			if (r < 0 && errno != ENOBUFS)
+				break;
+			nfqb_book_default_all(q);
+		}
 	}
+	/* From here on a decision is refused (ESHUTDOWN): once the threads
+	 * inside one are out, every packet is decided or gets the default,
+	 * and all of it is sent before the unbind. */
+	atomic_store(&q->shut, true);
 	wait_deciders(q);
 	nfqb_book_default_all(q);
 	if (flush_all(q) < 0 && !err)
 		err = errno;
-	if (config_cmd(q, NFQNL_CFG_CMD_UNBIND) < 0 && errno != ENODEV &&
-	    !err)
+	if (!q->detached && config_cmd(q, NFQNL_CFG_CMD_UNBIND) < 0 &&
+	    errno != ENODEV && !err)
 		err = errno;
 	return err;
 }
 
+/*
+ * Any thread; other threads may be deciding packets of @q meanwhile (a
+ * decision that returned 0 is sent before the unbind; one that comes later
+ * is refused with ESHUTDOWN). The memory stays until nfqb_queue_close().
+ */
 int nfqb_queue_shutdown(struct nfqb_queue *q)
 {
 	int err;
@@ -418,8 +427,6 @@ int nfqb_queue_shutdown(struct nfqb_queue *q)
 	if (atomic_load(&q->shut))
 		return 0;
 	err = finish(q);
-	atomic_store(&q->shut, true);
-	wait_deciders(q);
 	if (err) {
 		errno = err;
 		return -1;

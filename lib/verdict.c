@@ -175,7 +175,8 @@ NFQB_EXPORT int nfqb_verdict_ex(struct nfqb_packet *p,
 		d.payload = nfqb_malloc(v->payload_len ? v->payload_len : 1);
 		if (!d.payload)
 			return decided(ENOMEM);
-		memcpy(d.payload, v->payload, v->payload_len);
+		if (v->payload_len)
+			memcpy(d.payload, v->payload, v->payload_len);
 		d.payload_len = v->payload_len;
 	}
 	err = decide(p, &d);

@@ -94,27 +94,6 @@ static unsigned int fz_pop(struct nfqb_queue *q, struct nfqb_packet **vec,
 	return nfqb_ready_pop(q, vec, max);
 }
 
-#ifdef NFQB_FUZZ_TX_HOOK
-/* The core before the seam: a detached queue sends through q->tx_hook. */
-static int fz_tx_hook(struct nfqb_queue *q, const void *buf, size_t len,
-		      void *data)
-{
-	(void)q;
-	(void)data;
-	return fz_sent(buf, len) < 0 ? -1 : 0;
-}
-
-static void fz_hook_tx(struct nfqb_queue *q)
-{
-	q->tx_hook = fz_tx_hook;
-	q->tx_hook_data = NULL;
-}
-#else
-static void fz_hook_tx(struct nfqb_queue *q)
-{
-	(void)q;
-}
-#endif
 
 /* ------------------------------------------------------------------------
  * State of one run.
@@ -1108,7 +1087,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q = fz_queue_alloc((h0 & 7) + 1);
 	if (!q)
 		fz_fail("nfqb_queue_alloc_detached: %s", strerror(errno));
-	fz_hook_tx(q);
 	configure(q, h0, h3);
 	fz.alloc_armed = true;
 

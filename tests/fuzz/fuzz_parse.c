@@ -29,6 +29,8 @@ static void parse_and_get(const struct nlmsghdr *nlh, size_t len)
 
 	if (!p)
 		return;
+	/* a live descriptor of generation 0: its handle is its address */
+	atomic_store(&p->sg, NFQB_SG(0, NFQB_PS_PENDING));
 	if (nfqb_parse_packet(p, nlh) == NFQB_PARSE_OK)
 		fz_call_getters(p, len);
 	free(p);

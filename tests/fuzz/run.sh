@@ -101,25 +101,6 @@ if [ ${#srcs[@]} -eq 0 ]; then
 	exit 1
 fi
 
-# The targets need the test seam (lib/seam.c). Before lib/local.mk lists
-# it, link it anyway, renaming what another file already defines.
-seam_defs=()
-if [ -f lib/seam.c ] && ! printf '%s\n' "${srcs[@]}" | grep -qx lib/seam.c; then
-	for sym in nfqb_now_ns nfqb_malloc nfqb_sys_sendmsg nfqb_seam_install; do
-		if grep -qE "^[a-z_0-9 ]+[ *]$sym\([^;]*\$" "${srcs[@]}"; then
-			seam_defs+=("-D$sym=nfqb_fuzz_unused_$sym")
-		fi
-	done
-	srcs+=(lib/seam.c)
-	log "lib/seam.c is not in lib/local.mk yet: linked anyway${seam_defs[*]:+ (${seam_defs[*]})}"
-fi
-
-# The core before the seam sends through q->tx_hook.
-hook_def=()
-if grep -q 'tx_hook' lib/internal.h; then
-	hook_def=(-DNFQB_FUZZ_TX_HOOK)
-fi
-
 # --- build ----------------------------------------------------------------
 
 mkdir -p "$out/obj" "$out/artifacts"
@@ -147,9 +128,7 @@ objs=()
 for src in "${srcs[@]}"; do
 	obj=$out/obj/$(basename "${src%.c}").o
 	objs+=("$obj")
-	extra=()
-	[ "$src" = lib/seam.c ] && extra=("${seam_defs[@]}")
-	compile "$src" "$obj" "${extra[@]}" &
+	compile "$src" "$obj" &
 	pids+=($!)
 	if [ ${#pids[@]} -ge "$jobs" ]; then
 		wait "${pids[0]}" || build_failed=1
@@ -162,7 +141,7 @@ done
 compile tests/fuzz/getters.c "$out/obj/fz_getters.o" -Werror || build_failed=1
 for t in $targets; do
 	compile "tests/fuzz/fuzz_$t.c" "$out/obj/fz_$t.o" -Werror \
-		"${hook_def[@]}" || build_failed=1
+		|| build_failed=1
 done
 if [ $build_failed -ne 0 ]; then
 	log "FAILED: the build" >&2
