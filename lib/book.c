@@ -116,6 +116,41 @@ static void close_gap(struct nfqb_queue *q, uint32_t id)
 	nfqb_book_trim(b);
 }
 
+/*
+ * An id came out of order: if a gap we have not sent yet counted it as an
+ * unreadable message's, or a message we could not use claimed it, they
+ * were not its. Take it out of the gap (the rest of a split gap goes last:
+ * out of order, nothing is batched any more), drop the claim.
+ */
+static void gap_exclude(struct nfqb_queue *q, uint32_t id)
+{
+	struct nfqb_book *b = &q->book;
+	uint32_t i, tail = b->tail;
+
+	for (i = b->head; i != tail; i++) {
+		struct nfqb_entry *e = nfqb_book_at(b, i);
+		uint32_t off = id - e->id;
+
+		if (e->kind == NFQB_E_DEFAULT && e->id == id) {
+			/* a message we could not use said it was this
+			 * packet's: the packet is here, that was not it */
+			e->kind = NFQB_E_DONE;
+			nfqb_stat_sub(q, outstanding, 1);
+			continue;
+		}
+		if (e->kind != NFQB_E_GAP || off >= e->n)
+			continue;
+		if (off + 1 < e->n && book_room(b)) {
+			struct nfqb_entry *r = book_push(b, NFQB_E_GAP, id + 1);
+
+			r->n = e->n - off - 1;
+		}
+		e->n = off;
+		if (!e->n)
+			e->kind = NFQB_E_DONE;
+	}
+}
+
 /* Ids must grow: if not, the kernel broke the monotonic-id contract. */
 static void note_id(struct nfqb_queue *q, uint32_t id)
 {
@@ -123,8 +158,14 @@ static void note_id(struct nfqb_queue *q, uint32_t id)
 
 	close_gap(q, id);
 	if (b->have_last && !nfqb_id_after(id, b->last_id)) {
-		q->fallback = true;
-		nfqb_stat_inc(q, fallbacks);
+		/* the last id stays the highest seen: gaps are reckoned
+		 * from it */
+		if (!q->fallback) {
+			q->fallback = true;
+			nfqb_stat_inc(q, fallbacks);
+		}
+		gap_exclude(q, id);
+		return;
 	}
 	b->have_last = true;
 	b->last_id = id;
@@ -183,6 +224,7 @@ void nfqb_book_add_default(struct nfqb_queue *q, uint32_t id)
 			nfqb_book_add_unreadable(q);
 			return;
 		}
+		gap_exclude(q, id);
 	} else {
 		note_id(q, id);
 	}

@@ -174,16 +174,16 @@ bool nfqb_parse_id(const void *msg, size_t len, uint32_t *id,
 		return false;
 	avail = nlh->nlmsg_len < len ? nlh->nlmsg_len : len;
 	/* the attributes as far as they are well formed: the kernel puts
-	 * the packet header first, but take it wherever it is */
+	 * the packet header first, exactly its size; take the first such
+	 * one wherever it is */
 	while (off + MNL_ATTR_HDRLEN <= avail) {
 		const struct nlattr *a = (const struct nlattr *)
 					 ((const char *)msg + off);
 
 		if (a->nla_len < MNL_ATTR_HDRLEN || a->nla_len > avail - off)
 			return false;
-		if ((a->nla_type & NLA_TYPE_MASK) == NFQA_PACKET_HDR) {
-			if (a->nla_len < MNL_ATTR_HDRLEN + sizeof(*ph))
-				return false;
+		if ((a->nla_type & NLA_TYPE_MASK) == NFQA_PACKET_HDR &&
+		    a->nla_len == MNL_ATTR_HDRLEN + sizeof(*ph)) {
 			nfg = (const struct nfgenmsg *)
 			      ((const char *)msg + MNL_NLMSG_HDRLEN);
 			ph = (const struct nfqnl_msg_packet_hdr *)

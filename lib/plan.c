@@ -29,10 +29,14 @@
  */
 #include "internal.h"
 
+/* A batch walks the kernel's queue from its head while the id is not after
+ * its max (serial arithmetic): a run may span at most this many ids. */
+#define RUN_SPAN_MAX	0x40000000u
+
 struct run {
 	uint32_t n;
 	uint32_t first, last;	/* book positions */
-	uint32_t last_id;
+	uint32_t first_id, last_id;
 	const struct nfqb_decision *d;
 };
 
@@ -151,9 +155,11 @@ static bool plan_gap_head(struct planner *pl, uint32_t pos,
 	return add_item(pl, &it);
 }
 
-static bool run_takes(const struct run *r, const struct nfqb_decision *d)
+static bool run_takes(const struct run *r, uint32_t id,
+		      const struct nfqb_decision *d)
 {
-	if (!r->n || r->d->verdict != d->verdict)
+	if (!r->n || r->d->verdict != d->verdict ||
+	    id - r->first_id >= RUN_SPAN_MAX)
 		return false;
 	if ((r->d->flags & NFQB_V_MARK) != (d->flags & NFQB_V_MARK))
 		return false;
@@ -166,7 +172,7 @@ static bool plan_prefix(struct planner *pl, struct run *r, uint32_t pos,
 {
 	if (pl->in->singles || (d->flags & NFQB_D_SINGLE))
 		return plan_single(pl, pos, id, d);
-	if (run_takes(r, d)) {
+	if (run_takes(r, id, d)) {
 		r->n++;
 		r->last = pos;
 		r->last_id = id;
@@ -174,8 +180,8 @@ static bool plan_prefix(struct planner *pl, struct run *r, uint32_t pos,
 	}
 	if (!plan_run(pl, r))
 		return false;
-	*r = (struct run){ .n = 1, .first = pos, .last = pos, .last_id = id,
-			   .d = d };
+	*r = (struct run){ .n = 1, .first = pos, .last = pos, .first_id = id,
+			   .last_id = id, .d = d };
 	return true;
 }
 

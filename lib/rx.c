@@ -157,10 +157,11 @@ static void walk_datagram(struct nfqb_queue *q, struct nfqb_slot *s,
 			(const struct nlmsghdr *)(s->data + off);
 
 		if (!msg_fits(nlh, len - off)) {
-			/* the rest cannot be read: if a packet was there,
-			 * its id is lost */
+			/* a length that lies: nothing in it can be trusted,
+			 * the id neither; if a packet was there, it leaves a
+			 * gap */
 			nfqb_stat_inc(q, rejected_malformed);
-			track_unusable(q, nlh, len - off);
+			nfqb_book_add_unreadable(q);
 			return;
 		}
 		switch (nlh->nlmsg_type) {
