@@ -12,7 +12,8 @@ EXTRA_DIST += \
 	tests/fuzz/getters.c \
 	tests/fuzz/fuzz_parse.c \
 	tests/fuzz/fuzz_datagram.c \
-	tests/fuzz/gen-corpus.c
+	tests/fuzz/gen-corpus.c \
+	tests/fuzz/regress
 
 .PHONY: fuzz
 fuzz:
