@@ -51,6 +51,7 @@
 #include <libnfq-batch/pool.h>
 
 #define POOL_VEC		64
+#define POOL_LINGER_US		200
 #define POOL_RING_DEFAULT	1024
 #define POOL_DRAIN_DEFAULT_MS	1000
 #define POOL_SNAP_NS		(100ull * 1000000)
@@ -486,20 +487,12 @@ static void *qpw_main(void *arg)
 	struct nfqb_packet *vec[POOL_VEC];
 	int qfd = nfqb_queue_fd(q);
 	bool streaming = false;
-	uint64_t paused = 0;
 
 	thread_setup(t);
 	urcu_qsbr_register_thread();
 	while (!pool_stopping(pool)) {
 		int i, n = nfqb_recv(q, vec, POOL_VEC);
 
-		if (paused) {
-			/* what the pause brought: the adaptive linger learns
-			 * whether the stream waits on us */
-			nfqb_loop_linger_done(q, paused, n > 0 ? n : 0,
-					      nfqb_now_ns());
-			paused = 0;
-		}
 		if (n > 0) {
 			if (n >= 2)
 				streaming = true;
@@ -518,24 +511,17 @@ static void *qpw_main(void *arg)
 			thread_fail(t, errno);
 			break;
 		}
-		/* drained in the middle of a stream (the decisions are sent:
-		 * a non-blocking nfqb_recv() flushes before EAGAIN): a short
-		 * pause may let the next packets gather, one wake-up and one
-		 * batch for many, as long as the queue's linger (adaptive by
-		 * default, see nfqb_queue_set_linger()) says it pays */
+		/* drained in the middle of a stream: a short pause lets the
+		 * next packets gather, one wake-up and one batch for many
+		 * (as nfqb_queue_set_linger() does for blocking receives) */
 		if (streaming) {
-			uint64_t ns = nfqb_loop_linger_ns(q, nfqb_now_ns());
+			struct timespec ts = { .tv_nsec = POOL_LINGER_US * 1000 };
 
 			streaming = false;
-			if (ns) {
-				struct timespec ts = { .tv_nsec = (long)ns };
-
-				worker_offline(t);
-				nanosleep(&ts, NULL);
-				worker_online();
-				paused = ns;
-				continue;
-			}
+			worker_offline(t);
+			nanosleep(&ts, NULL);
+			worker_online();
+			continue;
 		}
 		queue_snapshot(t, q, false);
 		stats_publish(t);
