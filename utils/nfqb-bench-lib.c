@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <libnfq-batch/libnfq-batch.h>
@@ -61,6 +62,15 @@ static struct nfqb_queue *lib_open(const struct bench_cfg *cfg, uint16_t num,
 	    nfqb_queue_set_flags(q, cfg->gso ? NFQB_F_GSO : 0,
 				 NFQB_F_GSO) < 0) {
 		bench_cons_fail(c, "nfqb_queue_set_flags(GSO)", errno);
+		nfqb_queue_close(q);
+		return NULL;
+	}
+	/* NFQB_BENCH_LINGER=<us>: a fixed linger instead of the default
+	 * (adaptive), to compare the two in one build */
+	if (getenv("NFQB_BENCH_LINGER") &&
+	    nfqb_queue_set_linger(q, (uint32_t)strtoul(
+			getenv("NFQB_BENCH_LINGER"), NULL, 10)) < 0) {
+		bench_cons_fail(c, "nfqb_queue_set_linger", errno);
 		nfqb_queue_close(q);
 		return NULL;
 	}
