@@ -187,7 +187,6 @@ static int linger(struct nfqb_queue *q, unsigned int max, uint64_t now)
 {
 	uint64_t ns = nfqb_loop_linger_ns(q, now);
 	uint64_t due;
-	struct timespec ts;
 	int r;
 
 	if (!ns)
@@ -201,9 +200,7 @@ static int linger(struct nfqb_queue *q, unsigned int max, uint64_t now)
 		return 0;
 	if (due && due - now < ns)
 		ns = due - now;
-	ts.tv_sec = 0;
-	ts.tv_nsec = (long)ns;
-	if (nanosleep(&ts, NULL) < 0)
+	if (nfqb_sys_sleep(ns) < 0)
 		return -1;	/* EINTR: a signal */
 	r = read_more(q, max);
 	nfqb_loop_linger_done(q, ns, r, nfqb_now_ns());

@@ -40,6 +40,18 @@ uint64_t nfqb_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+int nfqb_sys_sleep(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / 1000000000ull),
+		.tv_nsec = (long)(ns % 1000000000ull),
+	};
+
+	if (seam.sleep_ns)
+		return seam.sleep_ns(seam.data, ns);
+	return nanosleep(&ts, NULL);
+}
+
 void *nfqb_malloc(size_t size)
 {
 	if (seam.fail_alloc && seam.fail_alloc(seam.data, size)) {

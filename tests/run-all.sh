@@ -116,7 +116,8 @@ UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 #    model test (decisions from several threads).
 tsan_tests="tests/integration/test_core tests/integration/test_coalesce_kernel
 	tests/integration/test_pool tests/integration/test_verdicts
-	tests/integration/test_safety tests/unit/test_coalesce tests/unit/test_model
+	tests/integration/test_safety tests/integration/test_linger
+	tests/unit/test_coalesce tests/unit/test_model
 	tests/unit/test_plan"
 tsan_check() {
 	local name=tsan dir="$top/build-tsan"

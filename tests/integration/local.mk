@@ -67,3 +67,13 @@ tests_integration_test_safety_LDFLAGS = -export-dynamic
 tests_integration_test_safety_LDADD = \
 	tests/integration/libnfqbt-harness.la lib/libnfq-batch.la \
 	$(CHECK_LIBS) -ldl -lpthread
+
+# The adaptive linger on the real kernel, watched through the test seam
+# (so it links the internal library, as test_diff does).
+check_PROGRAMS += tests/integration/test_linger
+TESTS += tests/integration/test_linger
+tests_integration_test_linger_SOURCES = tests/integration/test_linger.c
+tests_integration_test_linger_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
+tests_integration_test_linger_LDADD = tests/integration/libnfqbt-harness.la \
+	lib/libnfqb-internal.la $(CHECK_LIBS) $(LIBMNL_LIBS) -lpthread

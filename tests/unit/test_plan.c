@@ -443,6 +443,59 @@ START_TEST(test_verdict_batch_handed_only)
 }
 END_TEST
 
+/* The adaptive linger's policy: the pause gathers about 32 packets at the
+ * stream's pace (5..200 us), backs off when a pause shows the stream waits
+ * on us, and a fixed duration or NFQB_LINGER_AUTO can be chosen. */
+START_TEST(test_linger_policy)
+{
+	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 16);
+	uint64_t t = 1000000000ull, ns;
+	unsigned int i;
+
+	ck_assert_ptr_nonnull(q);
+	/* nothing known of the pace yet: no pause */
+	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 0);
+	/* a packet every 4 us: 32 of them take 128 us */
+	for (i = 0; i < 200; i++)
+		nfqb_loop_note_read(q, 1, t += 4000);
+	ns = nfqb_loop_linger_ns(q, t);
+	ck_assert_uint_ge(ns, 120000);
+	ck_assert_uint_le(ns, 130000);
+	/* a pause that brings what the pace promised: keep pausing */
+	nfqb_loop_linger_done(q, ns, 32, t);
+	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), ns);
+	/* one that brings under a quarter: the stream waits on us, no pause
+	 * for 10 ms, then 20 ms after the next such pause */
+	nfqb_loop_linger_done(q, ns, 7, t);
+	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t + 9999999), 0);
+	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t + 10000000), ns);
+	t += 10000000;
+	nfqb_loop_linger_done(q, ns, 0, t);
+	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t + 19999999), 0);
+	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t + 20000000), ns);
+	t += 20000000;
+	/* a sparse stream: capped at 200 us */
+	for (i = 0; i < 200; i++)
+		nfqb_loop_note_read(q, 1, t += 50000);
+	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 200000);
+	/* a very dense one: under 5 us is not worth a syscall */
+	for (i = 0; i < 400; i++)
+		nfqb_loop_note_read(q, 64, t += 6400);
+	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 0);
+	/* fixed: always that long, never backed off; then adaptive again */
+	ck_assert_int_eq(nfqb_queue_set_linger(q, 300), 0);
+	nfqb_loop_linger_done(q, 300000, 0, t);
+	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 300000);
+	ck_assert_int_eq(nfqb_queue_set_linger(q, 0), 0);
+	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 0);
+	ck_assert_int_eq(nfqb_queue_set_linger(q, 1000000), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(nfqb_queue_set_linger(q, NFQB_LINGER_AUTO), 0);
+	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 0);	/* dense */
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+}
+END_TEST
+
 static Suite *plan_suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -459,6 +512,7 @@ static Suite *plan_suite(void)
 	tcase_add_test(tc, test_tx_malformed_defaults);
 	tcase_add_test(tc, test_rx_huge_nlmsg_len);
 	tcase_add_test(tc, test_verdict_batch_handed_only);
+	tcase_add_test(tc, test_linger_policy);
 	suite_add_tcase(s, tc);
 	return s;
 }
