@@ -540,6 +540,27 @@ void nfqb_loop_note_read(struct nfqb_queue *q, unsigned int n, uint64_t now);
 /* Wake the owner (a decision was posted, or an interrupt). */
 void nfqb_loop_wake(struct nfqb_queue *q);
 
+/* --- Structs that can grow (abi.c) ---------------------------------------
+ * Read the caller's struct of @size bytes at @src into @dst (@ours bytes,
+ * the library's sizeof): fields it lacks are zero. Returns 0, EINVAL (NULL
+ * @src, @size below @min, the 1.0 size) or E2BIG (a byte past @ours not
+ * zero). */
+int nfqb_struct_in(void *dst, size_t ours, size_t min, const void *src,
+		   size_t size);
+/* Write @ours bytes of @src to the caller's struct of @size bytes: the
+ * first @size bytes, or all and zeros past them. */
+void nfqb_struct_out(void *dst, size_t size, const void *src, size_t ours);
+
+/* The smallest size a caller may pass: the end of the last field of the
+ * struct in libnfq-batch 1.0. Never change these. */
+#define NFQB_OFFSETOF_END(type, field) \
+	(offsetof(type, field) + sizeof(((type *)0)->field))
+#define NFQB_VERDICT_SIZE_1_0 \
+	NFQB_OFFSETOF_END(struct nfqb_verdict, payload_len)
+/* (struct nfqb_pool_config is in <libnfq-batch/pool.h>) */
+#define NFQB_POOL_CONFIG_SIZE_1_0 \
+	NFQB_OFFSETOF_END(struct nfqb_pool_config, verdict_timeout_ms)
+
 /* --- Queue (queue.c) ------------------------------------------------------ */
 /* Tests: a queue without a socket (fd -1), everything else as
  * nfqb_queue_open() makes it, not bound; its sends go to the seam. Free it

@@ -221,10 +221,12 @@ static int bind_queue(struct nfqb_queue *q)
 	/* The kernel answers EPERM both without CAP_NET_ADMIN and for a
 	 * queue another socket holds, and EBUSY to a bind sent again after
 	 * its first acknowledgement was lost: tell them apart. */
-	ours = nfqb_kstats_get(q->num, &ks) == 0 && ks.portid == q->portid;
+	ours = nfqb_kstats_get(q->num, &ks, sizeof(ks)) == 0 &&
+	       ks.portid == q->portid;
 	if ((errno == EPERM || errno == EBUSY) && ours)
 		return 0;
-	if (errno == EPERM && !ours && nfqb_kstats_get(q->num, &ks) == 0)
+	if (errno == EPERM && !ours &&
+	    nfqb_kstats_get(q->num, &ks, sizeof(ks)) == 0)
 		errno = EBUSY;
 	else if (errno == ENOENT)
 		errno = EPERM;
