@@ -154,6 +154,28 @@ struct nfqb_decision {
 	uint32_t payload_len;
 };
 
+/*
+ * Handles. On 64-bit builds user-space addresses fit in 48 bits: the top
+ * 16 bits of a handle carry the low 16 bits of the descriptor's generation.
+ * On 32-bit builds descriptors are aligned to 256 bytes: the low 8 bits of
+ * a handle carry the low 8 bits of the generation. A dead handle is
+ * mistaken for a live one only if its descriptor was reused a multiple of
+ * 65536 (32-bit: 256) times in between (descriptors are reused oldest
+ * first: at least that many times the number of descriptors packets
+ * later).
+ */
+#if UINTPTR_MAX > 0xffffffffu
+#define NFQB_TAG_SHIFT		48
+#define NFQB_TAG_MASK		0xffffu
+#define NFQB_ADDR_MASK		(((uintptr_t)1 << 48) - 1)
+#define NFQB_PKT_ALIGN		8
+#else
+#define NFQB_TAG_SHIFT		0
+#define NFQB_TAG_MASK		0xffu
+#define NFQB_ADDR_MASK		(~(uintptr_t)0xff)
+#define NFQB_PKT_ALIGN		256
+#endif
+
 /* One receive buffer: holds one datagram from the kernel. */
 struct nfqb_slot {
 	struct nfqb_slot *next_free;
@@ -164,7 +186,8 @@ struct nfqb_slot {
 };
 
 struct nfqb_packet {
-	struct nfqb_queue *q;
+	/* (32-bit builds: the low 8 bits of a handle are its tag) */
+	_Alignas(NFQB_PKT_ALIGN) struct nfqb_queue *q;
 	struct nfqb_slot *slot;
 	const struct nlattr *tb[NFQB_NFQA_MAX + 1];
 	const struct nlattr *vlan_proto, *vlan_tci;
@@ -185,30 +208,10 @@ struct nfqb_packet {
 	struct nfqb_packet *next_free;
 };
 
-/*
- * Handles. On 64-bit builds user-space addresses fit in 48 bits: the top
- * 16 bits of a handle carry the low 16 bits of the descriptor's generation.
- * A dead handle is mistaken for a live one only if its descriptor was
- * reused a multiple of 65536 times in between (descriptors are reused
- * oldest first: at least 65536 times the number of descriptors packets
- * later). On 32-bit builds there is no room: a handle is the descriptor's
- * address, and a dead one is caught until its descriptor is reused.
- */
-#if UINTPTR_MAX > 0xffffffffu
-#define NFQB_TAG_SHIFT		48
-#define NFQB_TAG_MASK		0xffffu
-#else
-#define NFQB_TAG_SHIFT		0
-#define NFQB_TAG_MASK		0u
-#endif
-#define NFQB_ADDR_MASK	(NFQB_TAG_MASK ? \
-			 (((uintptr_t)1 << (NFQB_TAG_SHIFT & 63)) - 1) : \
-			 UINTPTR_MAX)
-
 static inline uint32_t nfqb_handle_tag(const struct nfqb_packet *h)
 {
-	return NFQB_TAG_MASK ?
-	       (uint32_t)((uint64_t)(uintptr_t)h >> (NFQB_TAG_SHIFT & 63)) : 0;
+	return (uint32_t)((uint64_t)(uintptr_t)h >> NFQB_TAG_SHIFT) &
+	       NFQB_TAG_MASK;
 }
 
 static inline struct nfqb_packet *nfqb_handle_ptr(const struct nfqb_packet *h)

@@ -57,7 +57,7 @@ static void print_table(const struct nfqb_kstats *k, int n,
 	if (json) {
 		printf("[");
 		for (i = 0; i < n; i++) {
-			if (only >= 0 && k[i].queue_num != only)
+			if (only >= 0 && k[i].queue_num != (uint32_t)only)
 				continue;
 			printf("%s{\"queue\":%u,\"portid\":%u,\"waiting\":%u,"
 			       "\"copy_mode\":\"%s\",\"copy_range\":%u,"
@@ -79,7 +79,7 @@ static void print_table(const struct nfqb_kstats *k, int n,
 		const struct nfqb_kstats *p;
 		char rate[32] = "-";
 
-		if (only >= 0 && k[i].queue_num != only)
+		if (only >= 0 && k[i].queue_num != (uint32_t)only)
 			continue;
 		p = prev ? find_prev(prev, nprev, k[i].queue_num) : NULL;
 		if (p && secs > 0)

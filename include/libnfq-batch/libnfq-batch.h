@@ -67,12 +67,11 @@
  *    ESHUTDOWN once the pool shut the queue down), is counted in
  *    late_verdicts, and never touches another packet. The nfqb_pkt_*()
  *    getters on a dead handle return "absent" (false, 0 or NULL) once its
- *    verdict was sent, never another packet's data. The limit: on 64-bit
- *    builds a handle carries 16 bits of its descriptor's generation, and
- *    descriptors (twice the buffer count) are reused oldest first, so a
- *    dead handle can be mistaken for a live packet only after its
- *    descriptor was reused a multiple of 65536 times; on 32-bit builds a
- *    dead handle is caught only until its descriptor is reused. Handles,
+ *    verdict was sent, never another packet's data. The limit: a handle
+ *    carries 16 bits (on 32-bit builds 8 bits) of its descriptor's
+ *    generation, and descriptors (twice the buffer count) are reused
+ *    oldest first, so a dead handle can be mistaken for a live packet only
+ *    after its descriptor was reused a multiple of 65536 (256) times. Handles,
  *    and the data they point to, die with nfqb_queue_close().
  * 5. A decision from any thread wakes an owner blocked in nfqb_recv(), and
  *    makes nfqb_queue_fd() readable for an owner that polls it (blocking

@@ -133,8 +133,10 @@ static void compare(struct diff_ctx *ctx, const struct nlmsghdr *nlh)
 	uint16_t alen, type;
 	uint64_t ns;
 
-	p = calloc(1, sizeof(*p));
+	/* aligned as the library's descriptors (32-bit handles) */
+	p = aligned_alloc(_Alignof(struct nfqb_packet), sizeof(*p));
 	ck_assert_ptr_nonnull(p);
+	memset(p, 0, sizeof(*p));
 	/* a live descriptor of generation 0: its handle is its address */
 	atomic_store(&p->sg, NFQB_SG(0, NFQB_PS_PENDING));
 	ck_assert_int_eq(nfqb_parse_packet(p, nlh), NFQB_PARSE_OK);
