@@ -240,6 +240,10 @@ struct nfqb_stats {
 					 * (acknowledgement lost or late) */
 	uint64_t late_verdicts;		/* verdicts refused on dead handles
 					 * (EALREADY, ETIMEDOUT, ESHUTDOWN) */
+	uint64_t linger_pauses;		/* linger pauses taken */
+	uint64_t linger_waiting;	/* reads that showed a flow waiting on
+					 * our verdicts (no adaptive pause
+					 * for a while) */
 };
 
 /* The kernel's view of one queue (/proc/net/netfilter/nfnetlink_queue). */
