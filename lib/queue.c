@@ -338,6 +338,12 @@ NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
 		goto fail;
 	if (config_params(q, q->copy_mode, q->copy_range) < 0)
 		goto fail_unbind;
+	/* GSO packets whole: no segmentation in the kernel before queueing
+	 * (one message, one verdict per super-packet); a kernel without the
+	 * flag segments them, as it always did */
+	if (config_flags(q, NFQB_F_GSO, NFQB_F_GSO) < 0 &&
+	    errno != EOPNOTSUPP && errno != EINVAL)
+		goto fail_unbind;
 	return q;
 
 fail_unbind:

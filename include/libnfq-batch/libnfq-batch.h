@@ -264,8 +264,12 @@ struct nfqb_kstats {
  * nfqb_queue_open - bind queue @num in the current network namespace
  * @num: queue number, 0..65535
  *
- * Opens a netlink socket, binds the queue and selects copy mode
- * NFQB_COPY_PACKET with range 65535. Returns the queue, or NULL with errno:
+ * Opens a netlink socket, binds the queue, selects copy mode
+ * NFQB_COPY_PACKET with range 65535 and sets NFQB_F_GSO: GSO packets come
+ * whole, larger than the MTU, their checksums possibly not filled in yet
+ * (nfqb_pkt_is_gso(), nfqb_pkt_csum_not_ready()); turn it off with
+ * nfqb_queue_set_flags(q, 0, NFQB_F_GSO) to have the kernel segment them
+ * first. Returns the queue, or NULL with errno:
  * EBUSY if another socket holds the queue, EPERM without CAP_NET_ADMIN,
  * ENOMEM, or the socket's error.
  */
@@ -349,6 +353,8 @@ int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen);
 /**
  * nfqb_queue_set_flags - set the queue flags in @mask to their value in
  * @flags (NFQB_F_*)
+ *
+ * nfqb_queue_open() sets NFQB_F_GSO; the others are off by default.
  *
  * Returns 0, or -1 with errno: EOPNOTSUPP for a flag this kernel does not
  * know (or cannot support, as NFQB_F_SECCTX without secmark).
