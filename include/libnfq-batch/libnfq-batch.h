@@ -428,13 +428,18 @@ int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
  * nfqb_recv() may pause and take what arrived meanwhile: one wake-up and
  * one verdict message for many packets, at the cost of the pause's delay.
  *
- * NFQB_LINGER_AUTO (the default) adapts: decisions are sent before every
- * pause (no verdict waits for one); the pause lasts as long as the recent
- * pace of the stream needs to gather about 32 packets, at most 200 us,
- * and none when that is under 5 us; a pause that brings less than a
- * quarter of what the pace promised shows a stream that waits on us
- * (TCP, request/response): no pause for 10 ms, doubling up to 1 s while it
- * keeps showing. A pause that brings nothing ends the stream.
+ * NFQB_LINGER_AUTO (the default) adapts, and pauses only while no flow
+ * waits on us: a TCP, SCTP or DCCP packet, or a UDP flow that came alone
+ * in 4 big reads in a row (request/response), turns pausing and holding
+ * decisions for a batch off for 20 ms after each of its packets.
+ * Otherwise decisions are sent before every pause (no verdict waits for
+ * one); the pause lasts as long as the recent pace of the stream needs to
+ * gather about 32 packets, at most 200 us, and none when that is under
+ * 5 us; a pause that brings less than a quarter of what the pace promised
+ * shows a stream that waits on us: no pause for 10 ms, doubling up to 1 s
+ * while it keeps showing. A pause that brings nothing ends the stream.
+ * The pause is exact (a timerfd, no timer slack) and ends early when
+ * another thread posts a decision or interrupts.
  *
  * A number of microseconds fixes the pause: every time the socket runs dry
  * mid-stream, decisions held (never past the latency bound) for bigger
