@@ -19,6 +19,7 @@
  *             keeps every decision and is retried. It also does the
  *             configuration round trips.
  *   loop.c    nfqb_recv(): when to flush, linger, sleep, wake up
+ *   pace.c    which flows wait on us (the adaptive linger keeps off)
  *
  * queue.c opens, configures and closes; stats.c reads counters.
  */
@@ -66,8 +67,9 @@
 #define NFQB_DEFAULT_BUFFERS		1024
 #define NFQB_DEFAULT_BATCH_LIMIT	64
 #define NFQB_DEFAULT_LATENCY_US		1000
-/* The longest pause of the adaptive linger, and the shortest worth a
- * syscall; the pause aims at gathering this many packets. */
+/* The longest pause of the adaptive linger (taken only while no flow
+ * waits on us, pace.c), and the shortest worth a syscall; the pause aims
+ * at gathering this many packets. */
 #define NFQB_DEFAULT_LINGER_US		200
 #define NFQB_LINGER_MIN_NS		(5 * 1000ull)
 #define NFQB_LINGER_TARGET		32
@@ -75,6 +77,15 @@
  * doubling up to the max while it keeps showing. */
 #define NFQB_LINGER_QUIET_MIN_NS	(10 * 1000 * 1000ull)
 #define NFQB_LINGER_QUIET_MAX_NS	(1000 * 1000 * 1000ull)
+/* pace.c: a flow that came alone in this many of its reads in a row
+ * (reads of NFQB_PACE_MANY packets or more) waits on us; no adaptive
+ * pause for the quiet time after it shows; a flow not seen for the
+ * memory time is forgotten. */
+#define NFQB_PACE_FLOWS			256
+#define NFQB_PACE_LONE			4
+#define NFQB_PACE_MANY			4
+#define NFQB_PACE_QUIET_NS		(20 * 1000 * 1000ull)
+#define NFQB_PACE_MEMORY_NS		(100 * 1000 * 1000ull)
 #define NFQB_RECV_VLEN			64
 /* The send buffer: one sendmsg carries at most this much. */
 #define NFQB_TX_SIZE			(128 * 1024)
@@ -422,6 +433,7 @@ struct nfqb_queue {
 	int fd;			/* netlink socket */
 	int epfd;		/* epoll: fd + evfd, what nfqb_queue_fd() gives */
 	int evfd;		/* eventfd: decisions posted, interrupt */
+	int tfd;		/* timerfd of the linger pause */
 	uint32_t portid;
 	uint16_t num;
 	bool nonblock;
@@ -436,9 +448,23 @@ struct nfqb_queue {
 		uint32_t us;		/* that duration, or the adaptive cap */
 		uint64_t last_read_ns;	/* the last read that brought packets */
 		uint64_t gap_ns;	/* average time per packet between reads */
+		uint64_t sum_ns;	/* decaying sums it comes from */
+		uint64_t sum_pkts;	/* (packets x 256) */
 		uint64_t quiet_until;	/* adaptive: no pause before this */
 		uint64_t backoff_ns;
 	} linger;
+	struct nfqb_pace {
+		uint32_t round;		/* reads so far */
+		uint64_t waiting_until;	/* no adaptive pause before this */
+		struct nfqb_pace_flow {
+			uint32_t tag;
+			uint32_t round;	/* the read it was last seen in */
+			uint16_t count;	/* its packets in that read */
+			uint8_t lone;	/* appearances alone in a row */
+			bool many;	/* that read was a big one */
+			uint64_t seen_ns;
+		} flows[NFQB_PACE_FLOWS];
+	} pace;
 	uint32_t seq;
 	uint32_t default_verdict;
 	uint32_t batch_limit;
@@ -540,6 +566,14 @@ void nfqb_loop_linger_done(struct nfqb_queue *q, uint64_t ns, int got,
 			   uint64_t now);
 /* Note a read that brought @n datagrams (the stream's pace). */
 void nfqb_loop_note_read(struct nfqb_queue *q, unsigned int n, uint64_t now);
+int nfqb_loop_linger(struct nfqb_queue *q, unsigned int max);
+
+/* pace.c */
+uint32_t nfqb_pace_flow_tag(const uint8_t *b, uint32_t len, bool *clocked);
+/* After a read that made ready-list entries @first.. */
+void nfqb_pace_note_read(struct nfqb_queue *q, unsigned int first,
+			 uint64_t now);
+bool nfqb_pace_waiting(const struct nfqb_queue *q, uint64_t now);
 /* Wake the owner (a decision was posted, or an interrupt). */
 void nfqb_loop_wake(struct nfqb_queue *q);
 

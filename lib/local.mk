@@ -20,6 +20,7 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/msg.c \
 	lib/tx.c \
 	lib/loop.c \
+	lib/pace.c \
 	lib/queue.c \
 	lib/stats.c \
 	lib/pool.c

@@ -51,7 +51,6 @@
 #include <libnfq-batch/pool.h>
 
 #define POOL_VEC		64
-#define POOL_LINGER_US		200
 #define POOL_RING_DEFAULT	1024
 #define POOL_DRAIN_DEFAULT_MS	1000
 #define POOL_SNAP_NS		(100ull * 1000000)
@@ -511,17 +510,22 @@ static void *qpw_main(void *arg)
 			thread_fail(t, errno);
 			break;
 		}
-		/* drained in the middle of a stream: a short pause lets the
-		 * next packets gather, one wake-up and one batch for many
-		 * (as nfqb_queue_set_linger() does for blocking receives) */
+		/* drained in the middle of a stream: the queue's adaptive
+		 * linger (nfqb_queue_set_linger()) may pause to let the next
+		 * packets gather, one wake-up and one batch for many */
 		if (streaming) {
-			struct timespec ts = { .tv_nsec = POOL_LINGER_US * 1000 };
+			int r;
 
 			streaming = false;
 			worker_offline(t);
-			nanosleep(&ts, NULL);
+			r = nfqb_loop_linger(q, POOL_VEC);
 			worker_online();
-			continue;
+			if (r < 0 && errno != EINTR) {
+				thread_fail(t, errno);
+				break;
+			}
+			if (r > 0)
+				continue;
 		}
 		queue_snapshot(t, q, false);
 		stats_publish(t);

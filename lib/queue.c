@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <libmnl/libmnl.h>
 
 #include "internal.h"
@@ -235,7 +236,7 @@ static int bind_queue(struct nfqb_queue *q)
 
 static void queue_defaults(struct nfqb_queue *q, uint16_t num)
 {
-	q->fd = q->epfd = q->evfd = -1;
+	q->fd = q->epfd = q->evfd = q->tfd = -1;
 	q->num = num;
 	q->coalesce = true;
 	q->default_verdict = NFQB_ACCEPT;
@@ -255,6 +256,8 @@ static void queue_free(struct nfqb_queue *q)
 		close(q->evfd);
 	if (q->epfd >= 0)
 		close(q->epfd);
+	if (q->tfd >= 0)
+		close(q->tfd);
 	free_buffers(q);
 	nfqb_pkt_free_all(q);
 	while (q->retired_n)
@@ -316,7 +319,8 @@ static int open_socket(struct nfqb_queue *q)
 	setsockopt(q->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 	q->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	q->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (q->evfd < 0 || q->epfd < 0)
+	q->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (q->evfd < 0 || q->epfd < 0 || q->tfd < 0)
 		return -1;
 	ev.data.fd = q->fd;
 	if (epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->fd, &ev) < 0)
@@ -335,6 +339,12 @@ NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
 	if (open_socket(q) < 0 || bind_queue(q) < 0)
 		goto fail;
 	if (config_params(q, q->copy_mode, q->copy_range) < 0)
+		goto fail_unbind;
+	/* GSO packets whole: no segmentation in the kernel before queueing
+	 * (one message, one verdict per super-packet); a kernel without the
+	 * flag segments them, as it always did */
+	if (config_flags(q, NFQB_F_GSO, NFQB_F_GSO) < 0 &&
+	    errno != EOPNOTSUPP && errno != EINVAL)
 		goto fail_unbind;
 	return q;
 

@@ -172,6 +172,20 @@ static void lib_account(struct nfqb_queue *q, const struct lib_worker *w,
 	if (nfqb_queue_stats(q, &st, sizeof(st)) < 0)
 		return;
 	lib_add_stats(&st, c);
+	if (getenv("NFQB_BENCH_STATS"))
+		fprintf(stderr, "queue %u: %llu packets, %llu recv calls, "
+			"%llu send calls, %llu flushes (idle %llu, limit %llu,"
+			" latency %llu), %llu linger pauses, %llu reads with a"
+			" flow waiting\n", nfqb_queue_num(q),
+			(unsigned long long)st.packets,
+			(unsigned long long)st.recv_calls,
+			(unsigned long long)st.send_calls,
+			(unsigned long long)st.flushes,
+			(unsigned long long)st.flush_idle,
+			(unsigned long long)st.flush_limit,
+			(unsigned long long)st.flush_latency,
+			(unsigned long long)st.linger_pauses,
+			(unsigned long long)st.linger_waiting);
 }
 
 static int lib_single(const struct bench_cfg *cfg, struct bench_cons *c,

@@ -259,6 +259,10 @@ struct nfqb_stats {
 					 * (acknowledgement lost or late) */
 	uint64_t late_verdicts;		/* verdicts refused on dead handles
 					 * (EALREADY, ETIMEDOUT, ESHUTDOWN) */
+	uint64_t linger_pauses;		/* linger pauses taken */
+	uint64_t linger_waiting;	/* reads that showed a flow waiting on
+					 * our verdicts (no adaptive pause
+					 * for a while) */
 };
 
 /*
@@ -283,8 +287,12 @@ struct nfqb_kstats {
  * nfqb_queue_open - bind queue @num in the current network namespace
  * @num: queue number, 0..65535
  *
- * Opens a netlink socket, binds the queue and selects copy mode
- * NFQB_COPY_PACKET with range 65535. Returns the queue, or NULL with errno:
+ * Opens a netlink socket, binds the queue, selects copy mode
+ * NFQB_COPY_PACKET with range 65535 and sets NFQB_F_GSO: GSO packets come
+ * whole, larger than the MTU, their checksums possibly not filled in yet
+ * (nfqb_pkt_is_gso(), nfqb_pkt_csum_not_ready()); turn it off with
+ * nfqb_queue_set_flags(q, 0, NFQB_F_GSO) to have the kernel segment them
+ * first. Returns the queue, or NULL with errno:
  * EBUSY if another socket holds the queue, EPERM without CAP_NET_ADMIN,
  * ENOMEM, or the socket's error.
  */
@@ -369,6 +377,8 @@ int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen);
  * nfqb_queue_set_flags - set the queue flags in @mask to their value in
  * @flags (NFQB_F_*)
  *
+ * nfqb_queue_open() sets NFQB_F_GSO; the others are off by default.
+ *
  * Returns 0, or -1 with errno: EOPNOTSUPP for a flag this kernel does not
  * know (or cannot support, as NFQB_F_SECCTX without secmark).
  */
@@ -441,13 +451,18 @@ int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
  * nfqb_recv() may pause and take what arrived meanwhile: one wake-up and
  * one verdict message for many packets, at the cost of the pause's delay.
  *
- * NFQB_LINGER_AUTO (the default) adapts: decisions are sent before every
- * pause (no verdict waits for one); the pause lasts as long as the recent
- * pace of the stream needs to gather about 32 packets, at most 200 us,
- * and none when that is under 5 us; a pause that brings less than a
- * quarter of what the pace promised shows a stream that waits on us
- * (TCP, request/response): no pause for 10 ms, doubling up to 1 s while it
- * keeps showing. A pause that brings nothing ends the stream.
+ * NFQB_LINGER_AUTO (the default) adapts, and pauses only while no flow
+ * waits on us: a TCP, SCTP or DCCP packet, or a UDP flow that came alone
+ * in 4 big reads in a row (request/response), turns pausing and holding
+ * decisions for a batch off for 20 ms after each of its packets.
+ * Otherwise decisions are sent before every pause (no verdict waits for
+ * one); the pause lasts as long as the recent pace of the stream needs to
+ * gather about 32 packets, at most 200 us, and none when that is under
+ * 5 us; a pause that brings less than a quarter of what the pace promised
+ * shows a stream that waits on us: no pause for 10 ms, doubling up to 1 s
+ * while it keeps showing. A pause that brings nothing ends the stream.
+ * The pause is exact (a timerfd, no timer slack) and ends early when
+ * another thread posts a decision or interrupts.
  *
  * A number of microseconds fixes the pause: every time the socket runs dry
  * mid-stream, decisions held (never past the latency bound) for bigger

@@ -95,7 +95,8 @@ struct nfqb_pool_config {
 	 * are numbered as in nfqb_pool_stats() */
 	const int *cpus;
 	unsigned int ncpus;
-	uint32_t queue_flags;		/* NFQB_F_* set on every queue */
+	uint32_t queue_flags;		/* NFQB_F_* set on every queue, on top
+					 * of NFQB_F_GSO (nfqb_queue_open()) */
 	uint32_t copy_range;		/* bytes copied per packet (0: 65535) */
 	uint32_t maxlen;		/* kernel queue length (0: kernel's) */
 	unsigned int buffers;		/* per queue, see nfqb_queue_set_buffers
