@@ -359,8 +359,9 @@ int nfqb_queue_set_nonblock(struct nfqb_queue *q, bool on);
  *
  * Owner thread; any time, packets may be outstanding: every receive buffer
  * holds the largest message, so nothing is resized. Returns 0, or -1 with
- * the kernel's errno (EINVAL for a bad mode) or ETIMEDOUT (see the
- * guarantees above for configuration calls).
+ * errno: EINVAL for a mode not listed above (the kernel would take it),
+ * the kernel's errno, or ETIMEDOUT (see the guarantees above for
+ * configuration calls).
  */
 int nfqb_queue_set_copy_mode(struct nfqb_queue *q, enum nfqb_copy_mode mode,
 			     uint32_t range);
@@ -388,11 +389,15 @@ int nfqb_queue_set_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask);
  * nfqb_queue_set_rcvbuf - socket receive buffer size in bytes
  *
  * Uses SO_RCVBUFFORCE, falling back to SO_RCVBUF (capped by rmem_max) when
- * the caller lacks CAP_NET_ADMIN. Returns 0 or -1 with errno.
+ * the caller lacks CAP_NET_ADMIN. Returns 0, or -1 with the errno of
+ * setsockopt().
  */
 int nfqb_queue_set_rcvbuf(struct nfqb_queue *q, size_t bytes);
 
-/** nfqb_queue_set_enobufs - choose the ENOBUFS policy. Returns 0 or -1. */
+/**
+ * nfqb_queue_set_enobufs - choose the ENOBUFS policy. Returns 0, or -1 with
+ * errno: EINVAL for an unknown @policy, or the error of setsockopt().
+ */
 int nfqb_queue_set_enobufs(struct nfqb_queue *q,
 			   enum nfqb_enobufs_policy policy);
 

@@ -222,8 +222,8 @@ void nfqb_pool_destroy(struct nfqb_pool *pool);
  * Workers use @policy from their next packet. Waits for a grace period (no
  * worker still deciding with the old policy), then calls policy_free on
  * the old one (unless it is @policy itself). Any thread but a pool thread;
- * not async-signal-safe. Returns 0, or -1 with errno EDEADLK when called
- * from a pool thread (the callback).
+ * not async-signal-safe. Returns 0, or -1 with errno: EDEADLK when called
+ * from a pool thread (the callback), EINVAL for a NULL @pool.
  */
 int nfqb_pool_set_policy(struct nfqb_pool *pool, void *policy);
 
