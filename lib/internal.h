@@ -21,7 +21,10 @@
  *   loop.c    nfqb_recv(): when to flush, linger, sleep, wake up
  *   pace.c    which flows wait on us (the adaptive linger keeps off)
  *
- * queue.c opens, configures and closes; stats.c reads counters.
+ * queue.c opens, configures and closes; stats.c reads counters; abi.c
+ * reads and writes the structs that can grow; compat.c (shared library
+ * only) keeps the 0.1.0 interfaces under their old symbol versions; the
+ * worker pool is pool.c and pool-*.c (its own header: pool-int.h).
  */
 #ifndef NFQB_INTERNAL_H
 #define NFQB_INTERNAL_H

@@ -23,7 +23,11 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/pace.c \
 	lib/queue.c \
 	lib/stats.c \
-	lib/pool.c
+	lib/pool-int.h \
+	lib/pool.c \
+	lib/pool-thread.c \
+	lib/pool-dispatch.c \
+	lib/pool-worker.c
 lib_libnfqb_internal_la_CFLAGS = $(AM_CFLAGS) $(LIBMNL_CFLAGS) \
 	$(URCU_CFLAGS) -fvisibility=hidden -DNFQB_BUILD
 

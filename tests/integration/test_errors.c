@@ -105,6 +105,42 @@ static void seam_on(void)
 
 /* --- Helpers ------------------------------------------------------------- */
 
+/* What a row made, freed after it (nothing leaks: the sanitizer build
+ * runs this too). */
+static struct nfqb_queue *made_q[8];
+static struct nfqb_pool *made_pool[4];
+static unsigned int nmade_q, nmade_pool;
+
+static struct nfqb_queue *keep_q(struct nfqb_queue *q)
+{
+	ck_assert_uint_lt(nmade_q, 8);
+	made_q[nmade_q++] = q;
+	return q;
+}
+
+static void forget_q(struct nfqb_queue *q)
+{
+	unsigned int i;
+
+	for (i = 0; i < nmade_q; i++)
+		if (made_q[i] == q)
+			made_q[i] = NULL;
+}
+
+static void free_made(void)
+{
+	unsigned int i;
+
+	fault.fail_alloc = false;
+	fault.verdict_err = 0;
+	fault.lose_config = false;
+	for (i = 0; i < nmade_pool; i++)
+		nfqb_pool_destroy(made_pool[i]);
+	for (i = 0; i < nmade_q; i++)
+		nfqb_queue_close(made_q[i]);
+	nmade_q = nmade_pool = 0;
+}
+
 static int err_of_int(int r)
 {
 	return r < 0 ? errno : OK;
@@ -121,7 +157,7 @@ static struct nfqb_queue *open_q(uint16_t num)
 
 	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
 		      strerror(errno));
-	return q;
+	return keep_q(q);
 }
 
 /* Queue QNUM with @n of our datagrams received: their handles in @vec. */
@@ -174,6 +210,7 @@ static int close_send_err(int err)
 
 	ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
 	fault.verdict_err = err;
+	forget_q(q);
 	return err_of_int(nfqb_queue_close(q));
 }
 
@@ -192,6 +229,7 @@ static int close_unbind_lost(void)
 	struct nfqb_queue *q = open_q(QNUM);
 
 	fault.lose_config = true;
+	forget_q(q);
 	return err_of_int(nfqb_queue_close(q));
 }
 
@@ -679,14 +717,24 @@ static struct nfqb_pool_config pool_cfg(void)
 	};
 }
 
+static struct nfqb_pool *keep_pool(struct nfqb_pool *pool)
+{
+	if (pool) {
+		ck_assert_uint_lt(nmade_pool, 4);
+		made_pool[nmade_pool++] = pool;
+	}
+	return pool;
+}
+
 static int create_with(const struct nfqb_pool_config *c)
 {
-	return err_of_ptr(nfqb_pool_create(c, sizeof(*c)));
+	return err_of_ptr(keep_pool(nfqb_pool_create(c, sizeof(*c))));
 }
 
 static int pool_null(void)
 {
-	return err_of_ptr(nfqb_pool_create(NULL, sizeof(struct nfqb_pool_config)));
+	return err_of_ptr(keep_pool(nfqb_pool_create(NULL,
+					sizeof(struct nfqb_pool_config))));
 }
 
 static int pool_no_cb(void)
@@ -752,8 +800,8 @@ static int pool_small(void)
 {
 	struct nfqb_pool_config c = pool_cfg();
 
-	return err_of_ptr(nfqb_pool_create(&c, offsetof(struct nfqb_pool_config,
-							verdict_timeout_ms)));
+	return err_of_ptr(keep_pool(nfqb_pool_create(&c,
+			offsetof(struct nfqb_pool_config, verdict_timeout_ms))));
 }
 
 static int pool_big(void)
@@ -763,7 +811,7 @@ static int pool_big(void)
 		uint64_t later;
 	} c2 = { .c = pool_cfg(), .later = 7 };
 
-	return err_of_ptr(nfqb_pool_create(&c2.c, sizeof(c2)));
+	return err_of_ptr(keep_pool(nfqb_pool_create(&c2.c, sizeof(c2))));
 }
 
 static int pool_busy(void)
@@ -803,7 +851,7 @@ static struct nfqb_pool *pool_new(const struct nfqb_pool_config *c)
 	struct nfqb_pool *pool = nfqb_pool_create(c, sizeof(*c));
 
 	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
-	return pool;
+	return keep_pool(pool);
 }
 
 static int start_twice(void)
@@ -814,7 +862,6 @@ static int start_twice(void)
 
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
 	r = err_of_int(nfqb_pool_start(pool));
-	nfqb_pool_destroy(pool);
 	return r;
 }
 
@@ -881,7 +928,6 @@ static int policy_deadlock(void)
 		.port = PORT, .count = 1 }), 1);
 	for (i = 0; i < 10000 && !atomic_load(&policy_err); i++)
 		nfqbt_sleep_ms(1);
-	nfqb_pool_destroy(pool);
 	return atomic_load(&policy_err);
 }
 
@@ -1034,6 +1080,7 @@ START_TEST(test_errno)
 	nfqbt_netns_enter();
 	seam_on();
 	got = r->run();
+	free_made();
 	ck_assert_msg(got == r->err, "%s(), %s: %s, expected %s", r->fn,
 		      r->how, got == OK ? "succeeded" : strerror(got),
 		      strerror(r->err));
