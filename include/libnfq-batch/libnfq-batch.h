@@ -294,7 +294,8 @@ struct nfqb_kstats {
  * nfqb_queue_set_flags(q, 0, NFQB_F_GSO) to have the kernel segment them
  * first. Returns the queue, or NULL with errno:
  * EBUSY if another socket holds the queue, EPERM without CAP_NET_ADMIN,
- * ENOMEM, or the socket's error.
+ * ENOMEM, ETIMEDOUT (a configuration message never acknowledged), or the
+ * error of the socket calls or of the kernel's answer.
  */
 struct nfqb_queue *nfqb_queue_open(uint16_t num);
 

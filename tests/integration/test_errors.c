@@ -203,6 +203,12 @@ static int open_nomem(void)
 	return err_of_ptr(nfqb_queue_open(QNUM));
 }
 
+static int open_lost(void)
+{
+	fault.lose_config = true;
+	return err_of_ptr(keep_q(nfqb_queue_open(QNUM)));
+}
+
 static int close_send_err(int err)
 {
 	struct nfqb_packet *p;
@@ -662,12 +668,21 @@ static void hide_proc_netfilter(void)
 		      "mount: %s", strerror(errno));
 }
 
+/* /proc back (the leak checker of the sanitizer build reads it at exit). */
+static void show_proc(void)
+{
+	ck_assert_int_eq(umount2("/proc", MNT_DETACH), 0);
+}
+
 static int kread_noent(void)
 {
 	struct nfqb_kstats k[2];
+	int r;
 
 	hide_proc_netfilter();
-	return err_of_int(nfqb_kstats_read(k, 2, sizeof(k[0])));
+	r = err_of_int(nfqb_kstats_read(k, 2, sizeof(k[0])));
+	show_proc();
+	return r;
 }
 
 static int kget_size3(void)
@@ -689,10 +704,13 @@ static int kget_unbound(void)
 static int kget_noent(void)
 {
 	struct nfqb_kstats k;
+	int r;
 
 	open_q(QNUM);
 	hide_proc_netfilter();
-	return err_of_int(nfqb_kstats_get(QNUM, &k, sizeof(k)));
+	r = err_of_int(nfqb_kstats_get(QNUM, &k, sizeof(k)));
+	show_proc();
+	return r;
 }
 
 /* --- The pool ------------------------------------------------------------- */
@@ -984,6 +1002,7 @@ static const struct row rows[] = {
 	ROW(nfqb_queue_open, EBUSY, "another socket holds the queue", open_busy),
 	ROW(nfqb_queue_open, EPERM, "no CAP_NET_ADMIN", open_eperm),
 	ROW(nfqb_queue_open, ENOMEM, "allocations fail", open_nomem),
+	ROW(nfqb_queue_open, ETIMEDOUT, "the bind is never acknowledged", open_lost),
 	ROW(nfqb_queue_close, EAGAIN, "verdict sends fail with EAGAIN", close_eagain),
 	ROW(nfqb_queue_close, EPERM, "verdict sends fail with EPERM", close_eperm),
 	ROW(nfqb_queue_close, ETIMEDOUT, "the unbind is never acknowledged", close_unbind_lost),
