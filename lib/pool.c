@@ -281,7 +281,7 @@ static void decide_packet(struct pool_thread *t, struct nfqb_packet *p)
 	if (r == NFQB_POOL_VERDICT) {
 		/* every kind: nfqb_verdict() and nfqb_verdict_mark() refuse
 		 * NFQB_QUEUE, which needs the queue number in *v */
-		r = nfqb_verdict_ex(p, &v);
+		r = nfqb_verdict_ex(p, &v, sizeof(v));
 		if (r == 0) {
 			count_verdict(t, &v);
 			return;
@@ -813,13 +813,23 @@ static void pool_free(struct nfqb_pool *pool)
 	free(pool);
 }
 
-NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg)
+NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *ucfg,
+					       size_t size)
 {
+	const struct nfqb_pool_config *cfg;
+	struct nfqb_pool_config c;
 	struct nfqb_pool *pool;
 	unsigned int i, ring_size;
 	int err;
 
-	if (!cfg || !cfg->cb || !cfg->queue_count ||
+	err = nfqb_struct_in(&c, sizeof(c), NFQB_POOL_CONFIG_SIZE_1_0, ucfg,
+			     size);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	cfg = &c;
+	if (!cfg->cb || !cfg->queue_count ||
 	    (unsigned int)cfg->queue_first + cfg->queue_count > 65536 ||
 	    (cfg->mode != NFQB_POOL_QUEUE_PER_WORKER &&
 	     cfg->mode != NFQB_POOL_DISPATCH) ||

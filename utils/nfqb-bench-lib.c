@@ -304,7 +304,7 @@ int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c)
 	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-	pool = nfqb_pool_create(&pc);
+	pool = nfqb_pool_create(&pc, sizeof(pc));
 	if (!pool) {
 		bench_cons_fail(c, "nfqb_pool_create", errno);
 		return -1;
