@@ -18,8 +18,9 @@ static int config_queue(struct nfqb_pool *pool, struct nfqb_queue *q)
 	if (nfqb_queue_set_copy_mode(q, NFQB_COPY_PACKET,
 				     c->copy_range ? c->copy_range : 0xffff) < 0)
 		return -1;
-	if (c->queue_flags &&
-	    nfqb_queue_set_flags(q, c->queue_flags, c->queue_flags) < 0)
+	if ((c->queue_flags || c->queue_flags_off) &&
+	    nfqb_queue_set_flags(q, c->queue_flags,
+				 c->queue_flags | c->queue_flags_off) < 0)
 		return -1;
 	if (c->maxlen && nfqb_queue_set_maxlen(q, c->maxlen) < 0)
 		return -1;

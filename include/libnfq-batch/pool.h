@@ -124,6 +124,10 @@ struct nfqb_pool_config {
 	uint32_t latency_us;
 	unsigned int batch_limit;
 	uint32_t verdict_timeout_ms;
+	/* NFQB_F_* turned off on every queue, for instance NFQB_F_GSO to have
+	 * the kernel segment GSO packets before queueing (0: none; a flag
+	 * also in queue_flags stays on) */
+	uint32_t queue_flags_off;
 };
 
 /*

@@ -76,7 +76,7 @@ tests_integration_test_linger_SOURCES = tests/integration/test_linger.c
 tests_integration_test_linger_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
 tests_integration_test_linger_LDADD = tests/integration/libnfqbt-harness.la \
-	lib/libnfqb-internal.la $(CHECK_LIBS) $(LIBMNL_LIBS) -lpthread
+	lib/libnfqb-internal.la $(CHECK_LIBS) $(LIBMNL_LIBS) $(URCU_LIBS) -lpthread
 
 # Every documented errno of every public function, one table row each, and
 # the headers checked against the table. Links the internal library for
