@@ -4,7 +4,8 @@
  * their old symbol versions: a program linked against 0.1.0 goes on
  * working with this library (same soname), and a program built now gets
  * the new ones. Each takes the 0.1.0 struct as it was and calls the
- * current entry point with the size of that struct.
+ * current entry point with the size of that struct's fields (not its tail
+ * padding, which a later field may use).
  *
  * Only the shared library has these (lib/local.mk): the internal library
  * that tests link statically has no symbol versions.
@@ -78,8 +79,8 @@ SAME_FIELD(nfqb_verdict_0_1, nfqb_verdict, priority);
 SAME_FIELD(nfqb_verdict_0_1, nfqb_verdict, queue_num);
 SAME_FIELD(nfqb_verdict_0_1, nfqb_verdict, payload);
 SAME_FIELD(nfqb_verdict_0_1, nfqb_verdict, payload_len);
-_Static_assert(sizeof(struct nfqb_verdict_0_1) >= NFQB_VERDICT_SIZE_1_0,
-	       "struct nfqb_verdict of 0.1.0 is smaller than that of 1.0");
+_Static_assert(NFQB_OFFSETOF_END(struct nfqb_verdict_0_1, payload_len) ==
+	       NFQB_VERDICT_SIZE_MIN, "struct nfqb_verdict: its first version");
 
 SAME_FIELD(nfqb_kstats_0_1, nfqb_kstats, queue_num);
 SAME_FIELD(nfqb_kstats_0_1, nfqb_kstats, id_sequence);
@@ -136,8 +137,10 @@ NFQB_COMPAT(nfqb_verdict_ex_0_1, nfqb_verdict_ex, LIBNFQB_0.1);
 int nfqb_verdict_ex_0_1(struct nfqb_packet *p,
 			const struct nfqb_verdict_0_1 *v)
 {
+	/* its fields only: its tail padding is no field of ours */
 	return nfqb_verdict_ex(p, (const struct nfqb_verdict *)v,
-			       sizeof(*v));
+			       NFQB_OFFSETOF_END(struct nfqb_verdict_0_1,
+						 payload_len));
 }
 
 NFQB_COMPAT(nfqb_kstats_read_0_1, nfqb_kstats_read, LIBNFQB_0.1);
@@ -155,6 +158,9 @@ int nfqb_kstats_get_0_1(uint16_t num, struct nfqb_kstats_0_1 *out)
 NFQB_COMPAT(nfqb_pool_create_0_1, nfqb_pool_create, LIBNFQB_0.2);
 struct nfqb_pool *nfqb_pool_create_0_1(const struct nfqb_pool_config_0_1 *cfg)
 {
+	/* its fields only: queue_flags_off came in its tail padding, which
+	 * a 0.1.0 program did not have to zero */
 	return nfqb_pool_create((const struct nfqb_pool_config *)cfg,
-				sizeof(*cfg));
+				NFQB_OFFSETOF_END(struct nfqb_pool_config_0_1,
+						  verdict_timeout_ms));
 }

@@ -592,13 +592,14 @@ int nfqb_struct_in(void *dst, size_t ours, size_t min, const void *src,
 void nfqb_struct_out(void *dst, size_t size, const void *src, size_t ours);
 
 /* The smallest size a caller may pass: the end of the last field of the
- * struct in libnfq-batch 1.0. Never change these. */
+ * struct's first version (0.1.0; its tail padding not included: a later
+ * field may sit there). Never change these. */
 #define NFQB_OFFSETOF_END(type, field) \
 	(offsetof(type, field) + sizeof(((type *)0)->field))
-#define NFQB_VERDICT_SIZE_1_0 \
+#define NFQB_VERDICT_SIZE_MIN \
 	NFQB_OFFSETOF_END(struct nfqb_verdict, payload_len)
 /* (struct nfqb_pool_config is in <libnfq-batch/pool.h>) */
-#define NFQB_POOL_CONFIG_SIZE_1_0 \
+#define NFQB_POOL_CONFIG_SIZE_MIN \
 	NFQB_OFFSETOF_END(struct nfqb_pool_config, verdict_timeout_ms)
 
 /* --- Queue (queue.c) ------------------------------------------------------ */

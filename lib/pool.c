@@ -81,7 +81,7 @@ NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *uc
 	unsigned int i, ring_size;
 	int err;
 
-	err = nfqb_struct_in(&c, sizeof(c), NFQB_POOL_CONFIG_SIZE_1_0, ucfg,
+	err = nfqb_struct_in(&c, sizeof(c), NFQB_POOL_CONFIG_SIZE_MIN, ucfg,
 			     size);
 	if (err) {
 		errno = err;

@@ -170,7 +170,7 @@ NFQB_EXPORT int nfqb_verdict_ex(struct nfqb_packet *p,
 	struct nfqb_verdict v;
 	int err;
 
-	err = nfqb_struct_in(&v, sizeof(v), NFQB_VERDICT_SIZE_1_0, uv, size);
+	err = nfqb_struct_in(&v, sizeof(v), NFQB_VERDICT_SIZE_MIN, uv, size);
 	if (!err)
 		err = decision_of(&v, &d);
 	if (err)

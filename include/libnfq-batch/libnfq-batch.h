@@ -15,11 +15,13 @@
  * passed together with its size, sizeof() as the application was compiled
  * (struct nfqb_verdict, struct nfqb_pool_config, struct nfqb_kstats, struct
  * nfqb_stats, struct nfqb_pool_stats). New fields are only ever added at
- * the end, and a new field's zero is the behaviour from before it. A struct
- * the application fills in: a size below that of the struct in libnfq-batch
- * 1.0 fails with EINVAL; a smaller size than the library's own gets the
- * fields it lacks as zero; a larger one is accepted when every byte the
- * library does not know is zero, else the call fails with E2BIG. A struct
+ * the end, past the end of the struct as it was (never in its tail
+ * padding), and a new field's zero is the behaviour from before it. A
+ * struct the application fills in: a size below the end of its first
+ * version's fields fails with EINVAL; a smaller size than the library's
+ * own gets the fields it lacks as zero; a larger one is accepted when
+ * every byte the library does not know is zero, else the call fails with
+ * E2BIG. A struct
  * the library fills in: a shorter size gets the first fields (whole fields
  * only: EINVAL otherwise), a longer one is zeroed past the library's.
  */
@@ -649,8 +651,8 @@ int nfqb_verdict_mark(struct nfqb_packet *p, uint32_t verdict, uint32_t mark);
  *
  * The payload is copied before return. Errors as nfqb_verdict(), and
  * EINVAL also for a NULL @v, unknown flags, NFQB_V_BYPASS without
- * NFQB_QUEUE, a NULL payload with a length, or a @size below that of the
- * 1.0 struct; E2BIG (@size larger than the library's struct and a byte
+ * NFQB_QUEUE, a NULL payload with a length, or a @size below the end of
+ * the struct's first version; E2BIG (@size larger than the library's struct and a byte
  * past it not zero), EMSGSIZE (payload longer than 65531 bytes) and ENOMEM
  * (no memory for the payload copy). After EINVAL for the verdict itself,
  * E2BIG, EMSGSIZE or ENOMEM, @p is still the caller's to decide.

@@ -163,8 +163,8 @@ struct nfqb_pool_stats {
  * range, flags, maxlen and buffers; starts no thread. Returns the pool, or
  * NULL with errno: EINVAL (NULL @cfg, no callback, queue_count 0 or the
  * queues past 65535, ring_size not a power of two or above 2^24, mode
- * unknown, more than 1024 workers, ncpus without cpus, @size below that of
- * the 1.0 struct), E2BIG (@size larger than the library's struct and a
+ * unknown, more than 1024 workers, ncpus without cpus, @size below the end
+ * of the struct's first version: verdict_timeout_ms), E2BIG (@size larger than the library's struct and a
  * byte past it not zero), ENOMEM, or the error of
  * nfqb_queue_open()/nfqb_queue_set_*() (EBUSY, EPERM, EOPNOTSUPP, ...).
  * On failure the initial policy is not freed.

@@ -41,10 +41,10 @@
 
 /* --- The seam: failing allocations and sends, a clock that runs ahead -- */
 
-static struct {
-	bool fail_alloc;
-	int verdict_err;	/* verdict sends fail with this */
-	bool lose_config;	/* config requests "sent", never answered */
+static struct {		/* atomic: pool threads read them */
+	_Atomic bool fail_alloc;
+	_Atomic int verdict_err;	/* verdict sends fail with this */
+	_Atomic bool lose_config;	/* config requests "sent", never answered */
 	_Atomic uint64_t ahead_ns;	/* added to the real clock */
 } fault;
 
@@ -1047,7 +1047,7 @@ static const struct row rows[] = {
 	ROW(nfqb_verdict_ex, EINVAL, "an unknown flag", ex_flags),
 	ROW(nfqb_verdict_ex, EINVAL, "NFQB_V_BYPASS without NFQB_QUEUE", ex_bypass),
 	ROW(nfqb_verdict_ex, EINVAL, "NULL payload with a length", ex_null_payload),
-	ROW(nfqb_verdict_ex, EINVAL, "size below the 1.0 struct", ex_small),
+	ROW(nfqb_verdict_ex, EINVAL, "size below the first version's fields", ex_small),
 	ROW(nfqb_verdict_ex, E2BIG, "a later field set", ex_big),
 	ROW(nfqb_verdict_ex, EMSGSIZE, "a 70000-byte payload", ex_msgsize),
 	ROW(nfqb_verdict_ex, ENOMEM, "the payload copy fails", ex_nomem),
@@ -1071,7 +1071,7 @@ static const struct row rows[] = {
 	ROW(nfqb_pool_create, EINVAL, "mode 9", pool_mode),
 	ROW(nfqb_pool_create, EINVAL, "1025 workers", pool_workers),
 	ROW(nfqb_pool_create, EINVAL, "ncpus without cpus", pool_ncpus),
-	ROW(nfqb_pool_create, EINVAL, "size below the 1.0 struct", pool_small),
+	ROW(nfqb_pool_create, EINVAL, "size below the first version's fields", pool_small),
 	ROW(nfqb_pool_create, E2BIG, "a later field set", pool_big),
 	ROW(nfqb_pool_create, EBUSY, "another socket holds the queue", pool_busy),
 	ROW(nfqb_pool_create, EPERM, "no CAP_NET_ADMIN", pool_eperm),
