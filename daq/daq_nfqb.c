@@ -654,12 +654,14 @@ static int nfqb_daq_get_snaplen(void *handle)
 
 static uint32_t nfqb_daq_get_capabilities(void *handle)
 {
+	(void)handle;
 	return DAQ_CAPA_BLOCK | DAQ_CAPA_REPLACE | DAQ_CAPA_INTERRUPT |
 	       DAQ_CAPA_DEVICE_INDEX;
 }
 
 static int nfqb_daq_get_datalink_type(void *handle)
 {
+	(void)handle;
 	return DLT_RAW;
 }
 
@@ -839,7 +841,9 @@ static int nfqb_daq_get_msg_pool_info(void *handle, DAQ_MsgPoolInfo_t *info)
 	return DAQ_SUCCESS;
 }
 
-DAQ_SO_PUBLIC const DAQ_ModuleAPI_t DAQ_MODULE_DATA = {
+/* the symbol libdaq looks up with dlsym() */
+__attribute__((visibility("default")))
+const DAQ_ModuleAPI_t DAQ_MODULE_DATA = {
 	.api_version = DAQ_MODULE_API_VERSION,
 	.api_size = sizeof(DAQ_ModuleAPI_t),
 	.module_version = DAQ_NFQB_VERSION,

@@ -48,8 +48,8 @@ traffic=${NFQB_DAQ_TRAFFIC:-}
 [ -f "$stock_dir/daq_nfq.so" ] || skip "no stock daq_nfq.so in '$stock_dir'"
 [ -f "$our_dir/daq_nfqb.so" ] || skip "no daq_nfqb.so in '$our_dir'"
 [ -x "$traffic" ] || skip "no daq-traffic at '$traffic'"
-command -v ip >/dev/null && command -v iptables >/dev/null ||
-	skip "needs ip and iptables"
+command -v ip >/dev/null && command -v iptables >/dev/null &&
+	command -v nsenter >/dev/null || skip "needs ip, iptables and nsenter"
 
 ns=nfqb-daq-$$
 queue=$((3000 + $$ % 1000))
@@ -73,6 +73,13 @@ modprobe -q nfnetlink_queue 2>/dev/null
 modprobe -q xt_NFQUEUE 2>/dev/null
 ip netns add "$ns" || skip "cannot create a network namespace"
 nsx() { ip netns exec "$ns" "$@"; }
+# daqtest in the namespace as our direct child, no process in between (ip
+# netns exec forks): its pid is the one we signal and wait for.
+daq_exec() {
+	exec nsenter --net="/run/netns/$ns" env \
+		LD_LIBRARY_PATH="${NFQB_DAQ_LIBDIR:-}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		"$@"
+}
 nsx ip link set lo up || { echo "test-daq: lo up failed"; exit 1; }
 nsx iptables -A OUTPUT -p icmp --icmp-type echo-request \
 	-j NFQUEUE --queue-num "$queue" &&
@@ -140,8 +147,7 @@ scenario() {
 	[ "$module" = nfq ] && dir=$stock_dir
 	checks=$((checks + 1))
 	echo "--- $name: module $module, -t $timeout: daqtest $*"
-	nsx env LD_LIBRARY_PATH="${NFQB_DAQ_LIBDIR:-}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-		timeout 60 "$daqtest" -d "$module" -m "$dir" -M inline \
+	daq_exec "$daqtest" -d "$module" -m "$dir" -M inline \
 		-i "$queue" -t "$timeout" -s 65535 "$@" >"$log.daq" 2>&1 &
 	daq_pid=$!
 	if ! queue_bound; then
@@ -263,8 +269,7 @@ scenario_stop() {
 	[ "$module" = nfq ] && dir=$stock_dir
 	checks=$((checks + 1))
 	echo "--- stop: module $module, -t $timeout: daqtest -D 100 -b 1, SIGINT mid-stream"
-	nsx env LD_LIBRARY_PATH="${NFQB_DAQ_LIBDIR:-}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-		timeout 60 "$daqtest" -d "$module" -m "$dir" -M inline \
+	daq_exec "$daqtest" -d "$module" -m "$dir" -M inline \
 		-i "$queue" -t "$timeout" -s 65535 -D 100 -b 1 >"$log.daq" 2>&1 &
 	daq_pid=$!
 	if ! queue_bound; then
@@ -274,7 +279,7 @@ scenario_stop() {
 		return
 	fi
 	# 10 of each, 2 ms apart; SIGINT at 0.7 s (about 7 of 20 decided)
-	nsx "$traffic" -n 10 -p "$port" -i 2 -w 1500 >"$log.rx" 2>&1 &
+	nsx timeout 30 "$traffic" -n 10 -p "$port" -i 2 -w 1500 >"$log.rx" 2>&1 &
 	local tpid=$!
 	sleep 0.7
 	local rc=0
