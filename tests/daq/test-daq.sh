@@ -16,8 +16,14 @@
 #   stop       daqtest slowed down (-D) and stopped mid-stream: a datagram
 #              arrives once if and only if it was passed, or was left
 #              undecided and the module's stop gives those the accept
-#              default (daq_nfqb's default_verdict); the stock module
+#              default (daq_nfqb's default_verdict; with
+#              default_verdict=drop they never arrive); the stock module
 #              unbinds, so the kernel drops them; never twice
+#   header     in every scenario: the packet header says egress lo
+#              (ifindex 1), no ingress (queued at OUTPUT); with daq_nfqb
+#              the mark set by an iptables MARK rule on UDP is the opaque
+#              value
+#   range      daq_nfqb with the input "Q-Q+3": instance 1 binds Q
 #
 # daq_nfqb runs both blocking (-t 0: interrupt wakes nfqb_recv()) and
 # with a receive timeout (-t 100); the stock module needs -t 100 (its
@@ -81,6 +87,10 @@ daq_exec() {
 		"$@"
 }
 nsx ip link set lo up || { echo "test-daq: lo up failed"; exit 1; }
+# UDP is marked before it is queued: daq_nfqb gives the mark as the
+# packet header's opaque value (the stock module does not).
+nsx iptables -t mangle -A OUTPUT -p udp --dport "$port" \
+	-j MARK --set-mark 42 &&
 nsx iptables -A OUTPUT -p icmp --icmp-type echo-request \
 	-j NFQUEUE --queue-num "$queue" &&
 nsx iptables -A OUTPUT -p udp --dport "$port" \
@@ -145,10 +155,11 @@ scenario() {
 	shift 4
 	local dir=$our_dir log=$work/$name-$module-t$timeout
 	[ "$module" = nfq ] && dir=$stock_dir
+	local input=${INPUT:-$queue}
 	checks=$((checks + 1))
-	echo "--- $name: module $module, -t $timeout: daqtest $*"
+	echo "--- $name: module $module, -i $input -t $timeout: daqtest $*"
 	daq_exec "$daqtest" -d "$module" -m "$dir" -M inline \
-		-i "$queue" -t "$timeout" -s 65535 "$@" >"$log.daq" 2>&1 &
+		-i "$input" -t "$timeout" -s 65535 "$@" >"$log.daq" 2>&1 &
 	daq_pid=$!
 	if ! queue_bound; then
 		echo "    FAIL: daqtest did not bind queue $queue"
@@ -194,12 +205,20 @@ common() {
 	expect udp_bad "$(val udp_bad "$rx")" -eq 0 || ok=1
 	expect "daqtest Packets Received" \
 		"$(stat_of 'Packets Received' "$daq")" -eq $((2 * count)) || ok=1
+	# the packet header: queued at OUTPUT on lo (ifindex 1), no ingress
+	expect "packets with 'Ingress = -1 ... Egress = 1'" \
+		"$(grep -c 'Ingress = -1 (Group = -1), Egress = 1 ' "$daq")" \
+		-eq $((2 * count)) || ok=1
+	if [ "$3" = nfqb ]; then
+		expect "packets with the mark as 'Opaque = 42' (UDP)" \
+			"$(grep -c 'Opaque = 42$' "$daq")" -eq "$count" || ok=1
+	fi
 	return $ok
 }
 
 check_block() {
 	local ok=0
-	common "$1" "$2" || ok=1
+	common "$1" "$2" "$3" || ok=1
 	expect icmp_normal "$(val icmp_normal "$1")" -eq 0 || ok=1
 	expect icmp_replaced "$(val icmp_replaced "$1")" -eq 0 || ok=1
 	expect udp_received "$(val udp_received "$1")" -eq "$count" || ok=1
@@ -210,7 +229,7 @@ check_block() {
 
 check_replace() {
 	local ok=0
-	common "$1" "$2" || ok=1
+	common "$1" "$2" "$3" || ok=1
 	expect icmp_replaced "$(val icmp_replaced "$1")" -eq "$count" || ok=1
 	expect icmp_normal "$(val icmp_normal "$1")" -eq 0 || ok=1
 	expect udp_received "$(val udp_received "$1")" -eq "$count" || ok=1
@@ -222,7 +241,7 @@ check_replace() {
 # pings pass unchanged, UDP (the default verdict) never arrives
 check_udp_blocked() {
 	local ok=0
-	common "$1" "$2" || ok=1
+	common "$1" "$2" "$3" || ok=1
 	expect icmp_normal "$(val icmp_normal "$1")" -eq "$count" || ok=1
 	expect icmp_replaced "$(val icmp_replaced "$1")" -eq 0 || ok=1
 	expect udp_received "$(val udp_received "$1")" -eq 0 || ok=1
@@ -231,7 +250,7 @@ check_udp_blocked() {
 
 check_pass() {
 	local ok=0
-	common "$1" "$2" || ok=1
+	common "$1" "$2" "$3" || ok=1
 	expect icmp_normal "$(val icmp_normal "$1")" -eq "$count" || ok=1
 	expect udp_received "$(val udp_received "$1")" -eq "$count" || ok=1
 	expect "daqtest Packets Passed" "$(stat_of 'Packets Passed' "$2")" \
@@ -252,7 +271,7 @@ check_stop() {
 	expect udp_dup "$(val udp_dup "$1")" -eq 0 || ok=1
 	expect "daqtest Packets Received (stopped early)" "${recv:-0}" \
 		-lt $((2 * count)) || ok=1
-	if [ "$3" = nfq ]; then
+	if [ "$3" = nfq ] || [ "$4" = drop ]; then
 		expect "arrived (icmp + udp)" $((icmp + udp)) -eq "${passed:-x}" ||
 			ok=1
 	else
@@ -264,13 +283,16 @@ check_stop() {
 
 # The stop scenario: daqtest is stopped while traffic still flows.
 scenario_stop() {
-	local module=$1 timeout=$2
-	local dir=$our_dir log=$work/stop-$module-t$timeout
+	local module=$1 timeout=$2 default=${3:-}
+	local dir=$our_dir log=$work/stop-$module-t$timeout$default
 	[ "$module" = nfq ] && dir=$stock_dir
 	checks=$((checks + 1))
-	echo "--- stop: module $module, -t $timeout: daqtest -D 100 -b 1, SIGINT mid-stream"
+	local extra=()
+	[ -n "$default" ] && extra=(-C "default_verdict=$default")
+	echo "--- stop: module $module, -t $timeout: daqtest -D 100 -b 1 ${extra[*]}, SIGTERM mid-stream"
 	daq_exec "$daqtest" -d "$module" -m "$dir" -M inline \
-		-i "$queue" -t "$timeout" -s 65535 -D 100 -b 1 >"$log.daq" 2>&1 &
+		-i "$queue" -t "$timeout" -s 65535 -D 100 -b 1 "${extra[@]}" \
+		>"$log.daq" 2>&1 &
 	daq_pid=$!
 	if ! queue_bound; then
 		echo "    FAIL: daqtest did not bind queue $queue"
@@ -289,7 +311,7 @@ scenario_stop() {
 	[ "$rc" -eq 0 ] || { echo "    daqtest exited with $rc"; ok=0; }
 	local saved=$count
 	count=10
-	check_stop "$log.rx" "$log.daq" "$module" || ok=0
+	check_stop "$log.rx" "$log.daq" "$module" "$default" || ok=0
 	count=$saved
 	echo "    received: $(tr '\n' ' ' <"$log.rx")"
 	echo "    daqtest: received $(stat_of 'Packets Received' "$log.daq")," \
@@ -314,6 +336,10 @@ for run in nfq:100 nfqb:0 nfqb:100; do
 	scenario pass "$module" "$t" check_pass
 	scenario_stop "$module" "$t"
 done
+# daq_nfqb only: the drop default at stop (what was left undecided never
+# arrives), and a queue range as input (instance 1 takes the first queue)
+scenario_stop nfqb 0 drop
+INPUT=$queue-$((queue + 3)) scenario pass nfqb 0 check_pass
 
 echo "test-daq: $checks scenarios, $failures failed, $(( $(date +%s) - start )) s"
 # The summary line tests/run-all.sh counts (Check's format).
