@@ -6,10 +6,13 @@
 # already installed are not fetched again.  NFQB_NO_APT=1 skips apt-get.
 set -euo pipefail
 
-# iperf3 and gnuplot-nox: nfqb-bench --mode tcp and --plot
+# iperf3 and gnuplot-nox: nfqb-bench --mode tcp and --plot.
+# The DAQ stage (tests/daq/) builds libdaq from its tarball with what is
+# here already (autotools, libmnl-dev, build-essential's C and C++
+# compilers) and runs daqtest in a namespace with nsenter (util-linux).
 PKGS=(build-essential autoconf automake libtool pkg-config
       libmnl-dev liburcu-dev check libnetfilter-queue-dev
-      iptables iproute2 kmod iperf3 gnuplot-nox)
+      iptables iproute2 kmod iperf3 gnuplot-nox util-linux)
 
 if [ "${NFQB_NO_APT:-0}" = 1 ]; then
 	echo "deps: NFQB_NO_APT=1, not installing packages"
