@@ -130,7 +130,7 @@ static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
 				   NFQB_DAQ_STOCK_DIR);
 	const char *dir = getenv("NFQB_BENCH_DAQ_DIR");
 	const char *timeout = getenv("NFQB_BENCH_DAQ_TIMEOUT");
-	char batch[16], tmpl[] = "/tmp/nfqb-bench-daq.XXXXXX";
+	char batch[16], maxlen[32], tmpl[] = "/tmp/nfqb-bench-daq.XXXXXX";
 	char *argv[24];
 	int n = 0, fd, st;
 	pid_t pid;
@@ -174,7 +174,10 @@ static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
 		return -1;
 	}
 	unlink(tmpl);
-	snprintf(batch, sizeof(batch), "%u", BENCH_VEC);
+	/* daqtest's default batch: the stock module's message pool is 16
+	 * (daqtest cannot change it) and a larger batch ends its receive
+	 * with "no buffers", which ends daqtest */
+	snprintf(batch, sizeof(batch), "%u", 16);
 	argv[n++] = (char *)daqtest;
 	argv[n++] = "-d";
 	argv[n++] = ours ? "nfqb" : "nfq";
@@ -191,8 +194,11 @@ static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
 	argv[n++] = batch;
 	argv[n++] = "-t";
 	argv[n++] = (char *)(timeout ? timeout : ours ? "0" : "100");
+	/* the kernel queue length every consumer gets (--maxlen); both
+	 * modules size the socket buffer as queue_maxlen * snaplen */
+	snprintf(maxlen, sizeof(maxlen), "queue_maxlen=%u", cfg->maxlen);
 	argv[n++] = "-C";
-	argv[n++] = "queue_maxlen=65536";
+	argv[n++] = maxlen;
 	if (ours) {
 		argv[n++] = "-C";
 		argv[n++] = "debug";
@@ -271,6 +277,28 @@ static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
 	}
 	bench_cons_quiet();
 	read_output(fd, ours, c);
+	if (!bench_stop) {
+		/* daqtest gave up by itself: say why (its error line) */
+		char line[256] = "", buf[8192];
+		FILE *f = fdopen(dup(fd), "r");
+
+		if (f && fseek(f, 0, SEEK_SET) == 0) {
+			while (fgets(buf, sizeof(buf), f))
+				if (strstr(buf, "rror") || strstr(buf, "ailed") ||
+				    strstr(buf, "Ran out"))
+					memcpy(line, buf, sizeof(line) - 1);
+		}
+		if (f)
+			fclose(f);
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(c->err, sizeof(c->err),
+			 "daqtest exited during the run (%s %d): %s",
+			 WIFEXITED(st) ? "exit" : "signal",
+			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), line);
+		__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
+		close(fd);
+		return -1;
+	}
 	close(fd);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		snprintf(c->err, sizeof(c->err), "daqtest failed (%s %d)",
