@@ -93,6 +93,7 @@ struct nfqb_daq_ctx {
 	/* counters */
 	DAQ_Stats_t stats;
 	struct nfqb_stats base;		/* library counters at the last reset */
+	struct nfqb_stats final;	/* library counters at stop */
 	uint64_t replace_unchanged;	/* REPLACE sent as plain accept */
 	uint64_t verdict_failures;	/* nfqb_verdict*() refused */
 	uint64_t late_finalize;		/* finalize after stop */
@@ -500,7 +501,7 @@ static int queue_close(struct nfqb_daq_ctx *c)
 	if (c->debug)
 		print_counters(c);
 	/* keep the library's counters for get_stats() after stop */
-	qb_stats(c->q, &c->base);
+	qb_stats(c->q, &c->final);
 	rc = nfqb_queue_close(c->q);
 	c->q = NULL;
 	for (i = 0; i < c->pool.size; i++)
@@ -584,6 +585,7 @@ static int nfqb_daq_start(void *handle)
 		return DAQ_ERROR;
 	}
 	memset(&c->base, 0, sizeof(c->base));
+	memset(&c->final, 0, sizeof(c->final));
 	if (c->debug)
 		printf("daq_nfqb: queue %u bound (libnfq-batch %s): snaplen %d, "
 		       "pool %u, timeout %u ms, queue_maxlen %u, fail_open %d, "
@@ -621,13 +623,13 @@ static int nfqb_daq_get_stats(void *handle, DAQ_Stats_t *stats)
 	struct nfqb_daq_ctx *c = handle;
 	struct nfqb_stats st;
 
+	/* the library's counters (live, or as they were at stop) since
+	 * the last reset */
 	if (c->q)
 		qb_stats(c->q, &st);
 	else
-		st = c->base;
-	/* The library's counters since the last reset; while the queue is
-	 * open, c->base holds their values at that reset. */
-	if (c->q) {
+		st = c->final;
+	if (st.packets >= c->base.packets && st.enobufs >= c->base.enobufs) {
 		c->stats.hw_packets_received = st.packets - c->base.packets;
 		c->stats.hw_packets_dropped = st.enobufs - c->base.enobufs;
 	}
@@ -643,6 +645,8 @@ static void nfqb_daq_reset_stats(void *handle)
 	memset(&c->stats, 0, sizeof(c->stats));
 	if (c->q)
 		qb_stats(c->q, &c->base);
+	else
+		c->base = c->final;
 }
 
 static int nfqb_daq_get_snaplen(void *handle)

@@ -242,7 +242,24 @@ daq_check() {
 		echo "run-all: $name: test failures; $dir/test-suite.log:"
 		cat "$dir/test-suite.log" 2>/dev/null || true
 	fi
-	rm -rf "$prefix"
+	# The module installs into LIBDIR/daq and exports only what libdaq
+	# looks up (DAQ_MODULE_DATA).
+	local dest so bad
+	dest=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-daq-install.XXXXXX")
+	if make -C "$dir" -s install DESTDIR="$dest" >/dev/null 2>&1 &&
+	   so=$(find "$dest" -path '*/daq/daq_nfqb.so' | head -n 1) &&
+	   [ -n "$so" ]; then
+		bad=$(nm -D --defined-only "$so" |
+			awk '$3 != "" && $3 != "DAQ_MODULE_DATA" && $2 != "A" { print $3 }')
+		if [ -n "$bad" ]; then
+			stage_failed "daq: daq_nfqb.so exports more than DAQ_MODULE_DATA: $bad"
+			rc=1
+		fi
+	else
+		stage_failed "daq: make install did not install daq/daq_nfqb.so"
+		rc=1
+	fi
+	rm -rf "$dest" "$prefix"
 	return $rc
 }
 daq_check || ok=0
