@@ -24,6 +24,11 @@
 #              the mark set by an iptables MARK rule on UDP is the opaque
 #              value
 #   range      daq_nfqb with the input "Q-Q+3": instance 1 binds Q
+#   vars       daq_nfqb with its variables set: taken, traffic passes
+#   conntrack  taken, or refused with EOPNOTSUPP by a kernel without the
+#              conntrack glue
+#   refused    bad inputs and variables: daqtest cannot start the module
+#   interrupt  daq_nfqb blocked without traffic (-t 0) stops within 2 s
 #
 # daq_nfqb runs both blocking (-t 0: interrupt wakes nfqb_recv()) and
 # with a receive timeout (-t 100); the stock module needs -t 100 (its
@@ -340,6 +345,96 @@ done
 # arrives), and a queue range as input (instance 1 takes the first queue)
 scenario_stop nfqb 0 drop
 INPUT=$queue-$((queue + 3)) scenario pass nfqb 0 check_pass
+
+# daq_nfqb's own variables are taken (debug prints them) and traffic passes
+check_vars() {
+	local ok=0
+	check_pass "$@" || ok=1
+	expect "debug line with queue_maxlen 77, fail_open 1, coalesce 0" \
+		"$(grep -c 'queue_maxlen 77, fail_open 1, conntrack 0, coalesce 0, default verdict drop' "$2")" \
+		-eq 1 || ok=1
+	expect "debug counters line at stop" \
+		"$(grep -c '^daq_nfqb: queue .*: packets 40 ' "$2")" -eq 1 || ok=1
+	return $ok
+}
+scenario vars nfqb 0 check_vars -C debug -C queue_maxlen=77 -C fail_open \
+	-C batch_limit=8 -C latency=500 -C linger=0 \
+	-C no_coalesce -C default_verdict=drop -C verdict_timeout=5000
+
+# Refused configurations: daqtest fails to start, nothing is bound.
+refused() {
+	local what=$1
+	shift
+	checks=$((checks + 1))
+	echo "--- refused: $what: daqtest $*"
+	if (daq_exec timeout 10 "$daqtest" -d nfqb -m "$our_dir" -M inline \
+		-t 0 "$@") >"$work/refused.log" 2>&1 </dev/null; then
+		echo "    FAIL: daqtest accepted it"
+		failures=$((failures + 1))
+	elif ! grep -q "$what" "$work/refused.log"; then
+		echo "    FAIL: no '$what' in its output:"
+		sed 's/^/    | /' "$work/refused.log" | tail -n 5
+		failures=$((failures + 1))
+	else
+		echo "    PASS"
+	fi
+}
+refused "invalid queue number" -i 70000
+refused "invalid queue number" -i "5-2"
+refused "unknown variable" -i "$queue" -C bogus=1
+refused "invalid value for 'default_verdict'" -i "$queue" -C default_verdict=maybe
+refused "invalid value for 'batch_limit'" -i "$queue" -C batch_limit=0
+
+# conntrack needs the kernel's CONFIG_NETFILTER_NETLINK_GLUE_CT: without it
+# the module must refuse to start and say why; with it, traffic passes.
+checks=$((checks + 1))
+echo "--- conntrack: module nfqb, -C conntrack: taken, or refused (EOPNOTSUPP)"
+if (daq_exec timeout 3 "$daqtest" -d nfqb -m "$our_dir" -M inline \
+	-i "$queue" -t 100 -C conntrack) >"$work/ct.log" 2>&1 </dev/null ||
+   grep -q "Could not start" "$work/ct.log"; then
+	if grep -q "Could not start" "$work/ct.log"; then
+		if grep -q "conntrack) failed: Operation not supported" "$work/ct.log"; then
+			echo "    PASS (refused: this kernel has no conntrack glue)"
+		else
+			echo "    FAIL:"
+			sed 's/^/    | /' "$work/ct.log" | tail -n 5
+			failures=$((failures + 1))
+		fi
+	else
+		echo "    PASS (taken)"
+	fi
+else
+	# timeout 3 ended a daqtest that had started: the flag was taken
+	echo "    PASS (taken)"
+fi
+
+# The interrupt wakes a blocked nfqb_recv() (-t 0, no traffic at all):
+# daqtest stops within 2 s of SIGTERM (the stock module, without a
+# timeout, never would: its interrupt only sets a flag).
+checks=$((checks + 1))
+echo "--- interrupt: module nfqb, -t 0, idle: SIGTERM stops it within 2 s"
+daq_exec "$daqtest" -d nfqb -m "$our_dir" -M inline -i "$queue" -t 0 \
+	>"$work/idle.log" 2>&1 &
+daq_pid=$!
+if queue_bound; then
+	sleep 0.3
+	t0=$(date +%s%N)
+	stop_daqtest
+	rc=$?
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	if [ "$rc" -eq 0 ] && [ "$ms" -lt 2000 ] &&
+	   grep -q "Interrupted: 1" "$work/idle.log"; then
+		echo "    PASS ($ms ms)"
+	else
+		echo "    FAIL: exit $rc after $ms ms"
+		sed 's/^/    | /' "$work/idle.log" | tail -n 10
+		failures=$((failures + 1))
+	fi
+else
+	echo "    FAIL: daqtest did not bind queue $queue"
+	failures=$((failures + 1))
+	stop_daqtest
+fi
 
 echo "test-daq: $checks scenarios, $failures failed, $(( $(date +%s) - start )) s"
 # The summary line tests/run-all.sh counts (Check's format).
