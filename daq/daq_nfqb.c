@@ -149,13 +149,19 @@ static int qb_replace(struct nfqb_packet *p, const void *data, uint32_t len)
 	v.flags = NFQB_V_PAYLOAD;
 	v.payload = data;
 	v.payload_len = len;
-	return nfqb_verdict_ex(p, &v);
+	return nfqb_verdict_ex(p, &v, sizeof(v));
 }
 
 static void qb_timestamp(const struct nfqb_packet *p, struct timeval *tv)
 {
-	if (!nfqb_pkt_timestamp(p, tv))
+	uint64_t ns;
+
+	if (!nfqb_pkt_timestamp(p, &ns)) {
 		gettimeofday(tv, NULL);
+		return;
+	}
+	tv->tv_sec = (time_t)(ns / 1000000000u);
+	tv->tv_usec = (suseconds_t)(ns % 1000000000u / 1000u);
 }
 
 static int32_t qb_ifindex(bool (*get)(const struct nfqb_packet *, uint32_t *),
@@ -814,7 +820,8 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 			break;
 		}
 		rc = qb_replace(p, msg->data, msg->data_len);
-		if (rc && (errno == ENOMEM || errno == EMSGSIZE)) {
+		if (rc && (errno == ENOMEM || errno == EMSGSIZE ||
+			   errno == E2BIG)) {
 			/* still ours to decide */
 			c->replace_unchanged++;
 			rc = qb_accept(p);

@@ -165,6 +165,28 @@ struct nfqb_decision {
 	uint32_t payload_len;
 };
 
+/*
+ * Handles. On 64-bit builds user-space addresses fit in 48 bits: the top
+ * 16 bits of a handle carry the low 16 bits of the descriptor's generation.
+ * On 32-bit builds descriptors are aligned to 256 bytes: the low 8 bits of
+ * a handle carry the low 8 bits of the generation. A dead handle is
+ * mistaken for a live one only if its descriptor was reused a multiple of
+ * 65536 (32-bit: 256) times in between (descriptors are reused oldest
+ * first: at least that many times the number of descriptors packets
+ * later).
+ */
+#if UINTPTR_MAX > 0xffffffffu
+#define NFQB_TAG_SHIFT		48
+#define NFQB_TAG_MASK		0xffffu
+#define NFQB_ADDR_MASK		(((uintptr_t)1 << 48) - 1)
+#define NFQB_PKT_ALIGN		8
+#else
+#define NFQB_TAG_SHIFT		0
+#define NFQB_TAG_MASK		0xffu
+#define NFQB_ADDR_MASK		(~(uintptr_t)0xff)
+#define NFQB_PKT_ALIGN		256
+#endif
+
 /* One receive buffer: holds one datagram from the kernel. */
 struct nfqb_slot {
 	struct nfqb_slot *next_free;
@@ -175,7 +197,8 @@ struct nfqb_slot {
 };
 
 struct nfqb_packet {
-	struct nfqb_queue *q;
+	/* (32-bit builds: the low 8 bits of a handle are its tag) */
+	_Alignas(NFQB_PKT_ALIGN) struct nfqb_queue *q;
 	struct nfqb_slot *slot;
 	const struct nlattr *tb[NFQB_NFQA_MAX + 1];
 	const struct nlattr *vlan_proto, *vlan_tci;
@@ -196,30 +219,10 @@ struct nfqb_packet {
 	struct nfqb_packet *next_free;
 };
 
-/*
- * Handles. On 64-bit builds user-space addresses fit in 48 bits: the top
- * 16 bits of a handle carry the low 16 bits of the descriptor's generation.
- * A dead handle is mistaken for a live one only if its descriptor was
- * reused a multiple of 65536 times in between (descriptors are reused
- * oldest first: at least 65536 times the number of descriptors packets
- * later). On 32-bit builds there is no room: a handle is the descriptor's
- * address, and a dead one is caught until its descriptor is reused.
- */
-#if UINTPTR_MAX > 0xffffffffu
-#define NFQB_TAG_SHIFT		48
-#define NFQB_TAG_MASK		0xffffu
-#else
-#define NFQB_TAG_SHIFT		0
-#define NFQB_TAG_MASK		0u
-#endif
-#define NFQB_ADDR_MASK	(NFQB_TAG_MASK ? \
-			 (((uintptr_t)1 << (NFQB_TAG_SHIFT & 63)) - 1) : \
-			 UINTPTR_MAX)
-
 static inline uint32_t nfqb_handle_tag(const struct nfqb_packet *h)
 {
-	return NFQB_TAG_MASK ?
-	       (uint32_t)((uint64_t)(uintptr_t)h >> (NFQB_TAG_SHIFT & 63)) : 0;
+	return (uint32_t)((uint64_t)(uintptr_t)h >> NFQB_TAG_SHIFT) &
+	       NFQB_TAG_MASK;
 }
 
 static inline struct nfqb_packet *nfqb_handle_ptr(const struct nfqb_packet *h)
@@ -573,6 +576,27 @@ void nfqb_pace_note_read(struct nfqb_queue *q, unsigned int first,
 bool nfqb_pace_waiting(const struct nfqb_queue *q, uint64_t now);
 /* Wake the owner (a decision was posted, or an interrupt). */
 void nfqb_loop_wake(struct nfqb_queue *q);
+
+/* --- Structs that can grow (abi.c) ---------------------------------------
+ * Read the caller's struct of @size bytes at @src into @dst (@ours bytes,
+ * the library's sizeof): fields it lacks are zero. Returns 0, EINVAL (NULL
+ * @src, @size below @min, the 1.0 size) or E2BIG (a byte past @ours not
+ * zero). */
+int nfqb_struct_in(void *dst, size_t ours, size_t min, const void *src,
+		   size_t size);
+/* Write @ours bytes of @src to the caller's struct of @size bytes: the
+ * first @size bytes, or all and zeros past them. */
+void nfqb_struct_out(void *dst, size_t size, const void *src, size_t ours);
+
+/* The smallest size a caller may pass: the end of the last field of the
+ * struct in libnfq-batch 1.0. Never change these. */
+#define NFQB_OFFSETOF_END(type, field) \
+	(offsetof(type, field) + sizeof(((type *)0)->field))
+#define NFQB_VERDICT_SIZE_1_0 \
+	NFQB_OFFSETOF_END(struct nfqb_verdict, payload_len)
+/* (struct nfqb_pool_config is in <libnfq-batch/pool.h>) */
+#define NFQB_POOL_CONFIG_SIZE_1_0 \
+	NFQB_OFFSETOF_END(struct nfqb_pool_config, verdict_timeout_ms)
 
 /* --- Queue (queue.c) ------------------------------------------------------ */
 /* Tests: a queue without a socket (fd -1), everything else as

@@ -281,7 +281,7 @@ static void decide_packet(struct pool_thread *t, struct nfqb_packet *p)
 	if (r == NFQB_POOL_VERDICT) {
 		/* every kind: nfqb_verdict() and nfqb_verdict_mark() refuse
 		 * NFQB_QUEUE, which needs the queue number in *v */
-		r = nfqb_verdict_ex(p, &v);
+		r = nfqb_verdict_ex(p, &v, sizeof(v));
 		if (r == 0) {
 			count_verdict(t, &v);
 			return;
@@ -760,8 +760,9 @@ static int config_queue(struct nfqb_pool *pool, struct nfqb_queue *q)
 	if (nfqb_queue_set_copy_mode(q, NFQB_COPY_PACKET,
 				     c->copy_range ? c->copy_range : 0xffff) < 0)
 		return -1;
-	if (c->queue_flags &&
-	    nfqb_queue_set_flags(q, c->queue_flags, c->queue_flags) < 0)
+	if ((c->queue_flags || c->queue_flags_off) &&
+	    nfqb_queue_set_flags(q, c->queue_flags,
+				 c->queue_flags | c->queue_flags_off) < 0)
 		return -1;
 	if (c->maxlen && nfqb_queue_set_maxlen(q, c->maxlen) < 0)
 		return -1;
@@ -813,13 +814,23 @@ static void pool_free(struct nfqb_pool *pool)
 	free(pool);
 }
 
-NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg)
+NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *ucfg,
+					       size_t size)
 {
+	const struct nfqb_pool_config *cfg;
+	struct nfqb_pool_config c;
 	struct nfqb_pool *pool;
 	unsigned int i, ring_size;
 	int err;
 
-	if (!cfg || !cfg->cb || !cfg->queue_count ||
+	err = nfqb_struct_in(&c, sizeof(c), NFQB_POOL_CONFIG_SIZE_1_0, ucfg,
+			     size);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	cfg = &c;
+	if (!cfg->cb || !cfg->queue_count ||
 	    (unsigned int)cfg->queue_first + cfg->queue_count > 65536 ||
 	    (cfg->mode != NFQB_POOL_QUEUE_PER_WORKER &&
 	     cfg->mode != NFQB_POOL_DISPATCH) ||

@@ -65,14 +65,14 @@ static int alloc_buffers(struct nfqb_queue *q, unsigned int count)
 		q->slot_mem = NULL;
 		return -1;
 	}
-	q->slots = calloc(count, sizeof(*q->slots));
+	q->slots = nfqb_calloc(count, sizeof(*q->slots));
 	q->vlen = NFQB_RECV_VLEN;
-	q->mmsg = calloc(q->vlen, sizeof(*q->mmsg));
-	q->iov = calloc(q->vlen, sizeof(*q->iov));
-	q->addrs = calloc(q->vlen, sizeof(*q->addrs));
-	q->rx_slots = calloc(q->vlen, sizeof(*q->rx_slots));
+	q->mmsg = nfqb_calloc(q->vlen, sizeof(*q->mmsg));
+	q->iov = nfqb_calloc(q->vlen, sizeof(*q->iov));
+	q->addrs = nfqb_calloc(q->vlen, sizeof(*q->addrs));
+	q->rx_slots = nfqb_calloc(q->vlen, sizeof(*q->rx_slots));
 	q->ready_cap = pow2_at_least(npkts);
-	q->ready = calloc(q->ready_cap, sizeof(*q->ready));
+	q->ready = nfqb_calloc(q->ready_cap, sizeof(*q->ready));
 	if (!q->slots || !q->mmsg || !q->iov || !q->addrs || !q->rx_slots ||
 	    !q->ready || nfqb_book_alloc(&q->book, npkts * 2 + 64) < 0 ||
 	    nfqb_pkt_alloc_all(q, npkts) < 0) {
@@ -215,20 +215,25 @@ static int config_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask)
 static int bind_queue(struct nfqb_queue *q)
 {
 	struct nfqb_kstats ks;
-	bool ours;
+	bool bound, ours;
+	int err;
 
 	if (config_cmd(q, NFQNL_CFG_CMD_BIND) == 0)
 		return 0;
 	/* The kernel answers EPERM both without CAP_NET_ADMIN and for a
 	 * queue another socket holds, and EBUSY to a bind sent again after
-	 * its first acknowledgement was lost: tell them apart. */
-	ours = nfqb_kstats_get(q->num, &ks) == 0 && ks.portid == q->portid;
-	if ((errno == EPERM || errno == EBUSY) && ours)
+	 * its first acknowledgement was lost: tell them apart (the bind's
+	 * errno kept: looking at the kernel's table sets its own). */
+	err = errno;
+	bound = nfqb_kstats_get(q->num, &ks, sizeof(ks)) == 0;
+	ours = bound && ks.portid == q->portid;
+	if ((err == EPERM || err == EBUSY) && ours)
 		return 0;
-	if (errno == EPERM && !ours && nfqb_kstats_get(q->num, &ks) == 0)
-		errno = EBUSY;
-	else if (errno == ENOENT)
-		errno = EPERM;
+	if (err == EPERM && bound)
+		err = EBUSY;
+	else if (err == ENOENT)
+		err = EPERM;
+	errno = err;
 	return -1;
 }
 
@@ -268,7 +273,7 @@ static void queue_free(struct nfqb_queue *q)
 /* Memory of a queue, no socket. */
 static struct nfqb_queue *queue_new(uint16_t num, unsigned int nbuffers)
 {
-	struct nfqb_queue *q = calloc(1, sizeof(*q));
+	struct nfqb_queue *q = nfqb_calloc(1, sizeof(*q));
 
 	if (!q)
 		return NULL;
@@ -480,6 +485,12 @@ NFQB_EXPORT int nfqb_queue_set_copy_mode(struct nfqb_queue *q,
 					 enum nfqb_copy_mode mode,
 					 uint32_t range)
 {
+	/* the kernel takes any mode without a word: refuse them here */
+	if (mode != NFQB_COPY_NONE && mode != NFQB_COPY_META &&
+	    mode != NFQB_COPY_PACKET) {
+		errno = EINVAL;
+		return -1;
+	}
 	/* every buffer holds the largest message: nothing to resize */
 	if (config_params(q, (uint8_t)mode, range) < 0)
 		return -1;

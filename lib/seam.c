@@ -75,3 +75,12 @@ void *nfqb_malloc(size_t size)
 	}
 	return malloc(size);
 }
+
+void *nfqb_calloc(size_t n, size_t size)
+{
+	if (seam.fail_alloc && seam.fail_alloc(seam.data, n * size)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return calloc(n, size);
+}

@@ -40,6 +40,7 @@ void nfqb_seam_install(const struct nfqb_seam *s);
 ssize_t nfqb_sys_sendmsg(int fd, const struct msghdr *msg, int flags);
 uint64_t nfqb_now_ns(void);
 void *nfqb_malloc(size_t size);
+void *nfqb_calloc(size_t n, size_t size);
 int nfqb_sys_pause(int tfd, int evfd, uint64_t ns);
 
 #endif /* NFQB_SEAM_H */

@@ -11,10 +11,9 @@
  *        library's worker pool in queue-per-worker mode (a worker thread
  *        owns each queue), its callback accepting every packet.
  *
- * Every one sets the queues' NFQB_F_GSO as asked (cfg->gso; for the pool
- * only "on" can be asked, through its queue_flags: "off" leaves the
- * kernel's default, which is off), and in TCP mode counts the packets
- * marked GSO and the bytes queued.
+ * Every one sets the queues' NFQB_F_GSO as asked (cfg->gso; the pool
+ * through queue_flags and queue_flags_off), and in TCP mode counts the
+ * packets marked GSO and the bytes queued.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -283,6 +282,7 @@ int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c)
 		.buffers = cfg->window + BENCH_VEC > 1024 ?
 			   cfg->window + BENCH_VEC : 0,
 		.queue_flags = cfg->gso > 0 ? NFQB_F_GSO : 0,
+		.queue_flags_off = cfg->gso == 0 ? NFQB_F_GSO : 0,
 		.cb = cfg->work == BENCH_WORK_TCP ? pool2_accept_count :
 			pool2_accept,
 		.cb_data = c,
@@ -304,7 +304,7 @@ int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c)
 	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-	pool = nfqb_pool_create(&pc);
+	pool = nfqb_pool_create(&pc, sizeof(pc));
 	if (!pool) {
 		bench_cons_fail(c, "nfqb_pool_create", errno);
 		return -1;

@@ -278,7 +278,7 @@ static struct nfqb_pool *pool_open(const struct opts *o, struct rules *r)
 		.policy = r,
 		.policy_free = rules_free,
 	};
-	struct nfqb_pool *pool = nfqb_pool_create(&cfg);
+	struct nfqb_pool *pool = nfqb_pool_create(&cfg, sizeof(cfg));
 
 	if (!pool) {
 		fprintf(stderr, "nfqb-ips: queues %u..%u: %s\n", o->first,

@@ -31,6 +31,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <libnfq-batch/pool.h>
+
 #include "harness.h"
 #include "internal.h"
 
@@ -149,7 +151,8 @@ static void *tcp_sink_main(void *arg)
 		k->got += (size_t)r;
 	close(fd);
 	atomic_store(&k->done, true);
-	nfqb_queue_interrupt(k->q);	/* the consumer may sleep in nfqb_recv */
+	if (k->q)	/* the consumer may sleep in nfqb_recv */
+		nfqb_queue_interrupt(k->q);
 	return NULL;
 }
 
@@ -257,6 +260,93 @@ static void tcp_bulk(bool gso)
 	}
 }
 
+/* The pool: its queues have GSO on too, and queue_flags_off turns it off. */
+static _Atomic unsigned int pool_big, pool_gso, pool_packets;
+
+static int pool_count(struct nfqb_packet *p, void *policy, void *data,
+		      struct nfqb_verdict *v)
+{
+	uint32_t len = 0;
+
+	(void)policy;
+	(void)data;
+	(void)v;	/* preset: accept */
+	nfqb_pkt_payload(p, &len);
+	atomic_fetch_add(&pool_packets, 1);
+	if (len > 1500)
+		atomic_fetch_add(&pool_big, 1);
+	if (nfqb_pkt_is_gso(p))
+		atomic_fetch_add(&pool_gso, 1);
+	return NFQB_POOL_VERDICT;
+}
+
+static void tcp_bulk_pool(bool gso)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET, .sin_port = htons(TCP_PORT),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	struct nfqb_pool_config cfg = {
+		.queue_first = QNUM, .queue_count = 1,
+		.mode = NFQB_POOL_QUEUE_PER_WORKER, .cb = pool_count,
+		.queue_flags_off = gso ? 0 : NFQB_F_GSO,
+	};
+	struct tcp_sink sink = { .lfd = -1, .got = 0, .done = false };
+	struct nfqb_pool *pool;
+	pthread_t src, dst;
+	uint64_t end;
+	int one = 1;
+
+	nfqbt_netns_enter();
+	ck_assert_int_eq(system("ip link set lo mtu 1500"), 0);
+	nfqbt_iptables("-A INPUT -p tcp --dport %u -j NFQUEUE --queue-num %u",
+		       TCP_PORT, QNUM);
+	pool = nfqb_pool_create(&cfg, sizeof(cfg));
+	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
+	ck_assert_int_eq(nfqb_pool_start(pool), 0);
+	sink.lfd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(sink.lfd, 0);
+	setsockopt(sink.lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ck_assert_int_eq(bind(sink.lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(sink.lfd, 1), 0);
+	ck_assert_int_eq(pthread_create(&dst, NULL, tcp_sink_main, &sink), 0);
+	ck_assert_int_eq(pthread_create(&src, NULL, tcp_source_main, NULL), 0);
+	for (end = nfqbt_now_ms() + 20000;
+	     !atomic_load(&sink.done) && nfqbt_now_ms() < end;)
+		nfqbt_sleep_ms(5);
+	ck_assert_msg(atomic_load(&sink.done), "the transfer did not end");
+	pthread_join(src, NULL);
+	pthread_join(dst, NULL);
+	close(sink.lfd);
+	nfqb_pool_stop(pool);
+	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
+	nfqb_pool_destroy(pool);
+	fprintf(stderr, "pool tcp, gso %s: %u packets, %u bigger than the MTU,"
+		" %u marked GSO\n", gso ? "on" : "off", pool_packets, pool_big,
+		pool_gso);
+	ck_assert_uint_eq(sink.got, TCP_BYTES);
+	if (gso) {
+		ck_assert_uint_gt(pool_big, 0);
+		ck_assert_uint_gt(pool_gso, 0);
+	} else {
+		ck_assert_uint_gt(pool_packets, 0);
+		ck_assert_uint_eq(pool_big, 0);
+		ck_assert_uint_eq(pool_gso, 0);
+	}
+}
+
+START_TEST(test_tcp_pool_gso)
+{
+	tcp_bulk_pool(true);
+}
+END_TEST
+
+START_TEST(test_tcp_pool_gso_off)
+{
+	tcp_bulk_pool(false);
+}
+END_TEST
+
 START_TEST(test_tcp_gso_default)
 {
 	tcp_bulk(true);
@@ -284,6 +374,8 @@ int main(void)
 	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_tcp_gso_default);
 	tcase_add_test(tc, test_tcp_gso_off);
+	tcase_add_test(tc, test_tcp_pool_gso);
+	tcase_add_test(tc, test_tcp_pool_gso_off);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_FORK);
