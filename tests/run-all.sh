@@ -233,7 +233,7 @@ fi
 daq_skip=0
 daq_check() {
 	local name=daq dir="$top/build-daq" prefix tarball
-	tarball=${NFQB_LIBDAQ_TARBALL:-$top/../shared/third_party/libdaq-3.0.25.tar.gz}
+	tarball=$("$top/tests/daq/find-tarball.sh" || true)
 	if [ ! -f "$tarball" ]; then
 		banner "daq: skipped, no libdaq tarball at $tarball (NFQB_LIBDAQ_TARBALL)"
 		daq_skip=1

@@ -8,8 +8,9 @@
 #
 #   tests/daq/build-libdaq.sh PREFIX [TARBALL]
 #
-# TARBALL defaults to $NFQB_LIBDAQ_TARBALL, then
-# ../shared/third_party/libdaq-3.0.25.tar.gz beside the clone.  A PREFIX
+# TARBALL defaults to what tests/daq/find-tarball.sh finds:
+# $NFQB_LIBDAQ_TARBALL, or shared/third_party/libdaq-3.0.25.tar.gz beside
+# the clone or one of its parents.  A PREFIX
 # that already holds a complete build of the same tarball is reused
 # (PREFIX/.tarball-sha256).  Needs autoconf, automake, libtool, libmnl-dev.
 # NFQB_JOBS sets the build parallelism (default: nproc).
@@ -17,7 +18,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 prefix=${1:?usage: build-libdaq.sh PREFIX [TARBALL]}
-tarball=${2:-${NFQB_LIBDAQ_TARBALL:-$top/../shared/third_party/libdaq-3.0.25.tar.gz}}
+tarball=${2:-$("$top/tests/daq/find-tarball.sh" || true)}
 jobs=${NFQB_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 if [ ! -f "$tarball" ]; then

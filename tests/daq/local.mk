@@ -4,7 +4,8 @@
 # with the DAQ module (--with-daq); tests/daq/build-libdaq.sh builds the
 # libdaq they need from its tarball (tests/run-all.sh does that in CI).
 
-EXTRA_DIST += tests/daq/test-daq.sh tests/daq/build-libdaq.sh
+EXTRA_DIST += tests/daq/test-daq.sh tests/daq/build-libdaq.sh \
+	tests/daq/find-tarball.sh
 
 if BUILD_DAQ_MODULE
 check_PROGRAMS += tests/daq/daq-traffic
