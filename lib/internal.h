@@ -459,6 +459,7 @@ struct nfqb_queue {
 	struct nfqb_pace {
 		uint32_t round;		/* reads so far */
 		uint64_t waiting_until;	/* no adaptive pause before this */
+		bool last_waiting;	/* the last read showed a waiting flow */
 		struct nfqb_pace_flow {
 			uint32_t tag;
 			uint32_t round;	/* the read it was last seen in */

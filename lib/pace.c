@@ -15,7 +15,8 @@
  * or more (a small read says nothing: a bulk flow comes alone too when we
  * keep up with it). After NFQB_PACE_LONE such appearances (within
  * NFQB_PACE_MEMORY_NS of each other) the flow waits on us, and each of
- * its appearances keeps the linger off for NFQB_PACE_QUIET_NS. A collision in
+ * its appearances keeps the linger off until the next read and for
+ * NFQB_PACE_QUIET_NS. A collision in
  * the table only resets an entry: at worst a waiting flow is seen late.
  * Only the owner thread of the queue touches the table.
  */
@@ -137,13 +138,17 @@ void nfqb_pace_note_read(struct nfqb_queue *q, unsigned int first,
 		    (tag && note_flow(pc, tag, pc->round, many, now)))
 			waiting = true;
 	}
+	pc->last_waiting = waiting;
 	if (waiting) {
 		pc->waiting_until = now + NFQB_PACE_QUIET_NS;
 		nfqb_stat_inc(q, linger_waiting);
 	}
 }
 
+/* A flow waits on us: the last read showed one (however long ago: the
+ * packets it brought may still be with the application), or one did in
+ * the quiet time. */
 bool nfqb_pace_waiting(const struct nfqb_queue *q, uint64_t now)
 {
-	return now < q->pace.waiting_until;
+	return q->pace.last_waiting || now < q->pace.waiting_until;
 }

@@ -9,12 +9,15 @@ set -euo pipefail
 # iperf3 and gnuplot-nox: nfqb-bench --mode tcp and --plot
 # abigail-tools: the ABI check (tests/check-abi.sh)
 # gcc-multilib and the :i386 libraries: the 32-bit build (tests/check-i386.sh)
+# The DAQ stage (tests/daq/) builds libdaq from its tarball with what is
+# here already (autotools, libmnl-dev, build-essential's C and C++
+# compilers) and runs daqtest in a namespace with nsenter (util-linux).
 PKGS=(build-essential autoconf automake libtool pkg-config
       libmnl-dev liburcu-dev check libnetfilter-queue-dev
       iptables iproute2 kmod iperf3 gnuplot-nox
       abigail-tools gcc-multilib
       libmnl-dev:i386 liburcu-dev:i386 check:i386
-      libnetfilter-queue-dev:i386)
+      libnetfilter-queue-dev:i386 util-linux)
 
 if [ "${NFQB_NO_APT:-0}" = 1 ]; then
 	echo "deps: NFQB_NO_APT=1, not installing packages"

@@ -17,6 +17,10 @@
 #      against build-werror's libnfq-batch)
 #   8. tests/fuzz/run.sh 20: libFuzzer on the parser and the datagram path,
 #      20 s per target (clang, its own build in build-fuzz/)
+#   9. build-daq/: libdaq built from its release tarball into a temporary
+#      prefix (tests/daq/build-libdaq.sh), libnfq-batch configured
+#      --with-daq=yes against it, and tests/daq/test-daq.sh: libdaq's
+#      daqtest driving the stock nfq module and our daq_nfqb (about 2 min)
 # Run as root on Debian 12 (integration tests use network namespaces,
 # iptables and nfnetlink_queue).  Exits non-zero if anything failed; the
 # last line is "N passed, N failed".
@@ -24,7 +28,9 @@
 # Environment: NFQB_NO_APT=1 skips apt-get; NFQB_JOBS (default: nproc)
 # sets build parallelism; CI=true makes a skipped test count as failed;
 # NFQB_NO_KERNEL=1 skips stage 7 (counted as a skip), except in CI, where
-# it always runs. The kernel image is cached outside the clone
+# it always runs. NFQB_LIBDAQ_TARBALL names libdaq's tarball for stage 9
+# (default ../shared/third_party/libdaq-3.0.25.tar.gz beside the clone;
+# without it the stage is a skip, a failure in CI). The kernel image is cached outside the clone
 # (NFQB_KERNEL_CACHE, default /var/cache/nfqb-kernel, keyed by a hash of
 # its inputs): only the first run on a machine builds it (about 6 min at
 # -j2); the guest suite itself takes about 10 min under TCG.
@@ -220,6 +226,72 @@ else
 	ok=0
 fi
 
+# 9. The DAQ module: libdaq (a test dependency, GPL-2.0) built from its
+# tarball into a temporary prefix, a build --with-daq=yes against it (found
+# with pkg-config), and only the DAQ tests there (the rest of the suite ran
+# in build-werror/). Each daqtest scenario is counted (Check-style line).
+daq_skip=0
+daq_check() {
+	local name=daq dir="$top/build-daq" prefix tarball
+	tarball=$("$top/tests/daq/find-tarball.sh" || true)
+	if [ ! -f "$tarball" ]; then
+		banner "daq: skipped, no libdaq tarball at $tarball (NFQB_LIBDAQ_TARBALL)"
+		daq_skip=1
+		return 0
+	fi
+	runs+=("$name:$dir")
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	prefix=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-libdaq-prefix.XXXXXX")
+	banner "daq: tests/daq/build-libdaq.sh $prefix"
+	if ! NFQB_JOBS=$jobs "$top/tests/daq/build-libdaq.sh" "$prefix" "$tarball"; then
+		stage_failed "daq: building libdaq"
+		rm -rf "$prefix"
+		return 1
+	fi
+	banner "daq: configure --with-daq=yes (libdaq in $prefix)"
+	if ! (cd "$dir" && PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
+		"$top/configure" --enable-werror --with-daq=yes); then
+		stage_failed "daq: configure"
+		rm -rf "$prefix"
+		return 1
+	fi
+	banner "daq: make"
+	if ! make -C "$dir" -j"$jobs" ||
+	   ! make -C "$dir" -j"$jobs" check TESTS=; then
+		stage_failed "daq: make"
+		rm -rf "$prefix"
+		return 1
+	fi
+	banner "daq: make check TESTS=tests/daq/test-daq.sh"
+	local rc=0
+	NFQB_DAQ_REQUIRED=1 make -C "$dir" check TESTS=tests/daq/test-daq.sh || rc=1
+	if [ "$rc" -ne 0 ]; then
+		echo "run-all: $name: test failures; $dir/test-suite.log:"
+		cat "$dir/test-suite.log" 2>/dev/null || true
+	fi
+	# The module installs into LIBDIR/daq and exports only what libdaq
+	# looks up (DAQ_MODULE_DATA).
+	local dest so bad
+	dest=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-daq-install.XXXXXX")
+	if make -C "$dir" -s install DESTDIR="$dest" >/dev/null 2>&1 &&
+	   so=$(find "$dest" -path '*/daq/daq_nfqb.so' | head -n 1) &&
+	   [ -n "$so" ]; then
+		bad=$(nm -D --defined-only "$so" |
+			awk '$3 != "" && $3 != "DAQ_MODULE_DATA" && $2 != "A" { print $3 }')
+		if [ -n "$bad" ]; then
+			stage_failed "daq: daq_nfqb.so exports more than DAQ_MODULE_DATA: $bad"
+			rc=1
+		fi
+	else
+		stage_failed "daq: make install did not install daq/daq_nfqb.so"
+		rc=1
+	fi
+	rm -rf "$dest" "$prefix"
+	return $rc
+}
+daq_check || ok=0
+
 # --- Counting ---------------------------------------------------------------
 # Per test program (one .trs each): its Check test cases when its log holds
 # Check summaries ("NN%: Checks: C, Failures: F, Errors: E"), otherwise the
@@ -274,7 +346,7 @@ done
 
 total_pass=$((total_pass + install_pass + abi_pass + deb_pass + kernel_pass + fuzz_pass))
 total_fail=$((total_fail + install_fail + abi_fail + deb_fail + kernel_fail + fuzz_fail + stage_failures))
-total_skip=$((total_skip + kernel_skip))
+total_skip=$((total_skip + kernel_skip + daq_skip))
 if [ "$total_skip" -gt 0 ]; then
 	if [ "${CI:-}" = true ]; then
 		echo "run-all: $total_skip test program(s) skipped; in CI a skip is a failure"

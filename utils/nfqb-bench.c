@@ -44,6 +44,16 @@ const struct bench_consumer bench_consumers[BENCH_NKINDS] = {
 		.name = "lib-pool2", .label = "nfqb pool, 2 queues",
 		.queues = 2, .run = bench_lib_pool2,
 	},
+	/* daqtest -p on the stock module and on ours: asked for by name;
+	 * without the DAQ module (--with-daq) they fail with a message */
+	[BENCH_DAQ_NFQ] = {
+		.name = "daq-nfq", .label = "daqtest -p, stock nfq",
+		.queues = 1, .run = bench_daq_nfq,
+	},
+	[BENCH_DAQ_NFQB] = {
+		.name = "daq-nfqb", .label = "daqtest -p, daq_nfqb",
+		.queues = 1, .run = bench_daq_nfqb,
+	},
 };
 
 #define MAX_SIZES 8
@@ -117,7 +127,10 @@ static void usage(FILE *f)
 "  -n, --packets N      datagrams per run (default 500000)\n"
 "  -r, --reps N         repetitions of each consumer (default 5)\n"
 "  -s, --sizes LIST     UDP payload sizes in bytes (default 64,1024)\n"
-"  -c, --consumers LIST kernel,ref-a,ref-b,lib,lib-mixed,lib-pool2 (default all)\n"
+"  -c, --consumers LIST kernel,ref-a,ref-b,lib,lib-mixed,lib-pool2 (default\n"
+"                       all of these), daq-nfq,daq-nfqb (daqtest -p on libdaq's\n"
+"                       nfq module and on daq_nfqb; built --with-daq; stream\n"
+"                       mode only)\n"
 "  -q, --quick          100000 datagrams, 3 repetitions, shorter TCP and\n"
 "                       latency runs\n"
 "  -j, --json           machine-readable result on stdout\n"
@@ -371,7 +384,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->nsizes = 2;
 	o->syscount = true;
 	o->stream = o->drain = true;
-	for (k = 0; k < BENCH_NKINDS; k++)
+	for (k = 0; k < BENCH_NKINDS_DEFAULT; k++)
 		o->kinds[o->nkinds++] = k;
 
 	while ((c = getopt_long(argc, argv, "n:r:s:c:qjmw:b:f:h", lo,

@@ -602,8 +602,13 @@ START_TEST(test_pace_waiting)
 	pace_read(q, 5, 3000, 1, false, t += 100000);
 	ck_assert(nfqb_pace_waiting(q, t));
 	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 0);
-	ck_assert(nfqb_pace_waiting(q, t + NFQB_PACE_QUIET_NS - 1));
-	ck_assert(!nfqb_pace_waiting(q, t + NFQB_PACE_QUIET_NS));
+	/* until the next read, however late (its packets may still be with
+	 * the application) */
+	ck_assert(nfqb_pace_waiting(q, t + 10 * NFQB_PACE_QUIET_NS));
+	/* then for the quiet time after it showed */
+	pace_read(q, 8, 0, 0, false, t += 1000);
+	ck_assert(nfqb_pace_waiting(q, t - 1000 + NFQB_PACE_QUIET_NS - 1));
+	ck_assert(!nfqb_pace_waiting(q, t - 1000 + NFQB_PACE_QUIET_NS));
 	/* it keeps showing while it stays alone, even in small reads */
 	pace_read(q, 0, 3000, 1, false, t += NFQB_PACE_QUIET_NS);
 	ck_assert(nfqb_pace_waiting(q, t));
