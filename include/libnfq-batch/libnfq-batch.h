@@ -373,7 +373,8 @@ int nfqb_queue_set_copy_mode(struct nfqb_queue *q, enum nfqb_copy_mode mode,
  * nfqb_queue_set_maxlen - how many packets the kernel may hold for us
  *
  * Past it the kernel drops (or, with NFQB_F_FAIL_OPEN, accepts) new packets.
- * Returns 0 or -1 with the kernel's errno.
+ * Returns 0, or -1 with errno: ETIMEDOUT (see the guarantees above for
+ * configuration calls), or the kernel's errno.
  */
 int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen);
 
@@ -384,7 +385,9 @@ int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen);
  * nfqb_queue_open() sets NFQB_F_GSO; the others are off by default.
  *
  * Returns 0, or -1 with errno: EOPNOTSUPP for a flag this kernel does not
- * know (or cannot support, as NFQB_F_SECCTX without secmark).
+ * know (or cannot support, as NFQB_F_SECCTX without secmark), ETIMEDOUT
+ * (see the guarantees above for configuration calls), or the kernel's
+ * errno.
  */
 int nfqb_queue_set_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask);
 

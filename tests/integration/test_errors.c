@@ -253,6 +253,22 @@ static int copy_mode_lost(void)
 	return err_of_int(nfqb_queue_set_copy_mode(q, NFQB_COPY_META, 0));
 }
 
+static int maxlen_lost(void)
+{
+	struct nfqb_queue *q = open_q(QNUM);
+
+	fault.lose_config = true;
+	return err_of_int(nfqb_queue_set_maxlen(q, 100));
+}
+
+static int flags_lost(void)
+{
+	struct nfqb_queue *q = open_q(QNUM);
+
+	fault.lose_config = true;
+	return err_of_int(nfqb_queue_set_flags(q, 0, NFQB_F_GSO));
+}
+
 static int flags_unknown(void)
 {
 	return err_of_int(nfqb_queue_set_flags(open_q(QNUM), 1u << 20,
@@ -1008,7 +1024,9 @@ static const struct row rows[] = {
 	ROW(nfqb_queue_close, ETIMEDOUT, "the unbind is never acknowledged", close_unbind_lost),
 	ROW(nfqb_queue_set_copy_mode, EINVAL, "mode 7", copy_mode_einval),
 	ROW(nfqb_queue_set_copy_mode, ETIMEDOUT, "never acknowledged", copy_mode_lost),
+	ROW(nfqb_queue_set_maxlen, ETIMEDOUT, "never acknowledged", maxlen_lost),
 	ROW(nfqb_queue_set_flags, EOPNOTSUPP, "flag 1 << 20", flags_unknown),
+	ROW(nfqb_queue_set_flags, ETIMEDOUT, "never acknowledged", flags_lost),
 	ROW(nfqb_queue_set_enobufs, EINVAL, "policy 2", enobufs_policy),
 	ROW(nfqb_queue_set_buffers, EINVAL, "count 0", buffers_zero),
 	ROW(nfqb_queue_set_buffers, EINVAL, "count 65537", buffers_many),
