@@ -93,6 +93,35 @@
  *    valid until nfqb_pool_destroy().
  * 9. Every verdict kind works through the pool callback: accept, drop,
  *    repeat, queue-to-N with or without bypass, mark, priority, payload.
+ * 10. At a stop (nfqb_queue_close(), nfqb_pool_stop() and
+ *    nfqb_pool_wait()), which packet gets which verdict:
+ *    - decided by the application before the stop: its decision;
+ *    - handed out, undecided: the pool waits drain_ms for deferred ones;
+ *      then, as for nfqb_queue_close(), the default verdict (defaults);
+ *    - in the socket, or queued by the kernel while the library drains
+ *      it (before the queue length 0 took effect): the default verdict,
+ *      unseen by the application (defaults);
+ *    - arriving after the queue length 0 and before the unbind: not
+ *      queued; the kernel accepts them when the default verdict is
+ *      accept (fail-open is set for that), else drops them (counted by
+ *      the kernel in queue_dropped);
+ *    - arriving after the unbind: the rule's choice, not ours: accepted
+ *      with --queue-bypass (nft: queue bypass), else dropped;
+ *    - a gap of unreadable messages still open (no readable id after
+ *      it): dropped by the kernel at the unbind (see 1).
+ *    No packet the kernel queued to us before the stop is dropped by the
+ *    unbind, whatever the rule, as long as the verdicts can be sent.
+ * 11. Handover (nfqb_queue_detach(), nfqb_queue_adopt(),
+ *    nfqb_pool_handover(), nfqb_pool_adopt()): the queue stays bound to
+ *    the same socket from one owner to the next, across exec() or in
+ *    systemd's file descriptor store, so the kernel neither drops nor
+ *    bypasses a packet in between (it queues them, up to the queue
+ *    length). The old owner decides or defaults every packet it read and
+ *    sends every verdict; what it did not read stays in the socket for the
+ *    new owner. If the old owner died instead, the packets it held are
+ *    still queued: the new owner gives them the default verdict with one
+ *    batch before its first packet, so none of its own verdicts reaches
+ *    them.
  */
 #ifndef LIBNFQ_BATCH_H
 #define LIBNFQ_BATCH_H
@@ -284,6 +313,61 @@ struct nfqb_queue *nfqb_queue_open(uint16_t num);
  * unbind (ETIMEDOUT, ...).
  */
 int nfqb_queue_close(struct nfqb_queue *q);
+
+/**
+ * nfqb_queue_detach - give up @q without unbinding it; return its socket
+ * @q: an open queue
+ *
+ * Owner thread; for handing the queue to another process (or another
+ * nfqb_queue_adopt() in this one), e.g. across exec(). Waits for threads
+ * still inside a verdict call on @q, gives packets handed out and still
+ * undecided the default verdict (counted in defaults: decide them first
+ * for none to be), sends every verdict (retrying a failing socket for up
+ * to about 1 s), reads nothing more (what the socket holds stays for the
+ * next owner) and changes nothing in the kernel (queue length, flags and
+ * copy mode stay). Then frees @q, like nfqb_queue_close(): every handle of
+ * @q dies. The returned socket is bound to the queue and still has
+ * close-on-exec set: clear it (fcntl(F_SETFD)) before exec(), or pass the
+ * fd on over a unix socket (SCM_RIGHTS) or to systemd's fd store.
+ *
+ * Returns the netlink socket's fd, now the caller's, or -1 with errno,
+ * and then @q is still open and usable: EINVAL (NULL @q); EBUSY (packets
+ * the library read are not handed out yet: take and decide them with
+ * nfqb_recv(), which hands them out without reading the socket, and call
+ * again; or a gap of unreadable messages is still open: nfqb_recv() on
+ * until a packet closes it); EAGAIN or a send's error (EPERM, ...): the
+ * verdicts could not be sent, they are kept; ESHUTDOWN (a pool's queue,
+ * shut down); ENOTSOCK (a queue without socket). A decision made by
+ * another thread while the call runs is refused with ESHUTDOWN or sent.
+ */
+int nfqb_queue_detach(struct nfqb_queue *q);
+
+/**
+ * nfqb_queue_adopt - take over queue @num bound by netlink socket @fd
+ * @fd: a NETLINK_NETFILTER socket that bound queue @num (in this network
+ *	namespace), typically from nfqb_queue_detach() in the process that
+ *	exec()ed this one, or from systemd's fd store
+ * @num: the queue number
+ *
+ * Checks, without reading from @fd, that it is a bound NETLINK_NETFILTER
+ * socket and that the kernel lists queue @num as bound to its port id
+ * (/proc/net/netfilter/nfnetlink_queue). Then the queue is used as one
+ * from nfqb_queue_open(): the library's default settings (buffers,
+ * batching, default verdict...), the kernel's as the previous owner left
+ * them (copy mode and range are read back, the queue length and flags are
+ * the kernel's); nfqb_recv() reads on where the previous owner stopped.
+ * Packets the previous owner read and never decided (it died) get the
+ * default verdict by one batch before the first packet (the kernel answers
+ * ENOENT, counted in enoent_errors, when there were none). On success @fd
+ * belongs to the queue (close-on-exec set; nfqb_queue_close() unbinds and
+ * closes it); on failure it is left open and untouched.
+ *
+ * Returns the queue, or NULL with errno: EBADF, ENOTSOCK (@fd is not an
+ * open socket), EPROTOTYPE (not NETLINK_NETFILTER), ENOTCONN (not bound to
+ * a port id), ENODEV (queue @num is not bound; also when nfnetlink_queue
+ * is not loaded), EBUSY (another socket holds queue @num), ENOMEM.
+ */
+struct nfqb_queue *nfqb_queue_adopt(int fd, uint16_t num);
 
 /**
  * nfqb_queue_interrupt - make the owner's nfqb_recv() return

@@ -77,3 +77,14 @@ tests_integration_test_linger_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
 tests_integration_test_linger_LDADD = tests/integration/libnfqbt-harness.la \
 	lib/libnfqb-internal.la $(CHECK_LIBS) $(LIBMNL_LIBS) -lpthread
+
+# Lifecycle without loss (issue 12): stop under load, handover across
+# exec() ten times (the test re-executes itself as the consumer), privilege
+# drop. Public API only, through the shared library.
+check_PROGRAMS += tests/integration/test_lifecycle
+TESTS += tests/integration/test_lifecycle
+tests_integration_test_lifecycle_SOURCES = tests/integration/test_lifecycle.c
+tests_integration_test_lifecycle_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_test_lifecycle_LDADD = \
+	tests/integration/libnfqbt-harness.la lib/libnfq-batch.la \
+	$(CHECK_LIBS) -lpthread

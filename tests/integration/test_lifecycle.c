@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Lifecycle without loss (issue 12), against the real kernel, each test in
+ * its own network namespace:
+ *
+ * - stop under load, with and without --queue-bypass, through the pool and
+ *   through nfqb_queue_close(): every packet queued to us before the stop
+ *   gets a verdict (the receiver's per-sequence record has no hole, the
+ *   kernel's queue_dropped and queue_user_dropped stay 0);
+ * - handover under load, ten times in a row: this program re-executes
+ *   itself as a consumer (--upgrade-helper), which adopts the queue's
+ *   socket, decides with its own mark, and on SIGUSR2 detaches and
+ *   exec()s itself again with the next mark; the receiver checks with
+ *   SO_RCVMARK that every packet arrived exactly once, marked by exactly
+ *   one process, and the kernel's counters that none was dropped.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <libnfq-batch/pool.h>
+
+#include "harness.h"
+
+#define PORT		5401
+#define QNUM		7
+#define WINDOW		256
+#define MAX_SEQ		60000u
+#define APP_MARK	0x11
+
+/* --- traffic with a window the test can open ----------------------------- */
+
+struct sender {
+	pthread_t thread;
+	struct nfqbt_rx *rx;
+	unsigned int max;	/* stop after this many */
+	atomic_bool windowed;	/* keep at most WINDOW ahead of the receiver */
+	atomic_bool stop;
+	atomic_uint sent;
+	int err;
+};
+
+static void *sender_main(void *arg)
+{
+	struct sender *s = arg;
+	struct sockaddr_in dst = {
+		.sin_family = AF_INET,
+		.sin_port = htons(PORT),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
+	uint64_t start = nfqbt_now_ms();
+	uint8_t buf[64];
+	unsigned int i = 0;
+	int fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		s->err = errno;
+		return NULL;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	while (i < s->max && !atomic_load(&s->stop) &&
+	       nfqbt_now_ms() - start < 25000) {
+		if (atomic_load(&s->windowed) &&
+		    i - nfqbt_rx_total(s->rx) >= WINDOW) {
+			usleep(20);
+			continue;
+		}
+		nfqbt_fill_payload(buf, sizeof(buf), i);
+		if (sendto(fd, buf, sizeof(buf), 0, (struct sockaddr *)&dst,
+			   sizeof(dst)) < 0) {
+			if (errno == EAGAIN || errno == ENOBUFS ||
+			    errno == EINTR) {
+				usleep(50);
+				continue;
+			}
+			if (errno != EPERM) {
+				s->err = errno;
+				break;
+			}
+		}
+		atomic_store(&s->sent, ++i);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void sender_start(struct sender *s, struct nfqbt_rx *rx,
+			 unsigned int max)
+{
+	s->rx = rx;
+	s->max = max;
+	atomic_store(&s->windowed, true);
+	ck_assert(pthread_create(&s->thread, NULL, sender_main, s) == 0);
+}
+
+static unsigned int sender_join(struct sender *s)
+{
+	pthread_join(s->thread, NULL);
+	ck_assert_msg(s->err == 0, "sender: %s", strerror(s->err));
+	return atomic_load(&s->sent);
+}
+
+/* --- the kernel's counters while the queue is bound ----------------------- */
+
+struct kmon {
+	pthread_t thread;
+	atomic_bool stop;
+	atomic_bool seen;	/* the queue was listed at least once */
+	atomic_uint queue_dropped, user_dropped, id_sequence;
+};
+
+/* Polls /proc until told to stop; keeps the last values seen while the
+ * queue was bound (it disappears at the unbind). */
+static void *kmon_main(void *arg)
+{
+	struct kmon *m = arg;
+	uint64_t start = nfqbt_now_ms();
+
+	while (!atomic_load(&m->stop) && nfqbt_now_ms() - start < 30000) {
+		struct nfqb_kstats ks;
+
+		if (nfqb_kstats_get(QNUM, &ks) == 0) {
+			atomic_store(&m->queue_dropped, ks.queue_dropped);
+			atomic_store(&m->user_dropped, ks.queue_user_dropped);
+			atomic_store(&m->id_sequence, ks.id_sequence);
+			atomic_store(&m->seen, true);
+		}
+		usleep(200);
+	}
+	return NULL;
+}
+
+/* --- stop under load ------------------------------------------------------- */
+
+static atomic_uchar app_seen[MAX_SEQ];
+static atomic_uint app_count;
+
+static int pool_cb(struct nfqb_packet *p, void *policy, void *data,
+		   struct nfqb_verdict *v)
+{
+	uint32_t seq;
+
+	(void)policy;
+	(void)data;
+	if (nfqbt_pkt_seq(p, &seq) && seq < MAX_SEQ)
+		atomic_fetch_add(&app_seen[seq], 1);
+	atomic_fetch_add(&app_count, 1);
+	v->verdict = NFQB_ACCEPT;
+	v->flags = NFQB_V_MARK;
+	v->mark = APP_MARK;
+	return NFQB_POOL_VERDICT;
+}
+
+static int cons_decide(struct nfqb_packet *p, uint32_t seq, void *data)
+{
+	(void)data;
+	if (seq < MAX_SEQ)
+		atomic_fetch_add(&app_seen[seq], 1);
+	atomic_fetch_add(&app_count, 1);
+	return nfqb_verdict_mark(p, NFQB_ACCEPT, APP_MARK);
+}
+
+/*
+ * Traffic (window 256 ahead of the receiver) to a queue whose consumer
+ * accepts with APP_MARK, default verdict accept; once 5000 arrived, the
+ * consumer stops while the sender keeps going. Then, per sequence number:
+ * - a packet the application decided arrived once, with its mark;
+ * - no hole: the arrivals are seqs 0..K-1, each exactly once; without
+ *   bypass, nothing after K (dropped after the unbind: the rule's
+ *   choice), and K < sent (the unbind happened under load); with bypass,
+ *   K == sent;
+ * - the kernel dropped nothing while we were bound.
+ */
+static void stop_under_load(bool bypass, bool pool_api)
+{
+	struct nfqbt_rx_opts ro = { .quiet_ms = 500, .max_seq = MAX_SEQ };
+	struct sender s = { 0 };
+	struct kmon m = { 0 };
+	struct nfqb_pool *pool = NULL;
+	struct nfqb_queue *q = NULL;
+	struct nfqb_stats st = { 0 };
+	struct nfqbt_rx *rx;
+	unsigned int sent, k, i, marked = 0, unmarked = 0;
+	uint64_t t0;
+
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QNUM, bypass);
+	rx = nfqbt_rx_start(PORT, &ro);
+	if (pool_api) {
+		struct nfqb_pool_config cfg = {
+			.queue_first = QNUM,
+			.queue_count = 1,
+			.rcvbuf = 4 << 20,
+			.cb = pool_cb,
+		};
+
+		pool = nfqb_pool_create(&cfg);
+		ck_assert_msg(pool, "pool: %s", strerror(errno));
+		ck_assert(nfqb_pool_start(pool) == 0);
+	} else {
+		q = nfqb_queue_open(QNUM);
+		ck_assert_msg(q, "open: %s", strerror(errno));
+		ck_assert(nfqb_queue_set_rcvbuf(q, 4 << 20) == 0);
+	}
+	ck_assert(pthread_create(&m.thread, NULL, kmon_main, &m) == 0);
+	sender_start(&s, rx, MAX_SEQ);
+
+	if (pool_api) {
+		ck_assert(nfqbt_rx_wait_total(rx, 5000, 15000));
+		nfqb_pool_stop(pool);
+		t0 = nfqbt_now_ms();
+		ck_assert_msg(nfqb_pool_wait(pool) == 0, "wait: %s",
+			      strerror(errno));
+		nfqb_pool_queue_stats(pool, 0, &st, sizeof(st));
+	} else {
+		struct nfqbt_cons c;
+
+		nfqbt_cons_init(&c, q, cons_decide, NULL);
+		t0 = nfqbt_now_ms();
+		while (nfqbt_rx_total(rx) < 5000 && nfqbt_now_ms() - t0 < 15000)
+			nfqbt_cons_run(&c, 64, 100);
+		ck_assert(nfqbt_rx_total(rx) >= 5000);
+		nfqb_queue_stats(q, &st, sizeof(st));
+		t0 = nfqbt_now_ms();
+		ck_assert_msg(nfqb_queue_close(q) == 0, "close: %s",
+			      strerror(errno));
+		/* close counts its defaults in the queue it frees: what
+		 * it defaulted is what arrived unmarked before K (below) */
+		st.defaults = 0;
+	}
+	printf("stop (%s, %s): stop took %llu ms, %u sent so far\n",
+	       pool_api ? "pool" : "queue", bypass ? "bypass" : "no bypass",
+	       (unsigned long long)(nfqbt_now_ms() - t0),
+	       atomic_load(&s.sent));
+	atomic_store(&m.stop, true);
+	pthread_join(m.thread, NULL);
+	if (!bypass) {
+		/* the rest is dropped (the window would wait for ever):
+		 * send on a little without it */
+		unsigned int now = atomic_load(&s.sent);
+
+		atomic_store(&s.windowed, false);
+		t0 = nfqbt_now_ms();
+		while (atomic_load(&s.sent) < now + 1000 &&
+		       nfqbt_now_ms() - t0 < 10000)
+			usleep(1000);
+	} else {
+		ck_assert(nfqbt_rx_wait_total(rx, 20000, 15000));
+	}
+	atomic_store(&s.stop, true);
+	sent = sender_join(&s);
+	if (bypass)	/* what is in flight arrives */
+		ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000),
+			      "sent %u, arrived %u", sent, nfqbt_rx_total(rx));
+	nfqbt_rx_stop(rx);
+
+	ck_assert(atomic_load(&m.seen));
+	ck_assert_msg(atomic_load(&m.queue_dropped) == 0 &&
+		      atomic_load(&m.user_dropped) == 0,
+		      "kernel dropped %u (queue full) + %u (socket full)",
+		      atomic_load(&m.queue_dropped),
+		      atomic_load(&m.user_dropped));
+	/* K: one past the last seq that arrived */
+	for (k = sent; k > 0 && !nfqbt_rx_count(rx, k - 1); k--)
+		;
+	for (i = 0; i < sent; i++) {
+		unsigned int n = nfqbt_rx_count(rx, i);
+		uint32_t mark = 0;
+
+		if (i >= k) {
+			ck_assert(n == 0);
+			continue;
+		}
+		ck_assert_msg(n == 1, "seq %u of %u (K %u) arrived %u times",
+			      i, sent, k, n);
+		nfqbt_rx_mark(rx, i, &mark);
+		if (atomic_load(&app_seen[i])) {
+			ck_assert_msg(atomic_load(&app_seen[i]) == 1 &&
+				      mark == APP_MARK,
+				      "seq %u: decided %u times, mark %#x", i,
+				      atomic_load(&app_seen[i]), mark);
+			marked++;
+		} else {
+			ck_assert_msg(mark == 0, "seq %u: mark %#x, not decided",
+				      i, mark);
+			unmarked++;
+		}
+	}
+	ck_assert_uint_eq(marked, atomic_load(&app_count));
+	ck_assert_uint_eq(nfqbt_rx_bad(rx), 0);
+	if (bypass)
+		ck_assert_uint_eq(k, sent);
+	else
+		ck_assert_msg(k < sent, "the unbind was not under load");
+	/* the library's defaults are among the unmarked arrivals (the rest
+	 * passed by fail-open after queue length 0, or by bypass) */
+	ck_assert_uint_ge(unmarked, (unsigned int)st.defaults);
+	printf("  sent %u, arrived %u: decided by the application %u, "
+	       "unmarked %u (library defaults %llu), dropped after the "
+	       "unbind %u; kernel: queue_dropped %u, user_dropped %u, last id "
+	       "%u\n", sent, k, marked, unmarked,
+	       (unsigned long long)st.defaults, sent - k,
+	       atomic_load(&m.queue_dropped), atomic_load(&m.user_dropped),
+	       atomic_load(&m.id_sequence));
+	nfqbt_rx_free(rx);
+	nfqb_pool_destroy(pool);
+}
+
+START_TEST(test_stop_pool_bypass)
+{
+	stop_under_load(true, true);
+}
+END_TEST
+
+START_TEST(test_stop_pool_no_bypass)
+{
+	stop_under_load(false, true);
+}
+END_TEST
+
+START_TEST(test_stop_queue_no_bypass)
+{
+	stop_under_load(false, false);
+}
+END_TEST
+
+/* --- handover across exec(), ten times under load -------------------------- */
+
+#define UPGRADES	10
+
+static struct nfqb_queue *helper_q;
+static volatile sig_atomic_t helper_upgrade, helper_quit;
+
+static void helper_signal(int sig)
+{
+	if (sig == SIGUSR2)
+		helper_upgrade = 1;
+	else
+		helper_quit = 1;
+	if (helper_q)
+		nfqb_queue_interrupt(helper_q);
+}
+
+static void say(int fd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void say(int fd, const char *fmt, ...)
+{
+	char line[128];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (write(fd, line, (size_t)n) != n)
+		_exit(3);
+}
+
+/*
+ * The consumer process: adopt queue @num on socket @fd, accept every packet
+ * with mark @gen; on SIGUSR2 hand the queue on to a new image of itself
+ * (mark @gen + 1), on SIGTERM close it. Reports on @status: "ready G",
+ * "done G COUNT", or "fail G ERRNO".
+ */
+static int helper_main(int fd, uint16_t num, uint32_t gen, int status)
+{
+	struct sigaction sa = { .sa_handler = helper_signal };
+	struct nfqb_packet *vec[64];
+	unsigned long long count = 0;
+	sigset_t set;
+	char a[4][16], *args[7];
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR2, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	helper_q = nfqb_queue_adopt(fd, num);
+	if (!helper_q) {
+		say(status, "fail %u %d\n", gen, errno);
+		return 1;
+	}
+	/* blocked by the test before the first exec, and across each
+	 * exec: none is lost before the handler is there */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	sigaddset(&set, SIGTERM);
+	say(status, "ready %u\n", gen);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	while (!helper_upgrade && !helper_quit) {
+		int i, n = nfqb_recv(helper_q, vec, 64);
+
+		if (n < 0) {
+			if (errno == EINTR || errno == ENOBUFS)
+				continue;
+			say(status, "fail %u %d\n", gen, errno);
+			return 1;
+		}
+		for (i = 0; i < n; i++)
+			if (nfqb_verdict_mark(vec[i], NFQB_ACCEPT, gen) == 0)
+				count++;
+	}
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (helper_quit) {
+		say(status, "done %u %llu\n", gen, count);
+		return nfqb_queue_close(helper_q) == 0 ? 0 : 2;
+	}
+	for (;;) {
+		int i, n;
+
+		fd = nfqb_queue_detach(helper_q);
+		if (fd >= 0)
+			break;
+		if (errno != EBUSY) {
+			say(status, "fail %u %d\n", gen, errno);
+			return 1;
+		}
+		/* packets read and not handed out yet: ours to decide */
+		n = nfqb_recv(helper_q, vec, 64);
+		for (i = 0; i < n; i++)
+			if (nfqb_verdict_mark(vec[i], NFQB_ACCEPT, gen) == 0)
+				count++;
+	}
+	say(status, "done %u %llu\n", gen, count);
+	fcntl(fd, F_SETFD, 0);
+	snprintf(a[0], sizeof(a[0]), "%d", fd);
+	snprintf(a[1], sizeof(a[1]), "%u", num);
+	snprintf(a[2], sizeof(a[2]), "%u", gen + 1);
+	snprintf(a[3], sizeof(a[3]), "%d", status);
+	args[0] = "test_lifecycle";
+	args[1] = "--upgrade-helper";
+	args[2] = a[0];
+	args[3] = a[1];
+	args[4] = a[2];
+	args[5] = a[3];
+	args[6] = NULL;
+	execv("/proc/self/exe", args);
+	say(status, "fail %u %d\n", gen, errno);
+	return 1;
+}
+
+/* Read one line from the helper (bounded wait). */
+static void read_line(FILE *f, char *buf, size_t size)
+{
+	struct pollfd pfd = { .fd = fileno(f), .events = POLLIN };
+
+	ck_assert_msg(poll(&pfd, 1, 10000) == 1, "helper silent");
+	ck_assert_msg(fgets(buf, (int)size, f), "helper gone");
+}
+
+START_TEST(test_handover_exec_x10)
+{
+	struct nfqbt_rx_opts ro = { .quiet_ms = 2000, .max_seq = MAX_SEQ };
+	unsigned long long per_gen[UPGRADES + 2] = { 0 };
+	unsigned int got[UPGRADES + 2] = { 0 };
+	struct sender s = { 0 };
+	struct nfqb_kstats ks;
+	struct nfqb_queue *q;
+	struct nfqbt_rx *rx;
+	char line[128];
+	unsigned int g, i, sent, before;
+	int fd, pfd[2];
+	sigset_t set;
+	pid_t pid;
+	FILE *f;
+
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QNUM, false);
+	rx = nfqbt_rx_start(PORT, &ro);
+	/* generation 0: this process binds the queue and hands it on */
+	q = nfqb_queue_open(QNUM);
+	ck_assert_msg(q, "open: %s", strerror(errno));
+	ck_assert(nfqb_queue_set_rcvbuf(q, 4 << 20) == 0);
+	fd = nfqb_queue_detach(q);
+	ck_assert_msg(fd >= 0, "detach: %s", strerror(errno));
+	ck_assert(pipe(pfd) == 0);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	sigaddset(&set, SIGTERM);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		char a[4][16];
+
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		close(pfd[0]);
+		fcntl(fd, F_SETFD, 0);
+		snprintf(a[0], sizeof(a[0]), "%d", fd);
+		snprintf(a[1], sizeof(a[1]), "%u", QNUM);
+		snprintf(a[2], sizeof(a[2]), "%u", 1u);
+		snprintf(a[3], sizeof(a[3]), "%d", pfd[1]);
+		execl("/proc/self/exe", "test_lifecycle", "--upgrade-helper",
+		      a[0], a[1], a[2], a[3], (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	close(fd);	/* the helper's now: the binding lives on with it */
+	f = fdopen(pfd[0], "r");
+	ck_assert(f);
+	setvbuf(f, NULL, _IONBF, 0);	/* poll() sees what fgets() has not */
+	read_line(f, line, sizeof(line));
+	ck_assert_msg(!strcmp(line, "ready 1\n"), "helper: %s", line);
+
+	sender_start(&s, rx, MAX_SEQ);
+	for (g = 1; g <= UPGRADES; g++) {
+		unsigned int gg;
+		unsigned long long c;
+
+		before = nfqbt_rx_total(rx);
+		ck_assert(nfqbt_rx_wait_total(rx, before + 1000, 15000));
+		ck_assert(kill(pid, SIGUSR2) == 0);
+		read_line(f, line, sizeof(line));
+		ck_assert_msg(sscanf(line, "done %u %llu", &gg, &c) == 2 &&
+			      gg == g, "helper: %s", line);
+		per_gen[g] = c;
+		read_line(f, line, sizeof(line));
+		ck_assert_msg(sscanf(line, "ready %u", &gg) == 1 &&
+			      gg == g + 1, "helper: %s", line);
+		/* the sender was still going: this was under load */
+		ck_assert(atomic_load(&s.sent) < MAX_SEQ);
+	}
+	before = nfqbt_rx_total(rx);
+	ck_assert(nfqbt_rx_wait_total(rx, before + 1000, 15000));
+	atomic_store(&s.stop, true);
+	sent = sender_join(&s);
+	ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000),
+		      "sent %u, arrived %u", sent, nfqbt_rx_total(rx));
+	/* still bound, by the last helper: the kernel's account */
+	ks = nfqbt_kstats(QNUM);
+	ck_assert(kill(pid, SIGTERM) == 0);
+	read_line(f, line, sizeof(line));
+	ck_assert_msg(sscanf(line, "done %u %llu", &g, &per_gen[UPGRADES + 1])
+		      == 2 && g == UPGRADES + 1, "helper: %s", line);
+	{
+		int status;
+
+		ck_assert(waitpid(pid, &status, 0) == pid);
+		ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+			      "helper status %#x", status);
+	}
+	fclose(f);
+	nfqbt_rx_stop(rx);
+
+	ck_assert_uint_eq(ks.queue_dropped, 0);
+	ck_assert_uint_eq(ks.queue_user_dropped, 0);
+	ck_assert_uint_eq(ks.queue_total, 0);
+	ck_assert_uint_eq(ks.id_sequence, sent);
+	for (i = 0; i < sent; i++) {
+		uint32_t mark = 0;
+
+		ck_assert_msg(nfqbt_rx_count(rx, i) == 1,
+			      "seq %u arrived %u times", i,
+			      nfqbt_rx_count(rx, i));
+		ck_assert_msg(nfqbt_rx_mark(rx, i, &mark) && mark >= 1 &&
+			      mark <= UPGRADES + 1, "seq %u: mark %u", i,
+			      mark);
+		got[mark]++;
+	}
+	ck_assert_uint_eq(nfqbt_rx_total(rx), sent);
+	for (g = 1; g <= UPGRADES + 1; g++) {
+		ck_assert_msg(got[g] == per_gen[g], "process %u decided %llu, "
+			      "%u arrived with its mark", g, per_gen[g],
+			      got[g]);
+		printf("%s%u", g == 1 ? "handover x10: per process: " : " ",
+		       got[g]);
+	}
+	printf("; sent %u, arrived %u once each, kernel dropped 0, last id "
+	       "%u\n", sent, sent, ks.id_sequence);
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
+static Suite *lifecycle_suite(void)
+{
+	Suite *s = suite_create("lifecycle");
+	TCase *tc = tcase_create("stop");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_stop_pool_bypass);
+	tcase_add_test(tc, test_stop_pool_no_bypass);
+	tcase_add_test(tc, test_stop_queue_no_bypass);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("handover");
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, test_handover_exec_x10);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	SRunner *sr;
+	int failed;
+
+	if (argc == 6 && !strcmp(argv[1], "--upgrade-helper"))
+		return helper_main(atoi(argv[2]), (uint16_t)atoi(argv[3]),
+				   (uint32_t)strtoul(argv[4], NULL, 0),
+				   atoi(argv[5]));
+	if (geteuid() != 0) {
+		printf("test_lifecycle: needs root, skipped\n");
+		return 77;
+	}
+	sr = srunner_create(lifecycle_suite());
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
