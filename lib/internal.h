@@ -428,6 +428,9 @@ struct nfqb_queue {
 	bool last_recv_full;	/* last recvmmsg filled its whole vector */
 	bool streaming;		/* packets keep coming: linger, batch */
 	bool adopted;		/* nfqb_queue_adopt(): a previous owner */
+	int refused;		/* errno of a verdict the kernel refused,
+				 * not reported yet (EPERM: no
+				 * CAP_NET_ADMIN) */
 	_Atomic bool shut;	/* nfqb_queue_shutdown() done */
 	struct nfqb_linger {
 		bool fixed;		/* a duration set by the application */

@@ -215,20 +215,23 @@ static int config_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask)
 static int bind_queue(struct nfqb_queue *q)
 {
 	struct nfqb_kstats ks;
-	bool ours;
+	int err, listed;
 
 	if (config_cmd(q, NFQNL_CFG_CMD_BIND) == 0)
 		return 0;
 	/* The kernel answers EPERM both without CAP_NET_ADMIN and for a
 	 * queue another socket holds, and EBUSY to a bind sent again after
-	 * its first acknowledgement was lost: tell them apart. */
-	ours = nfqb_kstats_get(q->num, &ks) == 0 && ks.portid == q->portid;
-	if ((errno == EPERM || errno == EBUSY) && ours)
+	 * its first acknowledgement was lost: tell them apart (when /proc
+	 * is readable: not for a user keeping only CAP_NET_ADMIN). */
+	err = errno;
+	listed = nfqb_kstats_get(q->num, &ks) == 0;
+	if ((err == EPERM || err == EBUSY) && listed && ks.portid == q->portid)
 		return 0;
-	if (errno == EPERM && !ours && nfqb_kstats_get(q->num, &ks) == 0)
-		errno = EBUSY;
-	else if (errno == ENOENT)
-		errno = EPERM;
+	if (err == EPERM && listed)
+		err = EBUSY;
+	else if (err == ENOENT)
+		err = EPERM;
+	errno = err;
 	return -1;
 }
 
@@ -682,7 +685,7 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 	socklen_t len = sizeof(sa);
 	struct nfqb_kstats ks;
 	struct nfqb_queue *q;
-	int v[2], err;
+	int v[2], err, listed;
 
 	if (fd < 0) {
 		errno = EBADF;
@@ -707,12 +710,15 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 	}
 	/* The kernel's own word, read without touching the socket (what it
 	 * holds is the queue's packets, for us to take only once the queue
-	 * is ours): queue @num is bound to this socket's port id. */
-	if (nfqb_kstats_get(num, &ks) < 0) {
+	 * is ours): queue @num is bound to this socket's port id. The file
+	 * is root's (0440): a user keeping only CAP_NET_ADMIN asks the
+	 * kernel instead, below. */
+	listed = nfqb_kstats_get(num, &ks) == 0;
+	if (!listed && errno != EACCES && errno != EPERM) {
 		errno = ENODEV;
 		return NULL;
 	}
-	if (ks.portid != sa.nl_pid) {
+	if (listed && ks.portid != sa.nl_pid) {
 		errno = EBUSY;
 		return NULL;
 	}
@@ -721,8 +727,10 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 		return NULL;
 	q->fd = fd;
 	q->portid = sa.nl_pid;
-	q->copy_mode = (uint8_t)ks.copy_mode;
-	q->copy_range = ks.copy_range;
+	if (listed) {
+		q->copy_mode = (uint8_t)ks.copy_mode;
+		q->copy_range = ks.copy_range;
+	}
 	/* replies to the previous owner's requests may still wait in the
 	 * socket: no sequence number of ours should match them */
 	q->seq = (uint32_t)(nfqb_now_ns() ^ ((uint64_t)getpid() << 20));
@@ -730,7 +738,10 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 	 * are still queued: they get the default verdict before anything
 	 * of ours is batched (see nfqb_book_add_packet()) */
 	q->adopted = true;
-	if (setup_socket(q) < 0 ||
+	/* unlisted: a flags request that changes nothing (mask 0) is
+	 * answered 0 only for the queue's own socket (EPERM for another's,
+	 * or without CAP_NET_ADMIN; ENODEV if it is not bound) */
+	if (setup_socket(q) < 0 || (!listed && config_flags(q, 0, 0) < 0) ||
 	    fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC) < 0) {
 		err = errno;
 		q->fd = -1;	/* the caller's still */

@@ -42,9 +42,13 @@
  *    and is retried by nfqb_recv() (backoff from 0.5 ms, doubling up to
  *    64 ms) or by nfqb_flush(), which then fails with EAGAIN. ENOBUFS from
  *    nfqb_recv() always means the socket overflowed on receive, never a
- *    failed send. Other send errors (EPERM after losing CAP_NET_ADMIN, ...)
- *    are returned by nfqb_recv() and nfqb_flush() as they are; the
- *    decisions are kept all the same.
+ *    failed send. Other send errors are returned by nfqb_recv() and
+ *    nfqb_flush() as they are; the decisions are kept all the same.
+ *    A process without CAP_NET_ADMIN (or whose socket's opener had none)
+ *    can still send, but the kernel refuses every message with an EPERM
+ *    reply on the socket: the next nfqb_recv() (or nfqb_flush() after
+ *    it) fails with EPERM, counted in verdict_errors; those packets stay
+ *    queued in the kernel, undecided, until the unbind drops them.
  * 4. A handle is dead after its verdict. A later nfqb_verdict*() on it
  *    fails with EALREADY (ETIMEDOUT if the verdict timeout decided it,
  *    ESHUTDOWN once the pool shut the queue down), is counted in
@@ -351,7 +355,11 @@ int nfqb_queue_detach(struct nfqb_queue *q);
  *
  * Checks, without reading from @fd, that it is a bound NETLINK_NETFILTER
  * socket and that the kernel lists queue @num as bound to its port id
- * (/proc/net/netfilter/nfnetlink_queue). Then the queue is used as one
+ * (/proc/net/netfilter/nfnetlink_queue). That file is root's: a process
+ * that cannot read it (a user keeping only CAP_NET_ADMIN) asks the kernel
+ * instead with a configuration request that changes nothing, which reads
+ * the socket: if @fd bound another queue, packets of that queue read
+ * meanwhile stay undecided until @fd is closed. Then the queue is used as one
  * from nfqb_queue_open(): the library's default settings (buffers,
  * batching, default verdict...), the kernel's as the previous owner left
  * them (copy mode and range are read back, the queue length and flags are
@@ -365,7 +373,9 @@ int nfqb_queue_detach(struct nfqb_queue *q);
  * Returns the queue, or NULL with errno: EBADF, ENOTSOCK (@fd is not an
  * open socket), EPROTOTYPE (not NETLINK_NETFILTER), ENOTCONN (not bound to
  * a port id), ENODEV (queue @num is not bound; also when nfnetlink_queue
- * is not loaded), EBUSY (another socket holds queue @num), ENOMEM.
+ * is not loaded), EBUSY (another socket holds queue @num), EPERM (only
+ * when the kernel was asked: another socket holds queue @num, or no
+ * CAP_NET_ADMIN), ETIMEDOUT (the kernel did not answer), ENOMEM.
  */
 struct nfqb_queue *nfqb_queue_adopt(int fd, uint16_t num);
 
@@ -570,8 +580,10 @@ int nfqb_queue_next_timeout(const struct nfqb_queue *q);
  * non-blocking mode, after waiting up to 1 s for a decision in blocking
  * mode; counted in buffers_exhausted), ENOBUFS (the socket overflowed on
  * receive; counted in enobufs; call again), EINTR (a signal, or
- * nfqb_queue_interrupt()), ESHUTDOWN (the queue was shut down), or the
- * error of the socket or of a send (a failed send is kept and retried; a
+ * nfqb_queue_interrupt()), ESHUTDOWN (the queue was shut down), EPERM
+ * (the kernel refused verdicts: no CAP_NET_ADMIN; reported once per
+ * refusal read, see the guarantees), or the error of the socket or of a
+ * send (a failed send is kept and retried; a
  * transient one is not reported).
  */
 int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,

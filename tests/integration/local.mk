@@ -83,7 +83,8 @@ tests_integration_test_linger_LDADD = tests/integration/libnfqbt-harness.la \
 # drop. Public API only, through the shared library.
 check_PROGRAMS += tests/integration/test_lifecycle
 TESTS += tests/integration/test_lifecycle
-tests_integration_test_lifecycle_SOURCES = tests/integration/test_lifecycle.c
+tests_integration_test_lifecycle_SOURCES = tests/integration/test_lifecycle.c \
+	utils/nfqb-privdrop.c utils/nfqb-privdrop.h
 tests_integration_test_lifecycle_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_integration_test_lifecycle_LDADD = \
 	tests/integration/libnfqbt-harness.la lib/libnfq-batch.la \

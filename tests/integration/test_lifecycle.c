@@ -25,13 +25,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pwd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <libnfq-batch/pool.h>
 
 #include "harness.h"
+#include "../../utils/nfqb-privdrop.h"
 
 #define PORT		5401
 #define QNUM		7
@@ -581,6 +586,262 @@ START_TEST(test_handover_exec_x10)
 }
 END_TEST
 
+/* --- the IPS example: upgrade in place ten times, as nobody --------------- */
+
+/* examples/ips/nfqb-ips of this build tree: up from this program. */
+static bool find_ips(char *path, size_t size)
+{
+	char self[PATH_MAX], dir[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int up;
+
+	if (n <= 0)
+		return false;
+	self[n] = 0;
+	snprintf(dir, sizeof(dir), "%s", dirname(self));
+	for (up = 0; up < 5; up++) {
+		struct stat st;
+
+		if (snprintf(path, size, "%s/examples/ips/nfqb-ips", dir) >=
+		    (int)size)
+			return false;
+		if (stat(path, &st) == 0)
+			return true;
+		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/..");
+	}
+	return false;
+}
+
+/* Read lines of the IPS until one starts with @prefix (bounded). */
+static void ips_wait_line(FILE *f, const char *prefix, char *line,
+			  size_t size)
+{
+	uint64_t t0 = nfqbt_now_ms();
+
+	while (nfqbt_now_ms() - t0 < 15000) {
+		read_line(f, line, size);
+		if (!strncmp(line, prefix, strlen(prefix)))
+			return;
+	}
+	ck_abort_msg("nfqb-ips: no line \"%s\"", prefix);
+}
+
+START_TEST(test_ips_upgrade_x10_as_nobody)
+{
+	struct nfqbt_rx_opts ro = { .quiet_ms = 2000, .max_seq = MAX_SEQ };
+	char ips[PATH_MAX], rules[] = "/tmp/nfqb-life-rules-XXXXXX";
+	char line[256], q[16];
+	struct sender s = { 0 };
+	struct nfqb_kstats ks;
+	struct nfqbt_rx *rx;
+	unsigned int g, i, sent, before;
+	int pfd[2], status, rfd;
+	pid_t pid;
+	FILE *f;
+
+	ck_assert_msg(find_ips(ips, sizeof(ips)), "examples/ips/nfqb-ips "
+		      "not built");
+	ck_assert_msg(getpwnam("nobody"), "no user nobody");
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QNUM, false);
+	rfd = mkstemp(rules);
+	ck_assert(rfd >= 0);
+	snprintf(line, sizeof(line), "mark %u 9\n", PORT);
+	ck_assert(write(rfd, line, strlen(line)) == (ssize_t)strlen(line));
+	close(rfd);
+	chmod(rules, 0644);
+	rx = nfqbt_rx_start(PORT, &ro);
+	ck_assert(pipe(pfd) == 0);
+	snprintf(q, sizeof(q), "%u", QNUM);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		execl(ips, "nfqb-ips", "-q", q, "-r", rules, "--user", "nobody",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	ck_assert(f);
+	setvbuf(f, NULL, _IONBF, 0);
+	ips_wait_line(f, "nfqb-ips: pid", line, sizeof(line));
+	sender_start(&s, rx, MAX_SEQ);
+	for (g = 1; g <= UPGRADES; g++) {
+		before = nfqbt_rx_total(rx);
+		ck_assert(nfqbt_rx_wait_total(rx, before + 1000, 15000));
+		ck_assert(kill(pid, SIGUSR2) == 0);
+		ips_wait_line(f, "nfqb-ips: pid", line, sizeof(line));
+		ck_assert_msg(strstr(line, "(taken over)"), "%s", line);
+		ck_assert(atomic_load(&s.sent) < MAX_SEQ);
+	}
+	before = nfqbt_rx_total(rx);
+	ck_assert(nfqbt_rx_wait_total(rx, before + 1000, 15000));
+	atomic_store(&s.stop, true);
+	sent = sender_join(&s);
+	ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000),
+		      "sent %u, arrived %u", sent, nfqbt_rx_total(rx));
+	ks = nfqbt_kstats(QNUM);
+	ck_assert(kill(pid, SIGTERM) == 0);
+	ck_assert(waitpid(pid, &status, 0) == pid);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "nfqb-ips status %#x", status);
+	fclose(f);
+	unlink(rules);
+	nfqbt_rx_stop(rx);
+	ck_assert_uint_eq(ks.queue_dropped, 0);
+	ck_assert_uint_eq(ks.queue_user_dropped, 0);
+	ck_assert_uint_eq(ks.id_sequence, sent);
+	for (i = 0; i < sent; i++) {
+		uint32_t mark = 0;
+
+		ck_assert_msg(nfqbt_rx_count(rx, i) == 1,
+			      "seq %u arrived %u times", i,
+			      nfqbt_rx_count(rx, i));
+		ck_assert_msg(nfqbt_rx_mark(rx, i, &mark) && mark == 9,
+			      "seq %u: mark %u", i, mark);
+	}
+	ck_assert_uint_eq(nfqbt_rx_total(rx), sent);
+	printf("nfqb-ips --user nobody, 10 upgrades under load: sent %u, "
+	       "arrived %u once each with the IPS's mark, kernel dropped 0\n",
+	       sent, sent);
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
+/* --- privilege drop --------------------------------------------------------- */
+
+static int decide_mark5(struct nfqb_packet *p, uint32_t seq, void *data)
+{
+	(void)seq;
+	(void)data;
+	return nfqb_verdict_mark(p, NFQB_ACCEPT, 5);
+}
+
+/*
+ * Bound as root, then nobody with CAP_NET_ADMIN alone: receiving, verdicts
+ * with marks, configuration and binding another queue go on. Then without
+ * CAP_NET_ADMIN too: the kernel refuses every message with EPERM:
+ * configuration calls and nfqb_queue_open() fail with it, nfqb_recv()
+ * reports the refused verdicts with it (counted in verdict_errors; the
+ * packets stay queued in the kernel, undecided), nfqb_queue_close() too;
+ * receiving still works.
+ */
+START_TEST(test_privdrop)
+{
+	struct nfqbt_rx_opts ro = { .quiet_ms = 1000, .max_seq = MAX_SEQ };
+	struct nfqbt_tx_opts to = { .port = PORT, .count = 500 };
+	struct nfqb_packet *vec[64];
+	struct nfqb_queue *q, *q2;
+	struct nfqb_stats st;
+	struct nfqbt_cons c;
+	struct nfqbt_rx *rx;
+	char why[256];
+	unsigned int i, got, eperm = 0;
+	uint64_t t0;
+	int n;
+
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QNUM, false);
+	rx = nfqbt_rx_start(PORT, &ro);
+	q = nfqb_queue_open(QNUM);
+	ck_assert_msg(q, "open: %s", strerror(errno));
+	ck_assert_msg(nfqb_privdrop("nobody", why, sizeof(why)) == 0, "%s",
+		      why);
+	ck_assert(getuid() != 0 && geteuid() != 0);
+	ck_assert(nfqb_privdrop_has_net_admin());
+	/* what needs CAP_NET_ADMIN works: configuration, verdicts, marks */
+	ck_assert_msg(nfqb_queue_set_maxlen(q, 2048) == 0, "maxlen: %s",
+		      strerror(errno));
+	nfqbt_cons_init(&c, q, decide_mark5, NULL);
+	to.window = 64;
+	to.progress = nfqbt_rx_total_ptr(rx);
+	{
+		struct nfqbt_tx *tx = nfqbt_tx_start(&to);
+
+		got = nfqbt_cons_run(&c, 500, 10000);
+		ck_assert_uint_eq(nfqbt_tx_join(tx), 500);
+	}
+	ck_assert_uint_eq(got, 500);
+	ck_assert(nfqbt_rx_wait_total(rx, 500, 10000));
+	for (i = 0; i < 500; i++) {
+		uint32_t mark = 0;
+
+		ck_assert(nfqbt_rx_count(rx, i) == 1);
+		ck_assert(nfqbt_rx_mark(rx, i, &mark) && mark == 5);
+	}
+	/* another queue can still be bound: the socket's opener and the
+	 * sender both have CAP_NET_ADMIN */
+	q2 = nfqb_queue_open(QNUM + 1);
+	ck_assert_msg(q2, "open as nobody + CAP_NET_ADMIN: %s",
+		      strerror(errno));
+	ck_assert(nfqb_queue_close(q2) == 0);
+
+	/* now without it: the kernel refuses every message */
+	ck_assert(nfqb_privdrop_all_caps() == 0);
+	ck_assert(!nfqb_privdrop_has_net_admin());
+	errno = 0;
+	ck_assert(nfqb_queue_set_maxlen(q, 1024) < 0 && errno == EPERM);
+	errno = 0;
+	q2 = nfqb_queue_open(QNUM + 1);
+	ck_assert_msg(!q2 && errno == EPERM, "open without CAP_NET_ADMIN: "
+		      "%p %s", (void *)q2, strerror(errno));
+	to.first_seq = 500;
+	to.count = 10;
+	to.window = 0;
+	ck_assert_uint_eq(nfqbt_send(&to), 10);
+	/* receiving works; the verdicts cannot leave */
+	t0 = nfqbt_now_ms();
+	for (got = 0; got < 10 && nfqbt_now_ms() - t0 < 10000;) {
+		n = nfqb_recv(q, vec, 64);
+		if (n < 0) {
+			ck_assert_msg(errno == EAGAIN || errno == EPERM,
+				      "recv: %s", strerror(errno));
+			eperm += errno == EPERM;
+			usleep(1000);
+			continue;
+		}
+		for (i = 0; i < (unsigned int)n; i++)
+			ck_assert(nfqb_verdict(vec[i], NFQB_ACCEPT) == 0);
+		got += (unsigned int)n;
+	}
+	ck_assert_uint_eq(got, 10);
+	/* sendmsg() succeeds; the kernel answers EPERM on the socket, and
+	 * the next nfqb_recv() (or nfqb_flush() after it read it) says so */
+	t0 = nfqbt_now_ms();
+	while (!eperm && nfqbt_now_ms() - t0 < 5000) {
+		if (nfqb_flush(q) < 0 || nfqb_recv(q, vec, 64) < 0) {
+			ck_assert_msg(errno == EPERM || errno == EAGAIN,
+				      "flush/recv: %s", strerror(errno));
+			eperm += errno == EPERM;
+		}
+		usleep(1000);
+	}
+	nfqb_queue_stats(q, &st, sizeof(st));
+	ck_assert_msg(eperm, "no EPERM reported (send calls %llu, kernel "
+		      "errors %llu, verdict errors %llu, outstanding %llu)",
+		      (unsigned long long)st.send_calls,
+		      (unsigned long long)st.kernel_errors,
+		      (unsigned long long)st.verdict_errors,
+		      (unsigned long long)st.outstanding);
+	nfqb_queue_stats(q, &st, sizeof(st));
+	ck_assert(st.verdict_errors > 0);
+	ck_assert(nfqb_queue_fallback(q));
+	/* the kernel still holds them, undecided (its /proc file is root's:
+	 * the receiver tells, below) */
+	for (i = 500; i < 510; i++)
+		ck_assert(nfqbt_rx_count(rx, i) == 0);
+	/* close cannot send them either, nor unbind: it says so (the
+	 * socket's close unbinds; the kernel drops those 10) */
+	errno = 0;
+	ck_assert(nfqb_queue_close(q) < 0);
+	ck_assert_msg(errno == EPERM, "close: %s", strerror(errno));
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
 static Suite *lifecycle_suite(void)
 {
 	Suite *s = suite_create("lifecycle");
@@ -594,6 +855,11 @@ static Suite *lifecycle_suite(void)
 	tc = tcase_create("handover");
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, test_handover_exec_x10);
+	tcase_add_test(tc, test_ips_upgrade_x10_as_nobody);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("privileges");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_privdrop);
 	suite_add_tcase(s, tc);
 	return s;
 }
