@@ -586,6 +586,154 @@ START_TEST(test_handover_exec_x10)
 }
 END_TEST
 
+/* --- a consumer dies holding packets: its successor defaults them --------- */
+
+#define HELD_FROM	200	/* the dying consumer decides seqs below */
+#define FIRST_BATCH	300
+
+/* Child: adopt @fd, take FIRST_BATCH packets, decide those below HELD_FROM
+ * with mark 1, keep the rest, say "ok", wait to be killed. */
+static int dying_consumer(int fd, int status)
+{
+	struct nfqb_packet *vec[64];
+	struct nfqb_queue *q = nfqb_queue_adopt(fd, QNUM);
+	unsigned int got = 0;
+	uint64_t t0 = nfqbt_now_ms();
+
+	if (!q)
+		return 10;
+	while (got < FIRST_BATCH && nfqbt_now_ms() - t0 < 10000) {
+		int i, n = nfqb_recv(q, vec, 64);
+
+		if (n < 0) {
+			if (errno != EINTR && errno != ENOBUFS)
+				return 11;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			uint32_t seq;
+
+			if (!nfqbt_pkt_seq(vec[i], &seq))
+				return 12;
+			if (seq < HELD_FROM &&
+			    nfqb_verdict_mark(vec[i], NFQB_ACCEPT, 1) < 0)
+				return 13;
+		}
+		got += (unsigned int)n;
+	}
+	if (got != FIRST_BATCH || nfqb_flush(q) < 0)
+		return 14;
+	if (write(status, "ok\n", 3) != 3)
+		return 15;
+	for (;;)
+		pause();
+}
+
+static int decide_mark2(struct nfqb_packet *p, uint32_t seq, void *data)
+{
+	(void)seq;
+	(void)data;
+	return nfqb_verdict_mark(p, NFQB_ACCEPT, 2);
+}
+
+/*
+ * A consumer that adopted the queue dies (SIGKILL) with 100 packets
+ * received and undecided; the socket lives on (this process holds it), so
+ * the queue stays bound and those packets stay queued. The next owner
+ * adopts it: those 100 get the default verdict (accept, no mark) by the
+ * orphan batch, not the new owner's mark; its own packets get its mark;
+ * every packet arrives exactly once.
+ */
+START_TEST(test_adopt_after_crash)
+{
+	struct nfqbt_rx_opts ro = { .quiet_ms = 2000, .max_seq = MAX_SEQ };
+	struct nfqbt_tx_opts to = { .port = PORT, .count = FIRST_BATCH };
+	struct nfqb_queue *q;
+	struct nfqb_stats st;
+	struct nfqbt_cons c;
+	struct nfqbt_rx *rx;
+	char line[16];
+	unsigned int i;
+	int fd, pfd[2], status;
+	pid_t pid;
+	FILE *f;
+
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QNUM, false);
+	rx = nfqbt_rx_start(PORT, &ro);
+	q = nfqb_queue_open(QNUM);
+	ck_assert_msg(q, "open: %s", strerror(errno));
+	ck_assert(nfqb_queue_set_rcvbuf(q, 4 << 20) == 0);
+	fd = nfqb_queue_detach(q);
+	ck_assert(fd >= 0);
+	ck_assert(pipe(pfd) == 0);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		_exit(dying_consumer(fd, pfd[1]));
+	}
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	ck_assert(f);
+	setvbuf(f, NULL, _IONBF, 0);
+	ck_assert_uint_eq(nfqbt_send(&to), FIRST_BATCH);
+	read_line(f, line, sizeof(line));
+	ck_assert_msg(!strcmp(line, "ok\n"), "consumer: %s", line);
+	ck_assert(nfqbt_rx_wait_total(rx, HELD_FROM, 10000));
+	ck_assert(kill(pid, SIGKILL) == 0);
+	ck_assert(waitpid(pid, &status, 0) == pid);
+	fclose(f);
+	/* still bound (this process holds the socket), the held ones
+	 * still queued */
+	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total,
+			  FIRST_BATCH - HELD_FROM);
+	ck_assert_uint_eq(nfqbt_rx_total(rx), HELD_FROM);
+
+	q = nfqb_queue_adopt(fd, QNUM);
+	ck_assert_msg(q, "adopt: %s", strerror(errno));
+	nfqbt_cons_init(&c, q, decide_mark2, NULL);
+	to.first_seq = FIRST_BATCH;
+	to.count = 300;
+	to.window = 64;
+	to.progress = nfqbt_rx_total_ptr(rx);
+	{
+		struct nfqbt_tx *tx = nfqbt_tx_start(&to);
+
+		ck_assert_uint_eq(nfqbt_cons_run(&c, 300, 10000), 300);
+		ck_assert_uint_eq(nfqbt_tx_join(tx), 300);
+	}
+	ck_assert(nfqbt_rx_wait_total(rx, FIRST_BATCH + 300, 10000));
+	nfqb_queue_stats(q, &st, sizeof(st));
+	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 0);
+	ck_assert(nfqb_queue_close(q) == 0);
+	nfqbt_rx_stop(rx);
+	for (i = 0; i < FIRST_BATCH + 300; i++) {
+		uint32_t mark = 0;
+		bool has = nfqbt_rx_mark(rx, i, &mark);
+
+		ck_assert_msg(nfqbt_rx_count(rx, i) == 1, "seq %u arrived %u "
+			      "times", i, nfqbt_rx_count(rx, i));
+		if (i < HELD_FROM)
+			ck_assert_msg(has && mark == 1, "seq %u mark %u", i,
+				      mark);
+		else if (i < FIRST_BATCH)
+			ck_assert_msg(!has || mark == 0, "orphan seq %u got "
+				      "mark %u", i, mark);
+		else
+			ck_assert_msg(has && mark == 2, "seq %u mark %u", i,
+				      mark);
+	}
+	ck_assert_uint_eq(nfqbt_rx_total(rx), FIRST_BATCH + 300);
+	printf("adopt after a crash: %u orphans defaulted by the successor, "
+	       "its own %u marked by it (batch messages %llu, ENOENT %llu)\n",
+	       FIRST_BATCH - HELD_FROM, 300,
+	       (unsigned long long)st.batch_msgs,
+	       (unsigned long long)st.enoent_errors);
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
 /* --- the IPS example: upgrade in place ten times, as nobody --------------- */
 
 /* examples/ips/nfqb-ips of this build tree: up from this program. */
@@ -856,6 +1004,7 @@ static Suite *lifecycle_suite(void)
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, test_handover_exec_x10);
 	tcase_add_test(tc, test_ips_upgrade_x10_as_nobody);
+	tcase_add_test(tc, test_adopt_after_crash);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("privileges");
 	tcase_set_timeout(tc, 60);
