@@ -1006,6 +1006,228 @@ START_TEST(test_privdrop)
 }
 END_TEST
 
+/* --- overload, accounted exactly -------------------------------------------- */
+
+#define OV_BURST	20000	/* sent at full speed to a slow consumer */
+#define OV_NORMAL	3000	/* then at a pace it keeps up with */
+
+struct ocons {
+	struct nfqb_queue *q;
+	pthread_t thread;
+	atomic_bool slow, stop;
+	atomic_uint handled, accepted, dropped;
+	unsigned int enobufs;	/* ENOBUFS returns of nfqb_recv() */
+	int err;
+};
+
+static atomic_uchar ov_dropped[MAX_SEQ];
+
+/* Accept with mark 1, drop one in five (the policy); while slow, 2 ms
+ * per batch. */
+static void *ocons_main(void *arg)
+{
+	struct ocons *c = arg;
+	struct nfqb_packet *vec[64];
+
+	while (!atomic_load(&c->stop)) {
+		int i, n = nfqb_recv(c->q, vec, 64);
+
+		if (n < 0) {
+			if (errno == ENOBUFS)
+				c->enobufs++;
+			else if (errno != EINTR) {
+				c->err = errno;
+				break;
+			}
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			uint32_t seq = UINT32_MAX;
+
+			nfqbt_pkt_seq(vec[i], &seq);
+			if (seq % 5 == 0) {
+				if (seq < MAX_SEQ)
+					atomic_store(&ov_dropped[seq], 1);
+				nfqb_verdict(vec[i], NFQB_DROP);
+				atomic_fetch_add(&c->dropped, 1);
+			} else {
+				nfqb_verdict_mark(vec[i], NFQB_ACCEPT, 1);
+				atomic_fetch_add(&c->accepted, 1);
+			}
+		}
+		atomic_fetch_add(&c->handled, (unsigned int)n);
+		if (atomic_load(&c->slow))
+			usleep(2000);
+	}
+	return NULL;
+}
+
+/*
+ * A burst of 20000 datagrams at full speed to a consumer that takes 64 per
+ * 2 ms, into a queue of length 128 and a 32 KiB socket; then 3000 at a
+ * pace it keeps up with. Every datagram sent is accounted for, from the
+ * receiver's record, the library's counters and the kernel's:
+ *   sent = arrived + dropped by the policy + dropped by the kernel
+ *   arrived = accepted by the consumer (its mark) + accepted by fail-open
+ *   consumer's decisions = packets the library received (no defaults)
+ *   without fail-open: sent = received + queue_dropped + user_dropped,
+ *     and the kernel's last id = received + user_dropped;
+ *   with it: the kernel drops nothing, fail-open = sent - received.
+ * After the burst the queue drains in bounded time (reported) and the
+ * normal load goes through without a drop.
+ */
+static void overload(bool failopen, enum nfqb_enobufs_policy pol)
+{
+	struct nfqbt_rx_opts ro = { .quiet_ms = 3000, .max_seq = MAX_SEQ,
+				    .timeout_ms = 40000 };
+	struct nfqbt_tx_opts to = { .port = PORT, .count = OV_BURST };
+	struct ocons c = { 0 };
+	struct nfqb_kstats k1, k2;
+	struct nfqb_stats st;
+	struct nfqbt_rx *rx;
+	unsigned int i, marked = 0, unmarked = 0, sent, arrived, fo;
+	uint64_t t0, recovery;
+
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QNUM, false);
+	rx = nfqbt_rx_start(PORT, &ro);
+	c.q = nfqb_queue_open(QNUM);
+	ck_assert_msg(c.q, "open: %s", strerror(errno));
+	ck_assert(nfqb_queue_set_maxlen(c.q, 128) == 0);
+	ck_assert(nfqb_queue_set_rcvbuf(c.q, 32 << 10) == 0);
+	ck_assert(nfqb_queue_set_enobufs(c.q, pol) == 0);
+	if (failopen)
+		ck_assert(nfqb_queue_set_flags(c.q, NFQB_F_FAIL_OPEN,
+					       NFQB_F_FAIL_OPEN) == 0);
+	atomic_store(&c.slow, true);
+	ck_assert(pthread_create(&c.thread, NULL, ocons_main, &c) == 0);
+
+	sent = nfqbt_send(&to);
+	ck_assert_uint_eq(sent, OV_BURST);
+	/* the load drops: how long until nothing waits any more */
+	atomic_store(&c.slow, false);
+	t0 = nfqbt_now_ms();
+	for (;;) {
+		nfqb_queue_stats(c.q, &st, sizeof(st));
+		k1 = nfqbt_kstats(QNUM);
+		if (!k1.queue_total && !st.outstanding)
+			break;
+		ck_assert_msg(nfqbt_now_ms() - t0 < 10000, "no recovery: %u "
+			      "queued, %llu outstanding", k1.queue_total,
+			      (unsigned long long)st.outstanding);
+		usleep(1000);
+	}
+	recovery = nfqbt_now_ms() - t0;
+
+	/* normal load: a window of 64 ahead of the consumer */
+	to.first_seq = OV_BURST;
+	to.count = OV_NORMAL;
+	to.window = 64;
+	to.progress = &c.handled;
+	i = atomic_load(&c.handled);
+	ck_assert_uint_eq(nfqbt_send(&to), OV_NORMAL);
+	sent += OV_NORMAL;
+	ck_assert(nfqbt_wait_count(&c.handled, i + OV_NORMAL, 10000));
+	atomic_store(&c.stop, true);
+	nfqb_queue_interrupt(c.q);
+	pthread_join(c.thread, NULL);
+	ck_assert_msg(c.err == 0, "consumer: %s", strerror(c.err));
+	ck_assert(nfqb_flush(c.q) >= 0);
+	nfqb_queue_stats(c.q, &st, sizeof(st));
+	k2 = nfqbt_kstats(QNUM);
+
+	/* the kernel's and the library's account */
+	fo = sent - (unsigned int)st.packets;
+	ck_assert_uint_eq(st.rejected_malformed + st.rejected_truncated +
+			  st.rejected_defaults + st.gap_ids, 0);
+	ck_assert_uint_eq(st.packets, atomic_load(&c.accepted) +
+			  atomic_load(&c.dropped));
+	ck_assert_uint_eq(st.defaults + st.timeouts, 0);
+	ck_assert_uint_eq(st.dropped, atomic_load(&c.dropped));
+	ck_assert_uint_eq(st.outstanding, 0);
+	if (failopen) {
+		ck_assert_uint_eq(k2.queue_dropped, 0);
+		ck_assert_uint_eq(k2.queue_user_dropped, 0);
+		ck_assert_msg(fo > 0, "no overload: nothing failed open");
+	} else {
+		ck_assert_uint_eq(sent, st.packets + k2.queue_dropped +
+				  k2.queue_user_dropped);
+		ck_assert_uint_eq(k2.id_sequence, st.packets +
+				  k2.queue_user_dropped);
+		ck_assert_msg(k2.queue_dropped + k2.queue_user_dropped > 0,
+			      "no overload: the kernel dropped nothing");
+		fo = 0;
+	}
+	if (pol == NFQB_ENOBUFS_IGNORE)
+		ck_assert(st.enobufs == 0 && c.enobufs == 0);
+	else if (k2.queue_user_dropped)
+		ck_assert(st.enobufs > 0 && c.enobufs > 0);
+	/* recovered: the normal load lost nothing */
+	ck_assert_uint_eq(k2.queue_dropped, k1.queue_dropped);
+	ck_assert_uint_eq(k2.queue_user_dropped, k1.queue_user_dropped);
+
+	/* the receiver's account, per sequence number */
+	arrived = atomic_load(&c.accepted) + fo;
+	ck_assert_msg(nfqbt_rx_wait_total(rx, arrived, 15000), "expected %u, "
+		      "arrived %u", arrived, nfqbt_rx_total(rx));
+	nfqb_queue_close(c.q);
+	nfqbt_rx_stop(rx);
+	for (i = 0; i < sent; i++) {
+		unsigned int n = nfqbt_rx_count(rx, i);
+		uint32_t mark = 0;
+
+		ck_assert_msg(n <= 1, "seq %u arrived %u times", i, n);
+		if (!n)
+			continue;
+		ck_assert_msg(!atomic_load(&ov_dropped[i]), "seq %u dropped "
+			      "by the policy arrived", i);
+		if (nfqbt_rx_mark(rx, i, &mark) && mark == 1)
+			marked++;
+		else
+			unmarked++;
+	}
+	ck_assert_uint_eq(nfqbt_rx_total(rx), arrived);
+	ck_assert_uint_eq(marked, atomic_load(&c.accepted));
+	ck_assert_uint_eq(unmarked, fo);
+	for (i = OV_BURST; i < sent; i++)
+		ck_assert(nfqbt_rx_count(rx, i) == !atomic_load(&ov_dropped[i]));
+	ck_assert_uint_eq(sent, marked + unmarked + atomic_load(&c.dropped) +
+			  k2.queue_dropped + k2.queue_user_dropped);
+	printf("overload (%s, ENOBUFS %s): sent %u = delivered %u (consumer "
+	       "%u + fail-open %u) + dropped by the policy %u + by the kernel "
+	       "%u (queue full) + %u (socket full); ENOBUFS reports %llu; "
+	       "recovery %llu ms\n", failopen ? "fail-open" : "no fail-open",
+	       pol == NFQB_ENOBUFS_IGNORE ? "ignored" : "reported", sent,
+	       marked + unmarked, marked, unmarked, atomic_load(&c.dropped),
+	       k2.queue_dropped, k2.queue_user_dropped,
+	       (unsigned long long)st.enobufs, (unsigned long long)recovery);
+	nfqbt_rx_free(rx);
+}
+
+START_TEST(test_overload_drop_report)
+{
+	overload(false, NFQB_ENOBUFS_REPORT);
+}
+END_TEST
+
+START_TEST(test_overload_drop_ignore)
+{
+	overload(false, NFQB_ENOBUFS_IGNORE);
+}
+END_TEST
+
+START_TEST(test_overload_failopen_report)
+{
+	overload(true, NFQB_ENOBUFS_REPORT);
+}
+END_TEST
+
+START_TEST(test_overload_failopen_ignore)
+{
+	overload(true, NFQB_ENOBUFS_IGNORE);
+}
+END_TEST
+
 static Suite *lifecycle_suite(void)
 {
 	Suite *s = suite_create("lifecycle");
@@ -1021,6 +1243,13 @@ static Suite *lifecycle_suite(void)
 	tcase_add_test(tc, test_handover_exec_x10);
 	tcase_add_test(tc, test_ips_upgrade_x10_as_nobody);
 	tcase_add_test(tc, test_adopt_after_crash);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("overload");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_overload_drop_report);
+	tcase_add_test(tc, test_overload_drop_ignore);
+	tcase_add_test(tc, test_overload_failopen_report);
+	tcase_add_test(tc, test_overload_failopen_ignore);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("privileges");
 	tcase_set_timeout(tc, 60);
