@@ -99,6 +99,11 @@ int nfqb_privdrop(const char *user, char *err, size_t errlen)
 		if (setresuid(uid, uid, uid) < 0)
 			return fail(err, errlen, "setresuid");
 		prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
+#if defined(__SANITIZE_ADDRESS__)
+		/* the credential change made us undumpable, and the leak
+		 * checker at exit must ptrace its own threads */
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+#endif
 	}
 	/* CAP_NET_ADMIN alone; inheritable and ambient too, so an exec()
 	 * (upgrade in place) keeps it as this user */
