@@ -7,7 +7,8 @@
 #   2. build-asan/    AddressSanitizer + UndefinedBehaviorSanitizer,
 #                     `make check` again
 #   3. build-tsan/    ThreadSanitizer, `make check` of every threaded test
-#   4. tests/check-deb.sh: the Debian packages
+#   4. tests/check-deb.sh: the Debian packages; then 60 s of soak (make
+#      -C build-werror soak: nfqb-ips with reloads, upgrades, restarts)
 #   5. make -C build-werror check-kernel: the patched kernel (kernel/) under
 #      qemu, its guest tests and the library's own (t-15, t-25, linked
 #      against build-werror's libnfq-batch)
@@ -159,6 +160,19 @@ else
 	ok=0
 fi
 
+# 4b. The soak, 60 s (make soak runs 600): nfqb-ips under load with
+# reloads, upgrades in place and restarts; nothing lost, RSS and fds flat.
+soak_pass=0
+soak_fail=0
+banner "soak: make -C build-werror soak NFQB_SOAK_SECONDS=60"
+if [ -f "$top/build-werror/config.status" ] &&
+   make -C "$top/build-werror" soak NFQB_SOAK_SECONDS=60; then
+	soak_pass=1
+else
+	soak_fail=1
+	ok=0
+fi
+
 # 5. The kernel check: build (or take from the cache) the patched kernel,
 # boot it under qemu, run the guest tests, among them the library's netdev
 # tests with build-werror's tests/kernel/nfqb-netdev and libnfq-batch.so.
@@ -245,8 +259,8 @@ for r in "${runs[@]}"; do
 	total_skip=$((total_skip + s))
 done
 
-total_pass=$((total_pass + install_pass + deb_pass + kernel_pass + fuzz_pass))
-total_fail=$((total_fail + install_fail + deb_fail + kernel_fail + fuzz_fail + stage_failures))
+total_pass=$((total_pass + install_pass + deb_pass + kernel_pass + fuzz_pass + soak_pass))
+total_fail=$((total_fail + install_fail + deb_fail + kernel_fail + fuzz_fail + soak_fail + stage_failures))
 total_skip=$((total_skip + kernel_skip))
 if [ "$total_skip" -gt 0 ]; then
 	if [ "${CI:-}" = true ]; then
