@@ -602,6 +602,118 @@ START_TEST(test_handover_exec_x10)
 }
 END_TEST
 
+/* --- pool handover within a process, both modes ------------------------------ */
+
+static int gen_cb(struct nfqb_packet *p, void *policy, void *data,
+		  struct nfqb_verdict *v)
+{
+	(void)p;
+	(void)policy;
+	v->verdict = NFQB_ACCEPT;
+	v->flags = NFQB_V_MARK;
+	v->mark = (uint32_t)(uintptr_t)data;
+	return NFQB_POOL_VERDICT;
+}
+
+/* Five handovers under load from one pool to the next (each pool marks
+ * with its generation): every packet once, marked by exactly one pool,
+ * none defaulted, none dropped by the kernel, counts per pool agree. */
+static void pool_handover(enum nfqb_pool_mode mode)
+{
+	struct nfqbt_rx_opts ro = { .quiet_ms = 2000, .max_seq = MAX_SEQ };
+	struct nfqb_pool_config cfg = {
+		.queue_first = QNUM,
+		.queue_count = 2,
+		.mode = mode,
+		.workers = 3,
+		.rcvbuf = 4 << 20,
+		.cb = gen_cb,
+	};
+	unsigned long long decided[8] = { 0 };
+	unsigned int got[8] = { 0 };
+	struct sender s = { 0 };
+	struct nfqb_pool *pool;
+	struct nfqb_pool_stats ps;
+	struct nfqbt_rx *rx;
+	struct nfqb_kstats ks[2];
+	unsigned int g, i, sent;
+	int fds[2];
+
+	nfqbt_netns_enter();
+	nfqbt_iptables("-A OUTPUT -o lo -p udp --dport %u -j NFQUEUE "
+		       "--queue-balance %u:%u", PORT, QNUM, QNUM + 1);
+	rx = nfqbt_rx_start(PORT, &ro);
+	cfg.cb_data = (void *)(uintptr_t)1;
+	pool = nfqb_pool_create(&cfg);
+	ck_assert_msg(pool, "create: %s", strerror(errno));
+	ck_assert(nfqb_pool_start(pool) == 0);
+	sender_start(&s, rx, MAX_SEQ);
+	for (g = 1; g <= 5; g++) {
+		unsigned int before = nfqbt_rx_total(rx);
+
+		ck_assert(nfqbt_rx_wait_total(rx, before + 1000, 15000));
+		ck_assert_msg(nfqb_pool_handover(pool, fds, 2) == 0,
+			      "handover: %s", strerror(errno));
+		ck_assert(fds[0] >= 0 && fds[1] >= 0);
+		nfqb_pool_stats(pool, -1, &ps, sizeof(ps));
+		ck_assert_uint_eq(ps.defaults, 0);
+		decided[g] = ps.packets;
+		nfqb_pool_destroy(pool);	/* the sockets stay open */
+		cfg.cb_data = (void *)(uintptr_t)(g + 1);
+		pool = nfqb_pool_adopt(&cfg, fds);
+		ck_assert_msg(pool, "adopt: %s", strerror(errno));
+		ck_assert(nfqb_pool_start(pool) == 0);
+		ck_assert(atomic_load(&s.sent) < MAX_SEQ);
+	}
+	i = nfqbt_rx_total(rx);
+	ck_assert(nfqbt_rx_wait_total(rx, i + 1000, 15000));
+	atomic_store(&s.stop, true);
+	sent = sender_join(&s);
+	ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000), "sent %u, arrived "
+		      "%u", sent, nfqbt_rx_total(rx));
+	ck_assert(nfqb_kstats_read(ks, 2) == 2);
+	nfqb_pool_stop(pool);
+	ck_assert(nfqb_pool_wait(pool) == 0);
+	nfqb_pool_stats(pool, -1, &ps, sizeof(ps));
+	decided[6] = ps.packets;
+	nfqb_pool_destroy(pool);
+	nfqbt_rx_stop(rx);
+	for (i = 0; i < 2; i++) {
+		ck_assert_uint_eq(ks[i].queue_dropped, 0);
+		ck_assert_uint_eq(ks[i].queue_user_dropped, 0);
+	}
+	ck_assert_uint_eq(ks[0].id_sequence + ks[1].id_sequence, sent);
+	for (i = 0; i < sent; i++) {
+		uint32_t mark = 0;
+
+		ck_assert_msg(nfqbt_rx_count(rx, i) == 1, "seq %u arrived %u "
+			      "times", i, nfqbt_rx_count(rx, i));
+		ck_assert_msg(nfqbt_rx_mark(rx, i, &mark) && mark >= 1 &&
+			      mark <= 6, "seq %u mark %u", i, mark);
+		got[mark]++;
+	}
+	for (g = 1; g <= 6; g++)
+		ck_assert_msg(got[g] == decided[g], "pool %u decided %llu, "
+			      "%u arrived with its mark", g, decided[g], got[g]);
+	printf("pool handover x5 (%s): sent %u, arrived once each, per pool "
+	       "%u %u %u %u %u %u\n", mode == NFQB_POOL_DISPATCH ? "dispatch" :
+	       "queue per worker", sent, got[1], got[2], got[3], got[4],
+	       got[5], got[6]);
+	nfqbt_rx_free(rx);
+}
+
+START_TEST(test_pool_handover_qpw)
+{
+	pool_handover(NFQB_POOL_QUEUE_PER_WORKER);
+}
+END_TEST
+
+START_TEST(test_pool_handover_dispatch)
+{
+	pool_handover(NFQB_POOL_DISPATCH);
+}
+END_TEST
+
 /* --- a consumer dies holding packets: its successor defaults them --------- */
 
 #define HELD_FROM	200	/* the dying consumer decides seqs below */
@@ -1243,6 +1355,8 @@ static Suite *lifecycle_suite(void)
 	tcase_add_test(tc, test_handover_exec_x10);
 	tcase_add_test(tc, test_ips_upgrade_x10_as_nobody);
 	tcase_add_test(tc, test_adopt_after_crash);
+	tcase_add_test(tc, test_pool_handover_qpw);
+	tcase_add_test(tc, test_pool_handover_dispatch);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("overload");
 	tcase_set_timeout(tc, 60);
