@@ -29,7 +29,9 @@
 #include <limits.h>
 #include <pwd.h>
 #include <sys/socket.h>
+#include <stddef.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -987,6 +989,174 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 }
 END_TEST
 
+/* --- nfqb-ips under a stand-in for systemd: fd store, crash, restart ------ */
+
+/* Receive one notification datagram on @fd (bounded wait); its fds, if
+ * any, in @fds (up to 4), their number in *nfds. */
+static void notify_recv(int fd, char *msg, size_t size, int *fds,
+			unsigned int *nfds)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} cb;
+	struct iovec iov = { msg, size - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cb.b,
+			     .msg_controllen = sizeof(cb.b) };
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	*nfds = 0;
+	ck_assert_msg(poll(&pfd, 1, 15000) == 1, "no notification");
+	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	ck_assert(n >= 0);
+	msg[n] = 0;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS) {
+			*nfds = (unsigned int)((cm->cmsg_len - CMSG_LEN(0)) /
+					       sizeof(int));
+			memcpy(fds, CMSG_DATA(cm), *nfds * sizeof(int));
+		}
+}
+
+/*
+ * The fd store path of nfqb-ips.service, with this test as the service
+ * manager: nfqb-ips (queue 7) sends READY=1 and its queue socket with
+ * FDSTORE=1 to $NOTIFY_SOCKET; it is killed (SIGKILL) under load; the
+ * socket kept here keeps the queue bound; a new nfqb-ips gets it as
+ * systemd passes it (fd 3, LISTEN_FDS=1, LISTEN_PID, LISTEN_FDNAMES) and
+ * takes it over. Every packet arrives exactly once: marked by an IPS, or
+ * (held by the dead one) accepted by the successor's default verdict;
+ * the kernel dropped none.
+ */
+START_TEST(test_ips_fdstore_crash_restart)
+{
+	struct nfqbt_rx_opts ro = { .quiet_ms = 3000, .max_seq = MAX_SEQ };
+	char ips[PATH_MAX], rules[] = "/tmp/nfqb-life-rules-XXXXXX";
+	char sock[64], msg[256], line[256], q[16];
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct sender s = { 0 };
+	struct nfqb_kstats ks;
+	struct nfqbt_rx *rx;
+	unsigned int i, nfds, sent, before, marked = 0, unmarked = 0;
+	int nfd, stored = -1, fds[4], pfd[2], rfd, status, k;
+	pid_t pid;
+	FILE *f;
+
+	ck_assert(find_ips(ips, sizeof(ips)));
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QNUM, false);
+	rfd = mkstemp(rules);
+	ck_assert(rfd >= 0);
+	snprintf(line, sizeof(line), "mark %u 9\n", PORT);
+	ck_assert(write(rfd, line, strlen(line)) == (ssize_t)strlen(line));
+	close(rfd);
+	chmod(rules, 0644);
+	/* the notification socket, in the abstract namespace */
+	snprintf(sock, sizeof(sock), "@nfqb-life-notify-%d", (int)getpid());
+	nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert(nfd >= 0);
+	memcpy(sun.sun_path + 1, sock + 1, strlen(sock) - 1);
+	ck_assert(bind(nfd, (struct sockaddr *)&sun,
+		       (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+				   strlen(sock))) == 0);
+	rx = nfqbt_rx_start(PORT, &ro);
+	snprintf(q, sizeof(q), "%u", QNUM);
+	for (k = 0; k < 2; k++) {
+		ck_assert(pipe(pfd) == 0);
+		pid = fork();
+		ck_assert(pid >= 0);
+		if (pid == 0) {
+			char lp[16];
+
+			setenv("NOTIFY_SOCKET", sock, 1);
+			if (k == 1) {	/* as systemd passes the store */
+				dup2(stored, 3);
+				snprintf(lp, sizeof(lp), "%d", (int)getpid());
+				setenv("LISTEN_PID", lp, 1);
+				setenv("LISTEN_FDS", "1", 1);
+				setenv("LISTEN_FDNAMES", "nfqueue-7", 1);
+			}
+			dup2(pfd[1], 1);
+			execl(ips, "nfqb-ips", "-q", q, "-r", rules,
+			      (char *)NULL);
+			_exit(127);
+		}
+		close(pfd[1]);
+		f = fdopen(pfd[0], "r");
+		ck_assert(f);
+		setvbuf(f, NULL, _IONBF, 0);
+		ips_wait_line(f, "nfqb-ips: pid", line, sizeof(line));
+		ck_assert_msg(!k || strstr(line, "(taken over)"), "%s", line);
+		/* FDSTORE=1 with the queue's socket, then READY=1 */
+		notify_recv(nfd, msg, sizeof(msg), fds, &nfds);
+		ck_assert_msg(strstr(msg, "FDSTORE=1") &&
+			      strstr(msg, "FDNAME=nfqueue-7") && nfds == 1,
+			      "%s (%u fds)", msg, nfds);
+		if (stored < 0)
+			stored = fds[0];
+		else
+			close(fds[0]);	/* the same socket again */
+		notify_recv(nfd, msg, sizeof(msg), fds, &nfds);
+		ck_assert_msg(!strcmp(msg, "READY=1"), "%s", msg);
+		if (k == 0) {
+			sender_start(&s, rx, MAX_SEQ);
+			before = nfqbt_rx_total(rx);
+			ck_assert(nfqbt_rx_wait_total(rx, before + 2000,
+						      15000));
+			/* the crash: its socket lives on in the store */
+			ck_assert(kill(pid, SIGKILL) == 0);
+			ck_assert(waitpid(pid, &status, 0) == pid);
+			fclose(f);
+			ks = nfqbt_kstats(QNUM);	/* still bound */
+		}
+	}
+	before = nfqbt_rx_total(rx);
+	ck_assert(nfqbt_rx_wait_total(rx, before + 2000, 15000));
+	atomic_store(&s.stop, true);
+	sent = sender_join(&s);
+	ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000), "sent %u, arrived "
+		      "%u", sent, nfqbt_rx_total(rx));
+	ks = nfqbt_kstats(QNUM);
+	ck_assert(kill(pid, SIGTERM) == 0);
+	/* a clean stop takes the socket out of the store */
+	for (;;) {
+		notify_recv(nfd, msg, sizeof(msg), fds, &nfds);
+		if (strstr(msg, "FDSTOREREMOVE=1"))
+			break;
+	}
+	ck_assert(waitpid(pid, &status, 0) == pid);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status), "status %#x",
+		      status);
+	fclose(f);
+	close(stored);
+	close(nfd);
+	unlink(rules);
+	nfqbt_rx_stop(rx);
+	ck_assert_uint_eq(ks.queue_dropped, 0);
+	ck_assert_uint_eq(ks.queue_user_dropped, 0);
+	ck_assert_uint_eq(ks.id_sequence, sent);
+	for (i = 0; i < sent; i++) {
+		uint32_t mark = 0;
+
+		ck_assert_msg(nfqbt_rx_count(rx, i) == 1, "seq %u arrived %u "
+			      "times", i, nfqbt_rx_count(rx, i));
+		if (nfqbt_rx_mark(rx, i, &mark) && mark == 9)
+			marked++;
+		else
+			unmarked++;
+	}
+	printf("nfqb-ips killed, restarted from the fd store under load: sent "
+	       "%u, arrived once each (%u inspected, %u held by the dead one "
+	       "and accepted by its successor), kernel dropped 0\n", sent,
+	       marked, unmarked);
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
 /* --- privilege drop --------------------------------------------------------- */
 
 static int decide_mark5(struct nfqb_packet *p, uint32_t seq, void *data)
@@ -1357,6 +1527,7 @@ static Suite *lifecycle_suite(void)
 	tcase_add_test(tc, test_adopt_after_crash);
 	tcase_add_test(tc, test_pool_handover_qpw);
 	tcase_add_test(tc, test_pool_handover_dispatch);
+	tcase_add_test(tc, test_ips_fdstore_crash_restart);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("overload");
 	tcase_set_timeout(tc, 60);
