@@ -1510,6 +1510,82 @@ START_TEST(test_overload_failopen_ignore)
 }
 END_TEST
 
+/* nfqb-verdict --user nobody: once bound, it runs as nobody and its
+ * verdicts with marks go on. */
+START_TEST(test_verdict_tool_user)
+{
+	struct nfqbt_rx_opts ro = { .quiet_ms = 1000, .max_seq = MAX_SEQ };
+	struct nfqbt_tx_opts to = { .port = PORT, .count = 300, .window = 64 };
+	char ips[PATH_MAX], tool[PATH_MAX + 32], q[16], *slash;
+	struct nfqbt_rx *rx;
+	unsigned int i;
+	int status;
+	pid_t pid;
+
+	ck_assert(find_ips(ips, sizeof(ips)));
+	/* utils/nfqb-verdict, beside examples/ of the same tree */
+	slash = strstr(ips, "/examples/ips/nfqb-ips");
+	ck_assert(slash);
+	*slash = 0;
+	snprintf(tool, sizeof(tool), "%s/utils/nfqb-verdict", ips);
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QNUM, false);
+	rx = nfqbt_rx_start(PORT, &ro);
+	snprintf(q, sizeof(q), "%u", QNUM);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		execl(tool, "nfqb-verdict", "-q", q, "--accept", "--mark", "3",
+		      "--count", "300", "--user", "nobody", (char *)NULL);
+		_exit(127);
+	}
+	/* the queue is bound once /proc lists it */
+	for (i = 0; i < 5000; i++) {
+		struct nfqb_kstats ks;
+
+		if (nfqb_kstats_get(QNUM, &ks) == 0)
+			break;
+		usleep(1000);
+	}
+	/* it switches to nobody with CAP_NET_ADMIN alone */
+	for (i = 0; i < 5000; i++) {
+		char path[64], l[256];
+		unsigned int uid = 0;
+		unsigned long long eff = ~0ull;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+		f = fopen(path, "re");
+		ck_assert(f);
+		while (fgets(l, sizeof(l), f)) {
+			sscanf(l, "Uid: %u", &uid);
+			sscanf(l, "CapEff: %llx", &eff);
+		}
+		fclose(f);
+		if (uid == getpwnam("nobody")->pw_uid) {
+			ck_assert_msg(eff == 1ull << 12, "CapEff %#llx", eff);
+			break;
+		}
+		usleep(1000);
+	}
+	ck_assert(i < 5000);
+	to.progress = nfqbt_rx_total_ptr(rx);
+	ck_assert_uint_eq(nfqbt_send(&to), 300);
+	ck_assert(nfqbt_rx_wait_total(rx, 300, 10000));
+	ck_assert(waitpid(pid, &status, 0) == pid);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status), "status %#x",
+		      status);
+	nfqbt_rx_stop(rx);
+	for (i = 0; i < 300; i++) {
+		uint32_t mark = 0;
+
+		ck_assert(nfqbt_rx_count(rx, i) == 1);
+		ck_assert(nfqbt_rx_mark(rx, i, &mark) && mark == 3);
+	}
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
 static Suite *lifecycle_suite(void)
 {
 	Suite *s = suite_create("lifecycle");
@@ -1539,6 +1615,7 @@ static Suite *lifecycle_suite(void)
 	tc = tcase_create("privileges");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_privdrop);
+	tcase_add_test(tc, test_verdict_tool_user);
 	suite_add_tcase(s, tc);
 	return s;
 }
