@@ -723,7 +723,9 @@ int nfqb_verdict_batch(struct nfqb_queue *q, uint32_t max_id, uint32_t verdict,
  * current network namespace into @out (up to @max entries)
  *
  * Returns the number of queues listed (which may exceed @max), or -1 with
- * errno (ENOENT if nfnetlink_queue is not loaded).
+ * errno: ENOENT if nfnetlink_queue is not loaded, EACCES for a caller that
+ * may not read it (the file is root's, mode 0440: also after switching to
+ * another user keeping CAP_NET_ADMIN).
  */
 int nfqb_kstats_read(struct nfqb_kstats *out, size_t max);
 

@@ -1218,6 +1218,13 @@ START_TEST(test_privdrop)
 		ck_assert(nfqbt_rx_count(rx, i) == 1);
 		ck_assert(nfqbt_rx_mark(rx, i, &mark) && mark == 5);
 	}
+	/* the kernel's statistics are root's only (0440) */
+	{
+		struct nfqb_kstats ks;
+
+		errno = 0;
+		ck_assert(nfqb_kstats_get(QNUM, &ks) < 0 && errno == EACCES);
+	}
 	/* another queue can still be bound: the socket's opener and the
 	 * sender both have CAP_NET_ADMIN */
 	q2 = nfqb_queue_open(QNUM + 1);
