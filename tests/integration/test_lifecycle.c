@@ -12,7 +12,15 @@
  *   socket, decides with its own mark, and on SIGUSR2 detaches and
  *   exec()s itself again with the next mark; the receiver checks with
  *   SO_RCVMARK that every packet arrived exactly once, marked by exactly
- *   one process, and the kernel's counters that none was dropped.
+ *   one process, and the kernel's counters that none was dropped;
+ * - the same with examples/ips (SIGUSR2, --user nobody), with the pool in
+ *   a process (both modes), after a consumer was killed holding packets
+ *   (its successor defaults exactly those), and with this test as the
+ *   service manager of nfqb-ips (fd store, SIGKILL, restart);
+ * - overload: every datagram accounted for, with and without fail-open,
+ *   both ENOBUFS policies, recovery time reported;
+ * - privilege drop: nobody with CAP_NET_ADMIN alone goes on; without it,
+ *   EPERM; nfqb-verdict --user.
  */
 #include <arpa/inet.h>
 #include <errno.h>
