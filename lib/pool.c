@@ -51,7 +51,6 @@
 #include <libnfq-batch/pool.h>
 
 #define POOL_VEC		64
-#define POOL_LINGER_US		200
 #define POOL_RING_DEFAULT	1024
 #define POOL_DRAIN_DEFAULT_MS	1000
 #define POOL_SNAP_NS		(100ull * 1000000)
@@ -284,7 +283,7 @@ static void decide_packet(struct pool_thread *t, struct nfqb_packet *p)
 	if (r == NFQB_POOL_VERDICT) {
 		/* every kind: nfqb_verdict() and nfqb_verdict_mark() refuse
 		 * NFQB_QUEUE, which needs the queue number in *v */
-		r = nfqb_verdict_ex(p, &v);
+		r = nfqb_verdict_ex(p, &v, sizeof(v));
 		if (r == 0) {
 			count_verdict(t, &v);
 			return;
@@ -525,17 +524,22 @@ static void *qpw_main(void *arg)
 			thread_fail(t, errno);
 			break;
 		}
-		/* drained in the middle of a stream: a short pause lets the
-		 * next packets gather, one wake-up and one batch for many
-		 * (as nfqb_queue_set_linger() does for blocking receives) */
+		/* drained in the middle of a stream: the queue's adaptive
+		 * linger (nfqb_queue_set_linger()) may pause to let the next
+		 * packets gather, one wake-up and one batch for many */
 		if (streaming) {
-			struct timespec ts = { .tv_nsec = POOL_LINGER_US * 1000 };
+			int r;
 
 			streaming = false;
 			worker_offline(t);
-			nanosleep(&ts, NULL);
+			r = nfqb_loop_linger(q, POOL_VEC);
 			worker_online();
-			continue;
+			if (r < 0 && errno != EINTR) {
+				thread_fail(t, errno);
+				break;
+			}
+			if (r > 0)
+				continue;
 		}
 		queue_snapshot(t, q, false);
 		stats_publish(t);
@@ -770,8 +774,9 @@ static int config_queue(struct nfqb_pool *pool, struct nfqb_queue *q)
 	if (nfqb_queue_set_copy_mode(q, NFQB_COPY_PACKET,
 				     c->copy_range ? c->copy_range : 0xffff) < 0)
 		return -1;
-	if (c->queue_flags &&
-	    nfqb_queue_set_flags(q, c->queue_flags, c->queue_flags) < 0)
+	if ((c->queue_flags || c->queue_flags_off) &&
+	    nfqb_queue_set_flags(q, c->queue_flags,
+				 c->queue_flags | c->queue_flags_off) < 0)
 		return -1;
 	if (c->maxlen && nfqb_queue_set_maxlen(q, c->maxlen) < 0)
 		return -1;
@@ -826,14 +831,23 @@ static void pool_free(struct nfqb_pool *pool)
 }
 
 /* Create, binding the queues (@fds NULL) or adopting the sockets in @fds. */
-static struct nfqb_pool *pool_new(const struct nfqb_pool_config *cfg,
-				  const int *fds)
+static struct nfqb_pool *pool_new(const struct nfqb_pool_config *ucfg,
+				  size_t size, const int *fds)
 {
+	const struct nfqb_pool_config *cfg;
+	struct nfqb_pool_config c;
 	struct nfqb_pool *pool;
 	unsigned int i, ring_size;
 	int err;
 
-	if (!cfg || !cfg->cb || !cfg->queue_count ||
+	err = nfqb_struct_in(&c, sizeof(c), NFQB_POOL_CONFIG_SIZE_1_0, ucfg,
+			     size);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	cfg = &c;
+	if (!cfg->cb || !cfg->queue_count ||
 	    (unsigned int)cfg->queue_first + cfg->queue_count > 65536 ||
 	    (cfg->mode != NFQB_POOL_QUEUE_PER_WORKER &&
 	     cfg->mode != NFQB_POOL_DISPATCH) ||
@@ -958,19 +972,20 @@ fail:
 	return NULL;
 }
 
-NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg)
+NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg,
+					       size_t size)
 {
-	return pool_new(cfg, NULL);
+	return pool_new(cfg, size, NULL);
 }
 
 NFQB_EXPORT struct nfqb_pool *nfqb_pool_adopt(const struct nfqb_pool_config *cfg,
-					      const int *fds)
+					      size_t size, const int *fds)
 {
 	if (!fds) {
 		errno = EINVAL;
 		return NULL;
 	}
-	return pool_new(cfg, fds);
+	return pool_new(cfg, size, fds);
 }
 
 NFQB_EXPORT void nfqb_pool_stop(struct nfqb_pool *pool)

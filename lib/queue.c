@@ -14,6 +14,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <libmnl/libmnl.h>
 
 #include "internal.h"
@@ -65,14 +66,14 @@ static int alloc_buffers(struct nfqb_queue *q, unsigned int count)
 		q->slot_mem = NULL;
 		return -1;
 	}
-	q->slots = calloc(count, sizeof(*q->slots));
+	q->slots = nfqb_calloc(count, sizeof(*q->slots));
 	q->vlen = NFQB_RECV_VLEN;
-	q->mmsg = calloc(q->vlen, sizeof(*q->mmsg));
-	q->iov = calloc(q->vlen, sizeof(*q->iov));
-	q->addrs = calloc(q->vlen, sizeof(*q->addrs));
-	q->rx_slots = calloc(q->vlen, sizeof(*q->rx_slots));
+	q->mmsg = nfqb_calloc(q->vlen, sizeof(*q->mmsg));
+	q->iov = nfqb_calloc(q->vlen, sizeof(*q->iov));
+	q->addrs = nfqb_calloc(q->vlen, sizeof(*q->addrs));
+	q->rx_slots = nfqb_calloc(q->vlen, sizeof(*q->rx_slots));
 	q->ready_cap = pow2_at_least(npkts);
-	q->ready = calloc(q->ready_cap, sizeof(*q->ready));
+	q->ready = nfqb_calloc(q->ready_cap, sizeof(*q->ready));
 	if (!q->slots || !q->mmsg || !q->iov || !q->addrs || !q->rx_slots ||
 	    !q->ready || nfqb_book_alloc(&q->book, npkts * 2 + 64) < 0 ||
 	    nfqb_pkt_alloc_all(q, npkts) < 0) {
@@ -215,19 +216,21 @@ static int config_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask)
 static int bind_queue(struct nfqb_queue *q)
 {
 	struct nfqb_kstats ks;
-	int err, listed;
+	bool bound, ours;
+	int err;
 
 	if (config_cmd(q, NFQNL_CFG_CMD_BIND) == 0)
 		return 0;
 	/* The kernel answers EPERM both without CAP_NET_ADMIN and for a
 	 * queue another socket holds, and EBUSY to a bind sent again after
-	 * its first acknowledgement was lost: tell them apart (when /proc
-	 * is readable: not for a user keeping only CAP_NET_ADMIN). */
+	 * its first acknowledgement was lost: tell them apart (the bind's
+	 * errno kept: looking at the kernel's table sets its own). */
 	err = errno;
-	listed = nfqb_kstats_get(q->num, &ks) == 0;
-	if ((err == EPERM || err == EBUSY) && listed && ks.portid == q->portid)
+	bound = nfqb_kstats_get(q->num, &ks, sizeof(ks)) == 0;
+	ours = bound && ks.portid == q->portid;
+	if ((err == EPERM || err == EBUSY) && ours)
 		return 0;
-	if (err == EPERM && listed)
+	if (err == EPERM && bound)
 		err = EBUSY;
 	else if (err == ENOENT)
 		err = EPERM;
@@ -237,7 +240,7 @@ static int bind_queue(struct nfqb_queue *q)
 
 static void queue_defaults(struct nfqb_queue *q, uint16_t num)
 {
-	q->fd = q->epfd = q->evfd = -1;
+	q->fd = q->epfd = q->evfd = q->tfd = -1;
 	q->num = num;
 	q->coalesce = true;
 	q->default_verdict = NFQB_ACCEPT;
@@ -257,6 +260,8 @@ static void queue_free(struct nfqb_queue *q)
 		close(q->evfd);
 	if (q->epfd >= 0)
 		close(q->epfd);
+	if (q->tfd >= 0)
+		close(q->tfd);
 	free_buffers(q);
 	nfqb_pkt_free_all(q);
 	while (q->retired_n)
@@ -269,7 +274,7 @@ static void queue_free(struct nfqb_queue *q)
 /* Memory of a queue, no socket. */
 static struct nfqb_queue *queue_new(uint16_t num, unsigned int nbuffers)
 {
-	struct nfqb_queue *q = calloc(1, sizeof(*q));
+	struct nfqb_queue *q = nfqb_calloc(1, sizeof(*q));
 
 	if (!q)
 		return NULL;
@@ -310,7 +315,8 @@ static int setup_socket(struct nfqb_queue *q)
 	setsockopt(q->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 	q->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	q->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (q->evfd < 0 || q->epfd < 0)
+	q->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (q->evfd < 0 || q->epfd < 0 || q->tfd < 0)
 		return -1;
 	ev.data.fd = q->fd;
 	if (epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->fd, &ev) < 0)
@@ -344,6 +350,12 @@ NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
 	if (open_socket(q) < 0 || bind_queue(q) < 0)
 		goto fail;
 	if (config_params(q, q->copy_mode, q->copy_range) < 0)
+		goto fail_unbind;
+	/* GSO packets whole: no segmentation in the kernel before queueing
+	 * (one message, one verdict per super-packet); a kernel without the
+	 * flag segments them, as it always did */
+	if (config_flags(q, NFQB_F_GSO, NFQB_F_GSO) < 0 &&
+	    errno != EOPNOTSUPP && errno != EINVAL)
 		goto fail_unbind;
 	return q;
 
@@ -481,6 +493,12 @@ NFQB_EXPORT int nfqb_queue_set_copy_mode(struct nfqb_queue *q,
 					 enum nfqb_copy_mode mode,
 					 uint32_t range)
 {
+	/* the kernel takes any mode without a word: refuse them here */
+	if (mode != NFQB_COPY_NONE && mode != NFQB_COPY_META &&
+	    mode != NFQB_COPY_PACKET) {
+		errno = EINVAL;
+		return -1;
+	}
 	/* every buffer holds the largest message: nothing to resize */
 	if (config_params(q, (uint8_t)mode, range) < 0)
 		return -1;
@@ -713,7 +731,7 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 	 * is ours): queue @num is bound to this socket's port id. The file
 	 * is root's (0440): a user keeping only CAP_NET_ADMIN asks the
 	 * kernel instead, below. */
-	listed = nfqb_kstats_get(num, &ks) == 0;
+	listed = nfqb_kstats_get(num, &ks, sizeof(ks)) == 0;
 	if (!listed && errno != EACCES && errno != EPERM) {
 		errno = ENODEV;
 		return NULL;

@@ -7,12 +7,16 @@
 #   2. build-asan/    AddressSanitizer + UndefinedBehaviorSanitizer,
 #                     `make check` again
 #   3. build-tsan/    ThreadSanitizer, `make check` of every threaded test
-#   4. tests/check-deb.sh: the Debian packages; then 60 s of soak (make
+#   4. build-i386/    tests/check-i386.sh: gcc -m32 with Debian's i386
+#                     libraries, -Werror, the unit tests and the man check
+#   5. tests/check-abi.sh: the ABI of build-werror/ and build-i386/ against
+#      the one recorded in tests/abi/ (abidiff: nothing removed or changed)
+#   6. tests/check-deb.sh: the Debian packages; then 60 s of soak (make
 #      -C build-werror soak: nfqb-ips with reloads, upgrades, restarts)
-#   5. make -C build-werror check-kernel: the patched kernel (kernel/) under
+#   7. make -C build-werror check-kernel: the patched kernel (kernel/) under
 #      qemu, its guest tests and the library's own (t-15, t-25, linked
 #      against build-werror's libnfq-batch)
-#   6. tests/fuzz/run.sh 20: libFuzzer on the parser and the datagram path,
+#   8. tests/fuzz/run.sh 20: libFuzzer on the parser and the datagram path,
 #      20 s per target (clang, its own build in build-fuzz/)
 # Run as root on Debian 12 (integration tests use network namespaces,
 # iptables and nfnetlink_queue).  Exits non-zero if anything failed; the
@@ -20,7 +24,7 @@
 #
 # Environment: NFQB_NO_APT=1 skips apt-get; NFQB_JOBS (default: nproc)
 # sets build parallelism; CI=true makes a skipped test count as failed;
-# NFQB_NO_KERNEL=1 skips stage 5 (counted as a skip), except in CI, where
+# NFQB_NO_KERNEL=1 skips stage 7 (counted as a skip), except in CI, where
 # it always runs. The kernel image is cached outside the clone
 # (NFQB_KERNEL_CACHE, default /var/cache/nfqb-kernel, keyed by a hash of
 # its inputs): only the first run on a machine builds it (about 6 min at
@@ -148,7 +152,31 @@ tsan_check() {
 }
 tsan_check || ok=0
 
-# 4. The Debian packages: built from a copy of the tree, their contents
+# 4. build-i386/: the 32-bit build and its unit tests (counted per test,
+#    from their .trs files, like the builds above).
+banner "i386: tests/check-i386.sh build-i386"
+runs+=("i386:$top/build-i386")
+if ! NFQB_JOBS=$jobs "$top/tests/check-i386.sh" "$top/build-i386"; then
+	echo "run-all: i386: the 32-bit build or its tests failed"
+	[ -f "$top/build-i386/test-suite.log" ] || stage_failed "i386: build"
+	ok=0
+fi
+
+# 5. The ABI check: each build's libnfq-batch.so against the recorded ABI
+#    of its architecture (one test each).
+abi_pass=0
+abi_fail=0
+for d in build-werror build-i386; do
+	banner "abi: tests/check-abi.sh $d"
+	if "$top/tests/check-abi.sh" "$top/$d"; then
+		abi_pass=$((abi_pass + 1))
+	else
+		abi_fail=$((abi_fail + 1))
+		ok=0
+	fi
+done
+
+# 6. The Debian packages: built from a copy of the tree, their contents
 # checked, a program built and run against the unpacked packages.
 deb_pass=0
 deb_fail=0
@@ -160,7 +188,7 @@ else
 	ok=0
 fi
 
-# 4b. The soak, 60 s (make soak runs 600): nfqb-ips under load with
+# 6b. The soak, 60 s (make soak runs 600): nfqb-ips under load with
 # reloads, upgrades in place and restarts; nothing lost, RSS and fds flat.
 soak_pass=0
 soak_fail=0
@@ -173,7 +201,7 @@ else
 	ok=0
 fi
 
-# 5. The kernel check: build (or take from the cache) the patched kernel,
+# 7. The kernel check: build (or take from the cache) the patched kernel,
 # boot it under qemu, run the guest tests, among them the library's netdev
 # tests with build-werror's tests/kernel/nfqb-netdev and libnfq-batch.so.
 kernel_pass=0
@@ -195,7 +223,7 @@ else
 	fi
 fi
 
-# 6. Fuzzing: tests/fuzz/run.sh builds the fuzz targets itself (clang,
+# 8. Fuzzing: tests/fuzz/run.sh builds the fuzz targets itself (clang,
 # build-fuzz/) and fails on any crash, leak, hang or oracle failure.
 fuzz_pass=0
 fuzz_fail=0
@@ -259,8 +287,8 @@ for r in "${runs[@]}"; do
 	total_skip=$((total_skip + s))
 done
 
-total_pass=$((total_pass + install_pass + deb_pass + kernel_pass + fuzz_pass + soak_pass))
-total_fail=$((total_fail + install_fail + deb_fail + kernel_fail + fuzz_fail + soak_fail + stage_failures))
+total_pass=$((total_pass + install_pass + abi_pass + deb_pass + kernel_pass + fuzz_pass + soak_pass))
+total_fail=$((total_fail + install_fail + abi_fail + deb_fail + kernel_fail + fuzz_fail + soak_fail + stage_failures))
 total_skip=$((total_skip + kernel_skip))
 if [ "$total_skip" -gt 0 ]; then
 	if [ "${CI:-}" = true ]; then
@@ -273,6 +301,7 @@ fi
 [ "$stage_failures" -eq 0 ] ||
 	echo "run-all: $stage_failures build stage(s) failed (counted as failures)"
 [ "$install_fail" -eq 0 ] || echo "run-all: the install check failed"
+[ "$abi_fail" -eq 0 ] || echo "run-all: the ABI check failed (tests/check-abi.sh)"
 [ "$deb_fail" -eq 0 ] || echo "run-all: the Debian package check failed"
 [ "$kernel_fail" -eq 0 ] || echo "run-all: the kernel check (make check-kernel) failed"
 [ "$fuzz_fail" -eq 0 ] || echo "run-all: the fuzz targets failed (tests/fuzz/run.sh, build-fuzz/)"

@@ -77,6 +77,7 @@ struct opts {
 	double noise_pct;
 	const char *plot;			/* PNG to draw */
 	const char *replot;			/* --json file to draw from */
+	const char *save;			/* --save: the --json result too */
 };
 
 /* one line of the summary: medians over the repetitions */
@@ -149,6 +150,8 @@ static void usage(FILE *f)
 "                       (default 15)\n"
 "      --plot FILE.png  draw throughput and latency with gnuplot\n"
 "      --replot FILE    draw --plot from a saved --json result, no runs\n"
+"      --save FILE      also write the --json result to FILE (with the\n"
+"                       tables on stdout)\n"
 "      --no-syscount    skip the untimed syscall-counting runs\n"
 "      --nice N         nice value of the measured processes (default 0)\n"
 "      --rt[=PRIO]      run them SCHED_FIFO (default priority 10): for a\n"
@@ -211,7 +214,7 @@ static unsigned long num_arg(const char *s, unsigned long min,
 enum { OPT_BATCH = 256, OPT_CPUS, OPT_HOOK, OPT_TIMEOUT, OPT_NOSYS, OPT_NICE,
        OPT_RT, OPT_MODE, OPT_TCP_TIME, OPT_TCP_FLOWS, OPT_GSO, OPT_MTU,
        OPT_PINGS, OPT_PING_TIME, OPT_PING_SIZE, OPT_LOAD, OPT_LOAD_PPS,
-       OPT_BOTH, OPT_NOISE, OPT_PLOT, OPT_REPLOT, OPT_MAXLEN };
+       OPT_BOTH, OPT_NOISE, OPT_PLOT, OPT_REPLOT, OPT_MAXLEN, OPT_SAVE };
 
 static void parse_modes(const char *arg, struct opts *o)
 {
@@ -332,6 +335,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "noise", required_argument, NULL, OPT_NOISE },
 		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "replot", required_argument, NULL, OPT_REPLOT },
+		{ "save", required_argument, NULL, OPT_SAVE },
 		{ "maxlen", required_argument, NULL, OPT_MAXLEN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -499,6 +503,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_REPLOT:
 			o->replot = optarg;
+			break;
+		case OPT_SAVE:
+			o->save = optarg;
 			break;
 		case OPT_MAXLEN:
 			o->cfg.maxlen = num_arg(optarg, 1, 1000000);
@@ -1491,6 +1498,14 @@ static int do_compare(struct opts *o)
 			bench_print_latency(stdout, &set);
 		print_targets(stdout, sum, nsum, rn.bad, o->stream || o->drain);
 		bench_print_targets_new(stdout, &set);
+	}
+	if (o->save) {
+		FILE *f = fopen(o->save, "w");
+
+		if (!f || (print_json(f, o, res, set.nres, sum, nsum, rn.bad,
+				      &set), fclose(f)) != 0)
+			fprintf(stderr, "nfqb-bench: %s: %s\n", o->save,
+				strerror(errno));
 	}
 	ret = rn.bad ? 1 : 0;
 	if (o->plot) {

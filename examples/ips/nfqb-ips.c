@@ -23,7 +23,14 @@
  *                       traffic; prints live figures, reloads midway
  *   nfqb-ips --bench    packets per second with 1, 2 and 4 queues
  *
- * Matching works on the IPv4/IPv6 packet as the kernel queued it.
+ * Matching works on the IPv4/IPv6 packet as the kernel queued it. The
+ * library queues GSO packets whole (NFQB_F_GSO, its default): a TCP
+ * super-packet of up to 64 KiB, bigger than the MTU, is matched as one
+ * (a pattern across the segments it will be cut into is found too), and
+ * its checksum, maybe not filled in yet (nfqb_pkt_csum_not_ready()), is
+ * never looked at. A packet the kernel cut to the copy range
+ * (nfqb_pkt_truncated(): bigger than 65531 bytes, BIG TCP) cannot be
+ * inspected whole: it is dropped, as an IPS must fail closed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -160,6 +167,10 @@ static int inspect(struct nfqb_packet *p, void *policy, void *data,
 	d = nfqb_pkt_payload(p, &len);
 	if (!r || !d)
 		return NFQB_POOL_VERDICT;	/* default: accept */
+	if (nfqb_pkt_truncated(p)) {
+		v->verdict = NFQB_DROP;		/* not all of it to inspect */
+		return NFQB_POOL_VERDICT;
+	}
 	for (i = 0; i < r->npat; i++) {
 		if (memmem(d, len, r->pat[i].bytes, r->pat[i].len)) {
 			atomic_fetch_add_explicit(&r->hits[i], 1,
@@ -452,8 +463,8 @@ static struct nfqb_pool *pool_open(const struct opts *o, struct rules *r,
 		.policy = r,
 		.policy_free = rules_free,
 	};
-	struct nfqb_pool *pool = fds ? nfqb_pool_adopt(&cfg, fds) :
-				      nfqb_pool_create(&cfg);
+	struct nfqb_pool *pool = fds ? nfqb_pool_adopt(&cfg, sizeof(cfg), fds) :
+				      nfqb_pool_create(&cfg, sizeof(cfg));
 
 	if (!pool) {
 		fprintf(stderr, "nfqb-ips: queues %u..%u: %s\n", o->first,

@@ -4,7 +4,24 @@
  * give verdicts back as few messages as possible.
  *
  * Error convention, everywhere in this API: a function that can fail returns
- * -1 (or NULL) and sets errno. Nothing is ever printed by the library.
+ * -1 (or NULL) and sets errno to one of the values its comment (and its man
+ * page) lists; a function that returns 0 or -1 returns nothing else.
+ * Nothing is ever printed by the library.
+ *
+ * Verdicts are a uint32_t holding one of the NFQB_* values of enum
+ * nfqb_verdict_code, in every call, struct and callback.
+ *
+ * Structs that can grow: every struct the application fills in or sizes is
+ * passed together with its size, sizeof() as the application was compiled
+ * (struct nfqb_verdict, struct nfqb_pool_config, struct nfqb_kstats, struct
+ * nfqb_stats, struct nfqb_pool_stats). New fields are only ever added at
+ * the end, and a new field's zero is the behaviour from before it. A struct
+ * the application fills in: a size below that of the struct in libnfq-batch
+ * 1.0 fails with EINVAL; a smaller size than the library's own gets the
+ * fields it lacks as zero; a larger one is accepted when every byte the
+ * library does not know is zero, else the call fails with E2BIG. A struct
+ * the library fills in: a shorter size gets the first fields (whole fields
+ * only: EINVAL otherwise), a longer one is zeroed past the library's.
  */
 
 /*
@@ -54,12 +71,11 @@
  *    ESHUTDOWN once the pool shut the queue down), is counted in
  *    late_verdicts, and never touches another packet. The nfqb_pkt_*()
  *    getters on a dead handle return "absent" (false, 0 or NULL) once its
- *    verdict was sent, never another packet's data. The limit: on 64-bit
- *    builds a handle carries 16 bits of its descriptor's generation, and
- *    descriptors (twice the buffer count) are reused oldest first, so a
- *    dead handle can be mistaken for a live packet only after its
- *    descriptor was reused a multiple of 65536 times; on 32-bit builds a
- *    dead handle is caught only until its descriptor is reused. Handles,
+ *    verdict was sent, never another packet's data. The limit: a handle
+ *    carries 16 bits (on 32-bit builds 8 bits) of its descriptor's
+ *    generation, and descriptors (twice the buffer count) are reused
+ *    oldest first, so a dead handle can be mistaken for a live packet only
+ *    after its descriptor was reused a multiple of 65536 (256) times. Handles,
  *    and the data they point to, die with nfqb_queue_close().
  * 5. A decision from any thread wakes an owner blocked in nfqb_recv(), and
  *    makes nfqb_queue_fd() readable for an owner that polls it (blocking
@@ -133,7 +149,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -165,7 +180,7 @@ enum nfqb_enobufs_policy {
 	NFQB_ENOBUFS_IGNORE = 1,
 };
 
-/* Verdicts (the kernel's NF_* values). */
+/* Verdicts (the kernel's NF_* values). Passed as uint32_t everywhere. */
 enum nfqb_verdict_code {
 	NFQB_DROP = 0,
 	NFQB_ACCEPT = 1,
@@ -206,9 +221,13 @@ enum nfqb_hook_point {
 #define NFQB_V_PRIORITY		(1u << 2)	/* set skb->priority */
 #define NFQB_V_BYPASS		(1u << 3)	/* NFQB_QUEUE: accept if no listener */
 
-/* A verdict with options. Fields not named in flags are ignored. */
+/*
+ * A verdict with options, for nfqb_verdict_ex() (with its size) and the
+ * pool's callback. Fields not named in flags are ignored; fields added
+ * later come at the end, each with a flag of its own.
+ */
 struct nfqb_verdict {
-	uint32_t verdict;	/* enum nfqb_verdict_code */
+	uint32_t verdict;	/* NFQB_ACCEPT, ... (enum nfqb_verdict_code) */
 	uint32_t flags;		/* NFQB_V_* */
 	uint32_t mark;
 	uint32_t priority;
@@ -273,9 +292,17 @@ struct nfqb_stats {
 					 * (acknowledgement lost or late) */
 	uint64_t late_verdicts;		/* verdicts refused on dead handles
 					 * (EALREADY, ETIMEDOUT, ESHUTDOWN) */
+	uint64_t linger_pauses;		/* linger pauses taken */
+	uint64_t linger_waiting;	/* reads that showed a flow waiting on
+					 * our verdicts (no adaptive pause
+					 * for a while) */
 };
 
-/* The kernel's view of one queue (/proc/net/netfilter/nfnetlink_queue). */
+/*
+ * The kernel's view of one queue (/proc/net/netfilter/nfnetlink_queue), for
+ * nfqb_kstats_read() and nfqb_kstats_get() (with its size, the stride of
+ * an array). New fields are only ever added at the end.
+ */
 struct nfqb_kstats {
 	uint32_t queue_num;
 	uint32_t portid;		/* peer port id of the bound socket */
@@ -293,8 +320,12 @@ struct nfqb_kstats {
  * nfqb_queue_open - bind queue @num in the current network namespace
  * @num: queue number, 0..65535
  *
- * Opens a netlink socket, binds the queue and selects copy mode
- * NFQB_COPY_PACKET with range 65535. Returns the queue, or NULL with errno:
+ * Opens a netlink socket, binds the queue, selects copy mode
+ * NFQB_COPY_PACKET with range 65535 and sets NFQB_F_GSO: GSO packets come
+ * whole, larger than the MTU, their checksums possibly not filled in yet
+ * (nfqb_pkt_is_gso(), nfqb_pkt_csum_not_ready()); turn it off with
+ * nfqb_queue_set_flags(q, 0, NFQB_F_GSO) to have the kernel segment them
+ * first. Returns the queue, or NULL with errno:
  * EBUSY if another socket holds the queue, EPERM without CAP_NET_ADMIN,
  * ENOMEM, or the socket's error.
  */
@@ -422,8 +453,9 @@ int nfqb_queue_set_nonblock(struct nfqb_queue *q, bool on);
  *
  * Owner thread; any time, packets may be outstanding: every receive buffer
  * holds the largest message, so nothing is resized. Returns 0, or -1 with
- * the kernel's errno (EINVAL for a bad mode) or ETIMEDOUT (see the
- * guarantees above for configuration calls).
+ * errno: EINVAL for a mode not listed above (the kernel would take it),
+ * the kernel's errno, or ETIMEDOUT (see the guarantees above for
+ * configuration calls).
  */
 int nfqb_queue_set_copy_mode(struct nfqb_queue *q, enum nfqb_copy_mode mode,
 			     uint32_t range);
@@ -440,6 +472,8 @@ int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen);
  * nfqb_queue_set_flags - set the queue flags in @mask to their value in
  * @flags (NFQB_F_*)
  *
+ * nfqb_queue_open() sets NFQB_F_GSO; the others are off by default.
+ *
  * Returns 0, or -1 with errno: EOPNOTSUPP for a flag this kernel does not
  * know (or cannot support, as NFQB_F_SECCTX without secmark).
  */
@@ -449,11 +483,15 @@ int nfqb_queue_set_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask);
  * nfqb_queue_set_rcvbuf - socket receive buffer size in bytes
  *
  * Uses SO_RCVBUFFORCE, falling back to SO_RCVBUF (capped by rmem_max) when
- * the caller lacks CAP_NET_ADMIN. Returns 0 or -1 with errno.
+ * the caller lacks CAP_NET_ADMIN. Returns 0, or -1 with the errno of
+ * setsockopt().
  */
 int nfqb_queue_set_rcvbuf(struct nfqb_queue *q, size_t bytes);
 
-/** nfqb_queue_set_enobufs - choose the ENOBUFS policy. Returns 0 or -1. */
+/**
+ * nfqb_queue_set_enobufs - choose the ENOBUFS policy. Returns 0, or -1 with
+ * errno: EINVAL for an unknown @policy, or the error of setsockopt().
+ */
 int nfqb_queue_set_enobufs(struct nfqb_queue *q,
 			   enum nfqb_enobufs_policy policy);
 
@@ -512,13 +550,18 @@ int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
  * nfqb_recv() may pause and take what arrived meanwhile: one wake-up and
  * one verdict message for many packets, at the cost of the pause's delay.
  *
- * NFQB_LINGER_AUTO (the default) adapts: decisions are sent before every
- * pause (no verdict waits for one); the pause lasts as long as the recent
- * pace of the stream needs to gather about 32 packets, at most 200 us,
- * and none when that is under 5 us; a pause that brings less than a
- * quarter of what the pace promised shows a stream that waits on us
- * (TCP, request/response): no pause for 10 ms, doubling up to 1 s while it
- * keeps showing. A pause that brings nothing ends the stream.
+ * NFQB_LINGER_AUTO (the default) adapts, and pauses only while no flow
+ * waits on us: a TCP, SCTP or DCCP packet, or a UDP flow that came alone
+ * in 4 big reads in a row (request/response), turns pausing and holding
+ * decisions for a batch off for 20 ms after each of its packets.
+ * Otherwise decisions are sent before every pause (no verdict waits for
+ * one); the pause lasts as long as the recent pace of the stream needs to
+ * gather about 32 packets, at most 200 us, and none when that is under
+ * 5 us; a pause that brings less than a quarter of what the pace promised
+ * shows a stream that waits on us: no pause for 10 ms, doubling up to 1 s
+ * while it keeps showing. A pause that brings nothing ends the stream.
+ * The pause is exact (a timerfd, no timer slack) and ends early when
+ * another thread posts a decision or interrupts.
  *
  * A number of microseconds fixes the pause: every time the socket runs dry
  * mid-stream, decisions held (never past the latency bound) for bigger
@@ -629,7 +672,9 @@ enum nfqb_hook_point nfqb_pkt_hook_point(const struct nfqb_packet *p);
 /* hw_protocol, host byte order (e.g. 0x0800 for IPv4) */
 uint16_t nfqb_pkt_hw_protocol(const struct nfqb_packet *p);
 bool nfqb_pkt_mark(const struct nfqb_packet *p, uint32_t *mark);
-bool nfqb_pkt_timestamp(const struct nfqb_packet *p, struct timeval *tv);
+/* The time the packet was received, in nanoseconds since the epoch
+ * (the kernel's seconds and microseconds), when the kernel sent one. */
+bool nfqb_pkt_timestamp(const struct nfqb_packet *p, uint64_t *ns);
 bool nfqb_pkt_indev(const struct nfqb_packet *p, uint32_t *ifindex);
 bool nfqb_pkt_outdev(const struct nfqb_packet *p, uint32_t *ifindex);
 bool nfqb_pkt_physindev(const struct nfqb_packet *p, uint32_t *ifindex);
@@ -694,12 +739,19 @@ int nfqb_verdict_mark(struct nfqb_packet *p, uint32_t verdict, uint32_t mark);
 
 /**
  * nfqb_verdict_ex - decide @p with the options in @v (mark, payload,
- * priority, queue-to-N with bypass). The payload is copied before return.
- * Errors as nfqb_verdict() (EINVAL also for a NULL @v or bad flags), plus
- * ENOMEM (no memory for the payload copy) and EMSGSIZE (payload longer
- * than 65531 bytes); after those two @p is still the caller's to decide.
+ * priority, queue-to-N with bypass)
+ * @size: sizeof(*v) as the caller knows it
+ *
+ * The payload is copied before return. Errors as nfqb_verdict(), and
+ * EINVAL also for a NULL @v, unknown flags, NFQB_V_BYPASS without
+ * NFQB_QUEUE, a NULL payload with a length, or a @size below that of the
+ * 1.0 struct; E2BIG (@size larger than the library's struct and a byte
+ * past it not zero), EMSGSIZE (payload longer than 65531 bytes) and ENOMEM
+ * (no memory for the payload copy). After EINVAL for the verdict itself,
+ * E2BIG, EMSGSIZE or ENOMEM, @p is still the caller's to decide.
  */
-int nfqb_verdict_ex(struct nfqb_packet *p, const struct nfqb_verdict *v);
+int nfqb_verdict_ex(struct nfqb_packet *p, const struct nfqb_verdict *v,
+		    size_t size);
 
 /**
  * nfqb_verdict_batch - verdict every outstanding packet up to @max_id
@@ -721,20 +773,27 @@ int nfqb_verdict_batch(struct nfqb_queue *q, uint32_t max_id, uint32_t verdict,
 /**
  * nfqb_kstats_read - parse /proc/net/netfilter/nfnetlink_queue of the
  * current network namespace into @out (up to @max entries)
+ * @out: an array of @max entries of @size bytes each (may be NULL to count)
+ * @size: sizeof(*out) as the caller knows it: the array's stride
  *
  * Returns the number of queues listed (which may exceed @max), or -1 with
- * errno: ENOENT if nfnetlink_queue is not loaded, EACCES for a caller that
- * may not read it (the file is root's, mode 0440: also after switching to
- * another user keeping CAP_NET_ADMIN).
+ * errno: EINVAL (@size 0 or not a multiple of 4), ENOENT if
+ * nfnetlink_queue is not loaded, EACCES for a caller that may not read it
+ * (the file is root's, mode 0440: also after switching to another user
+ * keeping CAP_NET_ADMIN), or another error of reading the file.
  */
-int nfqb_kstats_read(struct nfqb_kstats *out, size_t max);
+int nfqb_kstats_read(struct nfqb_kstats *out, size_t max, size_t size);
 
 /**
  * nfqb_kstats_get - the kernel's view of queue @num
+ * @out: filled in, may be NULL (then only tells if the queue is bound)
+ * @size: sizeof(*out) as the caller knows it
  *
- * Returns 0, or -1 with ENOENT if the queue is not bound.
+ * Returns 0, or -1 with errno: EINVAL (@size 0 or not a multiple of 4),
+ * ENOENT if the queue is not bound (or nfnetlink_queue is not loaded), or
+ * the error of reading the file.
  */
-int nfqb_kstats_get(uint16_t num, struct nfqb_kstats *out);
+int nfqb_kstats_get(uint16_t num, struct nfqb_kstats *out, size_t size);
 
 /* --- Misc ---------------------------------------------------------------- */
 

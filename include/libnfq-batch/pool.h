@@ -63,7 +63,9 @@ enum nfqb_pool_mode {
  * @v: the verdict to apply, preset to the pool's default verdict with no
  *	options; fill it as for nfqb_verdict_ex(): any verdict (NFQB_ACCEPT,
  *	NFQB_DROP, NFQB_REPEAT, NFQB_QUEUE with queue_num and optionally
- *	NFQB_V_BYPASS), with mark, priority, payload (see struct nfqb_verdict)
+ *	NFQB_V_BYPASS), with mark, priority, payload (see struct nfqb_verdict).
+ *	It is the library's struct: fields added after the caller's header
+ *	keep their presets (no flag of theirs is set)
  *
  * Return NFQB_POOL_VERDICT and the pool applies *v with nfqb_verdict_ex()
  * (a payload in *v is copied before the pool goes on). Return
@@ -78,6 +80,11 @@ enum nfqb_pool_mode {
 typedef int (*nfqb_pool_cb)(struct nfqb_packet *p, void *policy,
 			    void *cb_data, struct nfqb_verdict *v);
 
+/*
+ * The configuration of a pool, passed to nfqb_pool_create() with its size.
+ * Zero is the default of every field but cb; new fields are only ever
+ * added at the end (see "Structs that can grow" in libnfq-batch.h).
+ */
 struct nfqb_pool_config {
 	uint16_t queue_first;		/* queues queue_first .. */
 	uint16_t queue_count;		/* ... + queue_count - 1 (>= 1) */
@@ -88,7 +95,8 @@ struct nfqb_pool_config {
 	 * are numbered as in nfqb_pool_stats() */
 	const int *cpus;
 	unsigned int ncpus;
-	uint32_t queue_flags;		/* NFQB_F_* set on every queue */
+	uint32_t queue_flags;		/* NFQB_F_* set on every queue, on top
+					 * of NFQB_F_GSO (nfqb_queue_open()) */
 	uint32_t copy_range;		/* bytes copied per packet (0: 65535) */
 	uint32_t maxlen;		/* kernel queue length (0: kernel's) */
 	unsigned int buffers;		/* per queue, see nfqb_queue_set_buffers
@@ -116,6 +124,10 @@ struct nfqb_pool_config {
 	uint32_t latency_us;
 	unsigned int batch_limit;
 	uint32_t verdict_timeout_ms;
+	/* NFQB_F_* turned off on every queue, for instance NFQB_F_GSO to have
+	 * the kernel segment GSO packets before queueing (0: none; a flag
+	 * also in queue_flags stays on) */
+	uint32_t queue_flags_off;
 };
 
 /*
@@ -145,15 +157,20 @@ struct nfqb_pool_stats {
 /**
  * nfqb_pool_create - open and configure the queues of a pool
  * @cfg: the configuration (copied; cpus too)
+ * @size: sizeof(*cfg) as the caller knows it
  *
  * Binds every queue (in the caller's network namespace) and sets copy
  * range, flags, maxlen and buffers; starts no thread. Returns the pool, or
- * NULL with errno: EINVAL (no callback, queue_count 0 or past 65535, a
- * ring_size not a power of two, mode unknown), ENOMEM, or the error of
- * nfqb_queue_open()/nfqb_queue_set_*() (EBUSY, EPERM, EOPNOTSUPP...).
+ * NULL with errno: EINVAL (NULL @cfg, no callback, queue_count 0 or the
+ * queues past 65535, ring_size not a power of two or above 2^24, mode
+ * unknown, more than 1024 workers, ncpus without cpus, @size below that of
+ * the 1.0 struct), E2BIG (@size larger than the library's struct and a
+ * byte past it not zero), ENOMEM, or the error of
+ * nfqb_queue_open()/nfqb_queue_set_*() (EBUSY, EPERM, EOPNOTSUPP, ...).
  * On failure the initial policy is not freed.
  */
-struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg);
+struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg,
+				   size_t size);
 
 /**
  * nfqb_pool_start - start the pool's threads
@@ -214,19 +231,22 @@ int nfqb_pool_wait(struct nfqb_pool *pool);
  * Late verdicts fail with ESHUTDOWN, as after a stop; the pool is then
  * only good for nfqb_pool_destroy(), which leaves the sockets open.
  *
+ * A queue that could not be handed over (its verdicts could not be sent,
+ * or a gap of unreadable messages is open: see nfqb_queue_detach()) is
+ * unbound as at a stop and gets -1 in @fds; the others are handed over
+ * all the same.
+ *
  * Returns 0, or -1 with errno: EINVAL (NULL @pool or @fds, @nfds too
  * small, pool not started); EALREADY (the pool was stopping or stopped
- * already: nothing handed over); or the first error of a pool thread (as
- * nfqb_pool_wait()): a queue that could not be handed over (its verdicts
- * could not be sent: EAGAIN, EPERM...; EBUSY for an open gap of unreadable
- * messages) is unbound as at a stop and gets -1 in @fds, the others are
- * handed over all the same.
+ * already: nothing handed over); or the first error of a pool thread, as
+ * nfqb_pool_wait() reports it.
  */
 int nfqb_pool_handover(struct nfqb_pool *pool, int *fds, unsigned int nfds);
 
 /**
  * nfqb_pool_adopt - nfqb_pool_create() on queues already bound
  * @cfg: as for nfqb_pool_create()
+ * @size: sizeof(*cfg) as the caller knows it, as for nfqb_pool_create()
  * @fds: queue_count netlink sockets, fds[i] bound to queue
  *	queue_first + i (from nfqb_pool_handover() or nfqb_queue_detach()
  *	in the previous process)
@@ -241,7 +261,7 @@ int nfqb_pool_handover(struct nfqb_pool *pool, int *fds, unsigned int nfds);
  * verdict (see nfqb_queue_adopt()).
  */
 struct nfqb_pool *nfqb_pool_adopt(const struct nfqb_pool_config *cfg,
-				  const int *fds);
+				  size_t size, const int *fds);
 
 /**
  * nfqb_pool_destroy - stop and wait if needed, free the queues and the
@@ -258,8 +278,8 @@ void nfqb_pool_destroy(struct nfqb_pool *pool);
  * Workers use @policy from their next packet. Waits for a grace period (no
  * worker still deciding with the old policy), then calls policy_free on
  * the old one (unless it is @policy itself). Any thread but a pool thread;
- * not async-signal-safe. Returns 0, or -1 with errno EDEADLK when called
- * from a pool thread (the callback).
+ * not async-signal-safe. Returns 0, or -1 with errno: EDEADLK when called
+ * from a pool thread (the callback), EINVAL for a NULL @pool.
  */
 int nfqb_pool_set_policy(struct nfqb_pool *pool, void *policy);
 

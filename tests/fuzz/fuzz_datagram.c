@@ -795,7 +795,7 @@ static int call_verdict(struct nfqb_packet *p, unsigned int kind,
 	case 4:
 	case 5:
 	case 6:
-		return nfqb_verdict_ex(p, v);
+		return nfqb_verdict_ex(p, v, sizeof(*v));
 	default:
 		return nfqb_verdict(p, d->verdict);
 	}

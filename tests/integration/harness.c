@@ -614,7 +614,7 @@ struct nfqb_kstats nfqbt_kstats(uint16_t num)
 	int ret;
 
 	memset(&ks, 0, sizeof(ks));
-	ret = nfqb_kstats_get(num, &ks);
+	ret = nfqb_kstats_get(num, &ks, sizeof(ks));
 	ck_assert_msg(ret == 0, "nfqb_kstats_get(%u): %s", num,
 		      strerror(errno));
 	ck_assert_uint_eq(ks.queue_num, num);

@@ -224,7 +224,7 @@ static void sample(pid_t pid, unsigned long *rss_kb, unsigned int *fds)
 static void kernel_drops(unsigned int *dropped, unsigned int *total)
 {
 	struct nfqb_kstats ks[4];
-	int i, n = nfqb_kstats_read(ks, 4);
+	int i, n = nfqb_kstats_read(ks, 4, sizeof(ks[0]));
 
 	*dropped = 0;
 	*total = 0;

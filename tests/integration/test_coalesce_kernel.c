@@ -642,7 +642,9 @@ START_TEST(test_lone_packet_behind_undecided)
 	ck_assert_uint_eq(st.batch_msgs, 0);
 	ck_assert_uint_eq(st.marked, 2);
 	ck_assert_uint_eq(st.outstanding, 0);
-	ck_assert_uint_ge(st.flush_latency, 1);
+	/* the latency timer sends it; on a loaded machine the owner may
+	 * first run after the bound, and then its idle flush does */
+	ck_assert_uint_ge(st.flush_latency + st.flush_idle, 1);
 	lone_finish(&l, rx, th);
 }
 END_TEST

@@ -147,7 +147,7 @@ static void *kmon_main(void *arg)
 	while (!atomic_load(&m->stop) && nfqbt_now_ms() - start < 30000) {
 		struct nfqb_kstats ks;
 
-		if (nfqb_kstats_get(QNUM, &ks) == 0) {
+		if (nfqb_kstats_get(QNUM, &ks, sizeof(ks)) == 0) {
 			atomic_store(&m->queue_dropped, ks.queue_dropped);
 			atomic_store(&m->user_dropped, ks.queue_user_dropped);
 			atomic_store(&m->id_sequence, ks.id_sequence);
@@ -225,7 +225,7 @@ static void stop_under_load(bool bypass, bool pool_api)
 			.cb = pool_cb,
 		};
 
-		pool = nfqb_pool_create(&cfg);
+		pool = nfqb_pool_create(&cfg, sizeof(cfg));
 		ck_assert_msg(pool, "pool: %s", strerror(errno));
 		ck_assert(nfqb_pool_start(pool) == 0);
 	} else {
@@ -654,7 +654,7 @@ static void pool_handover(enum nfqb_pool_mode mode)
 		       "--queue-balance %u:%u", PORT, QNUM, QNUM + 1);
 	rx = nfqbt_rx_start(PORT, &ro);
 	cfg.cb_data = (void *)(uintptr_t)1;
-	pool = nfqb_pool_create(&cfg);
+	pool = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_msg(pool, "create: %s", strerror(errno));
 	ck_assert(nfqb_pool_start(pool) == 0);
 	sender_start(&s, rx, MAX_SEQ);
@@ -670,7 +670,7 @@ static void pool_handover(enum nfqb_pool_mode mode)
 		decided[g] = ps.packets;
 		nfqb_pool_destroy(pool);	/* the sockets stay open */
 		cfg.cb_data = (void *)(uintptr_t)(g + 1);
-		pool = nfqb_pool_adopt(&cfg, fds);
+		pool = nfqb_pool_adopt(&cfg, sizeof(cfg), fds);
 		ck_assert_msg(pool, "adopt: %s", strerror(errno));
 		ck_assert(nfqb_pool_start(pool) == 0);
 		ck_assert(atomic_load(&s.sent) < MAX_SEQ);
@@ -681,7 +681,7 @@ static void pool_handover(enum nfqb_pool_mode mode)
 	sent = sender_join(&s);
 	ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000), "sent %u, arrived "
 		      "%u", sent, nfqbt_rx_total(rx));
-	ck_assert(nfqb_kstats_read(ks, 2) == 2);
+	ck_assert(nfqb_kstats_read(ks, 2, sizeof(ks[0])) == 2);
 	nfqb_pool_stop(pool);
 	ck_assert(nfqb_pool_wait(pool) == 0);
 	nfqb_pool_stats(pool, -1, &ps, sizeof(ps));
@@ -1231,7 +1231,7 @@ START_TEST(test_privdrop)
 		struct nfqb_kstats ks;
 
 		errno = 0;
-		ck_assert(nfqb_kstats_get(QNUM, &ks) < 0 && errno == EACCES);
+		ck_assert(nfqb_kstats_get(QNUM, &ks, sizeof(ks)) < 0 && errno == EACCES);
 	}
 	/* another queue can still be bound: the socket's opener and the
 	 * sender both have CAP_NET_ADMIN */
@@ -1558,7 +1558,7 @@ START_TEST(test_verdict_tool_user)
 	for (i = 0; i < 5000; i++) {
 		struct nfqb_kstats ks;
 
-		if (nfqb_kstats_get(QNUM, &ks) == 0)
+		if (nfqb_kstats_get(QNUM, &ks, sizeof(ks)) == 0)
 			break;
 		usleep(1000);
 	}

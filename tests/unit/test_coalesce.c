@@ -261,7 +261,7 @@ static void decide_one(struct model *m, struct mpkt *k, unsigned int *s)
 	if (!k->has_mark && !k->plen && rnd(s) % 2)
 		ret = nfqb_verdict(k->view, k->verdict);
 	else
-		ret = nfqb_verdict_ex(k->view, &v);
+		ret = nfqb_verdict_ex(k->view, &v, sizeof(v));
 	if (ret < 0 && errno == ETIMEDOUT) {
 		ck_assert(k->expired);
 		return;
