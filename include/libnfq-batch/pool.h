@@ -219,9 +219,11 @@ int nfqb_pool_wait(struct nfqb_pool *pool);
  * @nfds: room in @fds, at least queue_count
  *
  * As nfqb_pool_stop() then nfqb_pool_wait(): reading ends, packets given
- * to the callback complete, deferred packets get drain_ms to be decided,
- * the rest gets the default verdict (in dispatch mode also the packets a
- * reader had not handed to a worker), every verdict is sent. Then, unlike
+ * to the callback complete (in queue-per-worker mode, so do those the
+ * library had read and not handed out yet), deferred packets get drain_ms
+ * to be decided, the rest gets the default verdict (in dispatch mode also
+ * the packets a reader had not handed to a worker), every verdict is
+ * sent. Then, unlike
  * a stop, nothing more is read from the sockets (what they hold stays for
  * the next owner) and the queues stay bound, their length and flags
  * unchanged: in between the kernel queues packets (up to maxlen), drops
