@@ -385,10 +385,12 @@ static bool inherited_fds(const struct opts *o, int *fds)
 
 /* Bind queue first+i and hand its socket over to ourselves: the pool is
  * always made by nfqb_pool_adopt(), so that we know its sockets (for the
- * fd store). */
-static int bind_fds(const struct opts *o, int *fds)
+ * fd store). Packets that arrive while a queue is being configured are
+ * read with the configuration's answers: they are inspected here, by the
+ * rules @r, before the socket can be given up. */
+static int bind_fds(const struct opts *o, int *fds, struct rules *r)
 {
-	unsigned int i;
+	unsigned int i, tries;
 
 	for (i = 0; i < o->count; i++) {
 		struct nfqb_queue *q;
@@ -401,10 +403,28 @@ static int bind_fds(const struct opts *o, int *fds)
 				o->first + i, strerror(errno));
 			return -1;
 		}
-		fds[i] = nfqb_queue_detach(q);
+		nfqb_queue_set_nonblock(q, true);
+		for (tries = 0; tries < 1000; tries++) {
+			struct nfqb_packet *vec[64];
+			int k, n;
+
+			fds[i] = nfqb_queue_detach(q);
+			if (fds[i] >= 0 || errno != EBUSY)
+				break;
+			n = nfqb_recv(q, vec, 64);
+			for (k = 0; k < n; k++) {
+				struct nfqb_verdict v = {
+					.verdict = NFQB_ACCEPT,
+				};
+
+				inspect(vec[k], r, NULL, &v);
+				if (nfqb_verdict_ex(vec[k], &v, sizeof(v)) < 0)
+					nfqb_verdict(vec[k], NFQB_ACCEPT);
+			}
+		}
 		if (fds[i] < 0) {
-			fprintf(stderr, "nfqb-ips: queue %u: %s\n",
-				o->first + i, strerror(errno));
+			fprintf(stderr, "nfqb-ips: queue %u: giving up its "
+				"socket: %s\n", o->first + i, strerror(errno));
 			nfqb_queue_close(q);
 			return -1;
 		}
@@ -528,7 +548,7 @@ static int serve(const struct opts *o, void (*tick)(struct nfqb_pool *, void *),
 	inherited = inherited_fds(o, fds);
 again:
 	r = rules_load(o->rules, generation);
-	if (!r || bind_fds(o, fds) < 0) {
+	if (!r || bind_fds(o, fds, r) < 0) {
 		free(r);
 		return 1;
 	}

@@ -234,6 +234,67 @@ static void kernel_drops(unsigned int *dropped, unsigned int *total)
 	}
 }
 
+/* Diagnostics: who holds a queue after the IPS exited (the netlink
+ * socket's inode from /proc/net/netlink, then /proc/ * /fd). */
+static void print_holders(void)
+{
+	struct nfqb_kstats ks[4];
+	int i, n = nfqb_kstats_read(ks, 4, sizeof(ks[0]));
+
+	for (i = 0; i < n && i < 4; i++) {
+		char line[512], want[64];
+		unsigned long inode = 0;
+		FILE *f = fopen("/proc/net/netlink", "re");
+		DIR *proc;
+		struct dirent *d;
+
+		printf("soak: queue %u still bound to port id %u (%u queued)\n",
+		       ks[i].queue_num, ks[i].portid, ks[i].queue_total);
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned int proto, pid;
+			unsigned long ino;
+
+			if (sscanf(line, "%*s %u %u %*s %*s %*s %*s %*s %*s %*s "
+				   "%lu", &proto, &pid, &ino) == 3 &&
+			    proto == 12 && pid == ks[i].portid)
+				inode = ino;
+		}
+		if (f)
+			fclose(f);
+		snprintf(want, sizeof(want), "socket:[%lu]", inode);
+		proc = opendir("/proc");
+		while (proc && (d = readdir(proc))) {
+			char dir[300], link[600], target[128];
+			struct dirent *e;
+			DIR *fds;
+
+			if (d->d_name[0] < '0' || d->d_name[0] > '9')
+				continue;
+			snprintf(dir, sizeof(dir), "/proc/%s/fd", d->d_name);
+			fds = opendir(dir);
+			while (fds && (e = readdir(fds))) {
+				ssize_t k;
+
+				snprintf(link, sizeof(link), "%s/%s", dir,
+					 e->d_name);
+				k = readlink(link, target, sizeof(target) - 1);
+				if (k > 0) {
+					target[k] = 0;
+					if (!strcmp(target, want))
+						printf("soak: held by pid %s "
+						       "fd %s\n", d->d_name,
+						       e->d_name);
+				}
+			}
+			if (fds)
+				closedir(fds);
+		}
+		if (proc)
+			closedir(proc);
+	}
+	fflush(stdout);
+}
+
 START_TEST(test_soak)
 {
 	const char *env = getenv("NFQB_SOAK_SECONDS");
@@ -298,6 +359,7 @@ START_TEST(test_soak)
 		}
 		if (now - last_restart >= 30000) {
 			ips_stop(&p);
+			print_holders();	/* nothing, normally */
 			p = ips_start(ips_path, rules);
 			restarts++;
 			last_restart = nfqbt_now_ms();
