@@ -445,6 +445,10 @@ struct nfqb_queue {
 	bool fallback;		/* contract broken: singles only */
 	bool last_recv_full;	/* last recvmmsg filled its whole vector */
 	bool streaming;		/* packets keep coming: linger, batch */
+	bool adopted;		/* nfqb_queue_adopt(): a previous owner */
+	int refused;		/* errno of a verdict the kernel refused,
+				 * not reported yet (EPERM: no
+				 * CAP_NET_ADMIN) */
 	_Atomic bool shut;	/* nfqb_queue_shutdown() done */
 	struct nfqb_linger {
 		bool fixed;		/* a duration set by the application */
@@ -613,5 +617,12 @@ struct nfqb_queue *nfqb_queue_alloc_detached(uint16_t num,
  * close the sockets, keep the memory: later verdicts fail with ESHUTDOWN.
  * nfqb_queue_close() frees it. Returns 0 or -1 with errno. */
 int nfqb_queue_shutdown(struct nfqb_queue *q);
+/* Hand the binding on (see queue.c): every verdict sent, nothing more
+ * read, no unbind; returns the socket fd (no longer the queue's) or -1.
+ * The memory stays until nfqb_queue_close(). */
+int nfqb_queue_release(struct nfqb_queue *q);
+/* nfqb_queue_adopt() with @nbuffers receive buffers. */
+struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
+				      unsigned int nbuffers);
 
 #endif /* NFQB_INTERNAL_H */

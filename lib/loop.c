@@ -274,6 +274,17 @@ static int wait_events(struct nfqb_queue *q, unsigned int max, int timeout)
 	return 0;
 }
 
+/* The kernel refused a verdict (EPERM: the process, or the socket's
+ * opener, has no CAP_NET_ADMIN): report it once. */
+static bool take_refused(struct nfqb_queue *q)
+{
+	if (!q->refused)
+		return false;
+	errno = q->refused;
+	q->refused = 0;
+	return true;
+}
+
 static bool take_interrupt(struct nfqb_queue *q)
 {
 	if (!atomic_load_explicit(&q->interrupt, memory_order_relaxed) ||
@@ -326,6 +337,8 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 		int r;
 
 		if (take_interrupt(q))
+			return -1;
+		if (take_refused(q))
 			return -1;
 		if (atomic_load_explicit(&q->wake_pending, memory_order_relaxed))
 			nfqb_loop_clear_wakeup(q);
@@ -388,6 +401,8 @@ NFQB_EXPORT int nfqb_flush(struct nfqb_queue *q)
 	}
 	if (q->timeout_ms)
 		nfqb_book_expire(q, now);
+	if (take_refused(q))
+		return -1;
 	return nfqb_tx_flush(q, NFQB_FLUSH_EXPLICIT, false, now);
 }
 

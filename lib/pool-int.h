@@ -128,6 +128,8 @@ struct nfqb_pool {
 	_Atomic bool stop;
 	_Atomic unsigned int workers_exited;
 	_Atomic bool any_defer;
+	_Atomic bool handover;	/* nfqb_pool_handover(): keep the bindings */
+	int *handed;		/* ... the socket of each queue, or -1 */
 	bool started;
 	bool waited;
 	int err;		/* what nfqb_pool_wait() reports */

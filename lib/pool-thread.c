@@ -149,8 +149,20 @@ void pool_drain_deferred(struct pool_thread *t, struct nfqb_queue *q)
  * after it counts the default verdicts it gave. */
 void pool_queue_finish(struct pool_thread *t, struct nfqb_queue *q)
 {
-	if (nfqb_queue_shutdown(q) < 0)
+	struct nfqb_pool *pool = t->pool;
+
+	if (atomic_load(&pool->handover)) {
+		/* nfqb_pool_handover(): every verdict sent, still bound */
+		int fd = nfqb_queue_release(q);
+
+		pool->handed[t->qi] = fd;
+		if (fd < 0) {
+			pool_thread_fail(t, errno);
+			nfqb_queue_shutdown(q);	/* unbind, as a stop */
+		}
+	} else if (nfqb_queue_shutdown(q) < 0) {
 		pool_thread_fail(t, errno);
+	}
 	t->finished = true;
 	pool_queue_snapshot(t, q, true);
 	pool_stats_publish(t);

@@ -85,6 +85,25 @@ static void decide_packet(struct pool_thread *t, struct nfqb_packet *p)
 	nfqb_verdict(p, pool->default_verdict);
 }
 
+/* Handover: packets the library read (a linger's read) and did not hand
+ * out yet go through the callback too, not to the default verdict. */
+static void decide_ready(struct pool_thread *t, struct nfqb_queue *q,
+			 struct nfqb_packet **vec)
+{
+	unsigned int k;
+
+	for (k = 0; q->nready && k < 1000; k++) {
+		int i, n = nfqb_recv(q, vec, POOL_VEC);
+
+		if (n <= 0)
+			continue;	/* EINTR, a refusal: reported once */
+		t->loc[PSTAT(received)] += (unsigned int)n;
+		t->loc[PSTAT(batches)]++;
+		for (i = 0; i < n; i++)
+			decide_packet(t, vec[i]);
+	}
+}
+
 /* --- queue per worker --------------------------------------------------- */
 
 void *pool_qpw_main(void *arg)
@@ -143,6 +162,8 @@ void *pool_qpw_main(void *arg)
 		pool_thread_sleep(t, qfd, pool_sleep_timeout(t, q));
 		worker_online();
 	}
+	if (atomic_load(&pool->handover))
+		decide_ready(t, q, vec);
 	worker_offline(t);
 	urcu_qsbr_unregister_thread();
 	pool_drain_deferred(t, q);

@@ -24,7 +24,8 @@ static int config_queue(struct nfqb_pool *pool, struct nfqb_queue *q)
 		return -1;
 	if (c->maxlen && nfqb_queue_set_maxlen(q, c->maxlen) < 0)
 		return -1;
-	if (c->buffers && nfqb_queue_set_buffers(q, c->buffers) < 0)
+	if (c->buffers && c->buffers != q->nslots &&
+	    nfqb_queue_set_buffers(q, c->buffers) < 0)
 		return -1;
 	if (c->rcvbuf && nfqb_queue_set_rcvbuf(q, c->rcvbuf) < 0)
 		return -1;
@@ -69,11 +70,13 @@ static void pool_free(struct nfqb_pool *pool)
 	free(pool->rings);
 	free(pool->ring_mem);
 	free(pool->cpus);
+	free(pool->handed);
 	free(pool);
 }
 
-NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *ucfg,
-					       size_t size)
+/* Create, binding the queues (@fds NULL) or adopting the sockets in @fds. */
+static struct nfqb_pool *pool_new(const struct nfqb_pool_config *ucfg,
+				  size_t size, const int *fds)
 {
 	const struct nfqb_pool_config *cfg;
 	struct nfqb_pool_config c;
@@ -126,13 +129,16 @@ NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *uc
 		pool->cfg.cpus = pool->cpus;
 	}
 	pool->queues = calloc(pool->nqueues, sizeof(*pool->queues));
+	pool->handed = malloc(pool->nqueues * sizeof(*pool->handed));
 	pool->qsnap = calloc(pool->nqueues, sizeof(*pool->qsnap));
 	pool->threads = calloc(pool->nthreads, sizeof(*pool->threads));
 	if (pool->threads)	/* pool_free() closes what is not -1 */
 		for (i = 0; i < pool->nthreads; i++)
 			pool->threads[i].evfd = -1;
-	if (!pool->queues || !pool->qsnap || !pool->threads)
+	if (!pool->queues || !pool->qsnap || !pool->threads || !pool->handed)
 		goto fail_nomem;
+	for (i = 0; i < pool->nqueues; i++)
+		pool->handed[i] = -1;
 	for (i = 0; i < pool->nqueues; i++)
 		pthread_mutex_init(&pool->qsnap[i].lock, NULL);
 	for (i = 0; i < pool->nthreads; i++) {
@@ -172,7 +178,13 @@ NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *uc
 	for (i = 0; i < pool->nqueues; i++) {
 		struct nfqb_queue *q;
 
-		q = nfqb_queue_open((uint16_t)(cfg->queue_first + i));
+		if (fds)
+			q = nfqb_queue_adopt_n(fds[i],
+					       (uint16_t)(cfg->queue_first + i),
+					       cfg->buffers ? cfg->buffers :
+					       NFQB_DEFAULT_BUFFERS);
+		else
+			q = nfqb_queue_open((uint16_t)(cfg->queue_first + i));
 		pool->queues[i] = q;
 		if (!q || config_queue(pool, q) < 0) {
 			err = errno;
@@ -185,9 +197,39 @@ fail_nomem:
 	err = ENOMEM;
 fail:
 	atomic_store(&pool->policy, NULL);
+	if (fds) {
+		/* the sockets stay the caller's: not closed, not unbound */
+		for (i = 0; i < pool->nqueues; i++) {
+			struct nfqb_queue *q = pool->queues[i];
+
+			if (q && nfqb_queue_release(q) < 0) {
+				/* what it read and could not verdict is
+				 * still queued: the next owner defaults it
+				 * (orphans, see nfqb_queue_adopt()) */
+				atomic_store(&q->shut, true);
+				q->fd = -1;
+			}
+		}
+	}
 	pool_free(pool);
 	errno = err;
 	return NULL;
+}
+
+NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg,
+					       size_t size)
+{
+	return pool_new(cfg, size, NULL);
+}
+
+NFQB_EXPORT struct nfqb_pool *nfqb_pool_adopt(const struct nfqb_pool_config *cfg,
+					      size_t size, const int *fds)
+{
+	if (!fds) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return pool_new(cfg, size, fds);
 }
 
 NFQB_EXPORT void nfqb_pool_stop(struct nfqb_pool *pool)
@@ -311,6 +353,34 @@ NFQB_EXPORT int nfqb_pool_wait(struct nfqb_pool *pool)
 		return -1;
 	}
 	return 0;
+}
+
+NFQB_EXPORT int nfqb_pool_handover(struct nfqb_pool *pool, int *fds,
+				   unsigned int nfds)
+{
+	unsigned int i;
+	int ret;
+
+	if (!pool || !fds || nfds < pool->nqueues || !pool->started) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (pool->waited || pool_stopping(pool)) {
+		errno = EALREADY;
+		return -1;
+	}
+	atomic_store(&pool->handover, true);
+	nfqb_pool_stop(pool);
+	ret = nfqb_pool_wait(pool);
+	for (i = 0; i < pool->nqueues; i++) {
+		fds[i] = pool->handed[i];
+		pool->handed[i] = -1;
+		if (fds[i] < 0 && !ret) {
+			errno = EALREADY;	/* stopped by someone else */
+			ret = -1;
+		}
+	}
+	return ret;
 }
 
 NFQB_EXPORT void nfqb_pool_destroy(struct nfqb_pool *pool)

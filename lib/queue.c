@@ -4,6 +4,7 @@
  * (each acknowledged, its error returned), the socket options, close.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,20 +303,12 @@ struct nfqb_queue *nfqb_queue_alloc_detached(uint16_t num,
 	return q;
 }
 
-static int open_socket(struct nfqb_queue *q)
+/* Socket options, wake-up eventfd and epoll around the bound socket. */
+static int setup_socket(struct nfqb_queue *q)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	socklen_t salen = sizeof(sa);
 	struct epoll_event ev = { .events = EPOLLIN };
 	int one = 1;
 
-	q->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
-	if (q->fd < 0)
-		return -1;
-	if (bind(q->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    getsockname(q->fd, (struct sockaddr *)&sa, &salen) < 0)
-		return -1;
-	q->portid = sa.nl_pid;
 	/* error replies carry only the header of what failed (a verdict
 	 * with a payload would otherwise come back whole) */
 	setsockopt(q->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
@@ -330,6 +323,21 @@ static int open_socket(struct nfqb_queue *q)
 		return -1;
 	ev.data.fd = q->evfd;
 	return epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->evfd, &ev);
+}
+
+static int open_socket(struct nfqb_queue *q)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	socklen_t salen = sizeof(sa);
+
+	q->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+	if (q->fd < 0)
+		return -1;
+	if (bind(q->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(q->fd, (struct sockaddr *)&sa, &salen) < 0)
+		return -1;
+	q->portid = sa.nl_pid;
+	return setup_socket(q);
 }
 
 NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
@@ -610,3 +618,159 @@ NFQB_EXPORT bool nfqb_queue_fallback(const struct nfqb_queue *q)
 }
 
 
+
+/* --- Handing a bound queue from one process to the next ------------------ */
+
+/* Send every decision, the default verdict for what is undecided; true if
+ * nothing is owed to the kernel any more (an open gap of unreadable
+ * messages is: its packets are queued and undecided). */
+static int settle(struct nfqb_queue *q)
+{
+	wait_deciders(q);
+	nfqb_book_default_all(q);
+	if (flush_all(q) < 0)
+		return -1;
+	nfqb_book_trim(&q->book);
+	if (!nfqb_book_empty(&q->book)) {
+		errno = EBUSY;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Give up @q without unbinding it: every packet the library tracks gets
+ * its decision or the default verdict and every verdict is sent; nothing is
+ * read from the socket any more (what it holds stays for the next owner),
+ * the queue length and flags stay as they are. Then later decisions are
+ * refused (ESHUTDOWN) and the socket is no longer the queue's: its fd is
+ * returned and @q keeps its memory (nfqb_queue_close() frees it without
+ * touching the socket). Returns the fd, or -1 with errno: EAGAIN or a
+ * send's error, EBUSY (an open gap of unreadable messages), ESHUTDOWN;
+ * a failure before the refusal point leaves @q usable, one after it (only
+ * for decisions that came in between) leaves @q shut down with its
+ * socket, which nfqb_queue_close() closes (the kernel unbinds).
+ */
+int nfqb_queue_release(struct nfqb_queue *q)
+{
+	struct epoll_event ev = { 0 };
+	int fd;
+
+	if (atomic_load(&q->shut)) {
+		errno = ESHUTDOWN;
+		return -1;
+	}
+	if (q->detached) {
+		errno = ENOTSOCK;
+		return -1;
+	}
+	if (settle(q) < 0)
+		return -1;
+	atomic_store(&q->shut, true);
+	if (settle(q) < 0)
+		return -1;
+	fd = q->fd;
+	epoll_ctl(q->epfd, EPOLL_CTL_DEL, fd, &ev);
+	q->fd = -1;
+	return fd;
+}
+
+NFQB_EXPORT int nfqb_queue_detach(struct nfqb_queue *q)
+{
+	int fd;
+
+	if (!q) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (q->nready) {
+		/* read from the socket, not handed out: only the application
+		 * may decide them (nfqb_recv() hands them out first) */
+		errno = EBUSY;
+		return -1;
+	}
+	fd = nfqb_queue_release(q);
+	if (fd < 0)
+		return -1;
+	queue_free(q);
+	return fd;
+}
+
+struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
+				      unsigned int nbuffers)
+{
+	struct sockaddr_nl sa = { 0 };
+	socklen_t len = sizeof(sa);
+	struct nfqb_kstats ks;
+	struct nfqb_queue *q;
+	int v[2], err, listed;
+
+	if (fd < 0) {
+		errno = EBADF;
+		return NULL;
+	}
+	len = sizeof(v[0]);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v[0], &len) < 0)
+		return NULL;
+	len = sizeof(v[1]);
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v[1], &len) < 0)
+		return NULL;
+	if (v[0] != AF_NETLINK || v[1] != NETLINK_NETFILTER) {
+		errno = EPROTOTYPE;
+		return NULL;
+	}
+	len = sizeof(sa);
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+		return NULL;
+	if (!sa.nl_pid) {
+		errno = ENOTCONN;
+		return NULL;
+	}
+	/* The kernel's own word, read without touching the socket (what it
+	 * holds is the queue's packets, for us to take only once the queue
+	 * is ours): queue @num is bound to this socket's port id. The file
+	 * is root's (0440): a user keeping only CAP_NET_ADMIN asks the
+	 * kernel instead, below. */
+	listed = nfqb_kstats_get(num, &ks, sizeof(ks)) == 0;
+	if (!listed && errno != EACCES && errno != EPERM) {
+		errno = ENODEV;
+		return NULL;
+	}
+	if (listed && ks.portid != sa.nl_pid) {
+		errno = EBUSY;
+		return NULL;
+	}
+	q = queue_new(num, nbuffers);
+	if (!q)
+		return NULL;
+	q->fd = fd;
+	q->portid = sa.nl_pid;
+	if (listed) {
+		q->copy_mode = (uint8_t)ks.copy_mode;
+		q->copy_range = ks.copy_range;
+	}
+	/* replies to the previous owner's requests may still wait in the
+	 * socket: no sequence number of ours should match them */
+	q->seq = (uint32_t)(nfqb_now_ns() ^ ((uint64_t)getpid() << 20));
+	/* packets the previous owner received and never decided (it died)
+	 * are still queued: they get the default verdict before anything
+	 * of ours is batched (see nfqb_book_add_packet()) */
+	q->adopted = true;
+	/* unlisted: a flags request that changes nothing (mask 0) is
+	 * answered 0 only for the queue's own socket (EPERM for another's,
+	 * or without CAP_NET_ADMIN; ENODEV if it is not bound) */
+	if (setup_socket(q) < 0 || (!listed && config_flags(q, 0, 0) < 0) ||
+	    fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC) < 0) {
+		err = errno;
+		q->fd = -1;	/* the caller's still */
+		queue_free(q);
+		errno = err;
+		return NULL;
+	}
+	return q;
+}
+
+NFQB_EXPORT struct nfqb_queue *nfqb_queue_adopt(int fd, uint16_t num)
+{
+	return nfqb_queue_adopt_n(fd, num, NFQB_DEFAULT_BUFFERS);
+}

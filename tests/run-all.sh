@@ -11,7 +11,8 @@
 #                     libraries, -Werror, the unit tests and the man check
 #   5. tests/check-abi.sh: the ABI of build-werror/ and build-i386/ against
 #      the one recorded in tests/abi/ (abidiff: nothing removed or changed)
-#   6. tests/check-deb.sh: the Debian packages
+#   6. tests/check-deb.sh: the Debian packages; then 60 s of soak (make
+#      -C build-werror soak: nfqb-ips with reloads, upgrades, restarts)
 #   7. make -C build-werror check-kernel: the patched kernel (kernel/) under
 #      qemu, its guest tests and the library's own (t-15, t-25, linked
 #      against build-werror's libnfq-batch)
@@ -127,6 +128,7 @@ UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 tsan_tests="tests/integration/test_core tests/integration/test_coalesce_kernel
 	tests/integration/test_pool tests/integration/test_verdicts
 	tests/integration/test_safety tests/integration/test_linger
+	tests/integration/test_lifecycle
 	tests/unit/test_coalesce tests/unit/test_model
 	tests/unit/test_plan"
 tsan_check() {
@@ -189,6 +191,19 @@ if "$top/tests/check-deb.sh"; then
 	deb_pass=1
 else
 	deb_fail=1
+	ok=0
+fi
+
+# 6b. The soak, 60 s (make soak runs 600): nfqb-ips under load with
+# reloads, upgrades in place and restarts; nothing lost, RSS and fds flat.
+soak_pass=0
+soak_fail=0
+banner "soak: make -C build-werror soak NFQB_SOAK_SECONDS=60"
+if [ -f "$top/build-werror/config.status" ] &&
+   make -C "$top/build-werror" soak NFQB_SOAK_SECONDS=60; then
+	soak_pass=1
+else
+	soak_fail=1
 	ok=0
 fi
 
@@ -344,8 +359,8 @@ for r in "${runs[@]}"; do
 	total_skip=$((total_skip + s))
 done
 
-total_pass=$((total_pass + install_pass + abi_pass + deb_pass + kernel_pass + fuzz_pass))
-total_fail=$((total_fail + install_fail + abi_fail + deb_fail + kernel_fail + fuzz_fail + stage_failures))
+total_pass=$((total_pass + install_pass + abi_pass + deb_pass + kernel_pass + fuzz_pass + soak_pass))
+total_fail=$((total_fail + install_fail + abi_fail + deb_fail + kernel_fail + fuzz_fail + soak_fail + stage_failures))
 total_skip=$((total_skip + kernel_skip + daq_skip))
 if [ "$total_skip" -gt 0 ]; then
 	if [ "${CI:-}" = true ]; then

@@ -61,9 +61,13 @@
  *    and is retried by nfqb_recv() (backoff from 0.5 ms, doubling up to
  *    64 ms) or by nfqb_flush(), which then fails with EAGAIN. ENOBUFS from
  *    nfqb_recv() always means the socket overflowed on receive, never a
- *    failed send. Other send errors (EPERM after losing CAP_NET_ADMIN, ...)
- *    are returned by nfqb_recv() and nfqb_flush() as they are; the
- *    decisions are kept all the same.
+ *    failed send. Other send errors are returned by nfqb_recv() and
+ *    nfqb_flush() as they are; the decisions are kept all the same.
+ *    A process without CAP_NET_ADMIN (or whose socket's opener had none)
+ *    can still send, but the kernel refuses every message with an EPERM
+ *    reply on the socket: the next nfqb_recv() (or nfqb_flush() after
+ *    it) fails with EPERM, counted in verdict_errors; those packets stay
+ *    queued in the kernel, undecided, until the unbind drops them.
  * 4. A handle is dead after its verdict. A later nfqb_verdict*() on it
  *    fails with EALREADY (ETIMEDOUT if the verdict timeout decided it,
  *    ESHUTDOWN once the pool shut the queue down), is counted in
@@ -111,6 +115,35 @@
  *    valid until nfqb_pool_destroy().
  * 9. Every verdict kind works through the pool callback: accept, drop,
  *    repeat, queue-to-N with or without bypass, mark, priority, payload.
+ * 10. At a stop (nfqb_queue_close(), nfqb_pool_stop() and
+ *    nfqb_pool_wait()), which packet gets which verdict:
+ *    - decided by the application before the stop: its decision;
+ *    - handed out, undecided: the pool waits drain_ms for deferred ones;
+ *      then, as for nfqb_queue_close(), the default verdict (defaults);
+ *    - in the socket, or queued by the kernel while the library drains
+ *      it (before the queue length 0 took effect): the default verdict,
+ *      unseen by the application (defaults);
+ *    - arriving after the queue length 0 and before the unbind: not
+ *      queued; the kernel accepts them when the default verdict is
+ *      accept (fail-open is set for that), else drops them (counted by
+ *      the kernel in queue_dropped);
+ *    - arriving after the unbind: the rule's choice, not ours: accepted
+ *      with --queue-bypass (nft: queue bypass), else dropped;
+ *    - a gap of unreadable messages still open (no readable id after
+ *      it): dropped by the kernel at the unbind (see 1).
+ *    No packet the kernel queued to us before the stop is dropped by the
+ *    unbind, whatever the rule, as long as the verdicts can be sent.
+ * 11. Handover (nfqb_queue_detach(), nfqb_queue_adopt(),
+ *    nfqb_pool_handover(), nfqb_pool_adopt()): the queue stays bound to
+ *    the same socket from one owner to the next, across exec() or in
+ *    systemd's file descriptor store, so the kernel neither drops nor
+ *    bypasses a packet in between (it queues them, up to the queue
+ *    length). The old owner decides or defaults every packet it read and
+ *    sends every verdict; what it did not read stays in the socket for the
+ *    new owner. If the old owner died instead, the packets it held are
+ *    still queued: the new owner gives them the default verdict with one
+ *    batch before its first packet, so none of its own verdicts reaches
+ *    them.
  */
 #ifndef LIBNFQ_BATCH_H
 #define LIBNFQ_BATCH_H
@@ -318,6 +351,67 @@ struct nfqb_queue *nfqb_queue_open(uint16_t num);
  * unbind (ETIMEDOUT, ...).
  */
 int nfqb_queue_close(struct nfqb_queue *q);
+
+/**
+ * nfqb_queue_detach - give up @q without unbinding it; return its socket
+ * @q: an open queue
+ *
+ * Owner thread; for handing the queue to another process (or another
+ * nfqb_queue_adopt() in this one), e.g. across exec(). Waits for threads
+ * still inside a verdict call on @q, gives packets handed out and still
+ * undecided the default verdict (counted in defaults: decide them first
+ * for none to be), sends every verdict (retrying a failing socket for up
+ * to about 1 s), reads nothing more (what the socket holds stays for the
+ * next owner) and changes nothing in the kernel (queue length, flags and
+ * copy mode stay). Then frees @q, like nfqb_queue_close(): every handle of
+ * @q dies. The returned socket is bound to the queue and still has
+ * close-on-exec set: clear it (fcntl(F_SETFD)) before exec(), or pass the
+ * fd on over a unix socket (SCM_RIGHTS) or to systemd's fd store.
+ *
+ * Returns the netlink socket's fd, now the caller's, or -1 with errno,
+ * and then @q is still open and usable: EINVAL (NULL @q); EBUSY (packets
+ * the library read are not handed out yet: take and decide them with
+ * nfqb_recv(), which hands them out without reading the socket, and call
+ * again; or a gap of unreadable messages is still open: nfqb_recv() on
+ * until a packet closes it); EAGAIN or a send's error (EPERM, ...): the
+ * verdicts could not be sent, they are kept; ESHUTDOWN (a pool's queue,
+ * shut down); ENOTSOCK (a queue without socket). A decision made by
+ * another thread while the call runs is refused with ESHUTDOWN or sent.
+ */
+int nfqb_queue_detach(struct nfqb_queue *q);
+
+/**
+ * nfqb_queue_adopt - take over queue @num bound by netlink socket @fd
+ * @fd: a NETLINK_NETFILTER socket that bound queue @num (in this network
+ *	namespace), typically from nfqb_queue_detach() in the process that
+ *	exec()ed this one, or from systemd's fd store
+ * @num: the queue number
+ *
+ * Checks, without reading from @fd, that it is a bound NETLINK_NETFILTER
+ * socket and that the kernel lists queue @num as bound to its port id
+ * (/proc/net/netfilter/nfnetlink_queue). That file is root's: a process
+ * that cannot read it (a user keeping only CAP_NET_ADMIN) asks the kernel
+ * instead with a configuration request that changes nothing, which reads
+ * the socket: if @fd bound another queue, packets of that queue read
+ * meanwhile stay undecided until @fd is closed. Then the queue is used as one
+ * from nfqb_queue_open(): the library's default settings (buffers,
+ * batching, default verdict...), the kernel's as the previous owner left
+ * them (copy mode and range are read back, the queue length and flags are
+ * the kernel's); nfqb_recv() reads on where the previous owner stopped.
+ * Packets the previous owner read and never decided (it died) get the
+ * default verdict by one batch before the first packet (the kernel answers
+ * ENOENT, counted in enoent_errors, when there were none). On success @fd
+ * belongs to the queue (close-on-exec set; nfqb_queue_close() unbinds and
+ * closes it); on failure it is left open and untouched.
+ *
+ * Returns the queue, or NULL with errno: EBADF, ENOTSOCK (@fd is not an
+ * open socket), EPROTOTYPE (not NETLINK_NETFILTER), ENOTCONN (not bound to
+ * a port id), ENODEV (queue @num is not bound; also when nfnetlink_queue
+ * is not loaded), EBUSY (another socket holds queue @num), EPERM (only
+ * when the kernel was asked: another socket holds queue @num, or no
+ * CAP_NET_ADMIN), ETIMEDOUT (the kernel did not answer), ENOMEM.
+ */
+struct nfqb_queue *nfqb_queue_adopt(int fd, uint16_t num);
 
 /**
  * nfqb_queue_interrupt - make the owner's nfqb_recv() return
@@ -535,8 +629,10 @@ int nfqb_queue_next_timeout(const struct nfqb_queue *q);
  * non-blocking mode, after waiting up to 1 s for a decision in blocking
  * mode; counted in buffers_exhausted), ENOBUFS (the socket overflowed on
  * receive; counted in enobufs; call again), EINTR (a signal, or
- * nfqb_queue_interrupt()), ESHUTDOWN (the queue was shut down), or the
- * error of the socket or of a send (a failed send is kept and retried; a
+ * nfqb_queue_interrupt()), ESHUTDOWN (the queue was shut down), EPERM
+ * (the kernel refused verdicts: no CAP_NET_ADMIN; reported once per
+ * refusal read, see the guarantees), or the error of the socket or of a
+ * send (a failed send is kept and retried; a
  * transient one is not reported).
  */
 int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
@@ -688,7 +784,9 @@ int nfqb_verdict_batch(struct nfqb_queue *q, uint32_t max_id, uint32_t verdict,
  *
  * Returns the number of queues listed (which may exceed @max), or -1 with
  * errno: EINVAL (@size 0 or not a multiple of 4), ENOENT if
- * nfnetlink_queue is not loaded, or the error of reading the file.
+ * nfnetlink_queue is not loaded, EACCES for a caller that may not read it
+ * (the file is root's, mode 0440: also after switching to another user
+ * keeping CAP_NET_ADMIN), or another error of reading the file.
  */
 int nfqb_kstats_read(struct nfqb_kstats *out, size_t max, size_t size);
 

@@ -212,6 +212,60 @@ void nfqb_pool_stop(struct nfqb_pool *pool);
 int nfqb_pool_wait(struct nfqb_pool *pool);
 
 /**
+ * nfqb_pool_handover - stop the pool and give up its queues without
+ * unbinding them, for the next process (upgrade, restart)
+ * @fds: filled with the netlink socket of queue queue_first + i in
+ *	fds[i] (-1 for a queue that could not be handed over)
+ * @nfds: room in @fds, at least queue_count
+ *
+ * As nfqb_pool_stop() then nfqb_pool_wait(): reading ends, packets given
+ * to the callback complete (in queue-per-worker mode, so do those the
+ * library had read and not handed out yet), deferred packets get drain_ms
+ * to be decided, the rest gets the default verdict (in dispatch mode also
+ * the packets a reader had not handed to a worker), every verdict is
+ * sent. Then, unlike
+ * a stop, nothing more is read from the sockets (what they hold stays for
+ * the next owner) and the queues stay bound, their length and flags
+ * unchanged: in between the kernel queues packets (up to maxlen), drops
+ * none and lets none bypass. Pass the sockets to the next process
+ * (clear close-on-exec before exec(), or use SCM_RIGHTS or systemd's fd
+ * store), which takes them with nfqb_pool_adopt() or nfqb_queue_adopt().
+ * Late verdicts fail with ESHUTDOWN, as after a stop; the pool is then
+ * only good for nfqb_pool_destroy(), which leaves the sockets open.
+ *
+ * A queue that could not be handed over (its verdicts could not be sent,
+ * or a gap of unreadable messages is open: see nfqb_queue_detach()) is
+ * unbound as at a stop and gets -1 in @fds; the others are handed over
+ * all the same.
+ *
+ * Returns 0, or -1 with errno: EINVAL (NULL @pool or @fds, @nfds too
+ * small, pool not started); EALREADY (the pool was stopping or stopped
+ * already: nothing handed over); or the first error of a pool thread, as
+ * nfqb_pool_wait() reports it.
+ */
+int nfqb_pool_handover(struct nfqb_pool *pool, int *fds, unsigned int nfds);
+
+/**
+ * nfqb_pool_adopt - nfqb_pool_create() on queues already bound
+ * @cfg: as for nfqb_pool_create()
+ * @size: sizeof(*cfg) as the caller knows it, as for nfqb_pool_create()
+ * @fds: queue_count netlink sockets, fds[i] bound to queue
+ *	queue_first + i (from nfqb_pool_handover() or nfqb_queue_detach()
+ *	in the previous process)
+ *
+ * Each socket is checked and taken as by nfqb_queue_adopt(), then
+ * configured from @cfg as nfqb_pool_create() does; the pool reads on where
+ * the previous owner stopped once started. Returns the pool, which owns
+ * the sockets, or NULL with errno: those of nfqb_pool_create() and of
+ * nfqb_queue_adopt() (EINVAL also for NULL @fds). On failure every socket
+ * stays open and bound (the caller's again); packets read from it
+ * meanwhile are left queued, and the next owner gives them the default
+ * verdict (see nfqb_queue_adopt()).
+ */
+struct nfqb_pool *nfqb_pool_adopt(const struct nfqb_pool_config *cfg,
+				  size_t size, const int *fds);
+
+/**
  * nfqb_pool_destroy - stop and wait if needed, free the queues and the
  * pool, and give the current policy to policy_free. @pool may be NULL.
  *

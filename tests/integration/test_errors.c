@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <unistd.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
@@ -1005,6 +1006,225 @@ static int pqstats_index(void)
 
 /* --- The table ----------------------------------------------------------- */
 
+/* --- Handover (issue 12) ---------------------------------------------- */
+
+static int detach_null(void)
+{
+	return err_of_int(nfqb_queue_detach(NULL));
+}
+
+static int decide_then_cancel(struct nfqb_packet *p, void *data)
+{
+	(void)data;
+	ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
+	return -1;
+}
+
+/* Two packets read, one handed out (the callback stopped the dispatch):
+ * the other is the library's still. */
+static int detach_not_handed_out(void)
+{
+	struct nfqb_queue *q;
+
+	nfqbt_rule_queue(PORT, QNUM, false);
+	q = open_q(QNUM);
+	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
+		.port = PORT, .count = 2 }), 2);
+	ck_assert(nfqbt_wait_kqueue_total(QNUM, 2, 5000));
+	ck_assert_int_eq(nfqb_dispatch(q, decide_then_cancel, NULL), -1);
+	ck_assert_int_eq(errno, ECANCELED);
+	return err_of_int(nfqb_queue_detach(q));
+}
+
+static int detach_send_err(int err)
+{
+	struct nfqb_packet *p;
+	struct nfqb_queue *q = q_with(&p, 1);
+
+	ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
+	fault.verdict_err = err;
+	return err_of_int(nfqb_queue_detach(q));
+}
+
+static int detach_eagain(void)
+{
+	return detach_send_err(EAGAIN);
+}
+
+static int detach_eperm(void)
+{
+	return detach_send_err(EPERM);
+}
+
+static int detach_shut(void)
+{
+	struct nfqb_queue *q = open_q(QNUM);
+
+	ck_assert_int_eq(nfqb_queue_shutdown(q), 0);
+	return err_of_int(nfqb_queue_detach(q));
+}
+
+static int detach_nosock(void)
+{
+	struct nfqb_queue *q = nfqb_queue_alloc_detached(QNUM, 4);
+	int err;
+
+	ck_assert_ptr_nonnull(q);
+	err = err_of_int(nfqb_queue_detach(q));
+	nfqb_queue_close(q);
+	return err;
+}
+
+/* A NETLINK_NETFILTER socket, bound to a port id if @bound. */
+static int nl_socket(bool bound)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+
+	ck_assert(fd >= 0);
+	if (bound)
+		ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)),
+				 0);
+	return fd;
+}
+
+/* The socket of queue QNUM, given up by nfqb_queue_detach(). */
+static int detached_fd(void)
+{
+	struct nfqb_queue *q = open_q(QNUM);
+	int fd;
+
+	forget_q(q);	/* nfqb_queue_detach() frees it */
+	fd = nfqb_queue_detach(q);
+
+	ck_assert(fd >= 0);
+	return fd;
+}
+
+static int adopt_badf(void)
+{
+	return err_of_ptr(nfqb_queue_adopt(-1, QNUM));
+}
+
+static int adopt_notsock(void)
+{
+	int p[2];
+
+	ck_assert_int_eq(pipe(p), 0);
+	return err_of_ptr(nfqb_queue_adopt(p[0], QNUM));
+}
+
+static int adopt_prototype(void)
+{
+	return err_of_ptr(nfqb_queue_adopt(socket(AF_INET, SOCK_DGRAM, 0),
+					   QNUM));
+}
+
+static int adopt_unbound(void)
+{
+	return err_of_ptr(nfqb_queue_adopt(nl_socket(false), QNUM));
+}
+
+static int adopt_no_queue(void)
+{
+	return err_of_ptr(nfqb_queue_adopt(nl_socket(true), QNUM));
+}
+
+static int adopt_busy(void)
+{
+	open_q(QNUM);
+	return err_of_ptr(nfqb_queue_adopt(nl_socket(true), QNUM));
+}
+
+/* User and group nobody, no supplementary group, no capability. */
+static void become_nobody(void)
+{
+	ck_assert_int_eq(setgroups(0, NULL), 0);
+	ck_assert_int_eq(setgid(65534), 0);
+	ck_assert_int_eq(setuid(65534), 0);
+}
+
+/* nobody cannot read /proc/net/netfilter/nfnetlink_queue (root:root
+ * 0440): the kernel is asked, and refuses (no CAP_NET_ADMIN) */
+static int adopt_eperm(void)
+{
+	int fd = detached_fd();
+
+	become_nobody();
+	return err_of_ptr(nfqb_queue_adopt(fd, QNUM));
+}
+
+static int adopt_lost(void)
+{
+	int fd = detached_fd();
+
+	become_nobody();
+	fault.lose_config = true;
+	return err_of_ptr(nfqb_queue_adopt(fd, QNUM));
+}
+
+static int adopt_nomem(void)
+{
+	int fd = detached_fd();
+
+	fault.fail_alloc = true;
+	return err_of_ptr(nfqb_queue_adopt(fd, QNUM));
+}
+
+/* The kernel refuses a verdict (the process lost CAP_NET_ADMIN): the next
+ * nfqb_recv() that reads the refusal says so. */
+static int recv_refused(void)
+{
+	struct nfqb_packet *p, *vec[4];
+	struct nfqb_queue *q = q_with(&p, 1);
+	int i, r = 0;
+
+	ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
+	ck_assert_int_eq(setuid(65534), 0);
+	nfqb_queue_set_nonblock(q, true);
+	for (i = 0; i < 5000; i++) {
+		r = nfqb_recv(q, vec, 4);
+		if (r < 0 && errno != EAGAIN && errno != EINTR)
+			break;
+		usleep(1000);
+	}
+	return err_of_int(r);
+}
+
+static int kread_eacces(void)
+{
+	struct nfqb_kstats ks[2];
+
+	become_nobody();
+	return err_of_int(nfqb_kstats_read(ks, 2, sizeof(ks[0])));
+}
+
+static int handover_null(void)
+{
+	int fds[1];
+
+	return err_of_int(nfqb_pool_handover(NULL, fds, 1));
+}
+
+static int handover_stopped(void)
+{
+	struct nfqb_pool_config c = pool_cfg();
+	struct nfqb_pool *pool = pool_new(&c);
+	int fds[1];
+
+	ck_assert_int_eq(nfqb_pool_start(pool), 0);
+	nfqb_pool_stop(pool);
+	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
+	return err_of_int(nfqb_pool_handover(pool, fds, 1));
+}
+
+static int padopt_null_fds(void)
+{
+	struct nfqb_pool_config c = pool_cfg();
+
+	return err_of_ptr(nfqb_pool_adopt(&c, sizeof(c), NULL));
+}
+
 struct row {
 	const char *fn;
 	int err;
@@ -1105,6 +1325,26 @@ static const struct row rows[] = {
 	ROW(nfqb_pool_stats, EINVAL, "size 7", pstats_size),
 	ROW(nfqb_pool_stats, EINVAL, "NULL st", pstats_null),
 	ROW(nfqb_pool_queue_stats, EINVAL, "index past the last", pqstats_index),
+	ROW(nfqb_queue_detach, EINVAL, "NULL queue", detach_null),
+	ROW(nfqb_queue_detach, EBUSY, "a packet read, not handed out", detach_not_handed_out),
+	ROW(nfqb_queue_detach, EAGAIN, "verdict sends fail with EAGAIN", detach_eagain),
+	ROW(nfqb_queue_detach, EPERM, "verdict sends fail with EPERM", detach_eperm),
+	ROW(nfqb_queue_detach, ESHUTDOWN, "the queue was shut down", detach_shut),
+	ROW(nfqb_queue_detach, ENOTSOCK, "a queue without socket", detach_nosock),
+	ROW(nfqb_queue_adopt, EBADF, "fd -1", adopt_badf),
+	ROW(nfqb_queue_adopt, ENOTSOCK, "a pipe", adopt_notsock),
+	ROW(nfqb_queue_adopt, EPROTOTYPE, "a UDP socket", adopt_prototype),
+	ROW(nfqb_queue_adopt, ENOTCONN, "an unbound netlink socket", adopt_unbound),
+	ROW(nfqb_queue_adopt, ENODEV, "the queue is not bound", adopt_no_queue),
+	ROW(nfqb_queue_adopt, EBUSY, "another socket holds the queue", adopt_busy),
+	ROW(nfqb_queue_adopt, EPERM, "nobody: /proc unreadable, the kernel refuses", adopt_eperm),
+	ROW(nfqb_queue_adopt, ETIMEDOUT, "nobody: the kernel's answer is lost", adopt_lost),
+	ROW(nfqb_queue_adopt, ENOMEM, "allocations fail", adopt_nomem),
+	ROW(nfqb_recv, EPERM, "the kernel refused a verdict (no CAP_NET_ADMIN)", recv_refused),
+	ROW(nfqb_kstats_read, EACCES, "nobody: the file is root's", kread_eacces),
+	ROW(nfqb_pool_handover, EINVAL, "NULL pool", handover_null),
+	ROW(nfqb_pool_handover, EALREADY, "stopped before", handover_stopped),
+	ROW(nfqb_pool_adopt, EINVAL, "NULL fds", padopt_null_fds),
 };
 
 #define NROWS ((int)(sizeof(rows) / sizeof(rows[0])))
@@ -1144,7 +1384,8 @@ static const struct {
 	E(E2BIG), E(EAGAIN), E(EALREADY), E(EBUSY), E(ECANCELED),
 	E(EDEADLK), E(EINTR), E(EINVAL), E(EMSGSIZE), E(ENOBUFS),
 	E(ENOENT), E(ENOMEM), E(ENOSPC), E(EOPNOTSUPP), E(EPERM),
-	E(ESHUTDOWN), E(ETIMEDOUT),
+	E(ESHUTDOWN), E(ETIMEDOUT), E(EBADF), E(ENOTSOCK), E(EPROTOTYPE),
+	E(ENOTCONN), E(ENODEV), E(EACCES),
 #undef E
 };
 
