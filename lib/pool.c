@@ -492,8 +492,8 @@ static void thread_setup(struct pool_thread *t)
 
 /* --- queue per worker --------------------------------------------------- */
 
-/* Handover: packets the library read (a linger's read) and did not hand
- * out yet go through the callback too, not to the default verdict. */
+/* Stop and handover: packets the library read (a linger's read) and did
+ * not hand out yet go through the callback too. */
 static void decide_ready(struct pool_thread *t, struct nfqb_queue *q,
 			 struct nfqb_packet **vec)
 {
@@ -567,8 +567,11 @@ static void *qpw_main(void *arg)
 		thread_sleep(t, qfd, sleep_timeout(t, q));
 		worker_online();
 	}
-	if (atomic_load(&pool->handover))
-		decide_ready(t, q, vec);
+	/* packets the library read and did not hand out (the linger's
+	 * read): the callback decides them now; left there, they would
+	 * count as outstanding and drain_deferred() would wait drain_ms
+	 * for them with the socket unread (the soak saw it overflow) */
+	decide_ready(t, q, vec);
 	worker_offline(t);
 	urcu_qsbr_unregister_thread();
 	drain_deferred(t, q);
