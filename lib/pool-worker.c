@@ -85,8 +85,8 @@ static void decide_packet(struct pool_thread *t, struct nfqb_packet *p)
 	nfqb_verdict(p, pool->default_verdict);
 }
 
-/* Handover: packets the library read (a linger's read) and did not hand
- * out yet go through the callback too, not to the default verdict. */
+/* Stop and handover: packets the library read (a linger's read) and did
+ * not hand out yet go through the callback too. */
 static void decide_ready(struct pool_thread *t, struct nfqb_queue *q,
 			 struct nfqb_packet **vec)
 {
@@ -162,8 +162,12 @@ void *pool_qpw_main(void *arg)
 		pool_thread_sleep(t, qfd, pool_sleep_timeout(t, q));
 		worker_online();
 	}
-	if (atomic_load(&pool->handover))
-		decide_ready(t, q, vec);
+	/* packets the library read and did not hand out (the linger's
+	 * read): the callback decides them now; left there, they would
+	 * count as outstanding and pool_drain_deferred() would wait
+	 * drain_ms for them with the socket unread (the soak saw it
+	 * overflow) */
+	decide_ready(t, q, vec);
 	worker_offline(t);
 	urcu_qsbr_unregister_thread();
 	pool_drain_deferred(t, q);

@@ -403,6 +403,11 @@ static int bind_fds(const struct opts *o, int *fds, struct rules *r)
 				o->first + i, strerror(errno));
 			return -1;
 		}
+		/* as the pool sets them (pool_open()), already now: until the
+		 * pool runs, the packets wait in the socket and the queue */
+		nfqb_queue_set_rcvbuf(q, 8 << 20);
+		nfqb_queue_set_maxlen(q, 8192);
+		nfqb_queue_set_flags(q, NFQB_F_FAIL_OPEN, NFQB_F_FAIL_OPEN);
 		nfqb_queue_set_nonblock(q, true);
 		for (tries = 0; tries < 1000; tries++) {
 			struct nfqb_packet *vec[64];

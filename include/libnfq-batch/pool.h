@@ -189,7 +189,8 @@ int nfqb_pool_start(struct nfqb_pool *pool);
  * Returns at once; nfqb_pool_wait() waits for the end. Async-signal-safe
  * (an atomic flag and an eventfd write): callable from a signal handler or
  * any thread, any number of times. Reading from the kernel ends; packets
- * already given to the callback complete; deferred packets get drain_ms to
+ * already given to the callback complete (in queue-per-worker mode, so do
+ * those the library had read and not handed out yet); deferred packets get drain_ms to
  * be decided; then every packet still undecided gets the default verdict,
  * the sockets are drained and the queues unbound (their memory stays until
  * nfqb_pool_destroy(), see nfqb_pool_wait()).
@@ -219,8 +220,9 @@ int nfqb_pool_wait(struct nfqb_pool *pool);
  * @nfds: room in @fds, at least queue_count
  *
  * As nfqb_pool_stop() then nfqb_pool_wait(): reading ends, packets given
- * to the callback complete (in queue-per-worker mode, so do those the
- * library had read and not handed out yet), deferred packets get drain_ms
+ * to the callback complete (as at a stop, so do those the library had
+ * read and not handed out yet, in queue-per-worker mode), deferred
+ * packets get drain_ms
  * to be decided, the rest gets the default verdict (in dispatch mode also
  * the packets a reader had not handed to a worker), every verdict is
  * sent. Then, unlike
