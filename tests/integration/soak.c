@@ -3,7 +3,8 @@
  * The soak (issue 12): the IPS example (examples/ips/nfqb-ips, two queues,
  * --user nobody) under mixed load for NFQB_SOAK_SECONDS (default 60;
  * `make soak` runs 600), with a rules reload every 2 s, an upgrade in
- * place every 5 s and a stop and fresh start every 30 s, in a private
+ * place every 5 s and a stop and fresh start every 30 s
+ * (NFQB_SOAK_RESTART_S; 0: none), in a private
  * network namespace (rule with --queue-bypass, so that the stop gaps are
  * accounted, not lost). At the end:
  *   - zero packets unaccounted: every datagram without "ATTACK" arrived
@@ -299,6 +300,9 @@ START_TEST(test_soak)
 {
 	const char *env = getenv("NFQB_SOAK_SECONDS");
 	unsigned int seconds = env ? (unsigned int)atoi(env) : 60;
+	const char *renv = getenv("NFQB_SOAK_RESTART_S");
+	/* seconds between stops and fresh starts, 0: none */
+	uint64_t restart_ms = (renv ? (uint64_t)atoi(renv) : 30) * 1000;
 	struct nfqbt_rx_opts ro = { .quiet_ms = 5000, .max_seq = MAX_SEQ,
 				    .timeout_ms = (seconds + 60) * 1000 };
 	char ips_path[PATH_MAX], rules[] = "/tmp/nfqb-soak-rules-XXXXXX";
@@ -360,7 +364,7 @@ START_TEST(test_soak)
 			upgrades++;
 			last_upgrade = nfqbt_now_ms();
 		}
-		if (now - last_restart >= 30000) {
+		if (restart_ms && now - last_restart >= restart_ms) {
 			ips_stop(&p);
 			print_holders();	/* nothing, normally */
 			p = ips_start(ips_path, rules);
