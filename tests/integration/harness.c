@@ -11,11 +11,14 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -591,6 +594,35 @@ int nfqbt_decide_drop(struct nfqb_packet *p, uint32_t seq, void *data)
 	(void)data;
 	ck_assert_int_eq(nfqb_verdict(p, NFQB_DROP), 0);
 	return 0;
+}
+
+int nfqbt_decide_mark(struct nfqb_packet *p, uint32_t seq, void *data)
+{
+	(void)seq;
+	return nfqb_verdict_mark(p, NFQB_ACCEPT, *(const uint32_t *)data);
+}
+
+bool nfqbt_find_ips(char *path, size_t size)
+{
+	char self[PATH_MAX], dir[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int up;
+
+	if (n <= 0)
+		return false;
+	self[n] = 0;
+	snprintf(dir, sizeof(dir), "%s", dirname(self));
+	for (up = 0; up < 5; up++) {
+		struct stat st;
+
+		if (snprintf(path, size, "%s/examples/ips/nfqb-ips", dir) >=
+		    (int)size)
+			return false;
+		if (stat(path, &st) == 0)
+			return true;
+		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/..");
+	}
+	return false;
 }
 
 bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,

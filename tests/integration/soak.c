@@ -42,29 +42,6 @@
 #define MAX_SEQ		(8u * 1000 * 1000)
 #define RATE		10000	/* datagrams per second */
 
-static bool find_ips(char *path, size_t size)
-{
-	char self[PATH_MAX], dir[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int up;
-
-	if (n <= 0)
-		return false;
-	self[n] = 0;
-	snprintf(dir, sizeof(dir), "%s", dirname(self));
-	for (up = 0; up < 5; up++) {
-		struct stat st;
-
-		if (snprintf(path, size, "%s/examples/ips/nfqb-ips", dir) >=
-		    (int)size)
-			return false;
-		if (stat(path, &st) == 0)
-			return true;
-		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/..");
-	}
-	return false;
-}
-
 /* --- traffic: paced, sizes 64..1200, every 10th carries ATTACK ----------- */
 
 struct sender {
@@ -317,7 +294,7 @@ START_TEST(test_soak)
 	FILE *f;
 	int fd;
 
-	ck_assert_msg(find_ips(ips_path, sizeof(ips_path)),
+	ck_assert_msg(nfqbt_find_ips(ips_path, sizeof(ips_path)),
 		      "examples/ips/nfqb-ips not built");
 	ck_assert_msg(getpwnam("nobody"), "no user nobody");
 	nfqbt_netns_enter();

@@ -767,13 +767,6 @@ static int dying_consumer(int fd, int status)
 		pause();
 }
 
-static int decide_mark2(struct nfqb_packet *p, uint32_t seq, void *data)
-{
-	(void)seq;
-	(void)data;
-	return nfqb_verdict_mark(p, NFQB_ACCEPT, 2);
-}
-
 /*
  * A consumer that adopted the queue dies (SIGKILL) with 100 packets
  * received and undecided; the socket lives on (this process holds it), so
@@ -784,6 +777,7 @@ static int decide_mark2(struct nfqb_packet *p, uint32_t seq, void *data)
  */
 START_TEST(test_adopt_after_crash)
 {
+	static uint32_t mark2 = 2;
 	struct nfqbt_rx_opts ro = { .quiet_ms = 2000, .max_seq = MAX_SEQ };
 	struct nfqbt_tx_opts to = { .port = PORT, .count = FIRST_BATCH };
 	struct nfqb_queue *q;
@@ -830,7 +824,7 @@ START_TEST(test_adopt_after_crash)
 
 	q = nfqb_queue_adopt(fd, QNUM);
 	ck_assert_msg(q, "adopt: %s", strerror(errno));
-	nfqbt_cons_init(&c, q, decide_mark2, NULL);
+	nfqbt_cons_init(&c, q, nfqbt_decide_mark, &mark2);
 	to.first_seq = FIRST_BATCH;
 	to.count = 300;
 	to.window = 64;
@@ -874,30 +868,6 @@ END_TEST
 
 /* --- the IPS example: upgrade in place ten times, as nobody --------------- */
 
-/* examples/ips/nfqb-ips of this build tree: up from this program. */
-static bool find_ips(char *path, size_t size)
-{
-	char self[PATH_MAX], dir[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int up;
-
-	if (n <= 0)
-		return false;
-	self[n] = 0;
-	snprintf(dir, sizeof(dir), "%s", dirname(self));
-	for (up = 0; up < 5; up++) {
-		struct stat st;
-
-		if (snprintf(path, size, "%s/examples/ips/nfqb-ips", dir) >=
-		    (int)size)
-			return false;
-		if (stat(path, &st) == 0)
-			return true;
-		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/..");
-	}
-	return false;
-}
-
 /* Read lines of the IPS until one starts with @prefix (bounded). */
 static void ips_wait_line(FILE *f, const char *prefix, char *line,
 			  size_t size)
@@ -925,7 +895,7 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 	pid_t pid;
 	FILE *f;
 
-	ck_assert_msg(find_ips(ips, sizeof(ips)), "examples/ips/nfqb-ips "
+	ck_assert_msg(nfqbt_find_ips(ips, sizeof(ips)), "examples/ips/nfqb-ips "
 		      "not built");
 	ck_assert_msg(getpwnam("nobody"), "no user nobody");
 	nfqbt_netns_enter();
@@ -1054,7 +1024,7 @@ START_TEST(test_ips_fdstore_crash_restart)
 	pid_t pid;
 	FILE *f;
 
-	ck_assert(find_ips(ips, sizeof(ips)));
+	ck_assert(nfqbt_find_ips(ips, sizeof(ips)));
 	nfqbt_netns_enter();
 	nfqbt_rule_queue(PORT, QNUM, false);
 	rfd = mkstemp(rules);
@@ -1167,13 +1137,6 @@ END_TEST
 
 /* --- privilege drop --------------------------------------------------------- */
 
-static int decide_mark5(struct nfqb_packet *p, uint32_t seq, void *data)
-{
-	(void)seq;
-	(void)data;
-	return nfqb_verdict_mark(p, NFQB_ACCEPT, 5);
-}
-
 /*
  * Bound as root, then nobody with CAP_NET_ADMIN alone: receiving, verdicts
  * with marks, configuration and binding another queue go on. Then without
@@ -1185,6 +1148,7 @@ static int decide_mark5(struct nfqb_packet *p, uint32_t seq, void *data)
  */
 START_TEST(test_privdrop)
 {
+	static uint32_t mark5 = 5;
 	struct nfqbt_rx_opts ro = { .quiet_ms = 1000, .max_seq = MAX_SEQ };
 	struct nfqbt_tx_opts to = { .port = PORT, .count = 500 };
 	struct nfqb_packet *vec[64];
@@ -1209,7 +1173,7 @@ START_TEST(test_privdrop)
 	/* what needs CAP_NET_ADMIN works: configuration, verdicts, marks */
 	ck_assert_msg(nfqb_queue_set_maxlen(q, 2048) == 0, "maxlen: %s",
 		      strerror(errno));
-	nfqbt_cons_init(&c, q, decide_mark5, NULL);
+	nfqbt_cons_init(&c, q, nfqbt_decide_mark, &mark5);
 	to.window = 64;
 	to.progress = nfqbt_rx_total_ptr(rx);
 	{
@@ -1537,7 +1501,7 @@ START_TEST(test_verdict_tool_user)
 	int status;
 	pid_t pid;
 
-	ck_assert(find_ips(ips, sizeof(ips)));
+	ck_assert(nfqbt_find_ips(ips, sizeof(ips)));
 	/* utils/nfqb-verdict, beside examples/ of the same tree */
 	slash = strstr(ips, "/examples/ips/nfqb-ips");
 	ck_assert(slash);
