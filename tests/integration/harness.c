@@ -596,6 +596,24 @@ int nfqbt_decide_drop(struct nfqb_packet *p, uint32_t seq, void *data)
 	return 0;
 }
 
+int nfqbt_run_suite(const char *name, Suite *s)
+{
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "%s: needs root (network namespaces, "
+			"iptables)\n", name);
+		return getenv("CI") ? 1 : 77;
+	}
+	sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
+
 int nfqbt_decide_mark(struct nfqb_packet *p, uint32_t seq, void *data)
 {
 	(void)seq;

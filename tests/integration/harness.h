@@ -57,6 +57,11 @@
  * Call first in every test, before creating any thread. */
 void nfqbt_netns_enter(void);
 
+/* The main() of an integration test: run @s (each test in its own
+ * process, see above) as root; without root, skipped (77) locally and a
+ * failure (1) in CI (CI set). Returns the exit status. */
+int nfqbt_run_suite(const char *name, Suite *s);
+
 /* Run `iptables <formatted args>` (in the test's namespace); ck_assert that
  * it succeeded. */
 void nfqbt_iptables(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -256,17 +256,5 @@ static Suite *abi_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_abi: needs root (network namespaces, iptables)\n");
-		return getenv("CI") ? 1 : 77;
-	}
-	sr = srunner_create(abi_suite());
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return nfqbt_run_suite("test_abi", abi_suite());
 }

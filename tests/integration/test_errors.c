@@ -1514,18 +1514,5 @@ static Suite *errors_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_errors: needs root (network namespaces, iptables)\n");
-		return getenv("CI") ? 1 : 77;
-	}
-	sr = srunner_create(errors_suite());
-	/* each row in its own process: see harness.h */
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return nfqbt_run_suite("test_errors", errors_suite());
 }

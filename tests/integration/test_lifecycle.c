@@ -1601,21 +1601,9 @@ static Suite *lifecycle_suite(void)
 
 int main(int argc, char **argv)
 {
-	SRunner *sr;
-	int failed;
-
 	if (argc == 6 && !strcmp(argv[1], "--upgrade-helper"))
 		return helper_main(atoi(argv[2]), (uint16_t)atoi(argv[3]),
 				   (uint32_t)strtoul(argv[4], NULL, 0),
 				   atoi(argv[5]));
-	if (geteuid() != 0) {
-		printf("test_lifecycle: needs root, skipped\n");
-		return 77;
-	}
-	sr = srunner_create(lifecycle_suite());
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return nfqbt_run_suite("test_lifecycle", lifecycle_suite());
 }
