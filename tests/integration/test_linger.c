@@ -180,26 +180,52 @@ static void *tcp_source_main(void *arg)
 	return NULL;
 }
 
-static void tcp_bulk(bool gso)
+/* A namespace with lo at MTU 1500 and TCP to TCP_PORT queued. */
+static void tcp_netns(void)
 {
-	struct nfqb_seam seam = { .sleep_ns = watch_sleep };
+	nfqbt_netns_enter();
+	ck_assert_int_eq(system("ip link set lo mtu 1500"), 0);
+	nfqbt_iptables("-A INPUT -p tcp --dport %u -j NFQUEUE --queue-num %u",
+		       TCP_PORT, QNUM);
+}
+
+/* The sink listening and accepting, the source connecting and sending. */
+static void tcp_start(struct tcp_sink *k, pthread_t *src, pthread_t *dst)
+{
 	struct sockaddr_in sa = {
 		.sin_family = AF_INET, .sin_port = htons(TCP_PORT),
 		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
 	};
+	int one = 1;
+
+	k->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(k->lfd, 0);
+	setsockopt(k->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ck_assert_int_eq(bind(k->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(k->lfd, 1), 0);
+	ck_assert_int_eq(pthread_create(dst, NULL, tcp_sink_main, k), 0);
+	ck_assert_int_eq(pthread_create(src, NULL, tcp_source_main, NULL), 0);
+}
+
+static void tcp_join(struct tcp_sink *k, pthread_t src, pthread_t dst)
+{
+	pthread_join(src, NULL);
+	pthread_join(dst, NULL);
+	close(k->lfd);
+}
+
+static void tcp_bulk(bool gso)
+{
+	struct nfqb_seam seam = { .sleep_ns = watch_sleep };
 	struct tcp_sink sink = { .lfd = -1, .got = 0, .done = false };
 	unsigned int packets = 0, big = 0, marked_gso = 0;
 	struct nfqb_packet *vec[64];
 	pthread_t src, dst;
 	struct nfqb_stats st;
 	struct nfqb_queue *q;
-	int one = 1;
 	uint64_t end;
 
-	nfqbt_netns_enter();
-	ck_assert_int_eq(system("ip link set lo mtu 1500"), 0);
-	nfqbt_iptables("-A INPUT -p tcp --dport %u -j NFQUEUE --queue-num %u",
-		       TCP_PORT, QNUM);
+	tcp_netns();
 	q = nfqb_queue_open(QNUM);
 	ck_assert_ptr_nonnull(q);
 	if (!gso)
@@ -208,13 +234,7 @@ static void tcp_bulk(bool gso)
 	sink.q = q;
 	pauses = pauses_holding = 0;
 	nfqb_seam_install(&seam);
-	sink.lfd = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert_int_ge(sink.lfd, 0);
-	setsockopt(sink.lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	ck_assert_int_eq(bind(sink.lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(listen(sink.lfd, 1), 0);
-	ck_assert_int_eq(pthread_create(&dst, NULL, tcp_sink_main, &sink), 0);
-	ck_assert_int_eq(pthread_create(&src, NULL, tcp_source_main, NULL), 0);
+	tcp_start(&sink, &src, &dst);
 	end = nfqbt_now_ms() + 20000;
 	/* blocking receives, as a daemon's loop; the sink interrupts the
 	 * last one when it has everything (FIN included) */
@@ -237,9 +257,7 @@ static void tcp_bulk(bool gso)
 		}
 	}
 	ck_assert_msg(atomic_load(&sink.done), "the transfer did not end");
-	pthread_join(src, NULL);
-	pthread_join(dst, NULL);
-	close(sink.lfd);
+	tcp_join(&sink, src, dst);
 	nfqb_seam_install(NULL);
 	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
@@ -282,10 +300,6 @@ static int pool_count(struct nfqb_packet *p, void *policy, void *data,
 
 static void tcp_bulk_pool(bool gso)
 {
-	struct sockaddr_in sa = {
-		.sin_family = AF_INET, .sin_port = htons(TCP_PORT),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
 	struct nfqb_pool_config cfg = {
 		.queue_first = QNUM, .queue_count = 1,
 		.mode = NFQB_POOL_QUEUE_PER_WORKER, .cb = pool_count,
@@ -295,29 +309,17 @@ static void tcp_bulk_pool(bool gso)
 	struct nfqb_pool *pool;
 	pthread_t src, dst;
 	uint64_t end;
-	int one = 1;
 
-	nfqbt_netns_enter();
-	ck_assert_int_eq(system("ip link set lo mtu 1500"), 0);
-	nfqbt_iptables("-A INPUT -p tcp --dport %u -j NFQUEUE --queue-num %u",
-		       TCP_PORT, QNUM);
+	tcp_netns();
 	pool = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
-	sink.lfd = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert_int_ge(sink.lfd, 0);
-	setsockopt(sink.lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	ck_assert_int_eq(bind(sink.lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(listen(sink.lfd, 1), 0);
-	ck_assert_int_eq(pthread_create(&dst, NULL, tcp_sink_main, &sink), 0);
-	ck_assert_int_eq(pthread_create(&src, NULL, tcp_source_main, NULL), 0);
+	tcp_start(&sink, &src, &dst);
 	for (end = nfqbt_now_ms() + 20000;
 	     !atomic_load(&sink.done) && nfqbt_now_ms() < end;)
 		nfqbt_sleep_ms(5);
 	ck_assert_msg(atomic_load(&sink.done), "the transfer did not end");
-	pthread_join(src, NULL);
-	pthread_join(dst, NULL);
-	close(sink.lfd);
+	tcp_join(&sink, src, dst);
 	nfqb_pool_stop(pool);
 	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
 	nfqb_pool_destroy(pool);
