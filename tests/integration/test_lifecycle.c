@@ -481,6 +481,20 @@ static int helper_main(int fd, uint16_t num, uint32_t gen, int status)
 	return 1;
 }
 
+/* Queue QNUM bound with a 4 MiB socket buffer, given up at once: the
+ * socket, for a process to adopt. */
+static int bound_socket(void)
+{
+	struct nfqb_queue *q = nfqb_queue_open(QNUM);
+	int fd;
+
+	ck_assert_msg(q, "open: %s", strerror(errno));
+	ck_assert(nfqb_queue_set_rcvbuf(q, 4 << 20) == 0);
+	fd = nfqb_queue_detach(q);
+	ck_assert_msg(fd >= 0, "detach: %s", strerror(errno));
+	return fd;
+}
+
 /* Read one line from the helper (bounded wait). */
 static void read_line(FILE *f, char *buf, size_t size)
 {
@@ -497,7 +511,6 @@ START_TEST(test_handover_exec_x10)
 	unsigned int got[UPGRADES + 2] = { 0 };
 	struct sender s = { 0 };
 	struct nfqb_kstats ks;
-	struct nfqb_queue *q;
 	struct nfqbt_rx *rx;
 	char line[128];
 	unsigned int g, i, sent, before;
@@ -510,11 +523,7 @@ START_TEST(test_handover_exec_x10)
 	nfqbt_rule_queue(PORT, QNUM, false);
 	rx = nfqbt_rx_start(PORT, &ro);
 	/* generation 0: this process binds the queue and hands it on */
-	q = nfqb_queue_open(QNUM);
-	ck_assert_msg(q, "open: %s", strerror(errno));
-	ck_assert(nfqb_queue_set_rcvbuf(q, 4 << 20) == 0);
-	fd = nfqb_queue_detach(q);
-	ck_assert_msg(fd >= 0, "detach: %s", strerror(errno));
+	fd = bound_socket();
 	ck_assert(pipe(pfd) == 0);
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR2);
@@ -793,11 +802,7 @@ START_TEST(test_adopt_after_crash)
 	nfqbt_netns_enter();
 	nfqbt_rule_queue(PORT, QNUM, false);
 	rx = nfqbt_rx_start(PORT, &ro);
-	q = nfqb_queue_open(QNUM);
-	ck_assert_msg(q, "open: %s", strerror(errno));
-	ck_assert(nfqb_queue_set_rcvbuf(q, 4 << 20) == 0);
-	fd = nfqb_queue_detach(q);
-	ck_assert(fd >= 0);
+	fd = bound_socket();
 	ck_assert(pipe(pfd) == 0);
 	pid = fork();
 	ck_assert(pid >= 0);
