@@ -42,6 +42,9 @@
 
 static struct nfqb_queue *watched;
 static unsigned int pauses, pauses_holding;
+/* fail every fail_every-th pause with EINTR (0: none), as a signal would;
+ * how many failed */
+static unsigned int fail_every, pauses_failed;
 
 static int watch_sleep(void *data, uint64_t ns)
 {
@@ -52,6 +55,11 @@ static int watch_sleep(void *data, uint64_t ns)
 	pauses++;
 	if (atomic_load(&q->posted) != q->posted_seen)
 		pauses_holding++;
+	if (fail_every && pauses % fail_every == 0) {
+		pauses_failed++;
+		errno = EINTR;
+		return -1;
+	}
 	return nanosleep(&ts, NULL);
 }
 
@@ -123,6 +131,19 @@ END_TEST
 START_TEST(test_linger_fixed_holds)
 {
 	stream(true);
+}
+END_TEST
+
+/* A pause that fails (EINTR, as a signal would end it): nfqb_recv() says
+ * so, and the next call goes on; every packet still arrives once. */
+START_TEST(test_linger_pause_fails)
+{
+	fail_every = 2;
+	pauses_failed = 0;
+	stream(false);
+	fprintf(stderr, "linger: %u pauses failed\n", pauses_failed);
+	ck_assert_uint_gt(pauses_failed, 0);
+	fail_every = 0;
 }
 END_TEST
 
@@ -371,6 +392,7 @@ int main(void)
 	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_linger_adaptive_sends_first);
 	tcase_add_test(tc, test_linger_fixed_holds);
+	tcase_add_test(tc, test_linger_pause_fails);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("tcp");
 	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
