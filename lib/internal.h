@@ -365,6 +365,9 @@ size_t nfqb_msg_config_cmd(void *buf, uint32_t seq, uint16_t num, uint8_t cmd,
 			   uint16_t pf);
 size_t nfqb_msg_config_params(void *buf, uint32_t seq, uint16_t num,
 			      uint8_t mode, uint32_t range);
+/* BIND and the copy mode in one message (see msg.c). */
+size_t nfqb_msg_config_bind(void *buf, uint32_t seq, uint16_t num,
+			    uint8_t mode, uint32_t range);
 size_t nfqb_msg_config_maxlen(void *buf, uint32_t seq, uint16_t num,
 			      uint32_t maxlen);
 size_t nfqb_msg_config_flags(void *buf, uint32_t seq, uint16_t num,

@@ -175,6 +175,14 @@ static size_t build_params(void *buf, uint32_t seq, const struct nfqb_queue *q,
 	return nfqb_msg_config_params(buf, seq, q->num, p->mode, p->range);
 }
 
+static size_t build_bind(void *buf, uint32_t seq, const struct nfqb_queue *q,
+			 const void *arg)
+{
+	(void)arg;
+	return nfqb_msg_config_bind(buf, seq, q->num, (uint8_t)q->copy_mode,
+				    q->copy_range);
+}
+
 static size_t build_maxlen(void *buf, uint32_t seq, const struct nfqb_queue *q,
 			   const void *arg)
 {
@@ -219,7 +227,9 @@ static int bind_queue(struct nfqb_queue *q)
 	bool bound, ours;
 	int err;
 
-	if (config_cmd(q, NFQNL_CFG_CMD_BIND) == 0)
+	/* bound and in our copy mode at once: no packet queued in between
+	 * (the kernel drops what comes to a queue without a copy mode) */
+	if (nfqb_tx_config(q, build_bind, NULL) == 0)
 		return 0;
 	/* The kernel answers EPERM both without CAP_NET_ADMIN and for a
 	 * queue another socket holds, and EBUSY to a bind sent again after
@@ -228,8 +238,8 @@ static int bind_queue(struct nfqb_queue *q)
 	err = errno;
 	bound = nfqb_kstats_get(q->num, &ks, sizeof(ks)) == 0;
 	ours = bound && ks.portid == q->portid;
-	if ((err == EPERM || err == EBUSY) && ours)
-		return 0;
+	if ((err == EPERM || err == EBUSY) && ours)	/* mode again */
+		return config_params(q, q->copy_mode, q->copy_range);
 	if (err == EPERM && bound)
 		err = EBUSY;
 	else if (err == ENOENT)
@@ -349,8 +359,6 @@ NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
 		return NULL;
 	if (open_socket(q) < 0 || bind_queue(q) < 0)
 		goto fail;
-	if (config_params(q, q->copy_mode, q->copy_range) < 0)
-		goto fail_unbind;
 	/* GSO packets whole: no segmentation in the kernel before queueing
 	 * (one message, one verdict per super-packet); a kernel without the
 	 * flag segments them, as it always did */
@@ -493,9 +501,10 @@ NFQB_EXPORT int nfqb_queue_set_copy_mode(struct nfqb_queue *q,
 					 enum nfqb_copy_mode mode,
 					 uint32_t range)
 {
-	/* the kernel takes any mode without a word: refuse them here */
-	if (mode != NFQB_COPY_NONE && mode != NFQB_COPY_META &&
-	    mode != NFQB_COPY_PACKET) {
+	/* the kernel takes any mode without a word: refuse them here; and
+	 * NONE too: in it the kernel queues nothing, it drops every packet
+	 * sent to the queue (counted nowhere, bypass or not) */
+	if (mode != NFQB_COPY_META && mode != NFQB_COPY_PACKET) {
 		errno = EINVAL;
 		return -1;
 	}

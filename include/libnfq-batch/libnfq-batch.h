@@ -450,13 +450,16 @@ int nfqb_queue_set_nonblock(struct nfqb_queue *q, bool on);
 
 /**
  * nfqb_queue_set_copy_mode - how much of each packet the kernel copies
- * @mode: NFQB_COPY_NONE, NFQB_COPY_META or NFQB_COPY_PACKET
+ * @mode: NFQB_COPY_META or NFQB_COPY_PACKET (NFQB_COPY_NONE is refused: in
+ *	that mode the kernel queues nothing, it drops every packet sent to the
+ *	queue, uncounted, even on a rule with bypass)
  * @range: bytes of payload to copy with NFQB_COPY_PACKET (kernel caps it at
  *	65531; 0 means as much as it can)
  *
  * Owner thread; any time, packets may be outstanding: every receive buffer
  * holds the largest message, so nothing is resized. Returns 0, or -1 with
- * errno: EINVAL for a mode not listed above (the kernel would take it),
+ * errno: EINVAL for NFQB_COPY_NONE or a mode not listed above (the kernel
+ * would take it),
  * the kernel's errno, or ETIMEDOUT (see the guarantees above for
  * configuration calls).
  */

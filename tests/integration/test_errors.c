@@ -47,6 +47,7 @@ static struct {		/* atomic: pool threads read them */
 	_Atomic int verdict_err;	/* verdict sends fail with this */
 	_Atomic bool lose_config;	/* config requests "sent", never answered */
 	_Atomic uint64_t ahead_ns;	/* added to the real clock */
+	_Atomic bool slow_config;	/* 2 ms after each config request */
 } fault;
 
 static ssize_t seam_sendmsg(void *data, int fd, const struct msghdr *msg,
@@ -70,6 +71,15 @@ static ssize_t seam_sendmsg(void *data, int fd, const struct msghdr *msg,
 	if (type != NFQNL_MSG_CONFIG && fault.verdict_err) {
 		errno = fault.verdict_err;
 		return -1;
+	}
+	if (type == NFQNL_MSG_CONFIG && fault.slow_config) {
+		/* a consumer preempted between two requests */
+		ssize_t r = sendmsg(fd, msg, flags);
+		int err = errno;
+
+		nfqbt_sleep_ms(2);
+		errno = err;
+		return r;
 	}
 	return sendmsg(fd, msg, flags);
 }
@@ -244,6 +254,12 @@ static int copy_mode_einval(void)
 {
 	return err_of_int(nfqb_queue_set_copy_mode(open_q(QNUM),
 						   (enum nfqb_copy_mode)7, 0));
+}
+
+static int copy_mode_none(void)
+{
+	return err_of_int(nfqb_queue_set_copy_mode(open_q(QNUM),
+						   NFQB_COPY_NONE, 0));
 }
 
 static int copy_mode_lost(void)
@@ -1243,6 +1259,7 @@ static const struct row rows[] = {
 	ROW(nfqb_queue_close, EPERM, "verdict sends fail with EPERM", close_eperm),
 	ROW(nfqb_queue_close, ETIMEDOUT, "the unbind is never acknowledged", close_unbind_lost),
 	ROW(nfqb_queue_set_copy_mode, EINVAL, "mode 7", copy_mode_einval),
+	ROW(nfqb_queue_set_copy_mode, EINVAL, "mode NONE", copy_mode_none),
 	ROW(nfqb_queue_set_copy_mode, ETIMEDOUT, "never acknowledged", copy_mode_lost),
 	ROW(nfqb_queue_set_maxlen, ETIMEDOUT, "never acknowledged", maxlen_lost),
 	ROW(nfqb_queue_set_flags, EOPNOTSUPP, "flag 1 << 20", flags_unknown),
@@ -1498,6 +1515,64 @@ START_TEST(test_header_errnos_tested)
 }
 END_TEST
 
+/* --- A start under load: bound and configured at once ------------------ */
+
+#define START_ROUNDS	20
+#define START_SENT	30000u
+
+/*
+ * The kernel creates a queue in copy mode NONE and drops every packet that
+ * reaches it before a copy mode is set, uncounted and even on a rule with
+ * bypass: a bind and its copy mode sent as two requests lose what comes
+ * in between, at every start of a consumer. Here every config request is
+ * followed by 2 ms of nothing (a consumer preempted), and a queue is
+ * opened and closed 20 times under steady load on a rule with bypass:
+ * every datagram must arrive exactly once (by bypass while no queue is
+ * bound, by our verdict or the close's default while one is).
+ */
+START_TEST(test_open_under_load)
+{
+	struct nfqbt_rx_opts ro = { .max_seq = START_SENT, .quiet_ms = 3000,
+				    .timeout_ms = 40000 };
+	struct nfqbt_tx_opts to = { .port = PORT, .count = START_SENT,
+				    .pace_us = 20, .timeout_ms = 30000 };
+	unsigned int i, sent, queued = 0, during;
+	struct nfqbt_rx *rx;
+	struct nfqbt_tx *tx;
+
+	nfqbt_netns_enter();
+	seam_on();
+	nfqbt_rule_queue(PORT, QNUM, true);
+	rx = nfqbt_rx_start(PORT, &ro);
+	tx = nfqbt_tx_start(&to);
+	ck_assert(nfqbt_rx_wait_total(rx, 1000, 10000));
+	fault.slow_config = true;
+	for (i = 0; i < START_ROUNDS; i++) {
+		struct nfqb_queue *q = nfqb_queue_open(QNUM);
+		struct nfqbt_cons c;
+
+		ck_assert_msg(q, "open: %s", strerror(errno));
+		nfqbt_cons_init(&c, q, nfqbt_decide_accept, NULL);
+		queued += nfqbt_cons_run(&c, START_SENT, 10);
+		ck_assert_msg(nfqb_queue_close(q) == 0, "close: %s",
+			      strerror(errno));
+	}
+	fault.slow_config = false;
+	during = nfqbt_rx_total(rx);
+	sent = nfqbt_tx_join(tx);
+	ck_assert_msg(during < sent, "the sender ended before the last "
+		      "close (%u of %u arrived)", during, sent);
+	nfqbt_rx_wait_total(rx, sent, 15000);
+	nfqbt_rx_stop(rx);
+	printf("open under load: %u opens and closes, sent %u, arrived %u, "
+	       "of them queued to us %u\n", START_ROUNDS, sent,
+	       nfqbt_rx_total(rx), queued);
+	ck_assert_uint_gt(queued, 0);
+	nfqbt_rx_assert_exact(rx, 0, sent, NULL, NULL);
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
 static Suite *errors_suite(void)
 {
 	Suite *s = suite_create("errors");
@@ -1505,6 +1580,10 @@ static Suite *errors_suite(void)
 
 	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_loop_test(tc, test_errno, 0, NROWS);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("start");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_open_under_load);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("header");
 	tcase_add_test(tc, test_header_errnos_tested);

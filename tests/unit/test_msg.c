@@ -157,6 +157,29 @@ START_TEST(test_config_params_meta)
 }
 END_TEST
 
+/* BIND and the copy mode in one message: the kernel drops what is queued
+ * to a bound queue before its copy mode is set */
+START_TEST(test_config_bind_params)
+{
+	static const uint8_t exp[] = {
+		/* len 40, type 0x0302, REQUEST|ACK, seq, pid 0 */
+		0x28, 0x00, 0x00, 0x00, 0x02, 0x03, 0x05, 0x00,
+		0x04, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x12, 0x34,
+		/* NFQA_CFG_CMD: BIND (1), pad, pf 0 */
+		0x08, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00,
+		/* NFQA_CFG_PARAMS: range 0xffff, mode PACKET (2), 3 pad */
+		0x09, 0x00, 0x02, 0x00, 0x00, 0x00, 0xff, 0xff,
+		0x02, 0x00, 0x00, 0x00,
+	};
+	size_t len;
+
+	prefill();
+	len = nfqb_msg_config_bind(buf, SEQ, QNUM, NFQB_COPY_PACKET, 0xffff);
+	check_bytes("bind with params", len, exp, sizeof(exp));
+}
+END_TEST
+
 START_TEST(test_config_maxlen)
 {
 	static const uint8_t exp[] = {
@@ -687,6 +710,7 @@ static Suite *msg_suite(void)
 	tcase_add_test(tc, test_config_unbind);
 	tcase_add_test(tc, test_config_params);
 	tcase_add_test(tc, test_config_params_meta);
+	tcase_add_test(tc, test_config_bind_params);
 	tcase_add_test(tc, test_config_maxlen);
 	tcase_add_test(tc, test_config_flags);
 	suite_add_tcase(s, tc);
