@@ -148,8 +148,9 @@ static struct ips ips_start(const char *path, const char *rules)
 	ck_assert(p.pid >= 0);
 	if (p.pid == 0) {
 		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
+		/* nothing of ours (the sender's socket, the receiver's): a
+		 * fresh start has the fds of the first one */
+		close_range(3, ~0u, 0);
 		execl(path, "nfqb-ips", "-q", "0:1", "-r", rules, "--user",
 		      "nobody", (char *)NULL);
 		_exit(127);
