@@ -29,7 +29,8 @@
  *    hierarchies mounted: a manager that saw the host's root cgroup would
  *    move every process of the machine into its init.scope;
  *  - umask 0, as PID 1 has: the notification socket must be writable by
- *    nobody (nfqb-ips --user nobody).
+ *    nobody (nfqb-ips --user nobody);
+ *  - its log file bound over /dev/console, where it writes.
  * Every process of the test's cgroup is killed, the cgroups removed and
  * the directory deleted by main() after the suite, whatever happened.
  */
@@ -337,6 +338,10 @@ static void manager_main(void)
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
 	if (fd < 0)
 		die(path);
+	/* a manager logs to /dev/console even when not PID 1: to the log
+	 * file instead, not to the machine's console */
+	if (mount(path, "/dev/console", NULL, MS_BIND, NULL) < 0)
+		die("mount --bind manager.log /dev/console");
 	dup2(fd, 1);
 	dup2(fd, 2);
 	close(fd);
@@ -670,6 +675,11 @@ START_TEST(test_ips_systemd_restart_crash)
 	       "dropped 0, queue %u on portid %u throughout\n", SYSTEMD,
 	       RESTARTS, sent, sent, marked, unmarked, QNUM, portid);
 
+	/* what the processes said (sanitizer reports would be there) */
+	ck_assert_msg(count_lines(log, "Sanitizer") == 0 &&
+		      count_lines(log, "runtime error") == 0,
+		      "nfqb-ips reported errors: %s", log);
+
 	/* the manager goes */
 	systemctl(NULL, 0, "exit");
 	for (i = 0; i < 100 && waitpid(mgr, &status, WNOHANG) == 0; i++)
@@ -703,6 +713,15 @@ int main(void)
 			 "/sys/fs/cgroup/systemd/%s", g_cg);
 		snprintf(g_cgpath[1], sizeof(g_cgpath[1]),
 			 "/sys/fs/cgroup/unified/%s", g_cg);
+	}
+	if (ret && g_dir[0]) {	/* for the test's log */
+		char cmd[512];
+
+		snprintf(cmd, sizeof(cmd), "for f in %s/ips.log %s/manager.log;"
+			 " do [ -f $f ] && { echo \"--- $f\"; tail -n 60 $f; };"
+			 " done", g_dir, g_dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "test_systemd: no logs\n");
 	}
 	if (geteuid() == 0)
 		cleanup();
