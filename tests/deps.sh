@@ -12,12 +12,14 @@ set -euo pipefail
 # The DAQ stage (tests/daq/) builds libdaq from its tarball with what is
 # here already (autotools, libmnl-dev, build-essential's C and C++
 # compilers) and runs daqtest in a namespace with nsenter (util-linux).
+# systemd: tests/integration/test_systemd runs nfqb-ips.service under a
+# systemd user manager (/lib/systemd/systemd; PID 1 need not be systemd).
 PKGS=(build-essential autoconf automake libtool pkg-config
       libmnl-dev liburcu-dev check libnetfilter-queue-dev
       iptables iproute2 kmod iperf3 gnuplot-nox
       abigail-tools gcc-multilib
       libmnl-dev:i386 liburcu-dev:i386 check:i386
-      libnetfilter-queue-dev:i386 util-linux)
+      libnetfilter-queue-dev:i386 util-linux systemd)
 
 if [ "${NFQB_NO_APT:-0}" = 1 ]; then
 	echo "deps: NFQB_NO_APT=1, not installing packages"

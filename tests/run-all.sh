@@ -128,7 +128,7 @@ UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 tsan_tests="tests/integration/test_core tests/integration/test_coalesce_kernel
 	tests/integration/test_pool tests/integration/test_verdicts
 	tests/integration/test_safety tests/integration/test_linger
-	tests/integration/test_lifecycle
+	tests/integration/test_lifecycle tests/integration/test_systemd
 	tests/unit/test_coalesce tests/unit/test_model
 	tests/unit/test_plan"
 tsan_check() {

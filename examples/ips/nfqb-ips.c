@@ -10,7 +10,9 @@
  *       everything else is accepted. SIGHUP reloads the rules (the pool
  *       swaps the policy; in-flight packets finish with the old one),
  *       SIGUSR1 prints statistics, SIGINT/SIGTERM stop cleanly (every
- *       packet gets a verdict, queues are unbound), SIGUSR2 upgrades in
+ *       packet gets a verdict, queues are unbound), SIGQUIT under systemd
+ *       stops for a restart (every verdict sent, the queues stay bound in
+ *       the fd store for the next process), SIGUSR2 upgrades in
  *       place: every verdict sent, the queues stay bound, the program
  *       exec()s its binary again (a new version, if it was replaced),
  *       which takes the queues over (NFQB_IPS_FDS in its environment).
@@ -207,6 +209,8 @@ static int inspect(struct nfqb_packet *p, void *policy, void *data,
 
 static struct nfqb_pool *the_pool;
 static volatile sig_atomic_t want_reload, want_stats, want_upgrade, stopping;
+/* SIGQUIT: stop for a restart (see leave_for_restart()) */
+static volatile sig_atomic_t leaving;
 
 static void on_signal(int sig)
 {
@@ -219,6 +223,12 @@ static void on_signal(int sig)
 		break;
 	case SIGUSR2:
 		want_upgrade = 1;
+		break;
+	case SIGQUIT:
+		/* the pool is stopped by the main loop (a handover, or a stop
+		 * without the fd store) */
+		leaving = 1;
+		stopping = 1;
 		break;
 	default:
 		stopping = 1;
@@ -263,6 +273,7 @@ static void install_signals(void)
 	sigaction(SIGUSR2, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 }
 
 static uint64_t now_ms(void)
@@ -458,14 +469,17 @@ static void fdstore_add(const struct opts *o, const int *fds)
 	}
 }
 
-/* A clean stop unbinds the queues: their sockets leave the store. */
-static void fdstore_remove(const struct opts *o)
+/* A clean stop unbinds the queues: their sockets leave the store (those
+ * with fds[i] < 0 only, if @fds is not NULL). */
+static void fdstore_remove(const struct opts *o, const int *fds)
 {
 	unsigned int i;
 
 	for (i = 0; i < o->count; i++) {
 		char msg[64];
 
+		if (fds && fds[i] >= 0)
+			continue;
 		snprintf(msg, sizeof(msg), "FDSTOREREMOVE=1\nFDNAME=nfqueue-%u",
 			 o->first + i);
 		notify(msg, NULL, 0);
@@ -533,6 +547,35 @@ static void upgrade(const struct opts *o, int *fds)
 	for (i = 0; i < o->count; i++)
 		if (fds[i] >= 0)
 			fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+}
+
+/* SIGQUIT under systemd (RestartKillSignal=SIGQUIT in nfqb-ips.service:
+ * what `systemctl restart` sends): every verdict sent, the queues stay
+ * bound, their sockets stay in the fd store, and the next process (started
+ * by the same restart job) gets them back, so that the kernel neither
+ * drops nor bypasses a packet in between. A queue that could not be
+ * handed over was unbound: its socket leaves the store. Without
+ * $NOTIFY_SOCKET (no store) this is a stop; with one, if systemd then
+ * does not start us again (no restart job), it closes the sockets, which
+ * unbinds the queues: the packets queued since the handover are dropped
+ * then, whatever the rule. Returns the exit status. */
+static int leave_for_restart(const struct opts *o, int *fds)
+{
+	struct nfqb_pool *p = the_pool;
+	int ret = 0;
+
+	printf("nfqb-ips: restart: handing the queues over to the fd store\n");
+	notify("STOPPING=1", NULL, 0);
+	if (nfqb_pool_handover(p, fds, o->count) < 0) {
+		fprintf(stderr, "nfqb-ips: handover: %s (queues not handed "
+			"over are unbound)\n", strerror(errno));
+		ret = 1;
+	}
+	fdstore_remove(o, fds);
+	print_stats(p, "restart");
+	the_pool = NULL;	/* no signal handler may use it now */
+	nfqb_pool_destroy(p);	/* the sockets stay open, bound, stored */
+	return ret;
 }
 
 /* Run until stopped; @tick (may be NULL) is called every second. */
@@ -637,8 +680,11 @@ again:
 		if (max_ms && now_ms() - start >= max_ms)
 			break;
 	}
+	if (leaving && getenv("NOTIFY_SOCKET") &&
+	    !nfqb_pool_stopping(the_pool))
+		return leave_for_restart(o, fds);
 	notify("STOPPING=1", NULL, 0);
-	fdstore_remove(o);
+	fdstore_remove(o, NULL);
 	nfqb_pool_stop(the_pool);
 	if (nfqb_pool_wait(the_pool) < 0) {
 		fprintf(stderr, "nfqb-ips: a pool thread failed: %s\n",

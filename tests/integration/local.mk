@@ -125,3 +125,16 @@ NFQB_SOAK_SECONDS ?= 600
 .PHONY: soak
 soak: tests/integration/soak examples/ips/nfqb-ips
 	NFQB_SOAK_SECONDS=$(NFQB_SOAK_SECONDS) ./tests/integration/soak
+
+# nfqb-ips under a real systemd (issue 12): examples/ips/nfqb-ips.service
+# run by a systemd user manager the test starts (/lib/systemd/systemd, the
+# systemd package: tests/deps.sh), restarted, killed and reloaded under
+# load; nothing lost or duplicated, the queue never unbound.
+check_PROGRAMS += tests/integration/test_systemd
+TESTS += tests/integration/test_systemd
+tests_integration_test_systemd_SOURCES = tests/integration/test_systemd.c
+tests_integration_test_systemd_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	-DNFQB_TOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_integration_test_systemd_LDADD = \
+	tests/integration/libnfqbt-harness.la lib/libnfq-batch.la \
+	$(CHECK_LIBS) -lpthread

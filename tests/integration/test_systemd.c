@@ -1,0 +1,729 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * nfqb-ips under a real systemd (issue 12): examples/ips/nfqb-ips.service,
+ * its paths adjusted, run by a systemd user manager (/lib/systemd/systemd
+ * --user, as root: its services may bind queues) that this test starts,
+ * in the test's network namespace, with a rule WITHOUT --queue-bypass: a
+ * moment with the queue unbound would drop packets, which the receiver
+ * would count as lost.
+ *
+ * Under load (numbered UDP datagrams at a bounded rate, with a window),
+ * the service is restarted (`systemctl restart`: RestartKillSignal=SIGQUIT
+ * hands the queue over to the fd store), killed with SIGKILL once
+ * (Restart=on-failure: the new process gets the socket back from the
+ * store) and reloaded (an upgrade in place). Checked: every datagram
+ * arrived exactly once; the kernel's queue kept the same socket (portid)
+ * and the same instance all along (id_sequence counts every packet sent,
+ * queue_dropped and queue_user_dropped stay 0); every new process logged
+ * that it took the queue over; systemd counted one automatic restart; a
+ * stop at the end empties the fd store and unbinds the queue.
+ *
+ * The manager needs a few things a machine without systemd as PID 1 does
+ * not have; they are made in a private mount namespace, nothing on the
+ * host changes but the test's own cgroup (see manager_main()):
+ *  - /run/systemd/system (systemd --user refuses to run without it), and
+ *    /run/systemd/inaccessible/ (the service's ProtectHome= needs it);
+ *  - a cgroup of its own: a new one (nfqbt-sd-PID) in the name=systemd
+ *    and the unified hierarchies (or in the cgroup2 root on a unified
+ *    machine), entered, then a cgroup namespace, and only those two
+ *    hierarchies mounted: a manager that saw the host's root cgroup would
+ *    move every process of the machine into its init.scope;
+ *  - umask 0, as PID 1 has: the notification socket must be writable by
+ *    nobody (nfqb-ips --user nobody);
+ *  - its log file bound over /dev/console, where it writes.
+ * Every process of the test's cgroup is killed, the cgroups removed and
+ * the directory deleted by main() after the suite, whatever happened.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <linux/magic.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#ifndef NFQB_TOP_SRCDIR
+#error "NFQB_TOP_SRCDIR must name the source tree"
+#endif
+
+#define PORT		5407
+#define QNUM		7
+#define MARK		9
+#define WINDOW		512
+#define MAX_SEQ		60000u
+#define SYSTEMD		"/lib/systemd/systemd"
+#define UNIT		"nfqbt-ips.service"
+#define RESTARTS	4
+#define OP_SPACING_MS	2500
+
+/* Set by main() before the suite runs, for the test and for the cleanup. */
+static char g_dir[128];		/* /run/nfqbt-sd.PID */
+static char g_cg[64];			/* nfqbt-sd-PID */
+static char g_cgpath[2][128];	/* the test's cgroups ("" if none) */
+static bool g_unified_only;		/* cgroup2 at /sys/fs/cgroup */
+
+/* --- traffic: numbered datagrams, a window, a bounded rate ---------------- */
+
+struct sender {
+	pthread_t thread;
+	struct nfqbt_rx *rx;
+	atomic_bool stop;
+	atomic_uint sent;
+	int err;
+};
+
+static void *sender_main(void *arg)
+{
+	struct sender *s = arg;
+	struct sockaddr_in dst = {
+		.sin_family = AF_INET,
+		.sin_port = htons(PORT),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
+	uint64_t start = nfqbt_now_ms();
+	uint8_t buf[64];
+	unsigned int i = 0;
+	int fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		s->err = errno;
+		return NULL;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	while (i < MAX_SEQ && !atomic_load(&s->stop) &&
+	       nfqbt_now_ms() - start < 90000) {
+		/* at most WINDOW in flight (the queue holds 8192), at most
+		 * about 2,000 a second */
+		if (i - nfqbt_rx_total(s->rx) >= WINDOW) {
+			usleep(100);
+			continue;
+		}
+		nfqbt_fill_payload(buf, sizeof(buf), i);
+		if (sendto(fd, buf, sizeof(buf), 0, (struct sockaddr *)&dst,
+			   sizeof(dst)) < 0) {
+			if (errno == EAGAIN || errno == ENOBUFS ||
+			    errno == EINTR) {
+				usleep(50);
+				continue;
+			}
+			if (errno != EPERM) {	/* EPERM: dropped, counted */
+				s->err = errno;
+				break;
+			}
+		}
+		atomic_store(&s->sent, ++i);
+		if (i % 2 == 0)
+			usleep(1000);
+	}
+	close(fd);
+	return NULL;
+}
+
+/* --- files, cgroups -------------------------------------------------------- */
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	chmod(path, mode);
+}
+
+/* How many lines of @path contain @needle. */
+static unsigned int count_lines(const char *path, const char *needle)
+{
+	char line[512];
+	unsigned int n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, needle))
+			n++;
+	fclose(f);
+	return n;
+}
+
+static bool is_cgroup2(const char *path)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/* Kill every process in @dir and its children cgroups; true if there was
+ * none left. */
+static bool cg_kill_all(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	struct dirent *de;
+	bool empty = true;
+	DIR *d;
+	FILE *f;
+	int pid;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "r");
+	if (f) {
+		while (fscanf(f, "%d", &pid) == 1)
+			if (pid > 1) {
+				kill(pid, SIGKILL);
+				empty = false;
+			}
+		fclose(f);
+	}
+	d = opendir(dir);
+	if (!d)
+		return empty;
+	while ((de = readdir(d)))
+		if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (!cg_kill_all(path))
+				empty = false;
+		}
+	closedir(d);
+	return empty;
+}
+
+/* rmdir @dir after its children (cgroup directories hold no files one
+ * can remove). */
+static void cg_rmdir_all(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			cg_rmdir_all(path);
+		}
+	closedir(d);
+	rmdir(dir);
+}
+
+static void rm_rf(const char *dir)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			rm_rf(path);
+		else
+			unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+/* Everything the test made, whatever state it was left in: the manager,
+ * nfqb-ips and whatever else runs in the test's cgroups is killed (which
+ * also ends the network namespace), the cgroups and the directory go. */
+static void cleanup(void)
+{
+	unsigned int i, round;
+
+	for (round = 0; round < 100; round++) {
+		bool empty = true;
+
+		for (i = 0; i < 2; i++)
+			if (g_cgpath[i][0] && !cg_kill_all(g_cgpath[i]))
+				empty = false;
+		if (empty)
+			break;
+		nfqbt_sleep_ms(50);
+	}
+	for (i = 0; i < 2; i++)
+		if (g_cgpath[i][0])
+			cg_rmdir_all(g_cgpath[i]);
+	if (g_dir[0])
+		rm_rf(g_dir);
+}
+
+/* --- the manager ----------------------------------------------------------- */
+
+static void die(const char *what)
+{
+	fprintf(stderr, "manager set-up: %s: %s\n", what, strerror(errno));
+	_exit(127);
+}
+
+/* The child that becomes the systemd user manager (see the top). */
+static void manager_main(void)
+{
+	static const char *const inacc[] = { "reg", "fifo", "chr", "blk" };
+	char path[PATH_MAX + 64], pid[16];
+	unsigned int i;
+	int fd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);	/* if the test dies first */
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	for (i = 0; i < 2; i++) {
+		if (!g_cgpath[i][0])
+			continue;
+		snprintf(path, sizeof(path), "%s/cgroup.procs", g_cgpath[i]);
+		fd = open(path, O_WRONLY);
+		if (fd < 0 || write(fd, pid, strlen(pid)) < 0)
+			die(path);
+		close(fd);
+	}
+	if (unshare(CLONE_NEWNS | CLONE_NEWCGROUP) < 0)
+		die("unshare");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		die("mount --make-rprivate /");
+	if (mount("tmpfs", "/run/systemd", "tmpfs", 0, "mode=0755") < 0)
+		die("mount /run/systemd");
+	if (mkdir("/run/systemd/system", 0755) < 0 ||
+	    mkdir("/run/systemd/inaccessible", 0755) < 0 ||
+	    mkdir("/run/systemd/inaccessible/dir", 0) < 0)
+		die("mkdir /run/systemd/...");
+	for (i = 0; i < 4; i++) {
+		mode_t m = i == 0 ? S_IFREG : i == 1 ? S_IFIFO :
+			   i == 2 ? S_IFCHR : S_IFBLK;
+
+		snprintf(path, sizeof(path), "/run/systemd/inaccessible/%s",
+			 inacc[i]);
+		if (mknod(path, m, makedev(0, 0)) < 0 || chmod(path, 0) < 0)
+			die(path);
+	}
+	if (g_unified_only) {
+		if (mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL) < 0)
+			die("mount cgroup2");
+	} else {
+		if (mount("tmpfs", "/sys/fs/cgroup", "tmpfs", 0, "mode=0755") < 0 ||
+		    mkdir("/sys/fs/cgroup/systemd", 0755) < 0 ||
+		    mount("cgroup", "/sys/fs/cgroup/systemd", "cgroup", 0,
+			  "none,name=systemd") < 0)
+			die("mount name=systemd");
+		if (g_cgpath[1][0] &&
+		    (mkdir("/sys/fs/cgroup/unified", 0755) < 0 ||
+		     mount("cgroup2", "/sys/fs/cgroup/unified", "cgroup2", 0,
+			   NULL) < 0))
+			die("mount cgroup2");
+	}
+	umask(0);
+	snprintf(path, sizeof(path), "%s/manager.log", g_dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fd < 0)
+		die(path);
+	/* a manager logs to /dev/console even when not PID 1: to the log
+	 * file instead, not to the machine's console */
+	if (mount(path, "/dev/console", NULL, MS_BIND, NULL) < 0)
+		die("mount --bind manager.log /dev/console");
+	dup2(fd, 1);
+	dup2(fd, 2);
+	close(fd);
+	fd = open("/dev/null", O_RDONLY);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		close(fd);
+	}
+	execl(SYSTEMD, "systemd", "--user", "--log-target=console",
+	      (char *)NULL);
+	die("exec " SYSTEMD);
+}
+
+/* `systemctl --user ARGS` (bounded); its exit status, its first line of
+ * output in @out (if not NULL). */
+static int systemctl(char *out, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int systemctl(char *out, size_t size, const char *fmt, ...)
+{
+	char args[256], cmd[512], line[256] = "";
+	va_list ap;
+	FILE *p;
+	int status;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "timeout 30 systemctl --user --no-pager "
+		 "%s 2>&1", args);
+	p = popen(cmd, "r");
+	ck_assert(p);
+	if (fgets(line, sizeof(line), p))
+		line[strcspn(line, "\n")] = 0;
+	while (fgetc(p) != EOF)
+		;
+	status = pclose(p);
+	if (out)
+		snprintf(out, size, "%s", line);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static unsigned long show(const char *prop)
+{
+	char out[128];
+
+	ck_assert_msg(systemctl(out, sizeof(out), "show -p %s --value " UNIT,
+				prop) == 0, "show %s: %s", prop, out);
+	return strtoul(out, NULL, 10);
+}
+
+/* Wait (up to 10 s) for the unit's ActiveState to be @want. */
+static void wait_state(const char *want)
+{
+	char out[128] = "";
+	unsigned int i;
+
+	for (i = 0; i < 100; i++) {
+		systemctl(out, sizeof(out), "show -p ActiveState --value "
+			  UNIT);
+		if (!strcmp(out, want))
+			return;
+		nfqbt_sleep_ms(100);
+	}
+	ck_assert_msg(0, "ActiveState %s, not %s", out, want);
+}
+
+/* Wait (up to 10 s) for @n lines with @needle in @path; returns how many
+ * there are. */
+static unsigned int wait_lines(const char *path, const char *needle,
+			       unsigned int n)
+{
+	unsigned int i, got = 0;
+
+	for (i = 0; i < 100; i++) {
+		got = count_lines(path, needle);
+		if (got >= n)
+			break;
+		nfqbt_sleep_ms(100);
+	}
+	return got;
+}
+
+/* --- the test --------------------------------------------------------------- */
+
+/* The unit: examples/ips/nfqb-ips.service with ExecStart= naming this
+ * build's nfqb-ips, the test's rules and queue, and its output in a file
+ * (the user manager has no journal here). Everything else as shipped. */
+static void write_unit(const char *ips, const char *rules, const char *log)
+{
+	char src[PATH_MAX], dst[256], line[512];
+	FILE *in, *out;
+	bool service = false, execstart = false;
+
+	snprintf(src, sizeof(src), "%s/examples/ips/nfqb-ips.service",
+		 NFQB_TOP_SRCDIR);
+	snprintf(dst, sizeof(dst), "%s/config/systemd/user/" UNIT, g_dir);
+	in = fopen(src, "r");
+	ck_assert_msg(in, "%s: %s", src, strerror(errno));
+	out = fopen(dst, "w");
+	ck_assert_msg(out, "%s: %s", dst, strerror(errno));
+	while (fgets(line, sizeof(line), in)) {
+		if (!strncmp(line, "ExecStart=", 10)) {
+			fprintf(out, "ExecStart=%s -q %u -r %s --user nobody\n",
+				ips, QNUM, rules);
+			execstart = true;
+			continue;
+		}
+		fputs(line, out);
+		if (!strncmp(line, "[Service]", 9)) {
+			fprintf(out, "StandardOutput=append:%s\n"
+				"StandardError=append:%s\n", log, log);
+			service = true;
+		}
+	}
+	fclose(in);
+	ck_assert(fclose(out) == 0);
+	ck_assert_msg(service && execstart, "%s: no [Service] or ExecStart=",
+		      src);
+}
+
+static void wait_progress(struct nfqbt_rx *rx, unsigned int n,
+			  const char *after)
+{
+	unsigned int before = nfqbt_rx_total(rx);
+
+	ck_assert_msg(nfqbt_rx_wait_total(rx, before + n, 15000),
+		      "after %s: %u datagrams arrived, none more in 15 s",
+		      after, before);
+}
+
+START_TEST(test_ips_systemd_restart_crash)
+{
+	struct nfqbt_rx_opts ro = { .quiet_ms = 10000, .timeout_ms = 100000,
+				    .max_seq = MAX_SEQ };
+	char ips[PATH_MAX], rules[PATH_MAX + 16], log[PATH_MAX + 16];
+	char path[PATH_MAX + 64], out[256];
+	struct sender s = { 0 };
+	struct nfqb_kstats ks;
+	struct nfqbt_rx *rx;
+	unsigned long pid, npid;
+	unsigned int i, op, sent, marked = 0, unmarked = 0, taken;
+	uint64_t last;
+	uint32_t portid;
+	pid_t mgr;
+	int status;
+
+	ck_assert(nfqbt_find_ips(ips, sizeof(ips)));
+	ck_assert_msg(access(SYSTEMD, X_OK) == 0, SYSTEMD ": %s (install "
+		      "systemd: tests/deps.sh)", strerror(errno));
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QNUM, false);	/* no bypass: a gap drops */
+
+	/* the directory: runtime dir, units, rules, logs */
+	ck_assert_msg(mkdir(g_dir, 0755) == 0, "%s: %s", g_dir,
+		      strerror(errno));
+	chmod(g_dir, 0755);
+	snprintf(path, sizeof(path), "%s/run", g_dir);
+	ck_assert(mkdir(path, 0755) == 0);
+	setenv("XDG_RUNTIME_DIR", path, 1);
+	snprintf(path, sizeof(path), "%s/config", g_dir);
+	ck_assert(mkdir(path, 0755) == 0);
+	setenv("XDG_CONFIG_HOME", path, 1);
+	snprintf(path, sizeof(path), "%s/config/systemd", g_dir);
+	ck_assert(mkdir(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/config/systemd/user", g_dir);
+	ck_assert(mkdir(path, 0755) == 0);
+	setenv("HOME", g_dir, 1);
+	unsetenv("NOTIFY_SOCKET");
+	unsetenv("DBUS_SESSION_BUS_ADDRESS");
+	snprintf(rules, sizeof(rules), "%s/rules", g_dir);
+	snprintf(out, sizeof(out), "mark %u %u\n", PORT, MARK);
+	write_file(rules, out, 0644);
+	snprintf(log, sizeof(log), "%s/ips.log", g_dir);
+	write_unit(ips, rules, log);
+
+	/* the cgroups, then the manager */
+	if (is_cgroup2("/sys/fs/cgroup")) {
+		g_unified_only = true;
+		snprintf(g_cgpath[0], sizeof(g_cgpath[0]), "/sys/fs/cgroup/%s",
+			 g_cg);
+	} else {
+		ck_assert_msg(access("/sys/fs/cgroup/systemd", F_OK) == 0,
+			      "no name=systemd hierarchy at "
+			      "/sys/fs/cgroup/systemd");
+		snprintf(g_cgpath[0], sizeof(g_cgpath[0]),
+			 "/sys/fs/cgroup/systemd/%s", g_cg);
+		if (is_cgroup2("/sys/fs/cgroup/unified"))
+			snprintf(g_cgpath[1], sizeof(g_cgpath[1]),
+				 "/sys/fs/cgroup/unified/%s", g_cg);
+	}
+	for (i = 0; i < 2; i++)
+		if (g_cgpath[i][0])
+			ck_assert_msg(mkdir(g_cgpath[i], 0755) == 0, "%s: %s",
+				      g_cgpath[i], strerror(errno));
+	if (access("/run/systemd", F_OK) != 0)
+		ck_assert(mkdir("/run/systemd", 0755) == 0);
+	fflush(NULL);
+	mgr = fork();
+	ck_assert(mgr >= 0);
+	if (mgr == 0)
+		manager_main();
+	snprintf(path, sizeof(path), "%s/run/systemd/private", g_dir);
+	for (i = 0; i < 150 && access(path, F_OK) != 0; i++)
+		nfqbt_sleep_ms(100);
+	ck_assert_msg(i < 150, "the manager did not start (%s/manager.log)",
+		      g_dir);
+	for (i = 0; i < 50 && systemctl(NULL, 0, "show -p Version") != 0; i++)
+		nfqbt_sleep_ms(100);
+	ck_assert_msg(i < 50, "systemctl --user does not answer");
+
+	/* start: bound, READY=1, the socket in the store */
+	ck_assert_msg(systemctl(out, sizeof(out), "start " UNIT) == 0,
+		      "start: %s", out);
+	wait_state("active");
+	ck_assert_uint_eq(show("NFileDescriptorStore"), 1);
+	ks = nfqbt_kstats(QNUM);
+	portid = ks.portid;
+	pid = show("MainPID");
+	ck_assert_uint_eq(count_lines(log, "(taken over)"), 0);
+
+	rx = nfqbt_rx_start(PORT, &ro);
+	s.rx = rx;
+	ck_assert(pthread_create(&s.thread, NULL, sender_main, &s) == 0);
+	wait_progress(rx, 2000, "start");
+
+	/* RESTARTS restarts, a crash after the second, an upgrade in place
+	 * after the third; each under load */
+	last = nfqbt_now_ms();
+	for (op = 0; op < RESTARTS + 2; op++) {
+		const char *what;
+
+		/* systemd allows 5 starts in 10 s (StartLimitBurst=,
+		 * StartLimitIntervalSec=): one every 2.5 s stays below */
+		while (nfqbt_now_ms() - last < OP_SPACING_MS)
+			nfqbt_sleep_ms(50);
+		last = nfqbt_now_ms();
+
+		if (op == 2) {
+			what = "kill -9";
+			ck_assert(kill((pid_t)pid, SIGKILL) == 0);
+			for (i = 0; i < 100; i++) {
+				nfqbt_sleep_ms(100);
+				npid = show("MainPID");
+				if (npid && npid != pid &&
+				    show("NRestarts") == 1)
+					break;
+			}
+			/* restarted by systemd (a manual restart later
+			 * resets the count) */
+			ck_assert_uint_eq(show("NRestarts"), 1);
+		} else if (op == 4) {
+			what = "reload";
+			ck_assert_msg(systemctl(out, sizeof(out),
+						"reload " UNIT) == 0,
+				      "reload: %s", out);
+		} else {
+			what = "restart";
+			ck_assert_msg(systemctl(out, sizeof(out),
+						"restart " UNIT) == 0,
+				      "restart: %s", out);
+		}
+		/* active again once the new process sent READY=1 */
+		taken = wait_lines(log, "(taken over)", op + 1);
+		wait_state("active");
+		npid = show("MainPID");
+		ck_assert_msg(op == 4 ? npid == pid : npid != pid,
+			      "%s: MainPID %lu, before %lu", what, npid, pid);
+		pid = npid;
+		ck_assert_msg(taken == op + 1, "%s: %u processes took the queue "
+			      "over, not %u (%s)", what, taken, op + 1, log);
+		ks = nfqbt_kstats(QNUM);
+		ck_assert_msg(ks.portid == portid, "%s: queue %u bound to "
+			      "portid %u, not %u", what, QNUM, ks.portid,
+			      portid);
+		ck_assert_uint_eq(show("NFileDescriptorStore"), 1);
+		wait_progress(rx, 1000, what);
+		printf("%s: pid %lu took queue %u over (portid %u); %u "
+		       "datagrams arrived so far\n", what, pid, QNUM, portid,
+		       nfqbt_rx_total(rx));
+	}
+
+	atomic_store(&s.stop, true);
+	pthread_join(s.thread, NULL);
+	ck_assert_msg(s.err == 0, "sender: %s", strerror(s.err));
+	sent = atomic_load(&s.sent);
+	ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000), "sent %u, "
+		      "arrived %u", sent, nfqbt_rx_total(rx));
+	nfqbt_sleep_ms(200);	/* duplicates would come now */
+	ks = nfqbt_kstats(QNUM);
+	ck_assert_uint_eq(ks.portid, portid);
+
+	/* a stop unbinds and empties the store */
+	ck_assert_msg(systemctl(out, sizeof(out), "stop " UNIT) == 0,
+		      "stop: %s", out);
+	ck_assert_uint_eq(show("NFileDescriptorStore"), 0);
+	{
+		char l[256];
+		bool bound = false;
+		FILE *f = fopen("/proc/net/netfilter/nfnetlink_queue", "r");
+
+		ck_assert(f);
+		while (fgets(l, sizeof(l), f))
+			if (strtoul(l, NULL, 10) == QNUM)
+				bound = true;
+		fclose(f);
+		ck_assert_msg(!bound, "queue %u still bound after the stop",
+			      QNUM);
+	}
+	nfqbt_rx_stop(rx);
+
+	/* every datagram once; none dropped by the kernel, one instance */
+	for (i = 0; i < sent; i++) {
+		uint32_t mark = 0;
+
+		ck_assert_msg(nfqbt_rx_count(rx, i) == 1, "seq %u arrived %u "
+			      "times", i, nfqbt_rx_count(rx, i));
+		if (nfqbt_rx_mark(rx, i, &mark) && mark == MARK)
+			marked++;
+		else
+			unmarked++;
+	}
+	ck_assert_uint_eq(nfqbt_rx_total(rx), sent);
+	ck_assert_uint_eq(nfqbt_rx_bad(rx), 0);
+	ck_assert_uint_eq(ks.queue_dropped, 0);
+	ck_assert_uint_eq(ks.queue_user_dropped, 0);
+	ck_assert_uint_eq(ks.id_sequence, sent);
+	printf("nfqb-ips under systemd %s --user: %u restarts, 1 kill -9 "
+	       "(1 automatic restart), 1 reload; sent %u, arrived %u (each "
+	       "once: lost 0, duplicated 0; %u with the IPS's mark, %u "
+	       "accepted unmarked: held by the killed process), kernel "
+	       "dropped 0, queue %u on portid %u throughout\n", SYSTEMD,
+	       RESTARTS, sent, sent, marked, unmarked, QNUM, portid);
+
+	/* what the processes said (sanitizer reports would be there) */
+	ck_assert_msg(count_lines(log, "Sanitizer") == 0 &&
+		      count_lines(log, "runtime error") == 0,
+		      "nfqb-ips reported errors: %s", log);
+
+	/* the manager goes */
+	systemctl(NULL, 0, "exit");
+	for (i = 0; i < 100 && waitpid(mgr, &status, WNOHANG) == 0; i++)
+		nfqbt_sleep_ms(100);
+	if (i == 100) {
+		kill(mgr, SIGKILL);
+		waitpid(mgr, &status, 0);
+	}
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("systemd");
+	TCase *tc = tcase_create("fdstore");
+	int ret;
+
+	snprintf(g_dir, sizeof(g_dir), "/run/nfqbt-sd.%d", (int)getpid());
+	snprintf(g_cg, sizeof(g_cg), "nfqbt-sd-%d", (int)getpid());
+	tcase_add_test(tc, test_ips_systemd_restart_crash);
+	tcase_set_timeout(tc, 150);
+	suite_add_tcase(s, tc);
+	ret = nfqbt_run_suite("test_systemd", s);
+	/* the test ran in a child: find its cgroups again */
+	if (is_cgroup2("/sys/fs/cgroup")) {
+		snprintf(g_cgpath[0], sizeof(g_cgpath[0]), "/sys/fs/cgroup/%s",
+			 g_cg);
+	} else {
+		snprintf(g_cgpath[0], sizeof(g_cgpath[0]),
+			 "/sys/fs/cgroup/systemd/%s", g_cg);
+		snprintf(g_cgpath[1], sizeof(g_cgpath[1]),
+			 "/sys/fs/cgroup/unified/%s", g_cg);
+	}
+	if (ret && g_dir[0]) {	/* for the test's log */
+		char cmd[512];
+
+		snprintf(cmd, sizeof(cmd), "for f in %s/ips.log %s/manager.log;"
+			 " do [ -f $f ] && { echo \"--- $f\"; tail -n 60 $f; };"
+			 " done", g_dir, g_dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "test_systemd: no logs\n");
+	}
+	if (geteuid() == 0)
+		cleanup();
+	return ret;
+}
