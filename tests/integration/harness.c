@@ -368,7 +368,7 @@ unsigned int nfqbt_tx_size(const struct nfqbt_tx_opts *o, uint32_t seq)
 struct nfqbt_tx {
 	struct nfqbt_tx_opts o;
 	pthread_t thread;
-	unsigned int sent;
+	atomic_uint sent;
 	int err;
 	const char *what;
 };
@@ -417,7 +417,8 @@ static void tx_run(struct nfqbt_tx *tx)
 		size_t size = nfqbt_tx_size(o, seq);
 		ssize_t n;
 
-		if (nfqbt_now_ms() - start >= o->timeout_ms)
+		if (nfqbt_now_ms() - start >= o->timeout_ms ||
+		    (o->stop && atomic_load(o->stop)))
 			break;
 		if (o->window && o->progress) {
 			unsigned int done = atomic_load(o->progress) - base;
@@ -483,6 +484,11 @@ struct nfqbt_tx *nfqbt_tx_start(const struct nfqbt_tx_opts *o)
 	ret = pthread_create(&tx->thread, NULL, tx_main, tx);
 	ck_assert_msg(ret == 0, "pthread_create: %s", strerror(ret));
 	return tx;
+}
+
+unsigned int nfqbt_tx_sent(const struct nfqbt_tx *tx)
+{
+	return atomic_load(&tx->sent);
 }
 
 unsigned int nfqbt_tx_join(struct nfqbt_tx *tx)

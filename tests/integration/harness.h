@@ -148,6 +148,7 @@ struct nfqbt_tx_opts {
 	unsigned int pace_us;		/* pause between datagrams */
 	int priority;			/* SO_PRIORITY of the socket (0: none) */
 	unsigned int timeout_ms;	/* hard bound (default 10000) */
+	const atomic_bool *stop;	/* stop early once true (may be NULL) */
 };
 
 /* Send synchronously; returns how many datagrams left (sendto succeeded or
@@ -159,6 +160,8 @@ struct nfqbt_tx;
 
 /* Send from a thread. */
 struct nfqbt_tx *nfqbt_tx_start(const struct nfqbt_tx_opts *o);
+/* Datagrams sent so far by a running sender. */
+unsigned int nfqbt_tx_sent(const struct nfqbt_tx *tx);
 /* Wait for the sender thread; returns what nfqbt_send() would; frees. */
 unsigned int nfqbt_tx_join(struct nfqbt_tx *tx);
 

@@ -79,65 +79,6 @@ static char g_cg[64];			/* nfqbt-sd-PID */
 static char g_cgpath[2][128];	/* the test's cgroups ("" if none) */
 static bool g_unified_only;		/* cgroup2 at /sys/fs/cgroup */
 
-/* --- traffic: numbered datagrams, a window, a bounded rate ---------------- */
-
-struct sender {
-	pthread_t thread;
-	struct nfqbt_rx *rx;
-	atomic_bool stop;
-	atomic_uint sent;
-	int err;
-};
-
-static void *sender_main(void *arg)
-{
-	struct sender *s = arg;
-	struct sockaddr_in dst = {
-		.sin_family = AF_INET,
-		.sin_port = htons(PORT),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
-	struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
-	uint64_t start = nfqbt_now_ms();
-	uint8_t buf[64];
-	unsigned int i = 0;
-	int fd;
-
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		s->err = errno;
-		return NULL;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (i < MAX_SEQ && !atomic_load(&s->stop) &&
-	       nfqbt_now_ms() - start < 90000) {
-		/* at most WINDOW in flight (the queue holds 8192), at most
-		 * about 2,000 a second */
-		if (i - nfqbt_rx_total(s->rx) >= WINDOW) {
-			usleep(100);
-			continue;
-		}
-		nfqbt_fill_payload(buf, sizeof(buf), i);
-		if (sendto(fd, buf, sizeof(buf), 0, (struct sockaddr *)&dst,
-			   sizeof(dst)) < 0) {
-			if (errno == EAGAIN || errno == ENOBUFS ||
-			    errno == EINTR) {
-				usleep(50);
-				continue;
-			}
-			if (errno != EPERM) {	/* EPERM: dropped, counted */
-				s->err = errno;
-				break;
-			}
-		}
-		atomic_store(&s->sent, ++i);
-		if (i % 2 == 0)
-			usleep(1000);
-	}
-	close(fd);
-	return NULL;
-}
-
 /* --- files, cgroups -------------------------------------------------------- */
 
 static void write_file(const char *path, const char *text, mode_t mode)
@@ -478,7 +419,13 @@ START_TEST(test_ips_systemd_restart_crash)
 				    .max_seq = MAX_SEQ };
 	char ips[PATH_MAX], rules[PATH_MAX + 16], log[PATH_MAX + 16];
 	char path[PATH_MAX + 64], out[256];
-	struct sender s = { 0 };
+	/* at most WINDOW in flight (the queue holds 8192), at most about
+	 * 2,000 a second */
+	struct nfqbt_tx_opts to = { .port = PORT, .count = MAX_SEQ,
+				    .window = WINDOW, .pace_us = 500,
+				    .timeout_ms = 90000 };
+	atomic_bool stop = false;
+	struct nfqbt_tx *tx;
 	struct nfqb_kstats ks;
 	struct nfqbt_rx *rx;
 	unsigned long pid, npid;
@@ -563,8 +510,9 @@ START_TEST(test_ips_systemd_restart_crash)
 	ck_assert_uint_eq(count_lines(log, "(taken over)"), 0);
 
 	rx = nfqbt_rx_start(PORT, &ro);
-	s.rx = rx;
-	ck_assert(pthread_create(&s.thread, NULL, sender_main, &s) == 0);
+	to.progress = nfqbt_rx_total_ptr(rx);
+	to.stop = &stop;
+	tx = nfqbt_tx_start(&to);
 	wait_progress(rx, 2000, "start");
 
 	/* RESTARTS restarts, a crash after the second, an upgrade in place
@@ -623,10 +571,8 @@ START_TEST(test_ips_systemd_restart_crash)
 		       nfqbt_rx_total(rx));
 	}
 
-	atomic_store(&s.stop, true);
-	pthread_join(s.thread, NULL);
-	ck_assert_msg(s.err == 0, "sender: %s", strerror(s.err));
-	sent = atomic_load(&s.sent);
+	atomic_store(&stop, true);
+	sent = nfqbt_tx_join(tx);
 	ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000), "sent %u, "
 		      "arrived %u", sent, nfqbt_rx_total(rx));
 	nfqbt_sleep_ms(200);	/* duplicates would come now */
