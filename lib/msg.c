@@ -58,17 +58,23 @@ size_t nfqb_msg_config_cmd(void *buf, uint32_t seq, uint16_t num, uint8_t cmd,
 	return nlh->nlmsg_len;
 }
 
-size_t nfqb_msg_config_params(void *buf, uint32_t seq, uint16_t num,
-			      uint8_t mode, uint32_t range)
+static void put_params(struct nlmsghdr *nlh, uint8_t mode, uint32_t range)
 {
-	struct nlmsghdr *nlh;
 	struct nfqnl_msg_config_params p;
 
 	memset(&p, 0, sizeof(p));
 	p.copy_range = htonl(range);
 	p.copy_mode = mode;
-	nlh = put_header(buf, NFQNL_MSG_CONFIG, NLM_F_ACK, seq, num);
 	put_attr(nlh, NFQA_CFG_PARAMS, sizeof(p), &p);
+}
+
+size_t nfqb_msg_config_params(void *buf, uint32_t seq, uint16_t num,
+			      uint8_t mode, uint32_t range)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = put_header(buf, NFQNL_MSG_CONFIG, NLM_F_ACK, seq, num);
+	put_params(nlh, mode, range);
 	return nlh->nlmsg_len;
 }
 
@@ -83,14 +89,10 @@ size_t nfqb_msg_config_bind(void *buf, uint32_t seq, uint16_t num,
 {
 	struct nlmsghdr *nlh;
 	struct nfqnl_msg_config_cmd c = { .command = NFQNL_CFG_CMD_BIND };
-	struct nfqnl_msg_config_params p;
 
-	memset(&p, 0, sizeof(p));
-	p.copy_range = htonl(range);
-	p.copy_mode = mode;
 	nlh = put_header(buf, NFQNL_MSG_CONFIG, NLM_F_ACK, seq, num);
 	put_attr(nlh, NFQA_CFG_CMD, sizeof(c), &c);
-	put_attr(nlh, NFQA_CFG_PARAMS, sizeof(p), &p);
+	put_params(nlh, mode, range);
 	return nlh->nlmsg_len;
 }
 
