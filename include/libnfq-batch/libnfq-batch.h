@@ -144,6 +144,14 @@
  *    still queued: the new owner gives them the default verdict with one
  *    batch before its first packet, so none of its own verdicts reaches
  *    them.
+ * 12. Start: nfqb_queue_open() (and the pool) binds the queue and sets its
+ *    copy mode in one request. The kernel drops, uncounted and even on a
+ *    rule with bypass, what reaches a queue before its copy mode is set,
+ *    so a bind and a mode sent apart would lose the packets of the round
+ *    trip in between. Before the bind, packets follow the rule; from the
+ *    request on, they are queued to us, but for the instant inside the
+ *    kernel between the creation of the queue and the mode set by the same
+ *    request. NFQB_COPY_NONE is refused for the same reason.
  */
 #ifndef LIBNFQ_BATCH_H
 #define LIBNFQ_BATCH_H
