@@ -7,9 +7,9 @@
 # Needs root (apt-get) only when something is actually missing;
 # NFQB_NO_APT=1 (as for tests/deps.sh) fails listing them instead.
 set -eu
-pkgs="linux-source-6.1 build-essential bc flex bison libelf-dev libssl-dev
+pkgs="linux-source-6.12 build-essential bc flex bison libelf-dev libssl-dev
       cpio gzip xz-utils git qemu-system-x86 busybox-static nftables iproute2
-      ethtool libc6-dev linux-libc-dev"
+      ethtool libc6-dev linux-libc-dev libmnl-dev socat conntrack"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

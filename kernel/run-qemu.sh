@@ -79,13 +79,20 @@ printf '0 ip\n6 tcp\n17 udp\n1 icmp\n' | awk '{print $2, $1}' > "$root/etc/proto
 cc=${CC:-cc}
 $cc -O2 -Wall -static -o "$root/bin/nfqt" "$tdir/nfqt.c"
 cp "$tdir"/lib.sh "$tdir"/t-*.sh "$root/tests/"
-# the selftest shipped in the patch series, if build.sh left it next to
-# the image
+# the tree's netfilter queue selftests, if build.sh left them next to the
+# image: nf_queue (libmnl, linked dynamically), the scripts, and the tools
+# they use (socat, ss, conntrack)
 imgdir=$(dirname "$img")
-if [ -e "$imgdir/nfqueue_netdev.c" ] && [ -e "$imgdir/nfqueue_netdev.sh" ]; then
+if [ -e "$imgdir/selftests/net/netfilter/nf_queue.c" ]; then
 	mkdir -p "$root/selftest"
-	$cc -O2 -Wall -static -o "$root/selftest/nfqueue_netdev" "$imgdir/nfqueue_netdev.c"
-	cp "$imgdir/nfqueue_netdev.sh" "$root/selftest/"
+	cp -r "$imgdir/selftests/net" "$root/selftest/"
+	$cc -O2 -Wall -o "$work/nf_queue" "$imgdir/selftests/net/netfilter/nf_queue.c" -lmnl
+	copy_dyn "$work/nf_queue"
+	mv "$root/bin/nf_queue" "$root/selftest/net/netfilter/nf_queue"
+	for t in /usr/bin/socat /usr/bin/ss /bin/ss /usr/sbin/conntrack; do
+		[ -x "$t" ] && [ ! -e "$root/bin/$(basename "$t")" ] && copy_dyn "$t"
+	done
+	true
 fi
 # the library's own test tool, from the build that "make check-kernel"
 # runs in (dynamically linked against that build's libnfq-batch.so.0)
