@@ -64,6 +64,9 @@ copy_dyn /usr/sbin/nft
 copy_dyn /bin/bash
 rm -f "$root/bin/timeout"
 copy_dyn /usr/bin/timeout
+# the selftests' lib.sh uses readlink -e, which busybox lacks
+rm -f "$root/bin/readlink"
+copy_dyn /usr/bin/readlink
 copy_dyn /usr/bin/ip 2>/dev/null || copy_dyn /sbin/ip
 # ethtool: t-25 turns VLAN offload off to get the tag into the payload
 for t in /usr/sbin/ethtool /sbin/ethtool; do
