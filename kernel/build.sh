@@ -146,7 +146,7 @@ git log --oneline base..HEAD > "$cache/images/$key/series"
 st=$cache/images/$key/selftests
 mkdir -p "$st/net/netfilter"
 cp tools/testing/selftests/net/lib.sh "$st/net/"
-for f in lib.sh nf_queue.c nft_queue.sh nft_queue_netdev.sh; do
+for f in lib.sh nf_queue.c connect_close.c nft_queue.sh nft_queue_netdev.sh; do
 	src=tools/testing/selftests/net/netfilter/$f
 	[ -e "$src" ] && cp "$src" "$st/net/netfilter/$f"
 done

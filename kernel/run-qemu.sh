@@ -92,6 +92,13 @@ if [ -e "$imgdir/selftests/net/netfilter/nf_queue.c" ]; then
 	$cc -O2 -Wall -o "$work/nf_queue" "$imgdir/selftests/net/netfilter/nf_queue.c" -lmnl
 	copy_dyn "$work/nf_queue"
 	mv "$root/bin/nf_queue" "$root/selftest/net/netfilter/nf_queue"
+	if [ -e "$imgdir/selftests/net/netfilter/connect_close.c" ]; then
+		$cc -O2 -Wall -static -o "$root/selftest/net/netfilter/connect_close" \
+			"$imgdir/selftests/net/netfilter/connect_close.c"
+	fi
+	# nft_queue.sh wants coreutils dd (conv=sparse)
+	rm -f "$root/bin/dd"
+	copy_dyn /bin/dd
 	for t in /usr/bin/socat /usr/bin/ss /bin/ss /usr/sbin/conntrack; do
 		[ -x "$t" ] && [ ! -e "$root/bin/$(basename "$t")" ] && copy_dyn "$t"
 	done
