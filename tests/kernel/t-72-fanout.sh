@@ -32,8 +32,10 @@ fanout_case() {
 	B nfqt recv "$port" 5000 64 > /tmp/recv.out &
 	rpid=$!
 	pids=
+	# a queue may go without a packet for a while on a slow guest: each
+	# listener waits up to 30 s for the next one
 	for q in 0 1 2 3; do
-		"$IP" netns exec "$lns" nfqt listen -q $((first + q)) -n 0 -t 4000 \
+		"$IP" netns exec "$lns" nfqt listen -q $((first + q)) -n 0 -t 30000 \
 			-v accept -F 5 -k "$hook" > /tmp/l$q.out 2>&1 &
 		pids="$pids $!"
 	done
