@@ -76,7 +76,7 @@ static void print_stats(struct nfqb_queue *q, const uint64_t *counts)
 	       (unsigned long long)st.verdict_msgs,
 	       (unsigned long long)st.batch_msgs,
 	       (unsigned long long)st.batch_packets);
-	if (nfqb_kstats_get(nfqb_queue_num(q), &ks) == 0)
+	if (nfqb_kstats_get(nfqb_queue_num(q), &ks, sizeof(ks)) == 0)
 		printf("kernel: queue %u waiting %u, dropped %u, "
 		       "user dropped %u, last id %u\n", ks.queue_num,
 		       ks.queue_total, ks.queue_dropped,

@@ -151,11 +151,31 @@ static void gap_exclude(struct nfqb_queue *q, uint32_t id)
 	}
 }
 
+/*
+ * The first id of a queue adopted from another process (nfqb_queue_adopt()):
+ * every packet queued before it was the previous owner's. One it left
+ * undecided (it died) is still queued, and our first batch would decide it
+ * with our verdict: one default batch up to the id before ours decides
+ * those first (the kernel answers ENOENT when there are none).
+ */
+static void orphans_head(struct nfqb_queue *q, uint32_t id)
+{
+	struct nfqb_book *b = &q->book;
+	struct nfqb_entry *e = book_last(b);
+
+	if (e && e->kind == NFQB_E_GAP_OPEN)
+		return;		/* close_gap() makes it a head gap */
+	e = book_push(b, NFQB_E_GAP_HEAD, id - 1);
+	e->n = 0;
+}
+
 /* Ids must grow: if not, the kernel broke the monotonic-id contract. */
 static void note_id(struct nfqb_queue *q, uint32_t id)
 {
 	struct nfqb_book *b = &q->book;
 
+	if (q->adopted && !b->have_last)
+		orphans_head(q, id);
 	close_gap(q, id);
 	if (b->have_last && !nfqb_id_after(id, b->last_id)) {
 		/* the last id stays the highest seen: gaps are reckoned

@@ -19,8 +19,12 @@
  *             keeps every decision and is retried. It also does the
  *             configuration round trips.
  *   loop.c    nfqb_recv(): when to flush, linger, sleep, wake up
+ *   pace.c    which flows wait on us (the adaptive linger keeps off)
  *
- * queue.c opens, configures and closes; stats.c reads counters.
+ * queue.c opens, configures and closes; stats.c reads counters; abi.c
+ * reads and writes the structs that can grow; compat.c (shared library
+ * only) keeps the 0.1.0 interfaces under their old symbol versions; the
+ * worker pool is pool.c and pool-*.c (its own header: pool-int.h).
  */
 #ifndef NFQB_INTERNAL_H
 #define NFQB_INTERNAL_H
@@ -66,8 +70,9 @@
 #define NFQB_DEFAULT_BUFFERS		1024
 #define NFQB_DEFAULT_BATCH_LIMIT	64
 #define NFQB_DEFAULT_LATENCY_US		1000
-/* The longest pause of the adaptive linger, and the shortest worth a
- * syscall; the pause aims at gathering this many packets. */
+/* The longest pause of the adaptive linger (taken only while no flow
+ * waits on us, pace.c), and the shortest worth a syscall; the pause aims
+ * at gathering this many packets. */
 #define NFQB_DEFAULT_LINGER_US		200
 #define NFQB_LINGER_MIN_NS		(5 * 1000ull)
 #define NFQB_LINGER_TARGET		32
@@ -75,6 +80,15 @@
  * doubling up to the max while it keeps showing. */
 #define NFQB_LINGER_QUIET_MIN_NS	(10 * 1000 * 1000ull)
 #define NFQB_LINGER_QUIET_MAX_NS	(1000 * 1000 * 1000ull)
+/* pace.c: a flow that came alone in this many of its reads in a row
+ * (reads of NFQB_PACE_MANY packets or more) waits on us; no adaptive
+ * pause for the quiet time after it shows; a flow not seen for the
+ * memory time is forgotten. */
+#define NFQB_PACE_FLOWS			256
+#define NFQB_PACE_LONE			4
+#define NFQB_PACE_MANY			4
+#define NFQB_PACE_QUIET_NS		(20 * 1000 * 1000ull)
+#define NFQB_PACE_MEMORY_NS		(100 * 1000 * 1000ull)
 #define NFQB_RECV_VLEN			64
 /* The send buffer: one sendmsg carries at most this much. */
 #define NFQB_TX_SIZE			(128 * 1024)
@@ -154,6 +168,28 @@ struct nfqb_decision {
 	uint32_t payload_len;
 };
 
+/*
+ * Handles. On 64-bit builds user-space addresses fit in 48 bits: the top
+ * 16 bits of a handle carry the low 16 bits of the descriptor's generation.
+ * On 32-bit builds descriptors are aligned to 256 bytes: the low 8 bits of
+ * a handle carry the low 8 bits of the generation. A dead handle is
+ * mistaken for a live one only if its descriptor was reused a multiple of
+ * 65536 (32-bit: 256) times in between (descriptors are reused oldest
+ * first: at least that many times the number of descriptors packets
+ * later).
+ */
+#if UINTPTR_MAX > 0xffffffffu
+#define NFQB_TAG_SHIFT		48
+#define NFQB_TAG_MASK		0xffffu
+#define NFQB_ADDR_MASK		(((uintptr_t)1 << 48) - 1)
+#define NFQB_PKT_ALIGN		8
+#else
+#define NFQB_TAG_SHIFT		0
+#define NFQB_TAG_MASK		0xffu
+#define NFQB_ADDR_MASK		(~(uintptr_t)0xff)
+#define NFQB_PKT_ALIGN		256
+#endif
+
 /* One receive buffer: holds one datagram from the kernel. */
 struct nfqb_slot {
 	struct nfqb_slot *next_free;
@@ -164,7 +200,8 @@ struct nfqb_slot {
 };
 
 struct nfqb_packet {
-	struct nfqb_queue *q;
+	/* (32-bit builds: the low 8 bits of a handle are its tag) */
+	_Alignas(NFQB_PKT_ALIGN) struct nfqb_queue *q;
 	struct nfqb_slot *slot;
 	const struct nlattr *tb[NFQB_NFQA_MAX + 1];
 	const struct nlattr *vlan_proto, *vlan_tci;
@@ -185,30 +222,10 @@ struct nfqb_packet {
 	struct nfqb_packet *next_free;
 };
 
-/*
- * Handles. On 64-bit builds user-space addresses fit in 48 bits: the top
- * 16 bits of a handle carry the low 16 bits of the descriptor's generation.
- * A dead handle is mistaken for a live one only if its descriptor was
- * reused a multiple of 65536 times in between (descriptors are reused
- * oldest first: at least 65536 times the number of descriptors packets
- * later). On 32-bit builds there is no room: a handle is the descriptor's
- * address, and a dead one is caught until its descriptor is reused.
- */
-#if UINTPTR_MAX > 0xffffffffu
-#define NFQB_TAG_SHIFT		48
-#define NFQB_TAG_MASK		0xffffu
-#else
-#define NFQB_TAG_SHIFT		0
-#define NFQB_TAG_MASK		0u
-#endif
-#define NFQB_ADDR_MASK	(NFQB_TAG_MASK ? \
-			 (((uintptr_t)1 << (NFQB_TAG_SHIFT & 63)) - 1) : \
-			 UINTPTR_MAX)
-
 static inline uint32_t nfqb_handle_tag(const struct nfqb_packet *h)
 {
-	return NFQB_TAG_MASK ?
-	       (uint32_t)((uint64_t)(uintptr_t)h >> (NFQB_TAG_SHIFT & 63)) : 0;
+	return (uint32_t)((uint64_t)(uintptr_t)h >> NFQB_TAG_SHIFT) &
+	       NFQB_TAG_MASK;
 }
 
 static inline struct nfqb_packet *nfqb_handle_ptr(const struct nfqb_packet *h)
@@ -419,6 +436,7 @@ struct nfqb_queue {
 	int fd;			/* netlink socket */
 	int epfd;		/* epoll: fd + evfd, what nfqb_queue_fd() gives */
 	int evfd;		/* eventfd: decisions posted, interrupt */
+	int tfd;		/* timerfd of the linger pause */
 	uint32_t portid;
 	uint16_t num;
 	bool nonblock;
@@ -427,15 +445,34 @@ struct nfqb_queue {
 	bool fallback;		/* contract broken: singles only */
 	bool last_recv_full;	/* last recvmmsg filled its whole vector */
 	bool streaming;		/* packets keep coming: linger, batch */
+	bool adopted;		/* nfqb_queue_adopt(): a previous owner */
+	int refused;		/* errno of a verdict the kernel refused,
+				 * not reported yet (EPERM: no
+				 * CAP_NET_ADMIN) */
 	_Atomic bool shut;	/* nfqb_queue_shutdown() done */
 	struct nfqb_linger {
 		bool fixed;		/* a duration set by the application */
 		uint32_t us;		/* that duration, or the adaptive cap */
 		uint64_t last_read_ns;	/* the last read that brought packets */
 		uint64_t gap_ns;	/* average time per packet between reads */
+		uint64_t sum_ns;	/* decaying sums it comes from */
+		uint64_t sum_pkts;	/* (packets x 256) */
 		uint64_t quiet_until;	/* adaptive: no pause before this */
 		uint64_t backoff_ns;
 	} linger;
+	struct nfqb_pace {
+		uint32_t round;		/* reads so far */
+		uint64_t waiting_until;	/* no adaptive pause before this */
+		bool last_waiting;	/* the last read showed a waiting flow */
+		struct nfqb_pace_flow {
+			uint32_t tag;
+			uint32_t round;	/* the read it was last seen in */
+			uint16_t count;	/* its packets in that read */
+			uint8_t lone;	/* appearances alone in a row */
+			bool many;	/* that read was a big one */
+			uint64_t seen_ns;
+		} flows[NFQB_PACE_FLOWS];
+	} pace;
 	uint32_t seq;
 	uint32_t default_verdict;
 	uint32_t batch_limit;
@@ -537,8 +574,38 @@ void nfqb_loop_linger_done(struct nfqb_queue *q, uint64_t ns, int got,
 			   uint64_t now);
 /* Note a read that brought @n datagrams (the stream's pace). */
 void nfqb_loop_note_read(struct nfqb_queue *q, unsigned int n, uint64_t now);
+int nfqb_loop_linger(struct nfqb_queue *q, unsigned int max);
+
+/* pace.c */
+uint32_t nfqb_pace_flow_tag(const uint8_t *b, uint32_t len, bool *clocked);
+/* After a read that made ready-list entries @first.. */
+void nfqb_pace_note_read(struct nfqb_queue *q, unsigned int first,
+			 uint64_t now);
+bool nfqb_pace_waiting(const struct nfqb_queue *q, uint64_t now);
 /* Wake the owner (a decision was posted, or an interrupt). */
 void nfqb_loop_wake(struct nfqb_queue *q);
+
+/* --- Structs that can grow (abi.c) ---------------------------------------
+ * Read the caller's struct of @size bytes at @src into @dst (@ours bytes,
+ * the library's sizeof): fields it lacks are zero. Returns 0, EINVAL (NULL
+ * @src, @size below @min, the 1.0 size) or E2BIG (a byte past @ours not
+ * zero). */
+int nfqb_struct_in(void *dst, size_t ours, size_t min, const void *src,
+		   size_t size);
+/* Write @ours bytes of @src to the caller's struct of @size bytes: the
+ * first @size bytes, or all and zeros past them. */
+void nfqb_struct_out(void *dst, size_t size, const void *src, size_t ours);
+
+/* The smallest size a caller may pass: the end of the last field of the
+ * struct's first version (0.1.0; its tail padding not included: a later
+ * field may sit there). Never change these. */
+#define NFQB_OFFSETOF_END(type, field) \
+	(offsetof(type, field) + sizeof(((type *)0)->field))
+#define NFQB_VERDICT_SIZE_MIN \
+	NFQB_OFFSETOF_END(struct nfqb_verdict, payload_len)
+/* (struct nfqb_pool_config is in <libnfq-batch/pool.h>) */
+#define NFQB_POOL_CONFIG_SIZE_MIN \
+	NFQB_OFFSETOF_END(struct nfqb_pool_config, verdict_timeout_ms)
 
 /* --- Queue (queue.c) ------------------------------------------------------ */
 /* Tests: a queue without a socket (fd -1), everything else as
@@ -550,5 +617,12 @@ struct nfqb_queue *nfqb_queue_alloc_detached(uint16_t num,
  * close the sockets, keep the memory: later verdicts fail with ESHUTDOWN.
  * nfqb_queue_close() frees it. Returns 0 or -1 with errno. */
 int nfqb_queue_shutdown(struct nfqb_queue *q);
+/* Hand the binding on (see queue.c): every verdict sent, nothing more
+ * read, no unbind; returns the socket fd (no longer the queue's) or -1.
+ * The memory stays until nfqb_queue_close(). */
+int nfqb_queue_release(struct nfqb_queue *q);
+/* nfqb_queue_adopt() with @nbuffers receive buffers. */
+struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
+				      unsigned int nbuffers);
 
 #endif /* NFQB_INTERNAL_H */

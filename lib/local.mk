@@ -10,6 +10,7 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/internal.h \
 	lib/seam.h \
 	lib/seam.c \
+	lib/abi.c \
 	lib/pkt.c \
 	lib/parse.c \
 	lib/rx.c \
@@ -19,16 +20,21 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/msg.c \
 	lib/tx.c \
 	lib/loop.c \
+	lib/pace.c \
 	lib/queue.c \
 	lib/stats.c \
-	lib/pool.c
+	lib/pool-int.h \
+	lib/pool.c \
+	lib/pool-thread.c \
+	lib/pool-dispatch.c \
+	lib/pool-worker.c
 lib_libnfqb_internal_la_CFLAGS = $(AM_CFLAGS) $(LIBMNL_CFLAGS) \
 	$(URCU_CFLAGS) -fvisibility=hidden -DNFQB_BUILD
 
-lib_libnfq_batch_la_SOURCES =
-# No source of its own: this never-built C file makes automake link with
-# the C compiler driver.
-nodist_EXTRA_lib_libnfq_batch_la_SOURCES = lib/dummy.c
+# Its own source: the 0.1.0 interfaces kept under their old symbol
+# versions (only a shared library has symbol versions).
+lib_libnfq_batch_la_SOURCES = lib/compat.c
+lib_libnfq_batch_la_CFLAGS = $(lib_libnfqb_internal_la_CFLAGS)
 lib_libnfq_batch_la_LIBADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) \
 	$(URCU_LIBS) -lpthread
 lib_libnfq_batch_la_LDFLAGS = \

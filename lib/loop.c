@@ -106,7 +106,9 @@ static int flush_if_due(struct nfqb_queue *q, uint64_t now, bool idle)
 		} else if (now - q->unsent_since >= q->latency_us * 1000ull) {
 			why = NFQB_FLUSH_LATENCY;
 			go = true;
-		} else if (idle || (!q->last_recv_full && !q->streaming)) {
+		} else if (idle || (!q->last_recv_full && !q->streaming) ||
+			   nfqb_pace_waiting(q, now)) {
+			/* a flow waits on us: no holding for a batch */
 			why = NFQB_FLUSH_IDLE;
 			go = true;
 		}
@@ -116,16 +118,21 @@ static int flush_if_due(struct nfqb_queue *q, uint64_t now, bool idle)
 	return 0;
 }
 
+/* The stream's pace: time per packet, as the ratio of two decaying sums
+ * (time between reads, packets per read; 1/8 weight to the new read), so
+ * that many small reads and a few big ones weigh by their packets. */
 void nfqb_loop_note_read(struct nfqb_queue *q, unsigned int n, uint64_t now)
 {
 	struct nfqb_linger *l = &q->linger;
 
 	if (l->last_read_ns && now > l->last_read_ns) {
-		int64_t sample = (int64_t)((now - l->last_read_ns) / n);
+		uint64_t dt = now - l->last_read_ns;
 
-		/* moving average, 1/8 weight to the new sample */
-		l->gap_ns = (uint64_t)((int64_t)l->gap_ns +
-				       (sample - (int64_t)l->gap_ns) / 8);
+		if (dt > NFQB_LINGER_QUIET_MAX_NS)
+			dt = NFQB_LINGER_QUIET_MAX_NS;
+		l->sum_ns = l->sum_ns - l->sum_ns / 8 + dt;
+		l->sum_pkts = l->sum_pkts - l->sum_pkts / 8 + n * 256ull;
+		l->gap_ns = l->sum_ns * 256 / l->sum_pkts;
 	}
 	l->last_read_ns = now;
 }
@@ -139,7 +146,7 @@ uint64_t nfqb_loop_linger_ns(struct nfqb_queue *q, uint64_t now)
 		return 0;
 	if (l->fixed)
 		return cap;
-	if (now < l->quiet_until || !l->gap_ns)
+	if (now < l->quiet_until || !l->gap_ns || nfqb_pace_waiting(q, now))
 		return 0;
 	ns = l->gap_ns * NFQB_LINGER_TARGET;
 	if (ns > cap)
@@ -147,6 +154,11 @@ uint64_t nfqb_loop_linger_ns(struct nfqb_queue *q, uint64_t now)
 	return ns < NFQB_LINGER_MIN_NS ? 0 : ns;
 }
 
+/* After a pause of @ns that brought @got packets: if the stream brought
+ * under a quarter of what its pace before promised, it slowed down
+ * because we paused (its sender waits on us: request/response, TCP's
+ * acknowledgements), and pausing again would only stretch its round
+ * trips: no pause for a while, longer each time it shows again. */
 void nfqb_loop_linger_done(struct nfqb_queue *q, uint64_t ns, int got,
 			   uint64_t now)
 {
@@ -160,7 +172,6 @@ void nfqb_loop_linger_done(struct nfqb_queue *q, uint64_t ns, int got,
 		l->backoff_ns = 0;
 		return;
 	}
-	/* the stream slowed down while we paused: it waits on us */
 	l->backoff_ns = l->backoff_ns ? l->backoff_ns * 2 :
 			NFQB_LINGER_QUIET_MIN_NS;
 	if (l->backoff_ns > NFQB_LINGER_QUIET_MAX_NS)
@@ -170,10 +181,17 @@ void nfqb_loop_linger_done(struct nfqb_queue *q, uint64_t ns, int got,
 
 static int read_more(struct nfqb_queue *q, unsigned int max)
 {
+	unsigned int first = q->nready;
 	int r = nfqb_rx_read(q, max, false);
 
-	if (r > 0)
-		nfqb_loop_note_read(q, (unsigned int)r, nfqb_now_ns());
+	if (r > 0) {
+		uint64_t now = nfqb_now_ns();
+
+		nfqb_loop_note_read(q, (unsigned int)r, now);
+		if (!q->linger.fixed && q->linger.us)
+			nfqb_pace_note_read(q, first <= q->nready ? first :
+					    q->nready, now);
+	}
 	if (r < 0 && (errno == EAGAIN || errno == ENOSPC))
 		return 0;
 	return r;
@@ -181,10 +199,12 @@ static int read_more(struct nfqb_queue *q, unsigned int max)
 
 /* Linger: while packets stream in, pause briefly and take what came
  * meanwhile (see nfqb_queue_set_linger()). Never past the latency bound
- * of a held decision; adaptive, it first sends every decision. 1: got
- * some, 0: none (the stream ended), -1: error. */
-static int linger(struct nfqb_queue *q, unsigned int max, uint64_t now)
+ * of a held decision; adaptive, it first sends every decision. The pause
+ * ends early on the eventfd (an interrupt, a decision posted by another
+ * thread). 1: got some, 0: none (the stream ended), -1: error. */
+int nfqb_loop_linger(struct nfqb_queue *q, unsigned int max)
 {
+	uint64_t now = nfqb_now_ns();
 	uint64_t ns = nfqb_loop_linger_ns(q, now);
 	uint64_t due;
 	int r;
@@ -200,10 +220,12 @@ static int linger(struct nfqb_queue *q, unsigned int max, uint64_t now)
 		return 0;
 	if (due && due - now < ns)
 		ns = due - now;
-	if (nfqb_sys_sleep(ns) < 0)
+	nfqb_stat_inc(q, linger_pauses);
+	if (nfqb_sys_pause(q->tfd, q->evfd, ns) < 0)
 		return -1;	/* EINTR: a signal */
 	r = read_more(q, max);
-	nfqb_loop_linger_done(q, ns, r, nfqb_now_ns());
+	due = nfqb_now_ns();
+	nfqb_loop_linger_done(q, due > now ? due - now : 0, r, due);
 	if (r <= 0)
 		q->streaming = false;
 	return r < 0 ? -1 : r > 0;
@@ -250,6 +272,17 @@ static int wait_events(struct nfqb_queue *q, unsigned int max, int timeout)
 		}
 	}
 	return 0;
+}
+
+/* The kernel refused a verdict (EPERM: the process, or the socket's
+ * opener, has no CAP_NET_ADMIN): report it once. */
+static bool take_refused(struct nfqb_queue *q)
+{
+	if (!q->refused)
+		return false;
+	errno = q->refused;
+	q->refused = 0;
+	return true;
 }
 
 static bool take_interrupt(struct nfqb_queue *q)
@@ -305,6 +338,8 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 
 		if (take_interrupt(q))
 			return -1;
+		if (take_refused(q))
+			return -1;
 		if (atomic_load_explicit(&q->wake_pending, memory_order_relaxed))
 			nfqb_loop_clear_wakeup(q);
 		if (flush_if_due(q, nfqb_now_ns(), false) < 0)
@@ -320,7 +355,7 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 				continue;
 		}
 		if (q->streaming && !q->nonblock && q->nfree_slots) {
-			r = linger(q, max, nfqb_now_ns());
+			r = nfqb_loop_linger(q, max);
 			if (r < 0)
 				return -1;
 			if (r > 0)
@@ -366,6 +401,8 @@ NFQB_EXPORT int nfqb_flush(struct nfqb_queue *q)
 	}
 	if (q->timeout_ms)
 		nfqb_book_expire(q, now);
+	if (take_refused(q))
+		return -1;
 	return nfqb_tx_flush(q, NFQB_FLUSH_EXPLICIT, false, now);
 }
 

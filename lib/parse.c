@@ -302,7 +302,7 @@ NFQB_EXPORT bool nfqb_pkt_mark(const struct nfqb_packet *h, uint32_t *mark)
 }
 
 NFQB_EXPORT bool nfqb_pkt_timestamp(const struct nfqb_packet *h,
-				    struct timeval *tv)
+				    uint64_t *ns)
 {
 	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
 	struct nfqnl_msg_packet_timestamp ts;
@@ -313,10 +313,10 @@ NFQB_EXPORT bool nfqb_pkt_timestamp(const struct nfqb_packet *h,
 	if (!p->tb[NFQA_TIMESTAMP])
 		return false;
 	memcpy(&ts, mnl_attr_get_payload(p->tb[NFQA_TIMESTAMP]), sizeof(ts));
-	if (tv) {
-		tv->tv_sec = (time_t)be64toh(ts.sec);
-		tv->tv_usec = (suseconds_t)be64toh(ts.usec);
-	}
+	/* unsigned: a value past 2554 wraps, it never overflows */
+	if (ns)
+		*ns = be64toh(ts.sec) * 1000000000ull +
+		      be64toh(ts.usec) * 1000ull;
 	return true;
 }
 

@@ -18,8 +18,9 @@ struct nfqb_packet *nfqb_pkt_handle(struct nfqb_packet *p)
 	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
 	uint64_t h = (uintptr_t)p;
 
-	/* an address above 48 bits (never given without asking) goes
-	 * untagged: its descriptors keep generation tag 0 */
+	/* an address with bits where the tag goes (64-bit: above 48
+	 * bits, never given without asking; 32-bit: not aligned, which
+	 * the library's descriptors always are) goes untagged */
 	if (NFQB_TAG_MASK && !(h & ~(uint64_t)NFQB_ADDR_MASK))
 		h |= (uint64_t)nfqb_sg_tag(sg) << (NFQB_TAG_SHIFT & 63);
 	return (struct nfqb_packet *)(uintptr_t)h;
@@ -47,11 +48,14 @@ int nfqb_pkt_alloc_all(struct nfqb_queue *q, unsigned int n)
 {
 	unsigned int i;
 
-	q->pkts = calloc(n, sizeof(*q->pkts));
+	/* aligned: on 32-bit builds the low bits of a handle are its tag */
+	q->pkts = aligned_alloc(_Alignof(struct nfqb_packet),
+				(size_t)n * sizeof(*q->pkts));
 	if (!q->pkts) {
 		errno = ENOMEM;
 		return -1;
 	}
+	memset(q->pkts, 0, (size_t)n * sizeof(*q->pkts));
 	q->npkts = n;
 	q->free_head = q->free_tail = NULL;
 	for (i = 0; i < n; i++) {

@@ -4,6 +4,7 @@
  * (each acknowledged, its error returned), the socket options, close.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <libmnl/libmnl.h>
 
 #include "internal.h"
@@ -64,14 +66,14 @@ static int alloc_buffers(struct nfqb_queue *q, unsigned int count)
 		q->slot_mem = NULL;
 		return -1;
 	}
-	q->slots = calloc(count, sizeof(*q->slots));
+	q->slots = nfqb_calloc(count, sizeof(*q->slots));
 	q->vlen = NFQB_RECV_VLEN;
-	q->mmsg = calloc(q->vlen, sizeof(*q->mmsg));
-	q->iov = calloc(q->vlen, sizeof(*q->iov));
-	q->addrs = calloc(q->vlen, sizeof(*q->addrs));
-	q->rx_slots = calloc(q->vlen, sizeof(*q->rx_slots));
+	q->mmsg = nfqb_calloc(q->vlen, sizeof(*q->mmsg));
+	q->iov = nfqb_calloc(q->vlen, sizeof(*q->iov));
+	q->addrs = nfqb_calloc(q->vlen, sizeof(*q->addrs));
+	q->rx_slots = nfqb_calloc(q->vlen, sizeof(*q->rx_slots));
 	q->ready_cap = pow2_at_least(npkts);
-	q->ready = calloc(q->ready_cap, sizeof(*q->ready));
+	q->ready = nfqb_calloc(q->ready_cap, sizeof(*q->ready));
 	if (!q->slots || !q->mmsg || !q->iov || !q->addrs || !q->rx_slots ||
 	    !q->ready || nfqb_book_alloc(&q->book, npkts * 2 + 64) < 0 ||
 	    nfqb_pkt_alloc_all(q, npkts) < 0) {
@@ -214,26 +216,31 @@ static int config_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask)
 static int bind_queue(struct nfqb_queue *q)
 {
 	struct nfqb_kstats ks;
-	bool ours;
+	bool bound, ours;
+	int err;
 
 	if (config_cmd(q, NFQNL_CFG_CMD_BIND) == 0)
 		return 0;
 	/* The kernel answers EPERM both without CAP_NET_ADMIN and for a
 	 * queue another socket holds, and EBUSY to a bind sent again after
-	 * its first acknowledgement was lost: tell them apart. */
-	ours = nfqb_kstats_get(q->num, &ks) == 0 && ks.portid == q->portid;
-	if ((errno == EPERM || errno == EBUSY) && ours)
+	 * its first acknowledgement was lost: tell them apart (the bind's
+	 * errno kept: looking at the kernel's table sets its own). */
+	err = errno;
+	bound = nfqb_kstats_get(q->num, &ks, sizeof(ks)) == 0;
+	ours = bound && ks.portid == q->portid;
+	if ((err == EPERM || err == EBUSY) && ours)
 		return 0;
-	if (errno == EPERM && !ours && nfqb_kstats_get(q->num, &ks) == 0)
-		errno = EBUSY;
-	else if (errno == ENOENT)
-		errno = EPERM;
+	if (err == EPERM && bound)
+		err = EBUSY;
+	else if (err == ENOENT)
+		err = EPERM;
+	errno = err;
 	return -1;
 }
 
 static void queue_defaults(struct nfqb_queue *q, uint16_t num)
 {
-	q->fd = q->epfd = q->evfd = -1;
+	q->fd = q->epfd = q->evfd = q->tfd = -1;
 	q->num = num;
 	q->coalesce = true;
 	q->default_verdict = NFQB_ACCEPT;
@@ -253,6 +260,8 @@ static void queue_free(struct nfqb_queue *q)
 		close(q->evfd);
 	if (q->epfd >= 0)
 		close(q->epfd);
+	if (q->tfd >= 0)
+		close(q->tfd);
 	free_buffers(q);
 	nfqb_pkt_free_all(q);
 	while (q->retired_n)
@@ -265,7 +274,7 @@ static void queue_free(struct nfqb_queue *q)
 /* Memory of a queue, no socket. */
 static struct nfqb_queue *queue_new(uint16_t num, unsigned int nbuffers)
 {
-	struct nfqb_queue *q = calloc(1, sizeof(*q));
+	struct nfqb_queue *q = nfqb_calloc(1, sizeof(*q));
 
 	if (!q)
 		return NULL;
@@ -294,12 +303,32 @@ struct nfqb_queue *nfqb_queue_alloc_detached(uint16_t num,
 	return q;
 }
 
+/* Socket options, wake-up eventfd and epoll around the bound socket. */
+static int setup_socket(struct nfqb_queue *q)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int one = 1;
+
+	/* error replies carry only the header of what failed (a verdict
+	 * with a payload would otherwise come back whole) */
+	setsockopt(q->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	setsockopt(q->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	q->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	q->epfd = epoll_create1(EPOLL_CLOEXEC);
+	q->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (q->evfd < 0 || q->epfd < 0 || q->tfd < 0)
+		return -1;
+	ev.data.fd = q->fd;
+	if (epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->fd, &ev) < 0)
+		return -1;
+	ev.data.fd = q->evfd;
+	return epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->evfd, &ev);
+}
+
 static int open_socket(struct nfqb_queue *q)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	socklen_t salen = sizeof(sa);
-	struct epoll_event ev = { .events = EPOLLIN };
-	int one = 1;
 
 	q->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
 	if (q->fd < 0)
@@ -308,19 +337,7 @@ static int open_socket(struct nfqb_queue *q)
 	    getsockname(q->fd, (struct sockaddr *)&sa, &salen) < 0)
 		return -1;
 	q->portid = sa.nl_pid;
-	/* error replies carry only the header of what failed (a verdict
-	 * with a payload would otherwise come back whole) */
-	setsockopt(q->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	setsockopt(q->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	q->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	q->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (q->evfd < 0 || q->epfd < 0)
-		return -1;
-	ev.data.fd = q->fd;
-	if (epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->fd, &ev) < 0)
-		return -1;
-	ev.data.fd = q->evfd;
-	return epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->evfd, &ev);
+	return setup_socket(q);
 }
 
 NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
@@ -333,6 +350,12 @@ NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
 	if (open_socket(q) < 0 || bind_queue(q) < 0)
 		goto fail;
 	if (config_params(q, q->copy_mode, q->copy_range) < 0)
+		goto fail_unbind;
+	/* GSO packets whole: no segmentation in the kernel before queueing
+	 * (one message, one verdict per super-packet); a kernel without the
+	 * flag segments them, as it always did */
+	if (config_flags(q, NFQB_F_GSO, NFQB_F_GSO) < 0 &&
+	    errno != EOPNOTSUPP && errno != EINVAL)
 		goto fail_unbind;
 	return q;
 
@@ -470,6 +493,12 @@ NFQB_EXPORT int nfqb_queue_set_copy_mode(struct nfqb_queue *q,
 					 enum nfqb_copy_mode mode,
 					 uint32_t range)
 {
+	/* the kernel takes any mode without a word: refuse them here */
+	if (mode != NFQB_COPY_NONE && mode != NFQB_COPY_META &&
+	    mode != NFQB_COPY_PACKET) {
+		errno = EINVAL;
+		return -1;
+	}
 	/* every buffer holds the largest message: nothing to resize */
 	if (config_params(q, (uint8_t)mode, range) < 0)
 		return -1;
@@ -589,3 +618,159 @@ NFQB_EXPORT bool nfqb_queue_fallback(const struct nfqb_queue *q)
 }
 
 
+
+/* --- Handing a bound queue from one process to the next ------------------ */
+
+/* Send every decision, the default verdict for what is undecided; true if
+ * nothing is owed to the kernel any more (an open gap of unreadable
+ * messages is: its packets are queued and undecided). */
+static int settle(struct nfqb_queue *q)
+{
+	wait_deciders(q);
+	nfqb_book_default_all(q);
+	if (flush_all(q) < 0)
+		return -1;
+	nfqb_book_trim(&q->book);
+	if (!nfqb_book_empty(&q->book)) {
+		errno = EBUSY;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Give up @q without unbinding it: every packet the library tracks gets
+ * its decision or the default verdict and every verdict is sent; nothing is
+ * read from the socket any more (what it holds stays for the next owner),
+ * the queue length and flags stay as they are. Then later decisions are
+ * refused (ESHUTDOWN) and the socket is no longer the queue's: its fd is
+ * returned and @q keeps its memory (nfqb_queue_close() frees it without
+ * touching the socket). Returns the fd, or -1 with errno: EAGAIN or a
+ * send's error, EBUSY (an open gap of unreadable messages), ESHUTDOWN;
+ * a failure before the refusal point leaves @q usable, one after it (only
+ * for decisions that came in between) leaves @q shut down with its
+ * socket, which nfqb_queue_close() closes (the kernel unbinds).
+ */
+int nfqb_queue_release(struct nfqb_queue *q)
+{
+	struct epoll_event ev = { 0 };
+	int fd;
+
+	if (atomic_load(&q->shut)) {
+		errno = ESHUTDOWN;
+		return -1;
+	}
+	if (q->detached) {
+		errno = ENOTSOCK;
+		return -1;
+	}
+	if (settle(q) < 0)
+		return -1;
+	atomic_store(&q->shut, true);
+	if (settle(q) < 0)
+		return -1;
+	fd = q->fd;
+	epoll_ctl(q->epfd, EPOLL_CTL_DEL, fd, &ev);
+	q->fd = -1;
+	return fd;
+}
+
+NFQB_EXPORT int nfqb_queue_detach(struct nfqb_queue *q)
+{
+	int fd;
+
+	if (!q) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (q->nready) {
+		/* read from the socket, not handed out: only the application
+		 * may decide them (nfqb_recv() hands them out first) */
+		errno = EBUSY;
+		return -1;
+	}
+	fd = nfqb_queue_release(q);
+	if (fd < 0)
+		return -1;
+	queue_free(q);
+	return fd;
+}
+
+struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
+				      unsigned int nbuffers)
+{
+	struct sockaddr_nl sa = { 0 };
+	socklen_t len = sizeof(sa);
+	struct nfqb_kstats ks;
+	struct nfqb_queue *q;
+	int v[2], err, listed;
+
+	if (fd < 0) {
+		errno = EBADF;
+		return NULL;
+	}
+	len = sizeof(v[0]);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v[0], &len) < 0)
+		return NULL;
+	len = sizeof(v[1]);
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v[1], &len) < 0)
+		return NULL;
+	if (v[0] != AF_NETLINK || v[1] != NETLINK_NETFILTER) {
+		errno = EPROTOTYPE;
+		return NULL;
+	}
+	len = sizeof(sa);
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+		return NULL;
+	if (!sa.nl_pid) {
+		errno = ENOTCONN;
+		return NULL;
+	}
+	/* The kernel's own word, read without touching the socket (what it
+	 * holds is the queue's packets, for us to take only once the queue
+	 * is ours): queue @num is bound to this socket's port id. The file
+	 * is root's (0440): a user keeping only CAP_NET_ADMIN asks the
+	 * kernel instead, below. */
+	listed = nfqb_kstats_get(num, &ks, sizeof(ks)) == 0;
+	if (!listed && errno != EACCES && errno != EPERM) {
+		errno = ENODEV;
+		return NULL;
+	}
+	if (listed && ks.portid != sa.nl_pid) {
+		errno = EBUSY;
+		return NULL;
+	}
+	q = queue_new(num, nbuffers);
+	if (!q)
+		return NULL;
+	q->fd = fd;
+	q->portid = sa.nl_pid;
+	if (listed) {
+		q->copy_mode = (uint8_t)ks.copy_mode;
+		q->copy_range = ks.copy_range;
+	}
+	/* replies to the previous owner's requests may still wait in the
+	 * socket: no sequence number of ours should match them */
+	q->seq = (uint32_t)(nfqb_now_ns() ^ ((uint64_t)getpid() << 20));
+	/* packets the previous owner received and never decided (it died)
+	 * are still queued: they get the default verdict before anything
+	 * of ours is batched (see nfqb_book_add_packet()) */
+	q->adopted = true;
+	/* unlisted: a flags request that changes nothing (mask 0) is
+	 * answered 0 only for the queue's own socket (EPERM for another's,
+	 * or without CAP_NET_ADMIN; ENODEV if it is not bound) */
+	if (setup_socket(q) < 0 || (!listed && config_flags(q, 0, 0) < 0) ||
+	    fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC) < 0) {
+		err = errno;
+		q->fd = -1;	/* the caller's still */
+		queue_free(q);
+		errno = err;
+		return NULL;
+	}
+	return q;
+}
+
+NFQB_EXPORT struct nfqb_queue *nfqb_queue_adopt(int fd, uint16_t num)
+{
+	return nfqb_queue_adopt_n(fd, num, NFQB_DEFAULT_BUFFERS);
+}

@@ -62,6 +62,8 @@ static void handle_error(struct nfqb_queue *q, const struct nlmsghdr *nlh)
 	/* The kernel refused a verdict: its packets may still be queued
 	 * there, and a later batch could reach them. No batch from now on. */
 	nfqb_stat_inc(q, verdict_errors);
+	if (e->error == -EPERM)	/* no CAP_NET_ADMIN: nfqb_recv() says so */
+		q->refused = EPERM;
 	if (!q->fallback) {
 		q->fallback = true;
 		nfqb_stat_inc(q, fallbacks);

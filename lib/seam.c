@@ -4,8 +4,10 @@
  * tests, the real ones otherwise.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/timerfd.h>
 
 #include "seam.h"
 
@@ -40,16 +42,29 @@ uint64_t nfqb_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int nfqb_sys_sleep(uint64_t ns)
+/* Pause @ns: on the timerfd @tfd (exact: a nanosleep() of a normal
+ * thread may run up to its timer slack, 50 us by default, longer), ended
+ * early by the eventfd @evfd (an interrupt, a decision from another
+ * thread). Without a timerfd, nanosleep(). 0, or -1 with errno. */
+int nfqb_sys_pause(int tfd, int evfd, uint64_t ns)
 {
-	struct timespec ts = {
-		.tv_sec = (time_t)(ns / 1000000000ull),
-		.tv_nsec = (long)(ns % 1000000000ull),
+	struct itimerspec its = {
+		.it_value.tv_sec = (time_t)(ns / 1000000000ull),
+		.it_value.tv_nsec = (long)(ns % 1000000000ull),
+	};
+	struct pollfd pfd[2] = {
+		{ .fd = tfd, .events = POLLIN },
+		{ .fd = evfd, .events = POLLIN },
 	};
 
 	if (seam.sleep_ns)
 		return seam.sleep_ns(seam.data, ns);
-	return nanosleep(&ts, NULL);
+	if (tfd < 0)
+		return nanosleep(&its.it_value, NULL);
+	if (timerfd_settime(tfd, 0, &its, NULL) < 0)
+		return -1;
+	/* the expiry count needs no read: the next settime resets it */
+	return poll(pfd, evfd < 0 ? 1 : 2, -1) < 0 ? -1 : 0;
 }
 
 void *nfqb_malloc(size_t size)
@@ -59,4 +74,13 @@ void *nfqb_malloc(size_t size)
 		return NULL;
 	}
 	return malloc(size);
+}
+
+void *nfqb_calloc(size_t n, size_t size)
+{
+	if (seam.fail_alloc && seam.fail_alloc(seam.data, n * size)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return calloc(n, size);
 }

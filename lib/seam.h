@@ -26,8 +26,8 @@ struct nfqb_seam {
 	uint64_t (*now_ns)(void *data);
 	/* Return true to make this allocation fail (ENOMEM). NULL: never. */
 	int (*fail_alloc)(void *data, size_t size);
-	/* Called instead of nanosleep() for the linger pause; returns as
-	 * nanosleep(). NULL: the real one. */
+	/* Called instead of the linger pause (nfqb_sys_pause()); returns 0,
+	 * or -1 with errno. NULL: the real timer. */
 	int (*sleep_ns)(void *data, uint64_t ns);
 	void *data;
 };
@@ -40,6 +40,7 @@ void nfqb_seam_install(const struct nfqb_seam *s);
 ssize_t nfqb_sys_sendmsg(int fd, const struct msghdr *msg, int flags);
 uint64_t nfqb_now_ns(void);
 void *nfqb_malloc(size_t size);
-int nfqb_sys_sleep(uint64_t ns);
+void *nfqb_calloc(size_t n, size_t size);
+int nfqb_sys_pause(int tfd, int evfd, uint64_t ns);
 
 #endif /* NFQB_SEAM_H */

@@ -28,11 +28,7 @@ NFQB_EXPORT int nfqb_queue_stats(const struct nfqb_queue *q,
 	}
 	for (i = 0; i < n; i++)
 		v[i] = atomic_load_explicit(&q->ctr.v[i], memory_order_relaxed);
-	if (size > sizeof(s)) {
-		memset(st, 0, size);
-		size = sizeof(s);
-	}
-	memcpy(st, &s, size);
+	nfqb_struct_out(st, size, &s, sizeof(s));
 	return 0;
 }
 
@@ -57,12 +53,22 @@ static int parse_line(const char *line, struct nfqb_kstats *k)
 	return 0;
 }
 
-NFQB_EXPORT int nfqb_kstats_read(struct nfqb_kstats *out, size_t max)
+static bool kstats_size_ok(size_t size)
+{
+	return size && !(size % sizeof(uint32_t));
+}
+
+NFQB_EXPORT int nfqb_kstats_read(struct nfqb_kstats *out, size_t max,
+				 size_t size)
 {
 	char line[256];
 	FILE *f;
 	int n = 0;
 
+	if (!kstats_size_ok(size)) {
+		errno = EINVAL;
+		return -1;
+	}
 	f = fopen(KSTATS_PATH, "re");
 	if (!f)
 		return -1;
@@ -72,18 +78,24 @@ NFQB_EXPORT int nfqb_kstats_read(struct nfqb_kstats *out, size_t max)
 		if (parse_line(line, &k) < 0)
 			continue;
 		if ((size_t)n < max && out)
-			out[n] = k;
+			nfqb_struct_out((char *)out + (size_t)n * size, size,
+					&k, sizeof(k));
 		n++;
 	}
 	fclose(f);
 	return n;
 }
 
-NFQB_EXPORT int nfqb_kstats_get(uint16_t num, struct nfqb_kstats *out)
+NFQB_EXPORT int nfqb_kstats_get(uint16_t num, struct nfqb_kstats *out,
+				size_t size)
 {
 	char line[256];
 	FILE *f;
 
+	if (!kstats_size_ok(size)) {
+		errno = EINVAL;
+		return -1;
+	}
 	f = fopen(KSTATS_PATH, "re");
 	if (!f)
 		return -1;
@@ -93,7 +105,7 @@ NFQB_EXPORT int nfqb_kstats_get(uint16_t num, struct nfqb_kstats *out)
 		if (parse_line(line, &k) == 0 && k.queue_num == num) {
 			fclose(f);
 			if (out)
-				*out = k;
+				nfqb_struct_out(out, size, &k, sizeof(k));
 			return 0;
 		}
 	}

@@ -164,20 +164,24 @@ static int decision_of(const struct nfqb_verdict *v, struct nfqb_decision *d)
 }
 
 NFQB_EXPORT int nfqb_verdict_ex(struct nfqb_packet *p,
-				const struct nfqb_verdict *v)
+				const struct nfqb_verdict *uv, size_t size)
 {
 	struct nfqb_decision d = { 0 };
-	int err = decision_of(v, &d);
+	struct nfqb_verdict v;
+	int err;
 
+	err = nfqb_struct_in(&v, sizeof(v), NFQB_VERDICT_SIZE_MIN, uv, size);
+	if (!err)
+		err = decision_of(&v, &d);
 	if (err)
 		return decided(err);
 	if (d.flags & NFQB_V_PAYLOAD) {
-		d.payload = nfqb_malloc(v->payload_len ? v->payload_len : 1);
+		d.payload = nfqb_malloc(v.payload_len ? v.payload_len : 1);
 		if (!d.payload)
 			return decided(ENOMEM);
-		if (v->payload_len)
-			memcpy(d.payload, v->payload, v->payload_len);
-		d.payload_len = v->payload_len;
+		if (v.payload_len)
+			memcpy(d.payload, v.payload, v.payload_len);
+		d.payload_len = v.payload_len;
 	}
 	err = decide(p, &d);
 	if (err)

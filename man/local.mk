@@ -7,6 +7,10 @@
 
 dist_man_MANS += \
 	man/man3/libnfq-batch.3 \
+	man/man3/nfqb_pool_adopt.3 \
+	man/man3/nfqb_pool_handover.3 \
+	man/man3/nfqb_queue_adopt.3 \
+	man/man3/nfqb_queue_detach.3 \
 	man/man3/nfqb_dispatch.3 \
 	man/man3/nfqb_flush.3 \
 	man/man3/nfqb_kstats_get.3 \

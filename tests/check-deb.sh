@@ -199,7 +199,8 @@ ctl=$work/control
 mkdir -p "$ctl"
 dpkg-deb -e "$deb_lib" "$ctl"
 if grep -q ' nfqb_version@LIBNFQB_0.1 ' "$ctl/symbols" &&
-   grep -q ' nfqb_pool_create@LIBNFQB_0.2 ' "$ctl/symbols"; then
+   grep -q ' nfqb_pool_create@LIBNFQB_0.2 ' "$ctl/symbols" &&
+   grep -q ' nfqb_pool_create@LIBNFQB_0.4 ' "$ctl/symbols"; then
 	ok "libnfq-batch0 symbols file: $(grep -c '@LIBNFQB_' "$ctl/symbols") versioned entries"
 else
 	bad "libnfq-batch0 has no (versioned) symbols file"
@@ -220,12 +221,15 @@ cat >"$work/outside.c" <<'EOC'
 int main(int argc, char **argv)
 {
 	const char *v = nfqb_version();
-	/* One symbol of each version node (LIBNFQB_0.1, LIBNFQB_0.2). */
+	/* One symbol of each version node (LIBNFQB_0.1 .. LIBNFQB_0.4). */
+	volatile void *pool_stop = (void *)nfqb_pool_stop;
+	volatile void *interrupt = (void *)nfqb_queue_interrupt;
 	volatile void *pool_create = (void *)nfqb_pool_create;
 
 	printf("nfqb_version() = %s, nfqb_verdict_name(NFQB_DROP) = %s\n",
 	       v ? v : "(null)", nfqb_verdict_name(NFQB_DROP));
-	return pool_create && argc > 1 && v && strcmp(v, argv[1]) == 0 ? 0 : 1;
+	return pool_stop && interrupt && pool_create && argc > 1 && v &&
+	       strcmp(v, argv[1]) == 0 ? 0 : 1;
 }
 EOC
 export PKG_CONFIG_PATH=$root$L/pkgconfig
@@ -247,7 +251,9 @@ needed=$(objdump -T "$work/outside" | awk '/nfqb_/ { print $(NF - 1), $NF }' | t
 # (here-strings, not pipes: with pipefail, grep -q closing the pipe early
 # can fail the writer with SIGPIPE)
 if grep -qx 'LIBNFQB_0.1 nfqb_version' <<<"$needed" &&
-   grep -qx 'LIBNFQB_0.2 nfqb_pool_create' <<<"$needed"; then
+   grep -qx 'LIBNFQB_0.2 nfqb_pool_stop' <<<"$needed" &&
+   grep -qx 'LIBNFQB_0.3 nfqb_queue_interrupt' <<<"$needed" &&
+   grep -qx 'LIBNFQB_0.4 nfqb_pool_create' <<<"$needed"; then
 	ok "program binds versioned symbols: $(printf '%s\n' "$needed" | tr '\n' ' ')"
 else
 	bad "program's nfqb_ symbols are not versioned: $needed"

@@ -7,9 +7,17 @@
 set -euo pipefail
 
 # iperf3 and gnuplot-nox: nfqb-bench --mode tcp and --plot
+# abigail-tools: the ABI check (tests/check-abi.sh)
+# gcc-multilib and the :i386 libraries: the 32-bit build (tests/check-i386.sh)
+# The DAQ stage (tests/daq/) builds libdaq from its tarball with what is
+# here already (autotools, libmnl-dev, build-essential's C and C++
+# compilers) and runs daqtest in a namespace with nsenter (util-linux).
 PKGS=(build-essential autoconf automake libtool pkg-config
       libmnl-dev liburcu-dev check libnetfilter-queue-dev
-      iptables iproute2 kmod iperf3 gnuplot-nox)
+      iptables iproute2 kmod iperf3 gnuplot-nox
+      abigail-tools gcc-multilib
+      libmnl-dev:i386 liburcu-dev:i386 check:i386
+      libnetfilter-queue-dev:i386 util-linux)
 
 if [ "${NFQB_NO_APT:-0}" = 1 ]; then
 	echo "deps: NFQB_NO_APT=1, not installing packages"
@@ -29,7 +37,14 @@ else
 	else
 		echo "deps: installing ${missing[*]}"
 		export DEBIAN_FRONTEND=noninteractive
-		apt-get update
+		# the :i386 packages need the architecture (multiarch)
+		if ! dpkg --print-foreign-architectures | grep -qx i386; then
+			dpkg --add-architecture i386
+		fi
+		# a mirror in sync makes one index fail now and then: what
+		# matters is whether the install below finds every package
+		apt-get update ||
+			echo "deps: apt-get update reported errors; installing anyway" >&2
 		apt-get install -y --no-install-recommends "${PKGS[@]}"
 	fi
 fi

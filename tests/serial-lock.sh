@@ -6,7 +6,7 @@
 # exclusive lock while they run and never overlap, even under `make -j
 # check` or with two build trees tested at once.  Unit tests run freely.
 case "$1" in
-*/integration/*)
+*/integration/*|*/daq/*)
 	lock=${NFQB_TEST_LOCK:-${TMPDIR:-/tmp}/libnfq-batch-integration.lock}
 	exec flock "$lock" "$@"
 	;;

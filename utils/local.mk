@@ -13,8 +13,18 @@ utils_nfqb_bench_SOURCES = \
 	utils/nfqb-bench-tcp.c \
 	utils/nfqb-bench-ping.c \
 	utils/nfqb-bench-report.c \
-	utils/nfqb-bench-plot.c
+	utils/nfqb-bench-plot.c \
+	utils/nfqb-bench-daq.c
 utils_nfqb_bench_CFLAGS = $(AM_CFLAGS) $(NFQ_CFLAGS) $(LIBMNL_CFLAGS)
+if BUILD_DAQ_MODULE
+# the daqtest consumers: where daqtest and the modules are
+utils_nfqb_bench_CFLAGS += -DNFQB_BENCH_DAQ \
+	-DNFQB_DAQTEST='"$(DAQTEST)"' \
+	-DNFQB_DAQ_STOCK_DIR='"$(DAQ_STOCK_MODULEDIR)"' \
+	-DNFQB_DAQ_INSTALL_DIR='"$(daqmoddir)"' \
+	-DNFQB_DAQ_BUILD_DIR='"$(abs_top_builddir)/daq/.libs"' \
+	-DNFQB_LIB_BUILD_DIR='"$(abs_top_builddir)/lib/.libs"'
+endif
 utils_nfqb_bench_LDADD = lib/libnfq-batch.la $(LIBMNL_LIBS) $(NFQ_LIBS) \
 	-lpthread -lm
 dist_man_MANS += man/man8/nfqb-bench.8

@@ -11,10 +11,9 @@
  *        library's worker pool in queue-per-worker mode (a worker thread
  *        owns each queue), its callback accepting every packet.
  *
- * Every one sets the queues' NFQB_F_GSO as asked (cfg->gso; for the pool
- * only "on" can be asked, through its queue_flags: "off" leaves the
- * kernel's default, which is off), and in TCP mode counts the packets
- * marked GSO and the bytes queued.
+ * Every one sets the queues' NFQB_F_GSO as asked (cfg->gso; the pool
+ * through queue_flags and queue_flags_off), and in TCP mode counts the
+ * packets marked GSO and the bytes queued.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -172,6 +171,20 @@ static void lib_account(struct nfqb_queue *q, const struct lib_worker *w,
 	if (nfqb_queue_stats(q, &st, sizeof(st)) < 0)
 		return;
 	lib_add_stats(&st, c);
+	if (getenv("NFQB_BENCH_STATS"))
+		fprintf(stderr, "queue %u: %llu packets, %llu recv calls, "
+			"%llu send calls, %llu flushes (idle %llu, limit %llu,"
+			" latency %llu), %llu linger pauses, %llu reads with a"
+			" flow waiting\n", nfqb_queue_num(q),
+			(unsigned long long)st.packets,
+			(unsigned long long)st.recv_calls,
+			(unsigned long long)st.send_calls,
+			(unsigned long long)st.flushes,
+			(unsigned long long)st.flush_idle,
+			(unsigned long long)st.flush_limit,
+			(unsigned long long)st.flush_latency,
+			(unsigned long long)st.linger_pauses,
+			(unsigned long long)st.linger_waiting);
 }
 
 static int lib_single(const struct bench_cfg *cfg, struct bench_cons *c,
@@ -269,6 +282,7 @@ int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c)
 		.buffers = cfg->window + BENCH_VEC > 1024 ?
 			   cfg->window + BENCH_VEC : 0,
 		.queue_flags = cfg->gso > 0 ? NFQB_F_GSO : 0,
+		.queue_flags_off = cfg->gso == 0 ? NFQB_F_GSO : 0,
 		.cb = cfg->work == BENCH_WORK_TCP ? pool2_accept_count :
 			pool2_accept,
 		.cb_data = c,
@@ -290,7 +304,7 @@ int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c)
 	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-	pool = nfqb_pool_create(&pc);
+	pool = nfqb_pool_create(&pc, sizeof(pc));
 	if (!pool) {
 		bench_cons_fail(c, "nfqb_pool_create", errno);
 		return -1;

@@ -44,6 +44,16 @@ const struct bench_consumer bench_consumers[BENCH_NKINDS] = {
 		.name = "lib-pool2", .label = "nfqb pool, 2 queues",
 		.queues = 2, .run = bench_lib_pool2,
 	},
+	/* daqtest -p on the stock module and on ours: asked for by name;
+	 * without the DAQ module (--with-daq) they fail with a message */
+	[BENCH_DAQ_NFQ] = {
+		.name = "daq-nfq", .label = "daqtest -p, stock nfq",
+		.queues = 1, .run = bench_daq_nfq,
+	},
+	[BENCH_DAQ_NFQB] = {
+		.name = "daq-nfqb", .label = "daqtest -p, daq_nfqb",
+		.queues = 1, .run = bench_daq_nfqb,
+	},
 };
 
 #define MAX_SIZES 8
@@ -77,6 +87,7 @@ struct opts {
 	double noise_pct;
 	const char *plot;			/* PNG to draw */
 	const char *replot;			/* --json file to draw from */
+	const char *save;			/* --save: the --json result too */
 };
 
 /* one line of the summary: medians over the repetitions */
@@ -116,7 +127,10 @@ static void usage(FILE *f)
 "  -n, --packets N      datagrams per run (default 500000)\n"
 "  -r, --reps N         repetitions of each consumer (default 5)\n"
 "  -s, --sizes LIST     UDP payload sizes in bytes (default 64,1024)\n"
-"  -c, --consumers LIST kernel,ref-a,ref-b,lib,lib-mixed,lib-pool2 (default all)\n"
+"  -c, --consumers LIST kernel,ref-a,ref-b,lib,lib-mixed,lib-pool2 (default\n"
+"                       all of these), daq-nfq,daq-nfqb (daqtest -p on libdaq's\n"
+"                       nfq module and on daq_nfqb; built --with-daq; stream\n"
+"                       mode only)\n"
 "  -q, --quick          100000 datagrams, 3 repetitions, shorter TCP and\n"
 "                       latency runs\n"
 "  -j, --json           machine-readable result on stdout\n"
@@ -149,6 +163,8 @@ static void usage(FILE *f)
 "                       (default 15)\n"
 "      --plot FILE.png  draw throughput and latency with gnuplot\n"
 "      --replot FILE    draw --plot from a saved --json result, no runs\n"
+"      --save FILE      also write the --json result to FILE (with the\n"
+"                       tables on stdout)\n"
 "      --no-syscount    skip the untimed syscall-counting runs\n"
 "      --nice N         nice value of the measured processes (default 0)\n"
 "      --rt[=PRIO]      run them SCHED_FIFO (default priority 10): for a\n"
@@ -211,7 +227,7 @@ static unsigned long num_arg(const char *s, unsigned long min,
 enum { OPT_BATCH = 256, OPT_CPUS, OPT_HOOK, OPT_TIMEOUT, OPT_NOSYS, OPT_NICE,
        OPT_RT, OPT_MODE, OPT_TCP_TIME, OPT_TCP_FLOWS, OPT_GSO, OPT_MTU,
        OPT_PINGS, OPT_PING_TIME, OPT_PING_SIZE, OPT_LOAD, OPT_LOAD_PPS,
-       OPT_BOTH, OPT_NOISE, OPT_PLOT, OPT_REPLOT, OPT_MAXLEN };
+       OPT_BOTH, OPT_NOISE, OPT_PLOT, OPT_REPLOT, OPT_MAXLEN, OPT_SAVE };
 
 static void parse_modes(const char *arg, struct opts *o)
 {
@@ -332,6 +348,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "noise", required_argument, NULL, OPT_NOISE },
 		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "replot", required_argument, NULL, OPT_REPLOT },
+		{ "save", required_argument, NULL, OPT_SAVE },
 		{ "maxlen", required_argument, NULL, OPT_MAXLEN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -367,7 +384,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->nsizes = 2;
 	o->syscount = true;
 	o->stream = o->drain = true;
-	for (k = 0; k < BENCH_NKINDS; k++)
+	for (k = 0; k < BENCH_NKINDS_DEFAULT; k++)
 		o->kinds[o->nkinds++] = k;
 
 	while ((c = getopt_long(argc, argv, "n:r:s:c:qjmw:b:f:h", lo,
@@ -499,6 +516,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_REPLOT:
 			o->replot = optarg;
+			break;
+		case OPT_SAVE:
+			o->save = optarg;
 			break;
 		case OPT_MAXLEN:
 			o->cfg.maxlen = num_arg(optarg, 1, 1000000);
@@ -1491,6 +1511,14 @@ static int do_compare(struct opts *o)
 			bench_print_latency(stdout, &set);
 		print_targets(stdout, sum, nsum, rn.bad, o->stream || o->drain);
 		bench_print_targets_new(stdout, &set);
+	}
+	if (o->save) {
+		FILE *f = fopen(o->save, "w");
+
+		if (!f || (print_json(f, o, res, set.nres, sum, nsum, rn.bad,
+				      &set), fclose(f)) != 0)
+			fprintf(stderr, "nfqb-bench: %s: %s\n", o->save,
+				strerror(errno));
 	}
 	ret = rn.bad ? 1 : 0;
 	if (o->plot) {

@@ -39,8 +39,15 @@ enum bench_kind {
 	BENCH_LIB,		/* libnfq-batch, all accept */
 	BENCH_LIB_MIXED,	/* libnfq-batch, drops + marks, out of order */
 	BENCH_LIB_POOL2,	/* libnfq-batch, 2 queues, a thread each */
+	/* not in the default set: only built with the DAQ module, asked
+	 * for by name (--consumers daq-nfq,daq-nfqb) */
+	BENCH_DAQ_NFQ,		/* daqtest -p, libdaq's stock nfq module */
+	BENCH_DAQ_NFQB,		/* daqtest -p, our daq_nfqb module */
 	BENCH_NKINDS,
 };
+
+/* The consumers run when none is asked for by name. */
+#define BENCH_NKINDS_DEFAULT	BENCH_DAQ_NFQ
 
 /* Consumers that take part in the TCP and latency modes (lib-mixed drops
  * by datagram number, which means nothing there). */
@@ -310,6 +317,9 @@ int bench_ref_b(const struct bench_cfg *cfg, struct bench_cons *c);
 int bench_lib(const struct bench_cfg *cfg, struct bench_cons *c);
 int bench_lib_mixed(const struct bench_cfg *cfg, struct bench_cons *c);
 int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c);
+/* nfqb-bench-daq.c (built with the DAQ module only) */
+int bench_daq_nfq(const struct bench_cfg *cfg, struct bench_cons *c);
+int bench_daq_nfqb(const struct bench_cfg *cfg, struct bench_cons *c);
 
 /* helpers shared by consumers */
 void bench_cons_fail(struct bench_cons *c, const char *what, int err);

@@ -57,7 +57,7 @@ static void print_table(const struct nfqb_kstats *k, int n,
 	if (json) {
 		printf("[");
 		for (i = 0; i < n; i++) {
-			if (only >= 0 && k[i].queue_num != only)
+			if (only >= 0 && k[i].queue_num != (uint32_t)only)
 				continue;
 			printf("%s{\"queue\":%u,\"portid\":%u,\"waiting\":%u,"
 			       "\"copy_mode\":\"%s\",\"copy_range\":%u,"
@@ -79,7 +79,7 @@ static void print_table(const struct nfqb_kstats *k, int n,
 		const struct nfqb_kstats *p;
 		char rate[32] = "-";
 
-		if (only >= 0 && k[i].queue_num != only)
+		if (only >= 0 && k[i].queue_num != (uint32_t)only)
 			continue;
 		p = prev ? find_prev(prev, nprev, k[i].queue_num) : NULL;
 		if (p && secs > 0)
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	while (!stop) {
-		n = nfqb_kstats_read(cur, MAXQ);
+		n = nfqb_kstats_read(cur, MAXQ, sizeof(cur[0]));
 		if (n < 0) {
 			if (errno == ENOENT) {
 				fprintf(stderr, "nfqb-stat: nfnetlink_queue is "
@@ -165,7 +165,8 @@ int main(int argc, char **argv)
 			n = MAXQ;
 		print_table(cur, n, nprev ? prev : NULL, nprev, interval,
 			    only, json);
-		if (only >= 0 && nfqb_kstats_get((uint16_t)only, NULL) < 0 &&
+		if (only >= 0 && nfqb_kstats_get((uint16_t)only, NULL,
+						  sizeof(struct nfqb_kstats)) < 0 &&
 		    !interval) {
 			fprintf(stderr, "nfqb-stat: queue %ld is not bound\n",
 				only);

@@ -15,6 +15,8 @@
 
 #include <libnfq-batch/libnfq-batch.h>
 
+#include "nfqb-privdrop.h"
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -69,7 +71,7 @@ static int on_packet(struct nfqb_packet *p, void *data)
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f, "usage: %s -q QUEUE (--accept | --drop) [--mark M] "
-		"[--count N] [--fail-open] [--verbose]\n", prog);
+		"[--count N] [--fail-open] [--user USER] [--verbose]\n", prog);
 }
 
 int main(int argc, char **argv)
@@ -82,6 +84,7 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "fail-open", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -90,9 +93,11 @@ int main(int argc, char **argv)
 	struct nfqb_queue *q;
 	long num = -1;
 	bool fail_open = false;
+	const char *user = NULL;
+	char why[256];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "q:adm:n:fvh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "q:adm:n:fvu:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'q':
 			num = strtol(optarg, NULL, 0);
@@ -115,6 +120,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			o.verbose = true;
+			break;
+		case 'u':
+			user = optarg;
 			break;
 		case 'h':
 			usage(stdout, argv[0]);
@@ -142,6 +150,13 @@ int main(int argc, char **argv)
 	    nfqb_queue_set_flags(q, NFQB_F_FAIL_OPEN, NFQB_F_FAIL_OPEN) < 0)
 		fprintf(stderr, "nfqb-verdict: fail-open: %s\n",
 			strerror(errno));
+	/* bound: go on as @user with CAP_NET_ADMIN alone (every verdict
+	 * needs it) */
+	if (user && nfqb_privdrop(user, why, sizeof(why)) < 0) {
+		fprintf(stderr, "nfqb-verdict: --user %s: %s\n", user, why);
+		nfqb_queue_close(q);
+		return 1;
+	}
 	while (!stop && (!o.count || o.seen < o.count)) {
 		if (nfqb_dispatch(q, on_packet, &o) < 0 && errno != EINTR &&
 		    errno != ENOBUFS) {

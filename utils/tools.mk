@@ -3,6 +3,7 @@
 bin_PROGRAMS += utils/nfqb-stat utils/nfqb-verdict
 utils_nfqb_stat_SOURCES = utils/nfqb-stat.c
 utils_nfqb_stat_LDADD = lib/libnfq-batch.la
-utils_nfqb_verdict_SOURCES = utils/nfqb-verdict.c
+utils_nfqb_verdict_SOURCES = utils/nfqb-verdict.c utils/nfqb-privdrop.c \
+	utils/nfqb-privdrop.h
 utils_nfqb_verdict_LDADD = lib/libnfq-batch.la
 dist_man_MANS += man/man8/nfqb-stat.8 man/man8/nfqb-verdict.8

@@ -10,13 +10,27 @@
  *       everything else is accepted. SIGHUP reloads the rules (the pool
  *       swaps the policy; in-flight packets finish with the old one),
  *       SIGUSR1 prints statistics, SIGINT/SIGTERM stop cleanly (every
- *       packet gets a verdict, queues are unbound).
+ *       packet gets a verdict, queues are unbound), SIGUSR2 upgrades in
+ *       place: every verdict sent, the queues stay bound, the program
+ *       exec()s its binary again (a new version, if it was replaced),
+ *       which takes the queues over (NFQB_IPS_FDS in its environment).
+ *       --user USER: once bound, go on as USER with CAP_NET_ADMIN alone.
+ *       Under systemd (Type=notify, FileDescriptorStoreMax=) the queue
+ *       sockets go to the fd store, so that a restart after a crash finds
+ *       the queues still bound (see nfqb-ips.service and nfqb-ips(8)).
  *   nfqb-ips --demo     the same in a private network namespace, with its
  *                       own rule (--queue-balance 0:3), rules file and
  *                       traffic; prints live figures, reloads midway
  *   nfqb-ips --bench    packets per second with 1, 2 and 4 queues
  *
- * Matching works on the IPv4/IPv6 packet as the kernel queued it.
+ * Matching works on the IPv4/IPv6 packet as the kernel queued it. The
+ * library queues GSO packets whole (NFQB_F_GSO, its default): a TCP
+ * super-packet of up to 64 KiB, bigger than the MTU, is matched as one
+ * (a pattern across the segments it will be cut into is found too), and
+ * its checksum, maybe not filled in yet (nfqb_pkt_csum_not_ready()), is
+ * never looked at. A packet the kernel cut to the copy range
+ * (nfqb_pkt_truncated(): bigger than 65531 bytes, BIG TCP) cannot be
+ * inspected whole: it is dropped, as an IPS must fail closed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,13 +45,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <linux/netlink.h>
+#include <stddef.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <libnfq-batch/libnfq-batch.h>
 #include <libnfq-batch/pool.h>
+
+#include "../../utils/nfqb-privdrop.h"
 
 #define MAX_RULES	256
 #define MAX_PATTERN	256
@@ -147,6 +167,10 @@ static int inspect(struct nfqb_packet *p, void *policy, void *data,
 	d = nfqb_pkt_payload(p, &len);
 	if (!r || !d)
 		return NFQB_POOL_VERDICT;	/* default: accept */
+	if (nfqb_pkt_truncated(p)) {
+		v->verdict = NFQB_DROP;		/* not all of it to inspect */
+		return NFQB_POOL_VERDICT;
+	}
 	for (i = 0; i < r->npat; i++) {
 		if (memmem(d, len, r->pat[i].bytes, r->pat[i].len)) {
 			atomic_fetch_add_explicit(&r->hits[i], 1,
@@ -182,7 +206,7 @@ static int inspect(struct nfqb_packet *p, void *policy, void *data,
 /* --- signals and statistics -------------------------------------------- */
 
 static struct nfqb_pool *the_pool;
-static volatile sig_atomic_t want_reload, want_stats, stopping;
+static volatile sig_atomic_t want_reload, want_stats, want_upgrade, stopping;
 
 static void on_signal(int sig)
 {
@@ -192,6 +216,9 @@ static void on_signal(int sig)
 		break;
 	case SIGUSR1:
 		want_stats = 1;
+		break;
+	case SIGUSR2:
+		want_upgrade = 1;
 		break;
 	default:
 		stopping = 1;
@@ -233,6 +260,7 @@ static void install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 }
@@ -250,9 +278,202 @@ struct opts {
 	enum nfqb_pool_mode mode;
 	unsigned int workers;
 	const char *rules;
+	const char *user;
+	char **argv;		/* to exec() again on SIGUSR2 */
 };
 
-static struct nfqb_pool *pool_open(const struct opts *o, struct rules *r)
+/* --- handover: upgrade in place, systemd's fd store ---------------------- */
+
+#define FDS_ENV		"NFQB_IPS_FDS"
+#define MAX_QUEUES	256
+
+/* A message to systemd over $NOTIFY_SOCKET (sd_notify(3) by hand), with
+ * @nfds file descriptors attached. Nothing happens without systemd. */
+static void notify(const char *msg, const int *fds, unsigned int nfds)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	union {
+		char b[CMSG_SPACE(sizeof(int) * MAX_QUEUES)];
+		struct cmsghdr align;
+	} cb;
+	struct iovec iov = { (void *)msg, strlen(msg) };
+	struct msghdr mh = { .msg_name = &sun, .msg_iov = &iov,
+			     .msg_iovlen = 1 };
+	socklen_t len;
+	size_t plen;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@'))
+		return;
+	plen = strlen(path);
+	if (plen >= sizeof(sun.sun_path))
+		return;
+	memcpy(sun.sun_path, path, plen);
+	if (path[0] == '@')
+		sun.sun_path[0] = 0;	/* abstract namespace */
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen);
+	mh.msg_namelen = len;
+	if (nfds && nfds <= MAX_QUEUES) {
+		struct cmsghdr *cm;
+
+		mh.msg_control = cb.b;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
+		fprintf(stderr, "nfqb-ips: notify: %s\n", strerror(errno));
+	close(fd);
+}
+
+/* The queue sockets this process was given: by the image before it
+ * (NFQB_IPS_FDS=fd,fd,...) or by systemd (LISTEN_FDS, names
+ * nfqueue-<num>). Returns true if @fds[0..count) are all there. */
+static bool inherited_fds(const struct opts *o, int *fds)
+{
+	const char *s = getenv(FDS_ENV), *pid = getenv("LISTEN_PID");
+	const char *n = getenv("LISTEN_FDS"), *names = getenv("LISTEN_FDNAMES");
+	unsigned int i;
+
+	for (i = 0; i < o->count; i++)
+		fds[i] = -1;
+	if (s) {
+		for (i = 0; i < o->count && *s; i++) {
+			char *end;
+
+			fds[i] = (int)strtol(s, &end, 10);
+			s = *end == ',' ? end + 1 : end;
+		}
+		unsetenv(FDS_ENV);
+		return i == o->count;
+	}
+	if (n && pid && strtol(pid, NULL, 10) == getpid() && names) {
+		int k, nfd = (int)strtol(n, NULL, 10);
+		const char *p = names;
+
+		for (k = 0; k < nfd; k++) {
+			unsigned int num;
+			const char *colon = strchr(p, ':');
+
+			if (sscanf(p, "nfqueue-%u", &num) == 1 &&
+			    num >= o->first && num < (unsigned int)o->first +
+			    o->count)
+				fds[num - o->first] = 3 + k;
+			else
+				close(3 + k);	/* not ours (any more) */
+			if (!colon)
+				break;
+			p = colon + 1;
+		}
+		unsetenv("LISTEN_FDS");
+		unsetenv("LISTEN_PID");
+		unsetenv("LISTEN_FDNAMES");
+		for (i = 0; i < o->count; i++)
+			if (fds[i] < 0)
+				return false;
+		return true;
+	}
+	return false;
+}
+
+/* Bind queue first+i and hand its socket over to ourselves: the pool is
+ * always made by nfqb_pool_adopt(), so that we know its sockets (for the
+ * fd store). Packets that arrive while a queue is being configured are
+ * read with the configuration's answers: they are inspected here, by the
+ * rules @r, before the socket can be given up. */
+static int bind_fds(const struct opts *o, int *fds, struct rules *r)
+{
+	unsigned int i, tries;
+
+	for (i = 0; i < o->count; i++) {
+		struct nfqb_queue *q;
+
+		if (fds[i] >= 0)
+			continue;
+		q = nfqb_queue_open((uint16_t)(o->first + i));
+		if (!q) {
+			fprintf(stderr, "nfqb-ips: queue %u: %s\n",
+				o->first + i, strerror(errno));
+			return -1;
+		}
+		/* as the pool sets them (pool_open()), already now: until the
+		 * pool runs, the packets wait in the socket and the queue */
+		nfqb_queue_set_rcvbuf(q, 8 << 20);
+		nfqb_queue_set_maxlen(q, 8192);
+		nfqb_queue_set_flags(q, NFQB_F_FAIL_OPEN, NFQB_F_FAIL_OPEN);
+		nfqb_queue_set_nonblock(q, true);
+		for (tries = 0; tries < 1000; tries++) {
+			struct nfqb_packet *vec[64];
+			int k, n;
+
+			fds[i] = nfqb_queue_detach(q);
+			if (fds[i] >= 0 || errno != EBUSY)
+				break;
+			n = nfqb_recv(q, vec, 64);
+			for (k = 0; k < n; k++) {
+				struct nfqb_verdict v = {
+					.verdict = NFQB_ACCEPT,
+				};
+
+				inspect(vec[k], r, NULL, &v);
+				if (nfqb_verdict_ex(vec[k], &v, sizeof(v)) < 0)
+					nfqb_verdict(vec[k], NFQB_ACCEPT);
+			}
+		}
+		if (fds[i] < 0) {
+			fprintf(stderr, "nfqb-ips: queue %u: giving up its "
+				"socket: %s\n", o->first + i, strerror(errno));
+			nfqb_queue_close(q);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Give every socket to systemd's fd store, named by queue. A socket there
+ * that overflows would show an error to systemd, which then drops it: the
+ * overflow is counted by the kernel, not reported on the socket. */
+static void fdstore_add(const struct opts *o, const int *fds)
+{
+	unsigned int i;
+	int on = 1;
+
+	if (!getenv("NOTIFY_SOCKET"))
+		return;
+	for (i = 0; i < o->count; i++) {
+		char msg[64];
+
+		setsockopt(fds[i], SOL_NETLINK, NETLINK_NO_ENOBUFS, &on,
+			   sizeof(on));
+		snprintf(msg, sizeof(msg), "FDSTORE=1\nFDNAME=nfqueue-%u",
+			 o->first + i);
+		notify(msg, &fds[i], 1);
+	}
+}
+
+/* A clean stop unbinds the queues: their sockets leave the store. */
+static void fdstore_remove(const struct opts *o)
+{
+	unsigned int i;
+
+	for (i = 0; i < o->count; i++) {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "FDSTOREREMOVE=1\nFDNAME=nfqueue-%u",
+			 o->first + i);
+		notify(msg, NULL, 0);
+	}
+}
+
+static struct nfqb_pool *pool_open(const struct opts *o, struct rules *r,
+				   const int *fds)
 {
 	struct nfqb_pool_config cfg = {
 		.queue_first = o->first,
@@ -267,7 +488,8 @@ static struct nfqb_pool *pool_open(const struct opts *o, struct rules *r)
 		.policy = r,
 		.policy_free = rules_free,
 	};
-	struct nfqb_pool *pool = nfqb_pool_create(&cfg);
+	struct nfqb_pool *pool = fds ? nfqb_pool_adopt(&cfg, sizeof(cfg), fds) :
+				      nfqb_pool_create(&cfg, sizeof(cfg));
 
 	if (!pool) {
 		fprintf(stderr, "nfqb-ips: queues %u..%u: %s\n", o->first,
@@ -277,35 +499,118 @@ static struct nfqb_pool *pool_open(const struct opts *o, struct rules *r)
 	return pool;
 }
 
+/* SIGUSR2: hand the queues over to a new image of this program. Returns
+ * only if that failed; the queues are then in @fds, still bound (-1 for
+ * one that could not be handed over: unbound, bound again next). */
+static void upgrade(const struct opts *o, int *fds)
+{
+	char env[MAX_QUEUES * 12 + 1] = "";
+	struct nfqb_pool *p = the_pool;
+	size_t off = 0;
+	unsigned int i;
+
+	printf("nfqb-ips: upgrade: handing the queues over\n");
+	notify("RELOADING=1", NULL, 0);
+	if (nfqb_pool_handover(p, fds, o->count) < 0)
+		fprintf(stderr, "nfqb-ips: handover: %s (queues not handed "
+			"over are bound again)\n", strerror(errno));
+	print_stats(p, "upgrade");
+	the_pool = NULL;	/* no signal handler may use it now */
+	nfqb_pool_destroy(p);	/* the sockets stay open, bound */
+	for (i = 0; i < o->count; i++) {
+		if (fds[i] >= 0)
+			fcntl(fds[i], F_SETFD, 0);
+		off += (size_t)snprintf(env + off, sizeof(env) - off, "%s%d",
+					i ? "," : "", fds[i]);
+	}
+	setenv(FDS_ENV, env, 1);
+	fflush(stdout);
+	fflush(stderr);
+	execv("/proc/self/exe", o->argv);
+	fprintf(stderr, "nfqb-ips: upgrade: exec: %s; carrying on\n",
+		strerror(errno));
+	unsetenv(FDS_ENV);
+	for (i = 0; i < o->count; i++)
+		if (fds[i] >= 0)
+			fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+}
+
 /* Run until stopped; @tick (may be NULL) is called every second. */
 static int serve(const struct opts *o, void (*tick)(struct nfqb_pool *, void *),
 		 void *tick_data, unsigned int max_ms)
 {
 	unsigned int generation = 1;
-	struct rules *r = rules_load(o->rules, generation);
 	uint64_t start = now_ms(), last_tick = start;
+	bool inherited, dropped = false;
+	int fds[MAX_QUEUES];
+	struct rules *r;
 	int ret = 0;
 
-	if (!r)
+	if (o->count > MAX_QUEUES) {
+		fprintf(stderr, "nfqb-ips: at most %u queues\n", MAX_QUEUES);
 		return 1;
-	the_pool = pool_open(o, r);
+	}
+	inherited = inherited_fds(o, fds);
+again:
+	r = rules_load(o->rules, generation);
+	if (!r || bind_fds(o, fds, r) < 0) {
+		free(r);
+		return 1;
+	}
+	the_pool = pool_open(o, r, fds);
+	if (!the_pool && inherited && errno == ENODEV) {
+		/* stale sockets (their queues were unbound): bind anew */
+		unsigned int i;
+
+		for (i = 0; i < o->count; i++) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+		inherited = false;
+		free(r);
+		goto again;
+	}
 	if (!the_pool) {
 		free(r);
 		return 1;
+	}
+	/* bound: the rest needs CAP_NET_ADMIN alone (on every verdict); the
+	 * pool's threads, started next, inherit it */
+	if (o->user && !dropped) {
+		char why[256];
+
+		if (nfqb_privdrop(o->user, why, sizeof(why)) < 0) {
+			fprintf(stderr, "nfqb-ips: --user %s: %s\n", o->user,
+				why);
+			nfqb_pool_destroy(the_pool);
+			return 1;
+		}
+		dropped = true;
 	}
 	if (nfqb_pool_start(the_pool) < 0) {
 		fprintf(stderr, "nfqb-ips: start: %s\n", strerror(errno));
 		nfqb_pool_destroy(the_pool);
 		return 1;
 	}
-	printf("nfqb-ips: queues %u..%u, %s mode, %u threads; %u drop "
-	       "patterns, %u mark rules\n", o->first, o->first + o->count - 1,
+	fdstore_add(o, fds);
+	notify("READY=1", NULL, 0);
+	printf("nfqb-ips: pid %d, queues %u..%u%s, %s mode, %u threads; %u "
+	       "drop patterns, %u mark rules\n", (int)getpid(), o->first,
+	       o->first + o->count - 1, inherited ? " (taken over)" : "",
 	       o->mode == NFQB_POOL_DISPATCH ? "dispatch" : "queue-per-worker",
 	       nfqb_pool_threads(the_pool), r->npat, r->nmark);
+	fflush(stdout);
 	while (!stopping && !nfqb_pool_stopping(the_pool)) {
 		struct timespec ts = { .tv_nsec = 50 * 1000000 };
 
 		nanosleep(&ts, NULL);
+		if (want_upgrade) {
+			want_upgrade = 0;
+			upgrade(o, fds);
+			/* exec failed: take the queues back */
+			inherited = true;
+			goto again;
+		}
 		if (want_reload) {
 			struct rules *nr;
 
@@ -332,6 +637,8 @@ static int serve(const struct opts *o, void (*tick)(struct nfqb_pool *, void *),
 		if (max_ms && now_ms() - start >= max_ms)
 			break;
 	}
+	notify("STOPPING=1", NULL, 0);
+	fdstore_remove(o);
 	nfqb_pool_stop(the_pool);
 	if (nfqb_pool_wait(the_pool) < 0) {
 		fprintf(stderr, "nfqb-ips: a pool thread failed: %s\n",
@@ -596,7 +903,7 @@ static int bench_one(enum nfqb_pool_mode mode, unsigned int nq,
 	fprintf(f, "drop ATTACK\nmark %d 7\n", DEMO_PORT);
 	fclose(f);
 	o.rules = path;
-	the_pool = pool_open(&o, rules_load(path, 1));
+	the_pool = pool_open(&o, rules_load(path, 1), NULL);
 	unlink(path);
 	if (!the_pool || nfqb_pool_start(the_pool) < 0)
 		return 1;
@@ -647,7 +954,7 @@ static int bench(enum nfqb_pool_mode mode)
 static void usage(const char *argv0)
 {
 	printf("usage: %s [-q FIRST[:LAST]] [-m qpw|dispatch] [-w WORKERS] "
-	       "-r RULES\n       %s --demo [-m MODE]\n       %s --bench "
+	       "[-u USER] -r RULES\n       %s --demo [-m MODE]\n       %s --bench "
 	       "[-m MODE]\n", argv0, argv0, argv0);
 }
 
@@ -660,15 +967,16 @@ int main(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "workers", required_argument, NULL, 'w' },
 		{ "rules", required_argument, NULL, 'r' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .first = 0, .count = 1 };
+	struct opts o = { .first = 0, .count = 1, .argv = argv };
 	bool do_demo = false, do_bench = false;
 	unsigned int first, last;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "dbq:m:w:r:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "dbq:m:w:r:u:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			do_demo = true;
@@ -695,6 +1003,9 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			o.rules = optarg;
+			break;
+		case 'u':
+			o.user = optarg;
 			break;
 		default:
 			usage(argv[0]);

@@ -4,7 +4,26 @@
  * give verdicts back as few messages as possible.
  *
  * Error convention, everywhere in this API: a function that can fail returns
- * -1 (or NULL) and sets errno. Nothing is ever printed by the library.
+ * -1 (or NULL) and sets errno to one of the values its comment (and its man
+ * page) lists; a function that returns 0 or -1 returns nothing else.
+ * Nothing is ever printed by the library.
+ *
+ * Verdicts are a uint32_t holding one of the NFQB_* values of enum
+ * nfqb_verdict_code, in every call, struct and callback.
+ *
+ * Structs that can grow: every struct the application fills in or sizes is
+ * passed together with its size, sizeof() as the application was compiled
+ * (struct nfqb_verdict, struct nfqb_pool_config, struct nfqb_kstats, struct
+ * nfqb_stats, struct nfqb_pool_stats). New fields are only ever added at
+ * the end, past the end of the struct as it was (never in its tail
+ * padding), and a new field's zero is the behaviour from before it. A
+ * struct the application fills in: a size below the end of its first
+ * version's fields fails with EINVAL; a smaller size than the library's
+ * own gets the fields it lacks as zero; a larger one is accepted when
+ * every byte the library does not know is zero, else the call fails with
+ * E2BIG. A struct
+ * the library fills in: a shorter size gets the first fields (whole fields
+ * only: EINVAL otherwise), a longer one is zeroed past the library's.
  */
 
 /*
@@ -42,20 +61,23 @@
  *    and is retried by nfqb_recv() (backoff from 0.5 ms, doubling up to
  *    64 ms) or by nfqb_flush(), which then fails with EAGAIN. ENOBUFS from
  *    nfqb_recv() always means the socket overflowed on receive, never a
- *    failed send. Other send errors (EPERM after losing CAP_NET_ADMIN, ...)
- *    are returned by nfqb_recv() and nfqb_flush() as they are; the
- *    decisions are kept all the same.
+ *    failed send. Other send errors are returned by nfqb_recv() and
+ *    nfqb_flush() as they are; the decisions are kept all the same.
+ *    A process without CAP_NET_ADMIN (or whose socket's opener had none)
+ *    can still send, but the kernel refuses every message with an EPERM
+ *    reply on the socket: the next nfqb_recv() (or nfqb_flush() after
+ *    it) fails with EPERM, counted in verdict_errors; those packets stay
+ *    queued in the kernel, undecided, until the unbind drops them.
  * 4. A handle is dead after its verdict. A later nfqb_verdict*() on it
  *    fails with EALREADY (ETIMEDOUT if the verdict timeout decided it,
  *    ESHUTDOWN once the pool shut the queue down), is counted in
  *    late_verdicts, and never touches another packet. The nfqb_pkt_*()
  *    getters on a dead handle return "absent" (false, 0 or NULL) once its
- *    verdict was sent, never another packet's data. The limit: on 64-bit
- *    builds a handle carries 16 bits of its descriptor's generation, and
- *    descriptors (twice the buffer count) are reused oldest first, so a
- *    dead handle can be mistaken for a live packet only after its
- *    descriptor was reused a multiple of 65536 times; on 32-bit builds a
- *    dead handle is caught only until its descriptor is reused. Handles,
+ *    verdict was sent, never another packet's data. The limit: a handle
+ *    carries 16 bits (on 32-bit builds 8 bits) of its descriptor's
+ *    generation, and descriptors (twice the buffer count) are reused
+ *    oldest first, so a dead handle can be mistaken for a live packet only
+ *    after its descriptor was reused a multiple of 65536 (256) times. Handles,
  *    and the data they point to, die with nfqb_queue_close().
  * 5. A decision from any thread wakes an owner blocked in nfqb_recv(), and
  *    makes nfqb_queue_fd() readable for an owner that polls it (blocking
@@ -93,6 +115,35 @@
  *    valid until nfqb_pool_destroy().
  * 9. Every verdict kind works through the pool callback: accept, drop,
  *    repeat, queue-to-N with or without bypass, mark, priority, payload.
+ * 10. At a stop (nfqb_queue_close(), nfqb_pool_stop() and
+ *    nfqb_pool_wait()), which packet gets which verdict:
+ *    - decided by the application before the stop: its decision;
+ *    - handed out, undecided: the pool waits drain_ms for deferred ones;
+ *      then, as for nfqb_queue_close(), the default verdict (defaults);
+ *    - in the socket, or queued by the kernel while the library drains
+ *      it (before the queue length 0 took effect): the default verdict,
+ *      unseen by the application (defaults);
+ *    - arriving after the queue length 0 and before the unbind: not
+ *      queued; the kernel accepts them when the default verdict is
+ *      accept (fail-open is set for that), else drops them (counted by
+ *      the kernel in queue_dropped);
+ *    - arriving after the unbind: the rule's choice, not ours: accepted
+ *      with --queue-bypass (nft: queue bypass), else dropped;
+ *    - a gap of unreadable messages still open (no readable id after
+ *      it): dropped by the kernel at the unbind (see 1).
+ *    No packet the kernel queued to us before the stop is dropped by the
+ *    unbind, whatever the rule, as long as the verdicts can be sent.
+ * 11. Handover (nfqb_queue_detach(), nfqb_queue_adopt(),
+ *    nfqb_pool_handover(), nfqb_pool_adopt()): the queue stays bound to
+ *    the same socket from one owner to the next, across exec() or in
+ *    systemd's file descriptor store, so the kernel neither drops nor
+ *    bypasses a packet in between (it queues them, up to the queue
+ *    length). The old owner decides or defaults every packet it read and
+ *    sends every verdict; what it did not read stays in the socket for the
+ *    new owner. If the old owner died instead, the packets it held are
+ *    still queued: the new owner gives them the default verdict with one
+ *    batch before its first packet, so none of its own verdicts reaches
+ *    them.
  */
 #ifndef LIBNFQ_BATCH_H
 #define LIBNFQ_BATCH_H
@@ -100,7 +151,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -132,7 +182,7 @@ enum nfqb_enobufs_policy {
 	NFQB_ENOBUFS_IGNORE = 1,
 };
 
-/* Verdicts (the kernel's NF_* values). */
+/* Verdicts (the kernel's NF_* values). Passed as uint32_t everywhere. */
 enum nfqb_verdict_code {
 	NFQB_DROP = 0,
 	NFQB_ACCEPT = 1,
@@ -173,9 +223,13 @@ enum nfqb_hook_point {
 #define NFQB_V_PRIORITY		(1u << 2)	/* set skb->priority */
 #define NFQB_V_BYPASS		(1u << 3)	/* NFQB_QUEUE: accept if no listener */
 
-/* A verdict with options. Fields not named in flags are ignored. */
+/*
+ * A verdict with options, for nfqb_verdict_ex() (with its size) and the
+ * pool's callback. Fields not named in flags are ignored; fields added
+ * later come at the end, each with a flag of its own.
+ */
 struct nfqb_verdict {
-	uint32_t verdict;	/* enum nfqb_verdict_code */
+	uint32_t verdict;	/* NFQB_ACCEPT, ... (enum nfqb_verdict_code) */
 	uint32_t flags;		/* NFQB_V_* */
 	uint32_t mark;
 	uint32_t priority;
@@ -240,9 +294,17 @@ struct nfqb_stats {
 					 * (acknowledgement lost or late) */
 	uint64_t late_verdicts;		/* verdicts refused on dead handles
 					 * (EALREADY, ETIMEDOUT, ESHUTDOWN) */
+	uint64_t linger_pauses;		/* linger pauses taken */
+	uint64_t linger_waiting;	/* reads that showed a flow waiting on
+					 * our verdicts (no adaptive pause
+					 * for a while) */
 };
 
-/* The kernel's view of one queue (/proc/net/netfilter/nfnetlink_queue). */
+/*
+ * The kernel's view of one queue (/proc/net/netfilter/nfnetlink_queue), for
+ * nfqb_kstats_read() and nfqb_kstats_get() (with its size, the stride of
+ * an array). New fields are only ever added at the end.
+ */
 struct nfqb_kstats {
 	uint32_t queue_num;
 	uint32_t portid;		/* peer port id of the bound socket */
@@ -260,10 +322,15 @@ struct nfqb_kstats {
  * nfqb_queue_open - bind queue @num in the current network namespace
  * @num: queue number, 0..65535
  *
- * Opens a netlink socket, binds the queue and selects copy mode
- * NFQB_COPY_PACKET with range 65535. Returns the queue, or NULL with errno:
+ * Opens a netlink socket, binds the queue, selects copy mode
+ * NFQB_COPY_PACKET with range 65535 and sets NFQB_F_GSO: GSO packets come
+ * whole, larger than the MTU, their checksums possibly not filled in yet
+ * (nfqb_pkt_is_gso(), nfqb_pkt_csum_not_ready()); turn it off with
+ * nfqb_queue_set_flags(q, 0, NFQB_F_GSO) to have the kernel segment them
+ * first. Returns the queue, or NULL with errno:
  * EBUSY if another socket holds the queue, EPERM without CAP_NET_ADMIN,
- * ENOMEM, or the socket's error.
+ * ENOMEM, ETIMEDOUT (a configuration message never acknowledged), or the
+ * error of the socket calls or of the kernel's answer.
  */
 struct nfqb_queue *nfqb_queue_open(uint16_t num);
 
@@ -284,6 +351,67 @@ struct nfqb_queue *nfqb_queue_open(uint16_t num);
  * unbind (ETIMEDOUT, ...).
  */
 int nfqb_queue_close(struct nfqb_queue *q);
+
+/**
+ * nfqb_queue_detach - give up @q without unbinding it; return its socket
+ * @q: an open queue
+ *
+ * Owner thread; for handing the queue to another process (or another
+ * nfqb_queue_adopt() in this one), e.g. across exec(). Waits for threads
+ * still inside a verdict call on @q, gives packets handed out and still
+ * undecided the default verdict (counted in defaults: decide them first
+ * for none to be), sends every verdict (retrying a failing socket for up
+ * to about 1 s), reads nothing more (what the socket holds stays for the
+ * next owner) and changes nothing in the kernel (queue length, flags and
+ * copy mode stay). Then frees @q, like nfqb_queue_close(): every handle of
+ * @q dies. The returned socket is bound to the queue and still has
+ * close-on-exec set: clear it (fcntl(F_SETFD)) before exec(), or pass the
+ * fd on over a unix socket (SCM_RIGHTS) or to systemd's fd store.
+ *
+ * Returns the netlink socket's fd, now the caller's, or -1 with errno,
+ * and then @q is still open and usable: EINVAL (NULL @q); EBUSY (packets
+ * the library read are not handed out yet: take and decide them with
+ * nfqb_recv(), which hands them out without reading the socket, and call
+ * again; or a gap of unreadable messages is still open: nfqb_recv() on
+ * until a packet closes it); EAGAIN or a send's error (EPERM, ...): the
+ * verdicts could not be sent, they are kept; ESHUTDOWN (a pool's queue,
+ * shut down); ENOTSOCK (a queue without socket). A decision made by
+ * another thread while the call runs is refused with ESHUTDOWN or sent.
+ */
+int nfqb_queue_detach(struct nfqb_queue *q);
+
+/**
+ * nfqb_queue_adopt - take over queue @num bound by netlink socket @fd
+ * @fd: a NETLINK_NETFILTER socket that bound queue @num (in this network
+ *	namespace), typically from nfqb_queue_detach() in the process that
+ *	exec()ed this one, or from systemd's fd store
+ * @num: the queue number
+ *
+ * Checks, without reading from @fd, that it is a bound NETLINK_NETFILTER
+ * socket and that the kernel lists queue @num as bound to its port id
+ * (/proc/net/netfilter/nfnetlink_queue). That file is root's: a process
+ * that cannot read it (a user keeping only CAP_NET_ADMIN) asks the kernel
+ * instead with a configuration request that changes nothing, which reads
+ * the socket: if @fd bound another queue, packets of that queue read
+ * meanwhile stay undecided until @fd is closed. Then the queue is used as one
+ * from nfqb_queue_open(): the library's default settings (buffers,
+ * batching, default verdict...), the kernel's as the previous owner left
+ * them (copy mode and range are read back, the queue length and flags are
+ * the kernel's); nfqb_recv() reads on where the previous owner stopped.
+ * Packets the previous owner read and never decided (it died) get the
+ * default verdict by one batch before the first packet (the kernel answers
+ * ENOENT, counted in enoent_errors, when there were none). On success @fd
+ * belongs to the queue (close-on-exec set; nfqb_queue_close() unbinds and
+ * closes it); on failure it is left open and untouched.
+ *
+ * Returns the queue, or NULL with errno: EBADF, ENOTSOCK (@fd is not an
+ * open socket), EPROTOTYPE (not NETLINK_NETFILTER), ENOTCONN (not bound to
+ * a port id), ENODEV (queue @num is not bound; also when nfnetlink_queue
+ * is not loaded), EBUSY (another socket holds queue @num), EPERM (only
+ * when the kernel was asked: another socket holds queue @num, or no
+ * CAP_NET_ADMIN), ETIMEDOUT (the kernel did not answer), ENOMEM.
+ */
+struct nfqb_queue *nfqb_queue_adopt(int fd, uint16_t num);
 
 /**
  * nfqb_queue_interrupt - make the owner's nfqb_recv() return
@@ -328,8 +456,9 @@ int nfqb_queue_set_nonblock(struct nfqb_queue *q, bool on);
  *
  * Owner thread; any time, packets may be outstanding: every receive buffer
  * holds the largest message, so nothing is resized. Returns 0, or -1 with
- * the kernel's errno (EINVAL for a bad mode) or ETIMEDOUT (see the
- * guarantees above for configuration calls).
+ * errno: EINVAL for a mode not listed above (the kernel would take it),
+ * the kernel's errno, or ETIMEDOUT (see the guarantees above for
+ * configuration calls).
  */
 int nfqb_queue_set_copy_mode(struct nfqb_queue *q, enum nfqb_copy_mode mode,
 			     uint32_t range);
@@ -338,7 +467,8 @@ int nfqb_queue_set_copy_mode(struct nfqb_queue *q, enum nfqb_copy_mode mode,
  * nfqb_queue_set_maxlen - how many packets the kernel may hold for us
  *
  * Past it the kernel drops (or, with NFQB_F_FAIL_OPEN, accepts) new packets.
- * Returns 0 or -1 with the kernel's errno.
+ * Returns 0, or -1 with errno: ETIMEDOUT (see the guarantees above for
+ * configuration calls), or the kernel's errno.
  */
 int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen);
 
@@ -346,8 +476,12 @@ int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen);
  * nfqb_queue_set_flags - set the queue flags in @mask to their value in
  * @flags (NFQB_F_*)
  *
+ * nfqb_queue_open() sets NFQB_F_GSO; the others are off by default.
+ *
  * Returns 0, or -1 with errno: EOPNOTSUPP for a flag this kernel does not
- * know (or cannot support, as NFQB_F_SECCTX without secmark).
+ * know (or cannot support, as NFQB_F_SECCTX without secmark), ETIMEDOUT
+ * (see the guarantees above for configuration calls), or the kernel's
+ * errno.
  */
 int nfqb_queue_set_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask);
 
@@ -355,11 +489,15 @@ int nfqb_queue_set_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask);
  * nfqb_queue_set_rcvbuf - socket receive buffer size in bytes
  *
  * Uses SO_RCVBUFFORCE, falling back to SO_RCVBUF (capped by rmem_max) when
- * the caller lacks CAP_NET_ADMIN. Returns 0 or -1 with errno.
+ * the caller lacks CAP_NET_ADMIN. Returns 0, or -1 with the errno of
+ * setsockopt().
  */
 int nfqb_queue_set_rcvbuf(struct nfqb_queue *q, size_t bytes);
 
-/** nfqb_queue_set_enobufs - choose the ENOBUFS policy. Returns 0 or -1. */
+/**
+ * nfqb_queue_set_enobufs - choose the ENOBUFS policy. Returns 0, or -1 with
+ * errno: EINVAL for an unknown @policy, or the error of setsockopt().
+ */
 int nfqb_queue_set_enobufs(struct nfqb_queue *q,
 			   enum nfqb_enobufs_policy policy);
 
@@ -418,13 +556,18 @@ int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
  * nfqb_recv() may pause and take what arrived meanwhile: one wake-up and
  * one verdict message for many packets, at the cost of the pause's delay.
  *
- * NFQB_LINGER_AUTO (the default) adapts: decisions are sent before every
- * pause (no verdict waits for one); the pause lasts as long as the recent
- * pace of the stream needs to gather about 32 packets, at most 200 us,
- * and none when that is under 5 us; a pause that brings less than a
- * quarter of what the pace promised shows a stream that waits on us
- * (TCP, request/response): no pause for 10 ms, doubling up to 1 s while it
- * keeps showing. A pause that brings nothing ends the stream.
+ * NFQB_LINGER_AUTO (the default) adapts, and pauses only while no flow
+ * waits on us: a TCP, SCTP or DCCP packet, or a UDP flow that came alone
+ * in 4 big reads in a row (request/response), turns pausing and holding
+ * decisions for a batch off for 20 ms after each of its packets.
+ * Otherwise decisions are sent before every pause (no verdict waits for
+ * one); the pause lasts as long as the recent pace of the stream needs to
+ * gather about 32 packets, at most 200 us, and none when that is under
+ * 5 us; a pause that brings less than a quarter of what the pace promised
+ * shows a stream that waits on us: no pause for 10 ms, doubling up to 1 s
+ * while it keeps showing. A pause that brings nothing ends the stream.
+ * The pause is exact (a timerfd, no timer slack) and ends early when
+ * another thread posts a decision or interrupts.
  *
  * A number of microseconds fixes the pause: every time the socket runs dry
  * mid-stream, decisions held (never past the latency bound) for bigger
@@ -486,8 +629,10 @@ int nfqb_queue_next_timeout(const struct nfqb_queue *q);
  * non-blocking mode, after waiting up to 1 s for a decision in blocking
  * mode; counted in buffers_exhausted), ENOBUFS (the socket overflowed on
  * receive; counted in enobufs; call again), EINTR (a signal, or
- * nfqb_queue_interrupt()), ESHUTDOWN (the queue was shut down), or the
- * error of the socket or of a send (a failed send is kept and retried; a
+ * nfqb_queue_interrupt()), ESHUTDOWN (the queue was shut down), EPERM
+ * (the kernel refused verdicts: no CAP_NET_ADMIN; reported once per
+ * refusal read, see the guarantees), or the error of the socket or of a
+ * send (a failed send is kept and retried; a
  * transient one is not reported).
  */
 int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
@@ -533,7 +678,9 @@ enum nfqb_hook_point nfqb_pkt_hook_point(const struct nfqb_packet *p);
 /* hw_protocol, host byte order (e.g. 0x0800 for IPv4) */
 uint16_t nfqb_pkt_hw_protocol(const struct nfqb_packet *p);
 bool nfqb_pkt_mark(const struct nfqb_packet *p, uint32_t *mark);
-bool nfqb_pkt_timestamp(const struct nfqb_packet *p, struct timeval *tv);
+/* The time the packet was received, in nanoseconds since the epoch
+ * (the kernel's seconds and microseconds), when the kernel sent one. */
+bool nfqb_pkt_timestamp(const struct nfqb_packet *p, uint64_t *ns);
 bool nfqb_pkt_indev(const struct nfqb_packet *p, uint32_t *ifindex);
 bool nfqb_pkt_outdev(const struct nfqb_packet *p, uint32_t *ifindex);
 bool nfqb_pkt_physindev(const struct nfqb_packet *p, uint32_t *ifindex);
@@ -598,12 +745,19 @@ int nfqb_verdict_mark(struct nfqb_packet *p, uint32_t verdict, uint32_t mark);
 
 /**
  * nfqb_verdict_ex - decide @p with the options in @v (mark, payload,
- * priority, queue-to-N with bypass). The payload is copied before return.
- * Errors as nfqb_verdict() (EINVAL also for a NULL @v or bad flags), plus
- * ENOMEM (no memory for the payload copy) and EMSGSIZE (payload longer
- * than 65531 bytes); after those two @p is still the caller's to decide.
+ * priority, queue-to-N with bypass)
+ * @size: sizeof(*v) as the caller knows it
+ *
+ * The payload is copied before return. Errors as nfqb_verdict(), and
+ * EINVAL also for a NULL @v, unknown flags, NFQB_V_BYPASS without
+ * NFQB_QUEUE, a NULL payload with a length, or a @size below the end of
+ * the struct's first version; E2BIG (@size larger than the library's struct and a byte
+ * past it not zero), EMSGSIZE (payload longer than 65531 bytes) and ENOMEM
+ * (no memory for the payload copy). After EINVAL for the verdict itself,
+ * E2BIG, EMSGSIZE or ENOMEM, @p is still the caller's to decide.
  */
-int nfqb_verdict_ex(struct nfqb_packet *p, const struct nfqb_verdict *v);
+int nfqb_verdict_ex(struct nfqb_packet *p, const struct nfqb_verdict *v,
+		    size_t size);
 
 /**
  * nfqb_verdict_batch - verdict every outstanding packet up to @max_id
@@ -625,18 +779,27 @@ int nfqb_verdict_batch(struct nfqb_queue *q, uint32_t max_id, uint32_t verdict,
 /**
  * nfqb_kstats_read - parse /proc/net/netfilter/nfnetlink_queue of the
  * current network namespace into @out (up to @max entries)
+ * @out: an array of @max entries of @size bytes each (may be NULL to count)
+ * @size: sizeof(*out) as the caller knows it: the array's stride
  *
  * Returns the number of queues listed (which may exceed @max), or -1 with
- * errno (ENOENT if nfnetlink_queue is not loaded).
+ * errno: EINVAL (@size 0 or not a multiple of 4), ENOENT if
+ * nfnetlink_queue is not loaded, EACCES for a caller that may not read it
+ * (the file is root's, mode 0440: also after switching to another user
+ * keeping CAP_NET_ADMIN), or another error of reading the file.
  */
-int nfqb_kstats_read(struct nfqb_kstats *out, size_t max);
+int nfqb_kstats_read(struct nfqb_kstats *out, size_t max, size_t size);
 
 /**
  * nfqb_kstats_get - the kernel's view of queue @num
+ * @out: filled in, may be NULL (then only tells if the queue is bound)
+ * @size: sizeof(*out) as the caller knows it
  *
- * Returns 0, or -1 with ENOENT if the queue is not bound.
+ * Returns 0, or -1 with errno: EINVAL (@size 0 or not a multiple of 4),
+ * ENOENT if the queue is not bound (or nfnetlink_queue is not loaded), or
+ * the error of reading the file.
  */
-int nfqb_kstats_get(uint16_t num, struct nfqb_kstats *out);
+int nfqb_kstats_get(uint16_t num, struct nfqb_kstats *out, size_t size);
 
 /* --- Misc ---------------------------------------------------------------- */
 

@@ -63,7 +63,9 @@ enum nfqb_pool_mode {
  * @v: the verdict to apply, preset to the pool's default verdict with no
  *	options; fill it as for nfqb_verdict_ex(): any verdict (NFQB_ACCEPT,
  *	NFQB_DROP, NFQB_REPEAT, NFQB_QUEUE with queue_num and optionally
- *	NFQB_V_BYPASS), with mark, priority, payload (see struct nfqb_verdict)
+ *	NFQB_V_BYPASS), with mark, priority, payload (see struct nfqb_verdict).
+ *	It is the library's struct: fields added after the caller's header
+ *	keep their presets (no flag of theirs is set)
  *
  * Return NFQB_POOL_VERDICT and the pool applies *v with nfqb_verdict_ex()
  * (a payload in *v is copied before the pool goes on). Return
@@ -78,6 +80,11 @@ enum nfqb_pool_mode {
 typedef int (*nfqb_pool_cb)(struct nfqb_packet *p, void *policy,
 			    void *cb_data, struct nfqb_verdict *v);
 
+/*
+ * The configuration of a pool, passed to nfqb_pool_create() with its size.
+ * Zero is the default of every field but cb; new fields are only ever
+ * added at the end (see "Structs that can grow" in libnfq-batch.h).
+ */
 struct nfqb_pool_config {
 	uint16_t queue_first;		/* queues queue_first .. */
 	uint16_t queue_count;		/* ... + queue_count - 1 (>= 1) */
@@ -88,7 +95,8 @@ struct nfqb_pool_config {
 	 * are numbered as in nfqb_pool_stats() */
 	const int *cpus;
 	unsigned int ncpus;
-	uint32_t queue_flags;		/* NFQB_F_* set on every queue */
+	uint32_t queue_flags;		/* NFQB_F_* set on every queue, on top
+					 * of NFQB_F_GSO (nfqb_queue_open()) */
 	uint32_t copy_range;		/* bytes copied per packet (0: 65535) */
 	uint32_t maxlen;		/* kernel queue length (0: kernel's) */
 	unsigned int buffers;		/* per queue, see nfqb_queue_set_buffers
@@ -116,6 +124,10 @@ struct nfqb_pool_config {
 	uint32_t latency_us;
 	unsigned int batch_limit;
 	uint32_t verdict_timeout_ms;
+	/* NFQB_F_* turned off on every queue, for instance NFQB_F_GSO to have
+	 * the kernel segment GSO packets before queueing (0: none; a flag
+	 * also in queue_flags stays on) */
+	uint32_t queue_flags_off;
 };
 
 /*
@@ -145,15 +157,20 @@ struct nfqb_pool_stats {
 /**
  * nfqb_pool_create - open and configure the queues of a pool
  * @cfg: the configuration (copied; cpus too)
+ * @size: sizeof(*cfg) as the caller knows it
  *
  * Binds every queue (in the caller's network namespace) and sets copy
  * range, flags, maxlen and buffers; starts no thread. Returns the pool, or
- * NULL with errno: EINVAL (no callback, queue_count 0 or past 65535, a
- * ring_size not a power of two, mode unknown), ENOMEM, or the error of
- * nfqb_queue_open()/nfqb_queue_set_*() (EBUSY, EPERM, EOPNOTSUPP...).
+ * NULL with errno: EINVAL (NULL @cfg, no callback, queue_count 0 or the
+ * queues past 65535, ring_size not a power of two or above 2^24, mode
+ * unknown, more than 1024 workers, ncpus without cpus, @size below the end
+ * of the struct's first version: verdict_timeout_ms), E2BIG (@size larger than the library's struct and a
+ * byte past it not zero), ENOMEM, or the error of
+ * nfqb_queue_open()/nfqb_queue_set_*() (EBUSY, EPERM, EOPNOTSUPP, ...).
  * On failure the initial policy is not freed.
  */
-struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg);
+struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg,
+				   size_t size);
 
 /**
  * nfqb_pool_start - start the pool's threads
@@ -172,7 +189,8 @@ int nfqb_pool_start(struct nfqb_pool *pool);
  * Returns at once; nfqb_pool_wait() waits for the end. Async-signal-safe
  * (an atomic flag and an eventfd write): callable from a signal handler or
  * any thread, any number of times. Reading from the kernel ends; packets
- * already given to the callback complete; deferred packets get drain_ms to
+ * already given to the callback complete (in queue-per-worker mode, so do
+ * those the library had read and not handed out yet); deferred packets get drain_ms to
  * be decided; then every packet still undecided gets the default verdict,
  * the sockets are drained and the queues unbound (their memory stays until
  * nfqb_pool_destroy(), see nfqb_pool_wait()).
@@ -195,6 +213,61 @@ void nfqb_pool_stop(struct nfqb_pool *pool);
 int nfqb_pool_wait(struct nfqb_pool *pool);
 
 /**
+ * nfqb_pool_handover - stop the pool and give up its queues without
+ * unbinding them, for the next process (upgrade, restart)
+ * @fds: filled with the netlink socket of queue queue_first + i in
+ *	fds[i] (-1 for a queue that could not be handed over)
+ * @nfds: room in @fds, at least queue_count
+ *
+ * As nfqb_pool_stop() then nfqb_pool_wait(): reading ends, packets given
+ * to the callback complete (as at a stop, so do those the library had
+ * read and not handed out yet, in queue-per-worker mode), deferred
+ * packets get drain_ms
+ * to be decided, the rest gets the default verdict (in dispatch mode also
+ * the packets a reader had not handed to a worker), every verdict is
+ * sent. Then, unlike
+ * a stop, nothing more is read from the sockets (what they hold stays for
+ * the next owner) and the queues stay bound, their length and flags
+ * unchanged: in between the kernel queues packets (up to maxlen), drops
+ * none and lets none bypass. Pass the sockets to the next process
+ * (clear close-on-exec before exec(), or use SCM_RIGHTS or systemd's fd
+ * store), which takes them with nfqb_pool_adopt() or nfqb_queue_adopt().
+ * Late verdicts fail with ESHUTDOWN, as after a stop; the pool is then
+ * only good for nfqb_pool_destroy(), which leaves the sockets open.
+ *
+ * A queue that could not be handed over (its verdicts could not be sent,
+ * or a gap of unreadable messages is open: see nfqb_queue_detach()) is
+ * unbound as at a stop and gets -1 in @fds; the others are handed over
+ * all the same.
+ *
+ * Returns 0, or -1 with errno: EINVAL (NULL @pool or @fds, @nfds too
+ * small, pool not started); EALREADY (the pool was stopping or stopped
+ * already: nothing handed over); or the first error of a pool thread, as
+ * nfqb_pool_wait() reports it.
+ */
+int nfqb_pool_handover(struct nfqb_pool *pool, int *fds, unsigned int nfds);
+
+/**
+ * nfqb_pool_adopt - nfqb_pool_create() on queues already bound
+ * @cfg: as for nfqb_pool_create()
+ * @size: sizeof(*cfg) as the caller knows it, as for nfqb_pool_create()
+ * @fds: queue_count netlink sockets, fds[i] bound to queue
+ *	queue_first + i (from nfqb_pool_handover() or nfqb_queue_detach()
+ *	in the previous process)
+ *
+ * Each socket is checked and taken as by nfqb_queue_adopt(), then
+ * configured from @cfg as nfqb_pool_create() does; the pool reads on where
+ * the previous owner stopped once started. Returns the pool, which owns
+ * the sockets, or NULL with errno: those of nfqb_pool_create() and of
+ * nfqb_queue_adopt() (EINVAL also for NULL @fds). On failure every socket
+ * stays open and bound (the caller's again); packets read from it
+ * meanwhile are left queued, and the next owner gives them the default
+ * verdict (see nfqb_queue_adopt()).
+ */
+struct nfqb_pool *nfqb_pool_adopt(const struct nfqb_pool_config *cfg,
+				  size_t size, const int *fds);
+
+/**
  * nfqb_pool_destroy - stop and wait if needed, free the queues and the
  * pool, and give the current policy to policy_free. @pool may be NULL.
  *
@@ -209,8 +282,8 @@ void nfqb_pool_destroy(struct nfqb_pool *pool);
  * Workers use @policy from their next packet. Waits for a grace period (no
  * worker still deciding with the old policy), then calls policy_free on
  * the old one (unless it is @policy itself). Any thread but a pool thread;
- * not async-signal-safe. Returns 0, or -1 with errno EDEADLK when called
- * from a pool thread (the callback).
+ * not async-signal-safe. Returns 0, or -1 with errno: EDEADLK when called
+ * from a pool thread (the callback), EINVAL for a NULL @pool.
  */
 int nfqb_pool_set_policy(struct nfqb_pool *pool, void *policy);
 

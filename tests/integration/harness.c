@@ -11,11 +11,14 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -593,6 +596,53 @@ int nfqbt_decide_drop(struct nfqb_packet *p, uint32_t seq, void *data)
 	return 0;
 }
 
+int nfqbt_run_suite(const char *name, Suite *s)
+{
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "%s: needs root (network namespaces, "
+			"iptables)\n", name);
+		return getenv("CI") ? 1 : 77;
+	}
+	sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
+
+int nfqbt_decide_mark(struct nfqb_packet *p, uint32_t seq, void *data)
+{
+	(void)seq;
+	return nfqb_verdict_mark(p, NFQB_ACCEPT, *(const uint32_t *)data);
+}
+
+bool nfqbt_find_ips(char *path, size_t size)
+{
+	char self[PATH_MAX], dir[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int up;
+
+	if (n <= 0)
+		return false;
+	self[n] = 0;
+	snprintf(dir, sizeof(dir), "%s", dirname(self));
+	for (up = 0; up < 5; up++) {
+		struct stat st;
+
+		if (snprintf(path, size, "%s/examples/ips/nfqb-ips", dir) >=
+		    (int)size)
+			return false;
+		if (stat(path, &st) == 0)
+			return true;
+		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/..");
+	}
+	return false;
+}
+
 bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,
 		      unsigned int timeout_ms)
 {
@@ -614,7 +664,7 @@ struct nfqb_kstats nfqbt_kstats(uint16_t num)
 	int ret;
 
 	memset(&ks, 0, sizeof(ks));
-	ret = nfqb_kstats_get(num, &ks);
+	ret = nfqb_kstats_get(num, &ks, sizeof(ks));
 	ck_assert_msg(ret == 0, "nfqb_kstats_get(%u): %s", num,
 		      strerror(errno));
 	ck_assert_uint_eq(ks.queue_num, num);

@@ -57,6 +57,11 @@
  * Call first in every test, before creating any thread. */
 void nfqbt_netns_enter(void);
 
+/* The main() of an integration test: run @s (each test in its own
+ * process, see above) as root; without root, skipped (77) locally and a
+ * failure (1) in CI (CI set). Returns the exit status. */
+int nfqbt_run_suite(const char *name, Suite *s);
+
 /* Run `iptables <formatted args>` (in the test's namespace); ck_assert that
  * it succeeded. */
 void nfqbt_iptables(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -198,6 +203,12 @@ unsigned int nfqbt_cons_run(struct nfqbt_cons *c, unsigned int n,
 /* Ready-made deciders: accept everything; drop everything. */
 int nfqbt_decide_accept(struct nfqb_packet *p, uint32_t seq, void *data);
 int nfqbt_decide_drop(struct nfqb_packet *p, uint32_t seq, void *data);
+/* Accept with the mark *(const uint32_t *)@data. */
+int nfqbt_decide_mark(struct nfqb_packet *p, uint32_t seq, void *data);
+
+/* examples/ips/nfqb-ips of this build tree, looked for up from this
+ * program: its path in @path, false if not found. */
+bool nfqbt_find_ips(char *path, size_t size);
 
 /* Wait until *@counter >= @n; false on timeout. */
 bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,

@@ -642,7 +642,9 @@ START_TEST(test_lone_packet_behind_undecided)
 	ck_assert_uint_eq(st.batch_msgs, 0);
 	ck_assert_uint_eq(st.marked, 2);
 	ck_assert_uint_eq(st.outstanding, 0);
-	ck_assert_uint_ge(st.flush_latency, 1);
+	/* the latency timer sends it; on a loaded machine the owner may
+	 * first run after the bound, and then its idle flush does */
+	ck_assert_uint_ge(st.flush_latency + st.flush_idle, 1);
 	lone_finish(&l, rx, th);
 }
 END_TEST
@@ -1031,20 +1033,5 @@ static Suite *coalesce_kernel_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_coalesce_kernel: needs root (network "
-			"namespaces, iptables)\n");
-		/* skipped locally, a failure in CI */
-		return getenv("CI") ? 1 : 77;
-	}
-	sr = srunner_create(coalesce_kernel_suite());
-	/* each test in its own process: see harness.h */
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return nfqbt_run_suite("test_coalesce_kernel", coalesce_kernel_suite());
 }

@@ -231,7 +231,8 @@ static int decide_mangle(struct nfqb_packet *p, uint32_t seq, void *data)
 	ck_assert_uint_ne(len, 0);
 	ck_assert_int_eq(nfqb_verdict_ex(p, &(struct nfqb_verdict){
 		.verdict = NFQB_ACCEPT, .flags = NFQB_V_PAYLOAD,
-		.payload = pkt, .payload_len = (uint32_t)len }), 0);
+		.payload = pkt, .payload_len = (uint32_t)len },
+		sizeof(struct nfqb_verdict)), 0);
 	/* the library copied it: scribbling over ours must not matter */
 	memset(pkt, 0xee, sizeof(pkt));
 	return 0;
@@ -478,7 +479,7 @@ START_TEST(test_bypass_no_listener)
 	ck_assert_uint_eq(nfqbt_rx_total(rx_plain), 0);
 
 	errno = 0;
-	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks), -1);
+	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks, sizeof(ks)), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	nfqbt_rx_free(rx_bypass);
 	nfqbt_rx_free(rx_plain);
@@ -709,7 +710,7 @@ START_TEST(test_kstats_bound_and_gone)
 	ck_assert_uint_eq(ks.queue_total, 0);
 	ck_assert_uint_eq(ks.id_sequence, 0);
 	/* the namespace is ours: only our queue is listed */
-	ck_assert_int_eq(nfqb_kstats_read(all, 4), 1);
+	ck_assert_int_eq(nfqb_kstats_read(all, 4, sizeof(all[0])), 1);
 	ck_assert_uint_eq(all[0].queue_num, QNUM);
 
 	ck_assert_int_eq(nfqb_queue_set_copy_mode(q, NFQB_COPY_PACKET, 1500),
@@ -721,14 +722,14 @@ START_TEST(test_kstats_bound_and_gone)
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).copy_mode, NFQB_COPY_META);
 
 	errno = 0;
-	ck_assert_int_eq(nfqb_kstats_get(QNUM + 1, &ks), -1);
+	ck_assert_int_eq(nfqb_kstats_get(QNUM + 1, &ks, sizeof(ks)), -1);
 	ck_assert_int_eq(errno, ENOENT);
 
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	errno = 0;
-	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks), -1);
+	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks, sizeof(ks)), -1);
 	ck_assert_int_eq(errno, ENOENT);
-	ck_assert_int_eq(nfqb_kstats_read(all, 4), 0);
+	ck_assert_int_eq(nfqb_kstats_read(all, 4, sizeof(all[0])), 0);
 }
 END_TEST
 
@@ -786,7 +787,7 @@ START_TEST(test_close_outstanding)
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 0, n, close_mix_expect, NULL);
 	errno = 0;
-	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks), -1);
+	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks, sizeof(ks)), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	nfqbt_rx_free(rx);
 }
@@ -835,7 +836,7 @@ START_TEST(test_close_default_drop)
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 0, n, below_3, NULL);
 	errno = 0;
-	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks), -1);
+	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks, sizeof(ks)), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	nfqbt_rx_free(rx);
 }
@@ -868,19 +869,5 @@ static Suite *core_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_core: needs root (network namespaces, iptables)\n");
-		/* skipped locally, a failure in CI */
-		return getenv("CI") ? 1 : 77;
-	}
-	sr = srunner_create(core_suite());
-	/* each test in its own process: see harness.h */
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return nfqbt_run_suite("test_core", core_suite());
 }

@@ -9,15 +9,29 @@
  *  - fixed (nfqb_queue_set_linger(q, 200)): decisions are held for bigger
  *    batches, as before; this case shows the probe can see it.
  *
- * Every packet must arrive, whatever the mode. Links the internal library
- * (the seam is not exported).
+ * Every packet must arrive, whatever the mode.
+ *
+ * TCP through the queue (a bulk transfer over loopback at MTU 1500): its
+ * sender waits on our verdicts (acknowledgements), so the adaptive linger
+ * never pauses and the flow shows as waiting; with the defaults GSO
+ * packets come whole (bigger than the MTU, nfqb_pkt_is_gso()), with
+ * NFQB_F_GSO off the kernel segments them first. Every byte must arrive.
+ *
+ * Links the internal library (the seam is not exported).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <libnfq-batch/pool.h>
 
 #include "harness.h"
 #include "internal.h"
@@ -28,6 +42,9 @@
 
 static struct nfqb_queue *watched;
 static unsigned int pauses, pauses_holding;
+/* fail every fail_every-th pause with EINTR (0: none), as a signal would;
+ * how many failed */
+static unsigned int fail_every, pauses_failed;
 
 static int watch_sleep(void *data, uint64_t ns)
 {
@@ -38,6 +55,11 @@ static int watch_sleep(void *data, uint64_t ns)
 	pauses++;
 	if (atomic_load(&q->posted) != q->posted_seen)
 		pauses_holding++;
+	if (fail_every && pauses % fail_every == 0) {
+		pauses_failed++;
+		errno = EINTR;
+		return -1;
+	}
 	return nanosleep(&ts, NULL);
 }
 
@@ -112,6 +134,254 @@ START_TEST(test_linger_fixed_holds)
 }
 END_TEST
 
+/* A pause that fails (EINTR, as a signal would end it): nfqb_recv() says
+ * so, and the next call goes on; every packet still arrives once. */
+START_TEST(test_linger_pause_fails)
+{
+	fail_every = 2;
+	pauses_failed = 0;
+	stream(false);
+	fprintf(stderr, "linger: %u pauses failed\n", pauses_failed);
+	ck_assert_uint_gt(pauses_failed, 0);
+	fail_every = 0;
+}
+END_TEST
+
+/* --- TCP ----------------------------------------------------------------- */
+
+#define TCP_PORT	5301
+#define TCP_BYTES	(8u << 20)
+
+struct tcp_sink {
+	int lfd;
+	struct nfqb_queue *q;
+	_Atomic size_t got;
+	atomic_bool done;
+};
+
+static void *tcp_sink_main(void *arg)
+{
+	struct tcp_sink *k = arg;
+	char buf[65536];
+	int fd = accept(k->lfd, NULL, NULL);
+	ssize_t r;
+
+	if (fd < 0)
+		return NULL;
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		k->got += (size_t)r;
+	close(fd);
+	atomic_store(&k->done, true);
+	if (k->q)	/* the consumer may sleep in nfqb_recv */
+		nfqb_queue_interrupt(k->q);
+	return NULL;
+}
+
+static void *tcp_source_main(void *arg)
+{
+	static char buf[256 * 1024];
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET, .sin_port = htons(TCP_PORT),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	size_t sent = 0;
+
+	(void)arg;
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return NULL;
+	while (sent < TCP_BYTES) {
+		ssize_t w = write(fd, buf, sizeof(buf));
+
+		if (w <= 0)
+			break;
+		sent += (size_t)w;
+	}
+	close(fd);
+	return NULL;
+}
+
+/* A namespace with lo at MTU 1500 and TCP to TCP_PORT queued. */
+static void tcp_netns(void)
+{
+	nfqbt_netns_enter();
+	ck_assert_int_eq(system("ip link set lo mtu 1500"), 0);
+	nfqbt_iptables("-A INPUT -p tcp --dport %u -j NFQUEUE --queue-num %u",
+		       TCP_PORT, QNUM);
+}
+
+/* The sink listening and accepting, the source connecting and sending. */
+static void tcp_start(struct tcp_sink *k, pthread_t *src, pthread_t *dst)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET, .sin_port = htons(TCP_PORT),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int one = 1;
+
+	k->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(k->lfd, 0);
+	setsockopt(k->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ck_assert_int_eq(bind(k->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(k->lfd, 1), 0);
+	ck_assert_int_eq(pthread_create(dst, NULL, tcp_sink_main, k), 0);
+	ck_assert_int_eq(pthread_create(src, NULL, tcp_source_main, NULL), 0);
+}
+
+static void tcp_join(struct tcp_sink *k, pthread_t src, pthread_t dst)
+{
+	pthread_join(src, NULL);
+	pthread_join(dst, NULL);
+	close(k->lfd);
+}
+
+static void tcp_bulk(bool gso)
+{
+	struct nfqb_seam seam = { .sleep_ns = watch_sleep };
+	struct tcp_sink sink = { .lfd = -1, .got = 0, .done = false };
+	unsigned int packets = 0, big = 0, marked_gso = 0;
+	struct nfqb_packet *vec[64];
+	pthread_t src, dst;
+	struct nfqb_stats st;
+	struct nfqb_queue *q;
+	uint64_t end;
+
+	tcp_netns();
+	q = nfqb_queue_open(QNUM);
+	ck_assert_ptr_nonnull(q);
+	if (!gso)
+		ck_assert_int_eq(nfqb_queue_set_flags(q, 0, NFQB_F_GSO), 0);
+	watched = q;
+	sink.q = q;
+	pauses = pauses_holding = 0;
+	nfqb_seam_install(&seam);
+	tcp_start(&sink, &src, &dst);
+	end = nfqbt_now_ms() + 20000;
+	/* blocking receives, as a daemon's loop; the sink interrupts the
+	 * last one when it has everything (FIN included) */
+	while (!atomic_load(&sink.done) && nfqbt_now_ms() < end) {
+		int i, n = nfqb_recv(q, vec, 64);
+
+		if (n < 0) {
+			ck_assert_msg(errno == EINTR || errno == ENOBUFS,
+				      "nfqb_recv: %s", strerror(errno));
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			uint32_t len = 0;
+
+			nfqb_pkt_payload(vec[i], &len);
+			packets++;
+			big += len > 1500;
+			marked_gso += nfqb_pkt_is_gso(vec[i]);
+			ck_assert_int_eq(nfqb_verdict(vec[i], NFQB_ACCEPT), 0);
+		}
+	}
+	ck_assert_msg(atomic_load(&sink.done), "the transfer did not end");
+	tcp_join(&sink, src, dst);
+	nfqb_seam_install(NULL);
+	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	fprintf(stderr, "tcp, gso %s: %u packets, %u bigger than the MTU, %u "
+		"marked GSO, %u pauses, %llu reads showed a waiting flow\n",
+		gso ? "on" : "off", packets, big, marked_gso, pauses,
+		(unsigned long long)st.linger_waiting);
+	ck_assert_uint_eq(sink.got, TCP_BYTES);
+	ck_assert_uint_eq(pauses, 0);
+	ck_assert_uint_eq(st.linger_pauses, 0);
+	ck_assert_uint_gt(st.linger_waiting, 0);
+	if (gso) {
+		ck_assert_uint_gt(big, 0);
+		ck_assert_uint_gt(marked_gso, 0);
+	} else {
+		ck_assert_uint_eq(big, 0);
+		ck_assert_uint_eq(marked_gso, 0);
+	}
+}
+
+/* The pool: its queues have GSO on too, and queue_flags_off turns it off. */
+static _Atomic unsigned int pool_big, pool_gso, pool_packets;
+
+static int pool_count(struct nfqb_packet *p, void *policy, void *data,
+		      struct nfqb_verdict *v)
+{
+	uint32_t len = 0;
+
+	(void)policy;
+	(void)data;
+	(void)v;	/* preset: accept */
+	nfqb_pkt_payload(p, &len);
+	atomic_fetch_add(&pool_packets, 1);
+	if (len > 1500)
+		atomic_fetch_add(&pool_big, 1);
+	if (nfqb_pkt_is_gso(p))
+		atomic_fetch_add(&pool_gso, 1);
+	return NFQB_POOL_VERDICT;
+}
+
+static void tcp_bulk_pool(bool gso)
+{
+	struct nfqb_pool_config cfg = {
+		.queue_first = QNUM, .queue_count = 1,
+		.mode = NFQB_POOL_QUEUE_PER_WORKER, .cb = pool_count,
+		.queue_flags_off = gso ? 0 : NFQB_F_GSO,
+	};
+	struct tcp_sink sink = { .lfd = -1, .got = 0, .done = false };
+	struct nfqb_pool *pool;
+	pthread_t src, dst;
+	uint64_t end;
+
+	tcp_netns();
+	pool = nfqb_pool_create(&cfg, sizeof(cfg));
+	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
+	ck_assert_int_eq(nfqb_pool_start(pool), 0);
+	tcp_start(&sink, &src, &dst);
+	for (end = nfqbt_now_ms() + 20000;
+	     !atomic_load(&sink.done) && nfqbt_now_ms() < end;)
+		nfqbt_sleep_ms(5);
+	ck_assert_msg(atomic_load(&sink.done), "the transfer did not end");
+	tcp_join(&sink, src, dst);
+	nfqb_pool_stop(pool);
+	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
+	nfqb_pool_destroy(pool);
+	fprintf(stderr, "pool tcp, gso %s: %u packets, %u bigger than the MTU,"
+		" %u marked GSO\n", gso ? "on" : "off", pool_packets, pool_big,
+		pool_gso);
+	ck_assert_uint_eq(sink.got, TCP_BYTES);
+	if (gso) {
+		ck_assert_uint_gt(pool_big, 0);
+		ck_assert_uint_gt(pool_gso, 0);
+	} else {
+		ck_assert_uint_gt(pool_packets, 0);
+		ck_assert_uint_eq(pool_big, 0);
+		ck_assert_uint_eq(pool_gso, 0);
+	}
+}
+
+START_TEST(test_tcp_pool_gso)
+{
+	tcp_bulk_pool(true);
+}
+END_TEST
+
+START_TEST(test_tcp_pool_gso_off)
+{
+	tcp_bulk_pool(false);
+}
+END_TEST
+
+START_TEST(test_tcp_gso_default)
+{
+	tcp_bulk(true);
+}
+END_TEST
+
+START_TEST(test_tcp_gso_off)
+{
+	tcp_bulk(false);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("linger");
@@ -122,6 +392,14 @@ int main(void)
 	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_linger_adaptive_sends_first);
 	tcase_add_test(tc, test_linger_fixed_holds);
+	tcase_add_test(tc, test_linger_pause_fails);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("tcp");
+	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
+	tcase_add_test(tc, test_tcp_gso_default);
+	tcase_add_test(tc, test_tcp_gso_off);
+	tcase_add_test(tc, test_tcp_pool_gso);
+	tcase_add_test(tc, test_tcp_pool_gso_off);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_FORK);

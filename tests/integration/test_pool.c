@@ -272,7 +272,7 @@ static struct nfqb_pool *pool_new(enum nfqb_pool_mode mode,
 		.policy = policy,
 		.policy_free = policy_free,
 	};
-	struct nfqb_pool *pool = nfqb_pool_create(&cfg);
+	struct nfqb_pool *pool = nfqb_pool_create(&cfg, sizeof(cfg));
 
 	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
 	return pool;
@@ -300,7 +300,7 @@ static void assert_queues_empty(void)
 	for (i = 0; i < NQUEUES; i++) {
 		struct nfqb_kstats ks;
 
-		if (nfqb_kstats_get((uint16_t)i, &ks) == 0)
+		if (nfqb_kstats_get((uint16_t)i, &ks, sizeof(ks)) == 0)
 			ck_assert_uint_eq(ks.queue_total, 0);
 		else
 			ck_assert_int_eq(errno, ENOENT);
@@ -614,22 +614,22 @@ START_TEST(test_api_edges)
 	struct nfqb_pool_stats st;
 	struct nfqb_pool *pool, *busy;
 
-	ck_assert_ptr_null(nfqb_pool_create(NULL));
+	ck_assert_ptr_null(nfqb_pool_create(NULL, sizeof(struct nfqb_pool_config)));
 	cfg.cb = NULL;
-	ck_assert_ptr_null(nfqb_pool_create(&cfg));
+	ck_assert_ptr_null(nfqb_pool_create(&cfg, sizeof(cfg)));
 	ck_assert_int_eq(errno, EINVAL);
 	cfg.cb = accept_cb;
 	cfg.ring_size = 100;
 	cfg.mode = NFQB_POOL_DISPATCH;
-	ck_assert_ptr_null(nfqb_pool_create(&cfg));
+	ck_assert_ptr_null(nfqb_pool_create(&cfg, sizeof(cfg)));
 	ck_assert_int_eq(errno, EINVAL);
 	cfg.ring_size = 0;
-	pool = nfqb_pool_create(&cfg);
+	pool = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_ptr_nonnull(pool);
 	ck_assert_uint_eq(nfqb_pool_threads(pool), 4);
 	/* the queues are taken */
 	cfg.queue_first = 1;
-	busy = nfqb_pool_create(&cfg);
+	busy = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_ptr_null(busy);
 	ck_assert_int_eq(errno, EBUSY);
 	ck_assert_int_eq(nfqb_pool_wait(pool), -1);
@@ -642,13 +642,13 @@ START_TEST(test_api_edges)
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
 	nfqb_pool_stop(pool);
 	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
-	ck_assert_int_eq(nfqb_kstats_get(0, &(struct nfqb_kstats){ 0 }), -1);
+	ck_assert_int_eq(nfqb_kstats_get(0, NULL, sizeof(struct nfqb_kstats)), -1);
 	nfqb_pool_destroy(pool);
 	nfqb_pool_destroy(NULL);
 	/* destroy of a running pool stops it */
 	cfg.queue_first = 0;
 	cfg.mode = NFQB_POOL_QUEUE_PER_WORKER;
-	pool = nfqb_pool_create(&cfg);
+	pool = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_ptr_nonnull(pool);
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
 	nfqb_pool_destroy(pool);
@@ -895,7 +895,7 @@ static void run_verdict(enum vkind kind, enum nfqb_pool_mode mode)
 	rx = nfqbt_rx_start(VPORT, &(struct nfqbt_rx_opts){
 		.expected = expected, .quiet_ms = 5000, .timeout_ms = 20000 });
 	cfg.cb_data = t;
-	pool = nfqb_pool_create(&cfg);
+	pool = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
 	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
@@ -1167,7 +1167,7 @@ static void run_late(enum nfqb_pool_mode mode)
 	nfqbt_rule_queue(VPORT, QV, false);
 	rx = nfqbt_rx_start(VPORT, &(struct nfqbt_rx_opts){
 		.expected = LATE_N, .timeout_ms = 20000 });
-	pool = nfqb_pool_create(&cfg);
+	pool = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
 	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
@@ -1180,7 +1180,7 @@ static void run_late(enum nfqb_pool_mode mode)
 	nfqb_pool_stop(pool);
 	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
 	/* the queue is unbound, its packets got the default verdict */
-	ck_assert_int_eq(nfqb_kstats_get(QV, &ks), -1);
+	ck_assert_int_eq(nfqb_kstats_get(QV, &ks, sizeof(ks)), -1);
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 0, LATE_N, NULL, NULL);
 
@@ -1191,7 +1191,7 @@ static void run_late(enum nfqb_pool_mode mode)
 				"nfqb_verdict", i);
 		assert_shutdown(nfqb_verdict_mark(l.p[i], NFQB_ACCEPT, 3),
 				"nfqb_verdict_mark", i);
-		assert_shutdown(nfqb_verdict_ex(l.p[i], &ex),
+		assert_shutdown(nfqb_verdict_ex(l.p[i], &ex, sizeof(ex)),
 				"nfqb_verdict_ex", i);
 		assert_shutdown(nfqb_verdict(l.p[i], NFQB_ACCEPT),
 				"nfqb_verdict (again)", i);
@@ -1317,7 +1317,7 @@ START_TEST(test_late_verdict_race)
 	pthread_mutex_init(&r->lock, NULL);
 	cfg.cb_data = r;
 	nfqbt_rule_queue(VPORT, QV, false);
-	pool = nfqb_pool_create(&cfg);
+	pool = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
 	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
@@ -1373,9 +1373,9 @@ static void run_failed_start(enum nfqb_pool_mode mode, const int *cpus,
 	struct nfqb_pool *pool;
 	unsigned int i;
 
-	pool = nfqb_pool_create(&cfg);
+	pool = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
-	ck_assert_int_eq(nfqb_kstats_get(0, &ks), 0);
+	ck_assert_int_eq(nfqb_kstats_get(0, &ks, sizeof(ks)), 0);
 	errno = 0;
 	ck_assert_int_eq(nfqb_pool_start(pool), -1);
 	ck_assert_int_eq(errno, EINVAL);
@@ -1388,7 +1388,7 @@ static void run_failed_start(enum nfqb_pool_mode mode, const int *cpus,
 	}
 	/* stopped means unbound, also the queues whose thread never ran */
 	for (i = 0; i < 2; i++) {
-		ck_assert_msg(nfqb_kstats_get((uint16_t)i, &ks) == -1,
+		ck_assert_msg(nfqb_kstats_get((uint16_t)i, &ks, sizeof(ks)) == -1,
 			      "queue %u still bound after nfqb_pool_wait()", i);
 		ck_assert_int_eq(errno, ENOENT);
 	}
@@ -1441,21 +1441,21 @@ START_TEST(test_create_errno)
 	unsigned int base, lim, fails = 0;
 
 	errno = EXDEV;
-	ck_assert_ptr_null(nfqb_pool_create(NULL));
+	ck_assert_ptr_null(nfqb_pool_create(NULL, sizeof(struct nfqb_pool_config)));
 	ck_assert_int_eq(errno, EINVAL);
 	/* a queue taken by someone else: EBUSY, and the pool's other queue
 	 * is let go */
 	held = nfqb_queue_open(1);
 	ck_assert_ptr_nonnull(held);
 	errno = EXDEV;
-	ck_assert_ptr_null(nfqb_pool_create(&cfg));
+	ck_assert_ptr_null(nfqb_pool_create(&cfg, sizeof(cfg)));
 	ck_assert_int_eq(errno, EBUSY);
-	ck_assert_int_eq(nfqb_kstats_get(0, &(struct nfqb_kstats){ 0 }), -1);
+	ck_assert_int_eq(nfqb_kstats_get(0, NULL, sizeof(struct nfqb_kstats)), -1);
 	ck_assert_int_eq(nfqb_queue_close(held), 0);
 	/* a flag the kernel does not know */
 	cfg.queue_flags = 1u << 30;
 	errno = EXDEV;
-	ck_assert_ptr_null(nfqb_pool_create(&cfg));
+	ck_assert_ptr_null(nfqb_pool_create(&cfg, sizeof(cfg)));
 	ck_assert_int_eq(errno, EOPNOTSUPP);
 	cfg.queue_flags = 0;
 	/* out of descriptors at every step: EMFILE, nothing leaked */
@@ -1466,7 +1466,7 @@ START_TEST(test_create_errno)
 		rl.rlim_cur = lim;
 		ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
 		errno = EXDEV;
-		pool = nfqb_pool_create(&cfg);
+		pool = nfqb_pool_create(&cfg, sizeof(cfg));
 		ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
 		if (pool) {
 			nfqb_pool_destroy(pool);
@@ -1525,17 +1525,5 @@ static Suite *pool_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_pool: needs root; skipped\n");
-		return 77;
-	}
-	sr = srunner_create(pool_suite());
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return nfqbt_run_suite("test_pool", pool_suite());
 }

@@ -1158,7 +1158,7 @@ START_TEST(test_dead_handle)
 	refused++;
 	errno = 0;
 	ck_assert_int_eq(nfqb_verdict_ex(dead, &(struct nfqb_verdict){
-		.verdict = NFQB_DROP }), -1);
+		.verdict = NFQB_DROP }, sizeof(struct nfqb_verdict)), -1);
 	ck_assert_int_eq(errno, EALREADY);
 	refused++;
 
@@ -1886,7 +1886,7 @@ START_TEST(test_config_buffers_held)
 	{
 		struct nfqb_kstats ks;
 
-		ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks), -1);
+		ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks, sizeof(ks)), -1);
 		ck_assert_int_eq(errno, ENOENT);
 	}
 	nfqbt_rx_free(rx);
@@ -1936,7 +1936,7 @@ START_TEST(test_config_full_socket)
 	ck_assert_msg(t.ret == 0, "close: %s", strerror(t.err));
 	/* unbound: the kernel let go of everything */
 	errno = 0;
-	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks), -1);
+	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks, sizeof(ks)), -1);
 	ck_assert_int_eq(errno, ENOENT);
 }
 END_TEST
@@ -2185,20 +2185,5 @@ static Suite *safety_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_safety: needs root (network namespaces, "
-			"iptables)\n");
-		/* skipped locally, a failure in CI */
-		return getenv("CI") ? 1 : 77;
-	}
-	sr = srunner_create(safety_suite());
-	/* each test in its own process: see harness.h */
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return nfqbt_run_suite("test_safety", safety_suite());
 }

@@ -101,7 +101,7 @@ static int to_b(struct nfqb_packet *p, uint32_t seq, unsigned int times)
 	};
 
 	(void)times;
-	return nfqb_verdict_ex(p, &v);
+	return nfqb_verdict_ex(p, &v, sizeof(v));
 }
 
 START_TEST(test_requeue_mark_priority)
@@ -157,7 +157,7 @@ static int to_none_bypass(struct nfqb_packet *p, uint32_t seq,
 	};
 
 	(void)times;
-	return nfqb_verdict_ex(p, &v);
+	return nfqb_verdict_ex(p, &v, sizeof(v));
 }
 
 static bool is_odd(uint32_t seq, void *data)

@@ -407,7 +407,7 @@ int main(int argc, char **argv)
 					.mark = mark,
 				};
 
-				r = nfqb_verdict_ex(p, &v);
+				r = nfqb_verdict_ex(p, &v, sizeof(v));
 			} else if (have_mark) {
 				r = nfqb_verdict_mark(p, verdict, mark);
 			} else {

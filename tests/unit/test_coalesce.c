@@ -261,7 +261,7 @@ static void decide_one(struct model *m, struct mpkt *k, unsigned int *s)
 	if (!k->has_mark && !k->plen && rnd(s) % 2)
 		ret = nfqb_verdict(k->view, k->verdict);
 	else
-		ret = nfqb_verdict_ex(k->view, &v);
+		ret = nfqb_verdict_ex(k->view, &v, sizeof(v));
 	if (ret < 0 && errno == ETIMEDOUT) {
 		ck_assert(k->expired);
 		return;
@@ -480,6 +480,65 @@ START_TEST(batch_and_hold)
 }
 END_TEST
 
+/* An adopted queue (nfqb_queue_adopt()): packets 90..99 of the previous
+ * owner, which died before deciding them, are still in the kernel queue.
+ * The new owner's decisions (accept with a mark) for 100..109 must not
+ * reach them: one default batch up to 99 comes first. A queue not
+ * adopted (nothing before its first packet) sends no such batch. */
+START_TEST(adopted_orphans)
+{
+	struct model *m = calloc(1, sizeof(*m));
+	struct nfqb_queue *q = nfqb_queue_alloc_detached(QNUM, 64);
+	struct nfqb_stats st;
+	unsigned int i;
+
+	q->adopted = true;
+	nfqbt_set_tx_hook(q, kernel_rx, m);
+	for (i = 0; i < 10; i++) {	/* the orphans: never seen by us */
+		struct mpkt *k = &m->p[m->n++];
+
+		memset(k, 0, sizeof(*k));
+		k->id = 90 + i;
+		k->queued = true;
+		k->expired = true;	/* expect the default verdict */
+	}
+	for (i = 0; i < 10; i++)
+		arrive(q, m, 100 + i);
+	for (i = 10; i < 20; i++) {
+		m->p[i].decided = true;
+		m->p[i].verdict = NFQB_ACCEPT;
+		m->p[i].has_mark = true;
+		m->p[i].mark = 7;
+		ck_assert_int_eq(nfqb_verdict_mark(m->p[i].view, NFQB_ACCEPT,
+						   7), 0);
+	}
+	ck_assert_int_eq(nfqb_flush(q), 2);	/* orphans, then ours */
+	ck_assert_uint_eq(m->batches, 2);
+	check_done(m, NFQB_ACCEPT);
+	nfqb_queue_stats(q, &st, sizeof(st));
+	ck_assert_uint_eq(st.outstanding, 0);
+	nfqbt_set_tx_hook(NULL, NULL, NULL);
+	nfqb_queue_close(q);
+
+	/* not adopted: one batch, ours */
+	memset(m, 0, sizeof(*m));
+	q = nfqb_queue_alloc_detached(QNUM, 64);
+	nfqbt_set_tx_hook(q, kernel_rx, m);
+	for (i = 0; i < 10; i++)
+		arrive(q, m, 100 + i);
+	for (i = 0; i < 10; i++) {
+		m->p[i].decided = true;
+		m->p[i].verdict = NFQB_ACCEPT;
+		ck_assert_int_eq(nfqb_verdict(m->p[i].view, NFQB_ACCEPT), 0);
+	}
+	ck_assert_int_eq(nfqb_flush(q), 1);
+	check_done(m, NFQB_ACCEPT);
+	nfqbt_set_tx_hook(NULL, NULL, NULL);
+	nfqb_queue_close(q);
+	free(m);
+}
+END_TEST
+
 /* The verdict timeout gives an undecided packet the default verdict; the
  * application's late decision is refused with ETIMEDOUT. */
 START_TEST(timeout_default)
@@ -585,6 +644,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, batch_and_hold);
+	tcase_add_test(tc, adopted_orphans);
 	tcase_add_test(tc, timeout_default);
 	tcase_add_test(tc, explicit_batch);
 	tcase_add_test(tc, all_accept_ratio);

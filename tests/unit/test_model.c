@@ -556,7 +556,7 @@ static int do_call(struct nfqb_packet *p, struct choice *c)
 		return nfqb_verdict_mark(p, c->v.verdict, c->v.mark);
 	default:
 		c->v.payload = c->pl;
-		return nfqb_verdict_ex(p, &c->v);
+		return nfqb_verdict_ex(p, &c->v, sizeof(c->v));
 	}
 }
 

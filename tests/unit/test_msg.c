@@ -535,7 +535,7 @@ static void queue_to(uint16_t target, uint32_t flags, uint32_t exp_word)
 	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
 	ck_assert_uint_eq(nfqb_ready_pop(q, &p, 1), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(p), 42);
-	ck_assert_int_eq(nfqb_verdict_ex(p, &v), 0);
+	ck_assert_int_eq(nfqb_verdict_ex(p, &v, sizeof(v)), 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
 	ck_assert_uint_eq(cap->n, 1);
 	ck_assert_uint_eq(cap->len[0], sizeof(exp));
@@ -590,7 +590,7 @@ START_TEST(test_bypass_needs_queue)
 	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
 	ck_assert_uint_eq(nfqb_ready_pop(q, &p, 1), 1);
 	errno = 0;
-	ck_assert_int_eq(nfqb_verdict_ex(p, &v), -1);
+	ck_assert_int_eq(nfqb_verdict_ex(p, &v, sizeof(v)), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
@@ -645,7 +645,7 @@ static void big_payload(uint32_t plen, bool ok)
 	ck_assert_uint_eq(nfqb_ready_pop(q, &p, 1), 1);
 	errno = 0;
 	if (!ok) {
-		ck_assert_msg(nfqb_verdict_ex(p, &v) == -1 && errno == EMSGSIZE,
+		ck_assert_msg(nfqb_verdict_ex(p, &v, sizeof(v)) == -1 && errno == EMSGSIZE,
 			      "payload of %u bytes accepted: nla_len cannot "
 			      "hold %u", plen, plen + 4);
 		ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
@@ -653,7 +653,7 @@ static void big_payload(uint32_t plen, bool ok)
 		ck_assert_uint_eq(seen.n, 1);
 		ck_assert_uint_eq(seen.len, 32);	/* sent without payload */
 	} else {
-		ck_assert_int_eq(nfqb_verdict_ex(p, &v), 0);
+		ck_assert_int_eq(nfqb_verdict_ex(p, &v, sizeof(v)), 0);
 		ck_assert_int_ge(nfqb_flush(q), 0);
 		ck_assert_uint_eq(seen.n, 1);
 		ck_assert_uint_eq(seen.nla_len, plen + 4);

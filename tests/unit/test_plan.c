@@ -496,6 +496,144 @@ START_TEST(test_linger_policy)
 }
 END_TEST
 
+/* --- Which flows wait on us (pace.c) ------------------------------------ */
+
+/* An IPv4 header and 4 bytes of ports: @proto, source port @sport. */
+static void ip4(uint8_t *b, uint8_t proto, uint16_t sport)
+{
+	memset(b, 0, 24);
+	b[0] = 0x45;
+	b[8] = 64;
+	b[9] = proto;
+	memcpy(b + 12, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
+	b[20] = (uint8_t)(sport >> 8);
+	b[21] = (uint8_t)sport;
+	b[23] = 53;
+}
+
+START_TEST(test_pace_flow_tag)
+{
+	uint8_t a[24], b[24], v6[44];
+	bool clocked;
+	uint32_t ta;
+
+	ip4(a, 17, 1000);
+	ip4(b, 17, 1001);
+	ta = nfqb_pace_flow_tag(a, sizeof(a), &clocked);
+	ck_assert_uint_ne(ta, 0);
+	ck_assert(!clocked);
+	ck_assert_uint_eq(nfqb_pace_flow_tag(a, sizeof(a), &clocked), ta);
+	ck_assert_uint_ne(nfqb_pace_flow_tag(b, sizeof(b), &clocked), ta);
+	/* a later fragment has no ports: the same tag for any bytes there */
+	a[6] = 0x01;
+	ta = nfqb_pace_flow_tag(a, sizeof(a), &clocked);
+	a[20] = 0x99;
+	ck_assert_uint_eq(nfqb_pace_flow_tag(a, sizeof(a), &clocked), ta);
+	ip4(a, 6, 1000);
+	ck_assert_uint_ne(nfqb_pace_flow_tag(a, sizeof(a), &clocked), 0);
+	ck_assert(clocked);
+	/* too short, not IP */
+	ck_assert_uint_eq(nfqb_pace_flow_tag(a, 19, &clocked), 0);
+	ck_assert(!clocked);
+	a[0] = 0x55;
+	ck_assert_uint_eq(nfqb_pace_flow_tag(a, sizeof(a), &clocked), 0);
+	memset(v6, 0, sizeof(v6));
+	v6[0] = 0x60;
+	v6[6] = 132;	/* SCTP */
+	ck_assert_uint_ne(nfqb_pace_flow_tag(v6, sizeof(v6), &clocked), 0);
+	ck_assert(clocked);
+	ck_assert_uint_eq(nfqb_pace_flow_tag(v6, 39, &clocked), 0);
+}
+END_TEST
+
+/* One read: @nbulk packets of a bulk UDP flow, then @n of flow @sport;
+ * @tcp: those are TCP. */
+static void pace_read(struct nfqb_queue *q, unsigned int nbulk,
+		      uint16_t sport, unsigned int n, bool tcp, uint64_t now)
+{
+	static uint32_t id = 1;
+	unsigned int first = q->nready, i;
+	struct nfqb_packet *p[64];
+	uint8_t ip[24];
+	struct nlb b;
+
+	for (i = 0; i < nbulk + n; i++) {
+		ip4(ip, i >= nbulk && tcp ? 6 : 17, i < nbulk ? 7 : sport);
+		nlb_init_packet(&b, 2, 9);
+		nlb_pkt_hdr(&b, id++, 0x0800, 1);
+		nlb_attr(&b, 10, ip, sizeof(ip));
+		nlb_finish(&b);
+		ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	}
+	nfqb_pace_note_read(q, first, now);
+	/* decided at once: the descriptors come back */
+	i = nfqb_ready_pop(q, p, 64);
+	while (i)
+		ck_assert_int_eq(nfqb_verdict(p[--i], NFQB_ACCEPT), 0);
+	ck_assert_int_ge(nfqb_flush(q), 0);
+}
+
+/* A flow that comes alone in NFQB_PACE_LONE big reads in a row waits on
+ * us (no adaptive pause, no holding decisions, for NFQB_PACE_QUIET_NS);
+ * alone in small reads, or in runs, it does not; TCP always does. */
+START_TEST(test_pace_waiting)
+{
+	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 256);
+	uint64_t t = 1000000000ull;
+	struct nfqb_stats st;
+	struct sent s = { 0 };
+	unsigned int i;
+
+	ck_assert_ptr_nonnull(q);
+	nfqbt_set_tx_hook(q, kernel_take, &s);
+	/* runs of a bulk flow: nothing waits */
+	for (i = 0; i < 20; i++)
+		pace_read(q, 8, 0, 0, false, t += 100000);
+	ck_assert(!nfqb_pace_waiting(q, t));
+	/* a flow alone in small reads: no evidence */
+	for (i = 0; i < 20; i++)
+		pace_read(q, 1, 2000, 1, false, t += 100000);
+	ck_assert(!nfqb_pace_waiting(q, t));
+	/* alone in big reads: the LONE-th appearance after the first shows */
+	for (i = 0; i < NFQB_PACE_LONE; i++) {
+		pace_read(q, 5, 3000, 1, false, t += 100000);
+		ck_assert(!nfqb_pace_waiting(q, t));
+	}
+	pace_read(q, 5, 3000, 1, false, t += 100000);
+	ck_assert(nfqb_pace_waiting(q, t));
+	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 0);
+	/* until the next read, however late (its packets may still be with
+	 * the application) */
+	ck_assert(nfqb_pace_waiting(q, t + 10 * NFQB_PACE_QUIET_NS));
+	/* then for the quiet time after it showed */
+	pace_read(q, 8, 0, 0, false, t += 1000);
+	ck_assert(nfqb_pace_waiting(q, t - 1000 + NFQB_PACE_QUIET_NS - 1));
+	ck_assert(!nfqb_pace_waiting(q, t - 1000 + NFQB_PACE_QUIET_NS));
+	/* it keeps showing while it stays alone, even in small reads */
+	pace_read(q, 0, 3000, 1, false, t += NFQB_PACE_QUIET_NS);
+	ck_assert(nfqb_pace_waiting(q, t));
+	/* a run of it (that read still shows it: it came alone before); it
+	 * no longer waits after */
+	pace_read(q, 0, 3000, 2, false, t += 100000);
+	pace_read(q, 5, 3000, 1, false, t += NFQB_PACE_QUIET_NS);
+	ck_assert(!nfqb_pace_waiting(q, t));
+	/* forgotten after the memory time: counts from zero again */
+	pace_read(q, 5, 4000, 1, false, t += 100000);
+	for (i = 0; i < NFQB_PACE_LONE - 1; i++)
+		pace_read(q, 5, 4000, 1, false, t += 100000);
+	t += NFQB_PACE_MEMORY_NS + 1;
+	pace_read(q, 5, 4000, 1, false, t);
+	ck_assert(!nfqb_pace_waiting(q, t));
+	/* one TCP segment is enough */
+	pace_read(q, 0, 5000, 1, true, t += 100000);
+	ck_assert(nfqb_pace_waiting(q, t));
+	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
+	ck_assert_uint_eq(st.linger_waiting, 4);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_set_tx_hook(NULL, NULL, NULL);
+}
+END_TEST
+
 static Suite *plan_suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -513,6 +651,10 @@ static Suite *plan_suite(void)
 	tcase_add_test(tc, test_rx_huge_nlmsg_len);
 	tcase_add_test(tc, test_verdict_batch_handed_only);
 	tcase_add_test(tc, test_linger_policy);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("pace");
+	tcase_add_test(tc, test_pace_flow_tag);
+	tcase_add_test(tc, test_pace_waiting);
 	suite_add_tcase(s, tc);
 	return s;
 }

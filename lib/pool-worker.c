@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The worker pool (see pool-int.h): the workers. Deciding one packet
+ * through the application's callback, RCU quiescent states (the policy is
+ * read without a lock), the queue-per-worker loop and the dispatch
+ * workers' loop.
+ */
+#include "pool-int.h"
+
+/* --- RCU ------------------------------------------------------------------ */
+
+/*
+ * A worker announces a quiescent state. The release store before it is for
+ * race detectors, which do not see liburcu's own synchronization: the
+ * policy setter acquire-loads every qs_seq after the grace period, which
+ * orders every read of the old policy before its free in their model too.
+ */
+static void worker_quiescent(struct pool_thread *t)
+{
+	atomic_store_explicit(&t->qs_seq, ++t->qs_local, memory_order_release);
+	urcu_qsbr_quiescent_state();
+}
+
+static void worker_offline(struct pool_thread *t)
+{
+	atomic_store_explicit(&t->qs_seq, ++t->qs_local, memory_order_release);
+	urcu_qsbr_thread_offline();
+}
+
+static void worker_online(void)
+{
+	urcu_qsbr_thread_online();
+}
+
+/* --- deciding one packet --------------------------------------------------- */
+
+static void count_verdict(struct pool_thread *t, const struct nfqb_verdict *v)
+{
+	switch (v->verdict) {
+	case NFQB_ACCEPT:
+		t->loc[PSTAT(accepted)]++;
+		break;
+	case NFQB_DROP:
+		t->loc[PSTAT(dropped)]++;
+		break;
+	default:
+		t->loc[PSTAT(other)]++;
+		break;
+	}
+	if (v->flags & NFQB_V_MARK)
+		t->loc[PSTAT(marked)]++;
+}
+
+static void decide_packet(struct pool_thread *t, struct nfqb_packet *p)
+{
+	struct nfqb_pool *pool = t->pool;
+	struct nfqb_verdict v = { .verdict = pool->default_verdict };
+	void *policy;
+	int r;
+
+	policy = atomic_load_explicit(&pool->policy, memory_order_acquire);
+	t->loc[PSTAT(packets)]++;
+	r = pool->cfg.cb(p, policy, pool->cfg.cb_data, &v);
+	if (r == NFQB_POOL_DEFER) {
+		t->loc[PSTAT(deferred)]++;
+		if (!atomic_load_explicit(&pool->any_defer,
+					  memory_order_relaxed))
+			atomic_store(&pool->any_defer, true);
+		return;
+	}
+	if (r == NFQB_POOL_VERDICT) {
+		/* every kind: nfqb_verdict() and nfqb_verdict_mark() refuse
+		 * NFQB_QUEUE, which needs the queue number in *v */
+		r = nfqb_verdict_ex(p, &v, sizeof(v));
+		if (r == 0) {
+			count_verdict(t, &v);
+			return;
+		}
+	}
+	/* callback error, or a verdict the library refused (bad code or
+	 * options; EALREADY if the callback decided it and said VERDICT;
+	 * ESHUTDOWN if the queue's owner already shut it down after an
+	 * error) */
+	t->loc[PSTAT(errors)]++;
+	nfqb_verdict(p, pool->default_verdict);
+}
+
+/* Stop and handover: packets the library read (a linger's read) and did
+ * not hand out yet go through the callback too. */
+static void decide_ready(struct pool_thread *t, struct nfqb_queue *q,
+			 struct nfqb_packet **vec)
+{
+	unsigned int k;
+
+	for (k = 0; q->nready && k < 1000; k++) {
+		int i, n = nfqb_recv(q, vec, POOL_VEC);
+
+		if (n <= 0)
+			continue;	/* EINTR, a refusal: reported once */
+		t->loc[PSTAT(received)] += (unsigned int)n;
+		t->loc[PSTAT(batches)]++;
+		for (i = 0; i < n; i++)
+			decide_packet(t, vec[i]);
+	}
+}
+
+/* --- queue per worker --------------------------------------------------- */
+
+void *pool_qpw_main(void *arg)
+{
+	struct pool_thread *t = arg;
+	struct nfqb_pool *pool = t->pool;
+	struct nfqb_queue *q = pool->queues[t->qi];
+	struct nfqb_packet *vec[POOL_VEC];
+	int qfd = nfqb_queue_fd(q);
+	bool streaming = false;
+
+	pool_thread_setup(t);
+	urcu_qsbr_register_thread();
+	while (!pool_stopping(pool)) {
+		int i, n = nfqb_recv(q, vec, POOL_VEC);
+
+		if (n > 0) {
+			if (n >= 2)
+				streaming = true;
+			t->loc[PSTAT(received)] += (unsigned int)n;
+			t->loc[PSTAT(batches)]++;
+			for (i = 0; i < n; i++)
+				decide_packet(t, vec[i]);
+			pool_queue_snapshot(t, q, false);
+			pool_stats_publish(t);
+			worker_quiescent(t);
+			continue;
+		}
+		if (errno == EINTR || errno == ENOBUFS)
+			continue;
+		if (errno != EAGAIN) {
+			pool_thread_fail(t, errno);
+			break;
+		}
+		/* drained in the middle of a stream: the queue's adaptive
+		 * linger (nfqb_queue_set_linger()) may pause to let the next
+		 * packets gather, one wake-up and one batch for many */
+		if (streaming) {
+			int r;
+
+			streaming = false;
+			worker_offline(t);
+			r = nfqb_loop_linger(q, POOL_VEC);
+			worker_online();
+			if (r < 0 && errno != EINTR) {
+				pool_thread_fail(t, errno);
+				break;
+			}
+			if (r > 0)
+				continue;
+		}
+		pool_queue_snapshot(t, q, false);
+		pool_stats_publish(t);
+		atomic_store(&t->sleeping, true);
+		worker_offline(t);
+		pool_thread_sleep(t, qfd, pool_sleep_timeout(t, q));
+		worker_online();
+	}
+	/* packets the library read and did not hand out (the linger's
+	 * read): the callback decides them now; left there, they would
+	 * count as outstanding and pool_drain_deferred() would wait
+	 * drain_ms for them with the socket unread (the soak saw it
+	 * overflow) */
+	decide_ready(t, q, vec);
+	worker_offline(t);
+	urcu_qsbr_unregister_thread();
+	pool_drain_deferred(t, q);
+	pool_queue_finish(t, q);
+	return NULL;
+}
+
+/* --- dispatch: workers ---------------------------------------------------- */
+
+static bool readers_done(struct nfqb_pool *pool)
+{
+	unsigned int r;
+
+	for (r = 0; r < pool->nqueues; r++)
+		if (!atomic_load(&pool->threads[pool->nworkers + r].done_pushing))
+			return false;
+	return true;
+}
+
+static bool rings_empty(struct nfqb_pool *pool, unsigned int w)
+{
+	unsigned int r;
+
+	for (r = 0; r < pool->nqueues; r++)
+		if (pool_ring_count(pool_ring_of(pool, r, w)))
+			return false;
+	return true;
+}
+
+void *pool_worker_main(void *arg)
+{
+	struct pool_thread *t = arg;
+	struct nfqb_pool *pool = t->pool;
+	struct nfqb_packet *vec[POOL_VEC];
+	unsigned int r, i, n, idle = 0;
+
+	pool_thread_setup(t);
+	urcu_qsbr_register_thread();
+	for (;;) {
+		bool any = false, fin;
+		uint64_t depth = 0;
+
+		for (r = 0; r < pool->nqueues; r++) {
+			struct pool_ring *ring = pool_ring_of(pool, r, t->index);
+			struct pool_thread *rd = &pool->threads[pool->nworkers + r];
+
+			n = pool_ring_pop(ring, vec, POOL_VEC);
+			if (!n)
+				continue;
+			any = true;
+			t->loc[PSTAT(batches)]++;
+			for (i = 0; i < n; i++)
+				decide_packet(t, vec[i]);
+			atomic_fetch_add(&rd->posted, n);
+			pool_thread_wake(rd);
+			depth += pool_ring_count(ring);
+		}
+		if (any) {
+			t->loc[PSTAT(ring_depth)] = depth;
+			pool_stats_publish(t);
+			worker_quiescent(t);
+			idle = 0;
+			continue;
+		}
+		/* nothing in any ring: done, or sleep */
+		fin = pool_stopping(pool) && readers_done(pool);
+		if (fin && rings_empty(pool, t->index))
+			break;
+		t->loc[PSTAT(ring_depth)] = 0;
+		pool_stats_publish(t);
+		if (idle++ < 2)
+			continue;	/* a little spinning before sleeping */
+		atomic_store(&t->sleeping, true);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (!rings_empty(pool, t->index) ||
+		    (pool_stopping(pool) && readers_done(pool))) {
+			atomic_store(&t->sleeping, false);
+			continue;
+		}
+		worker_offline(t);
+		pool_thread_sleep(t, -1, POOL_IDLE_MS);
+		worker_online();
+	}
+	worker_offline(t);
+	urcu_qsbr_unregister_thread();
+	atomic_fetch_add(&pool->workers_exited, 1);
+	for (r = 0; r < pool->nqueues; r++)
+		pool_thread_wake(&pool->threads[pool->nworkers + r]);
+	return NULL;
+}
