@@ -47,6 +47,8 @@
  *                 packet's verdict got one
  *   -s            print one line per packet
  *
+ * SIGTERM (without -H) stops listening as the -t timeout does.
+ *
  * Packet ids must be strictly increasing (serial arithmetic) on the queue.
  * Exit status: 0 when COUNT packets were seen (or COUNT is 0) and every
  * check passed, 1 otherwise, 2 on usage or setup errors.
@@ -56,6 +58,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +77,13 @@
 #endif
 
 static int nl_fd;
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 static uint32_t seq;
 
 struct req {
@@ -318,6 +328,7 @@ static int do_listen(int argc, char **argv)
 	int rcvbuf = 4 << 20;
 	int opt;
 	long deadline;
+	sigset_t waitmask;
 
 	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIV:GT:D:Y:Rs")) != -1) {
 		switch (opt) {
@@ -422,19 +433,37 @@ static int do_listen(int argc, char **argv)
 		perror("nfqt: configure queue");
 		return 2;
 	}
+	/* SIGTERM ends listening like the idle timeout (summary, exit
+	 * status), so that a test need not wait for -t once it has what it
+	 * waited for; not with -H, whose listener is killed with SIGKILL */
+	sigprocmask(SIG_SETMASK, NULL, &waitmask);
+	if (!hold) {
+		struct sigaction sact = { .sa_handler = on_term };
+		sigset_t term;
+
+		/* blocked but while waiting in ppoll(): no lost wakeup */
+		sigemptyset(&term);
+		sigaddset(&term, SIGTERM);
+		sigprocmask(SIG_BLOCK, &term, NULL);
+		sigaction(SIGTERM, &sact, NULL);
+	}
 	printf("nfqt: listening on queue %u\n", queue);
 	fflush(stdout);
 
 	deadline = now_ms() + timeout;
-	while (!count || seen < count) {
+	while ((!count || seen < count) && !stop) {
 		struct pollfd pfd = { .fd = nl_fd, .events = POLLIN };
 		long left = deadline - now_ms();
 		struct nlmsghdr *h;
 		ssize_t n;
 
+		struct timespec ts;
+
 		if (left <= 0)
 			break;
-		if (poll(&pfd, 1, left) <= 0)
+		ts.tv_sec = left / 1000;
+		ts.tv_nsec = (left % 1000) * 1000000L;
+		if (ppoll(&pfd, 1, &ts, &waitmask) <= 0)
 			continue;
 		n = recv(nl_fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n < 0) {

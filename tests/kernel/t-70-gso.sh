@@ -61,12 +61,16 @@ tcp_case() {
 		B sh -c 'echo 1 > /sys/class/net/br0/bridge/flush'
 	B nfqt trecv "$port" 20000 > /tmp/recv.out &
 	rpid=$!
-	ip netns exec "$lns" nfqt listen -q "$q" -n 0 -t 3000 -v accept "$@" > /tmp/l.out 2>&1 &
+	# $IP, not the ip function: $! must be the listener itself
+	"$IP" netns exec "$lns" nfqt listen -q "$q" -n 0 -t 3000 -v accept "$@" > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
 	A timeout 60 nfqt tsend 10.0.0.2 "$port" $BYTES
 	src=$?
 	wait $rpid
+	# the receiver has every byte (or gave up): stop the listener now
+	# rather than after its idle timeout (SIGTERM: summary and status)
+	kill $lpid 2>/dev/null
 	wait $lpid
 	lrc=$?
 	grep -v '^nfqt: id ' /tmp/l.out | sort | uniq -c | sort -rn | head -8 | sed 's/^/    /'

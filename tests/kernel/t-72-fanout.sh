@@ -33,7 +33,7 @@ fanout_case() {
 	rpid=$!
 	pids=
 	# a queue may go without a packet for a while on a slow guest: each
-	# listener waits up to 30 s for the next one
+	# listener waits up to 30 s for the next one (stopped early below)
 	for q in 0 1 2 3; do
 		"$IP" netns exec "$lns" nfqt listen -q $((first + q)) -n 0 -t 30000 \
 			-v accept -F 5 -k "$hook" > /tmp/l$q.out 2>&1 &
@@ -48,10 +48,15 @@ fanout_case() {
 		A nfqt send 10.0.0.2 "$port" 1 $((i % 2)) 10.0.0.$i
 		i=$((i + 1))
 	done
+	# every datagram the receiver counts went through a listener, which
+	# counted it before its verdict: once the receiver has all 64 (it
+	# stops at 64), stop the listeners (SIGTERM: summary and status as
+	# after their idle timeout)
+	wait $rpid
 	for p in $pids; do
+		kill $p 2>/dev/null
 		wait $p || fail "$desc: a listener failed"
 	done
-	wait $rpid
 	for q in 0 1 2 3; do
 		n=$(field /tmp/l$q.out seen)
 		log "$desc: queue $((first + q)): ${n:-?} packets"
