@@ -102,6 +102,11 @@ if [ -e "$imgdir/selftests/net/netfilter/nf_queue.c" ]; then
 	for t in /usr/bin/socat /usr/bin/ss /bin/ss /usr/sbin/conntrack; do
 		[ -x "$t" ] && [ ! -e "$root/bin/$(basename "$t")" ] && copy_dyn "$t"
 	done
+	# iputils ping for nft_queue.sh (ping -f; busybox ping has no -f);
+	# the tests/kernel scripts run under busybox sh, which keeps using
+	# its own ping applet
+	rm -f "$root/bin/ping"
+	copy_dyn /bin/ping
 	true
 fi
 # the library's own test tool, from the build that "make check-kernel"

@@ -10,7 +10,7 @@
  *                               send N UDP datagrams, pinned to CPU (from
  *                               source address SRC)
  *   nfqt recv PORT IDLE_MS [N]  count UDP datagrams until idle (or until N
- *                               arrived), print the count
+ *                               arrived, or SIGTERM), print the count
  *   nfqt tsend ADDR PORT BYTES  TCP: connect, write BYTES in 64 KiB writes
  *                               (so that the stack builds GSO packets),
  *                               close; exit 0 once the peer has them all
@@ -695,6 +695,8 @@ static int do_recv(int argc, char **argv)
 	int fd, idle, rcvbuf = 4 << 20;
 	long expect = -1;
 	char buf[2048];
+	struct sigaction sact = { .sa_handler = on_term };
+	sigset_t term, waitmask;
 
 	if (argc != 3 && argc != 4)
 		usage();
@@ -708,15 +710,27 @@ static int do_recv(int argc, char **argv)
 		return 2;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	/* SIGTERM: count what is queued on the socket and stop (a test
+	 * that knows every verdict was given need not wait for IDLE_MS) */
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, &waitmask);
+	sigaction(SIGTERM, &sact, NULL);
 	printf("nfqt: receiving on %d\n", atoi(argv[1]));
 	fflush(stdout);
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct timespec ts = { idle / 1000, (idle % 1000) * 1000000L };
 
 		if (expect > 0 && got >= (unsigned long)expect)
 			break;
-		if (poll(&pfd, 1, idle) <= 0)
+		if (ppoll(&pfd, 1, &ts, &waitmask) <= 0 && !stop)
 			break;
+		if (stop) {
+			while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+				got++;
+			break;
+		}
 		if (recv(fd, buf, sizeof(buf), 0) > 0)
 			got++;
 	}
