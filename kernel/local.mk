@@ -7,7 +7,8 @@
 # default /var/cache/nfqb-kernel, keyed by a hash of the source package,
 # kernel/config, the patches and build.sh), boots it under qemu with 2
 # CPUs and runs tests/kernel/t-*.sh in the guest (kernel/run-qemu.sh).
-# Needs root for apt-get and, on first run, about 6 minutes of -j2 build.
+# Needs root for apt-get and, on first run, about 6 minutes of -j2 build;
+# the guest suite takes about 14 minutes under TCG.
 # NFQB_KERNEL_TESTS selects tests, e.g. NFQB_KERNEL_TESTS="t-10-ingress".
 #
 # tests/kernel/nfqb-netdev is the library's own guest test tool (public API,
