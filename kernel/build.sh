@@ -3,7 +3,7 @@
 #
 # kernel/build.sh - build the libnfq-batch test kernel (bzImage).
 #
-# Takes Debian's linux-source-6.1, applies kernel/patches/*.patch in order
+# Takes Debian's linux-source-6.12 (6.12 LTS), applies kernel/patches/*.patch in order
 # (git am), configures with "allnoconfig + kernel/config" and builds a
 # bzImage. The result is cached under $NFQB_KERNEL_CACHE (default
 # /var/cache/nfqb-kernel), keyed by a hash of the source package version,
@@ -26,7 +26,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${NFQB_KERNEL_CACHE:-/var/cache/nfqb-kernel}
 jobs=${NFQB_KERNEL_JOBS:-2}
 niceness=${NFQB_KERNEL_NICE:-19}
-tarball=${NFQB_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+srcpkg=linux-source-6.12
+tarball=${NFQB_KERNEL_TARBALL:-/usr/src/$srcpkg.tar.xz}
 fragment=$here/config
 upto=${NFQB_KERNEL_UPTO:-}
 
@@ -35,6 +36,8 @@ series() {
 	i=0
 	for p in "$here"/patches/*.patch; do
 		[ -e "$p" ] || continue
+		# the cover letter (0000) has no diff
+		case $p in */0000-*) continue ;; esac
 		i=$((i + 1))
 		[ -n "$upto" ] && [ "$i" -gt "$upto" ] && break
 		echo "$p"
@@ -44,14 +47,14 @@ series() {
 log() { echo "build.sh: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-[ -r "$tarball" ] || die "$tarball missing (apt-get install linux-source-6.1, or run kernel/deps.sh)"
+[ -r "$tarball" ] || die "$tarball missing (apt-get install $srcpkg, or run kernel/deps.sh)"
 mkdir -p "$cache"
 
-srcver=$(dpkg-query -W -f '${Version}' linux-source-6.1 2>/dev/null || stat -c %s.%Y "$tarball")
+srcver=$(dpkg-query -W -f '${Version}' $srcpkg 2>/dev/null || stat -c %s.%Y "$tarball")
 
 # Hash of everything that determines the image.
 key=$( {
-	echo "linux-source-6.1 $srcver"
+	echo "$srcpkg $srcver"
 	cat "$fragment"
 	cat "$here/build.sh"
 	for p in $(series); do
@@ -75,8 +78,9 @@ if [ -s "$img" ]; then
 	exit 0
 fi
 
-tree=$cache/tree
-obj=$cache/obj
+# per source package: the 6.1 tree of earlier versions stays untouched
+tree=$cache/tree-$srcpkg
+obj=$cache/obj-$srcpkg
 export GIT_AUTHOR_NAME=nfqb GIT_AUTHOR_EMAIL=nfqb@localhost
 export GIT_COMMITTER_NAME=nfqb GIT_COMMITTER_EMAIL=nfqb@localhost
 export GIT_AUTHOR_DATE='2000-01-01 00:00:00 +0000'
@@ -88,7 +92,7 @@ if [ ! -e "$tree/.git/nfqb-base-$srcver" ]; then
 	mkdir -p "$tree"
 	tar -C "$tree" --strip-components=1 -xf "$tarball"
 	(cd "$tree" && git init -q && git add -A -f . &&
-	 git commit -q -m "base: Debian linux-source-6.1 $srcver" &&
+	 git commit -q -m "base: Debian $srcpkg $srcver" &&
 	 git tag -f base >/dev/null && touch ".git/nfqb-base-$srcver")
 fi
 
@@ -129,16 +133,22 @@ end=$(date +%s)
 log "built in $((end - start)) s"
 if grep -E 'warning:' "$cache/build.log" >&2; then
 	log "note: compiler warnings above"
+	[ "${NFQB_KERNEL_NO_WARNINGS:-0}" = 1 ] && die "warnings (NFQB_KERNEL_NO_WARNINGS=1)"
 fi
 
 mkdir -p "$cache/images/$key"
 cp "$obj/arch/x86/boot/bzImage" "$img.tmp"
 cp "$obj/.config" "$cache/images/$key/config"
 git log --oneline base..HEAD > "$cache/images/$key/series"
-# the series' own selftest, run in the guest by run-qemu.sh
-for f in nfqueue_netdev.c nfqueue_netdev.sh; do
-	src=tools/testing/selftests/netfilter/$f
-	[ -e "$src" ] && cp "$src" "$cache/images/$key/$f"
+# the netfilter queue selftests of the tree (the series' own
+# nft_queue_netdev.sh and the kernel's nft_queue.sh), run in the guest by
+# run-qemu.sh
+st=$cache/images/$key/selftests
+mkdir -p "$st/net/netfilter"
+cp tools/testing/selftests/net/lib.sh "$st/net/"
+for f in lib.sh nf_queue.c connect_close.c nft_queue.sh nft_queue_netdev.sh; do
+	src=tools/testing/selftests/net/netfilter/$f
+	[ -e "$src" ] && cp "$src" "$st/net/netfilter/$f"
 done
 echo "$((end - start))" > "$cache/images/$key/build-seconds"
 mv "$img.tmp" "$img"

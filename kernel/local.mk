@@ -7,7 +7,8 @@
 # default /var/cache/nfqb-kernel, keyed by a hash of the source package,
 # kernel/config, the patches and build.sh), boots it under qemu with 2
 # CPUs and runs tests/kernel/t-*.sh in the guest (kernel/run-qemu.sh).
-# Needs root for apt-get and, on first run, about 6 minutes of -j2 build.
+# Needs root for apt-get and, on first run, about 6 minutes of -j2 build;
+# the guest suite takes about 14 minutes under TCG.
 # NFQB_KERNEL_TESTS selects tests, e.g. NFQB_KERNEL_TESTS="t-10-ingress".
 #
 # tests/kernel/nfqb-netdev is the library's own guest test tool (public API,
@@ -18,12 +19,14 @@
 # to lib/.libs) instead of a wrapper script, so ldd and cp just work.
 
 kernel_patches = \
-	kernel/patches/0001-netfilter-nf_queue-find-netdev-hook-entries-in-nf_re.patch \
-	kernel/patches/0002-net-resume-reception-of-packets-reinjected-after-the.patch \
-	kernel/patches/0003-netfilter-nf_queue-resume-transmission-of-packets-re.patch \
-	kernel/patches/0004-netfilter-nfnetlink_queue-netdev-packets-carry-their.patch \
-	kernel/patches/0005-netfilter-nft_queue-allow-queueing-from-netdev-ingre.patch \
-	kernel/patches/0006-selftests-netfilter-add-nfqueue-netdev-ingress-and-e.patch
+	kernel/patches/0000-cover-letter.patch \
+	kernel/patches/0001-net-add-an-entry-point-to-resume-reception-after-the.patch \
+	kernel/patches/0002-netfilter-nfnetlink_queue-unclone-the-skb-head-befor.patch \
+	kernel/patches/0003-netfilter-nf_queue-reinject-netdev-family-packets.patch \
+	kernel/patches/0004-netfilter-nfnetlink_queue-link-layer-header-and-verd.patch \
+	kernel/patches/0005-netfilter-nf_queue-hash-netdev-family-packets-for-qu.patch \
+	kernel/patches/0006-netfilter-nft_queue-allow-queueing-from-netdev-ingre.patch \
+	kernel/patches/0007-selftests-netfilter-add-nft_queue_netdev.sh.patch
 
 check_PROGRAMS += tests/kernel/nfqb-netdev
 tests_kernel_nfqb_netdev_SOURCES = tests/kernel/nfqb-netdev.c
@@ -43,7 +46,13 @@ kernel_tests = \
 	tests/kernel/t-35-vlan.sh \
 	tests/kernel/t-40-monotonic.sh \
 	tests/kernel/t-50-teardown.sh \
-	tests/kernel/t-60-selftest.sh
+	tests/kernel/t-60-selftest.sh \
+	tests/kernel/t-61-kselftest-nft-queue.sh \
+	tests/kernel/t-70-gso.sh \
+	tests/kernel/t-71-context.sh \
+	tests/kernel/t-72-fanout.sh \
+	tests/kernel/t-73-inet-ingress.sh \
+	tests/kernel/t-74-verdict.sh
 
 EXTRA_DIST += \
 	kernel/README.md \

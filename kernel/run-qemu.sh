@@ -13,7 +13,7 @@
 # status. Fails too when the guest kernel log shows a WARN, BUG, KASAN,
 # lockdep or refcount report, or when the guest does not finish in time.
 #
-# Environment: NFQB_QEMU_TIMEOUT (seconds, default 1200), NFQB_QEMU_ACCEL
+# Environment: NFQB_QEMU_TIMEOUT (seconds, default 2400), NFQB_QEMU_ACCEL
 # (default tcg), NFQB_QEMU_MEM (MiB, default 1024), NFQB_KEEP (keep the
 # work directory), NFQB_LOG (copy the guest log here), NFQB_GUEST_TOOL
 # (the library's test tool tests/kernel/nfqb-netdev from a configured
@@ -64,6 +64,9 @@ copy_dyn /usr/sbin/nft
 copy_dyn /bin/bash
 rm -f "$root/bin/timeout"
 copy_dyn /usr/bin/timeout
+# the selftests' lib.sh uses readlink -e, which busybox lacks
+rm -f "$root/bin/readlink"
+copy_dyn /usr/bin/readlink
 copy_dyn /usr/bin/ip 2>/dev/null || copy_dyn /sbin/ip
 # ethtool: t-25 turns VLAN offload off to get the tag into the payload
 for t in /usr/sbin/ethtool /sbin/ethtool; do
@@ -79,13 +82,32 @@ printf '0 ip\n6 tcp\n17 udp\n1 icmp\n' | awk '{print $2, $1}' > "$root/etc/proto
 cc=${CC:-cc}
 $cc -O2 -Wall -static -o "$root/bin/nfqt" "$tdir/nfqt.c"
 cp "$tdir"/lib.sh "$tdir"/t-*.sh "$root/tests/"
-# the selftest shipped in the patch series, if build.sh left it next to
-# the image
+# the tree's netfilter queue selftests, if build.sh left them next to the
+# image: nf_queue (libmnl, linked dynamically), the scripts, and the tools
+# they use (socat, ss, conntrack)
 imgdir=$(dirname "$img")
-if [ -e "$imgdir/nfqueue_netdev.c" ] && [ -e "$imgdir/nfqueue_netdev.sh" ]; then
+if [ -e "$imgdir/selftests/net/netfilter/nf_queue.c" ]; then
 	mkdir -p "$root/selftest"
-	$cc -O2 -Wall -static -o "$root/selftest/nfqueue_netdev" "$imgdir/nfqueue_netdev.c"
-	cp "$imgdir/nfqueue_netdev.sh" "$root/selftest/"
+	cp -r "$imgdir/selftests/net" "$root/selftest/"
+	$cc -O2 -Wall -o "$work/nf_queue" "$imgdir/selftests/net/netfilter/nf_queue.c" -lmnl
+	copy_dyn "$work/nf_queue"
+	mv "$root/bin/nf_queue" "$root/selftest/net/netfilter/nf_queue"
+	if [ -e "$imgdir/selftests/net/netfilter/connect_close.c" ]; then
+		$cc -O2 -Wall -static -o "$root/selftest/net/netfilter/connect_close" \
+			"$imgdir/selftests/net/netfilter/connect_close.c"
+	fi
+	# nft_queue.sh wants coreutils dd (conv=sparse)
+	rm -f "$root/bin/dd"
+	copy_dyn /bin/dd
+	for t in /usr/bin/socat /usr/bin/ss /bin/ss /usr/sbin/conntrack; do
+		[ -x "$t" ] && [ ! -e "$root/bin/$(basename "$t")" ] && copy_dyn "$t"
+	done
+	# iputils ping for nft_queue.sh (ping -f; busybox ping has no -f);
+	# the tests/kernel scripts run under busybox sh, which keeps using
+	# its own ping applet
+	rm -f "$root/bin/ping"
+	copy_dyn /bin/ping
+	true
 fi
 # the library's own test tool, from the build that "make check-kernel"
 # runs in (dynamically linked against that build's libnfq-batch.so.0)
@@ -148,7 +170,7 @@ cp "$tdir/run.sh" "$root/tests/run.sh"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs.gz"
 
 log=$work/guest.log
-timeout_s=${NFQB_QEMU_TIMEOUT:-1200}
+timeout_s=${NFQB_QEMU_TIMEOUT:-2400}
 accel=${NFQB_QEMU_ACCEL:-tcg}
 echo "run-qemu.sh: booting $img (accel=$accel, 2 cpus)" >&2
 start=$(date +%s)

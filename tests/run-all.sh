@@ -33,8 +33,9 @@
 # (default ../shared/third_party/libdaq-3.0.25.tar.gz beside the clone;
 # without it the stage is a skip, a failure in CI). The kernel image is cached outside the clone
 # (NFQB_KERNEL_CACHE, default /var/cache/nfqb-kernel, keyed by a hash of
-# its inputs): only the first run on a machine builds it (about 6 min at
-# -j2); the guest suite itself takes about 10 min under TCG.
+# its inputs): only the first run on a machine builds it (6.12, about
+# 6 min at -j2 on a quiet 2-core machine); the guest suite itself takes
+# about 14 min under TCG.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)

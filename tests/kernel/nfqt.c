@@ -6,9 +6,16 @@
  * dropped into the test initramfs before the library itself is ready.
  *
  *   nfqt listen [options]       bind an nfnetlink queue and verdict packets
- *   nfqt send ADDR PORT N CPU   send N UDP datagrams, pinned to CPU
+ *   nfqt send ADDR PORT N CPU [SRC]
+ *                               send N UDP datagrams, pinned to CPU (from
+ *                               source address SRC)
  *   nfqt recv PORT IDLE_MS [N]  count UDP datagrams until idle (or until N
- *                               arrived), print the count
+ *                               arrived, or SIGTERM), print the count
+ *   nfqt tsend ADDR PORT BYTES  TCP: connect, write BYTES in 64 KiB writes
+ *                               (so that the stack builds GSO packets),
+ *                               close; exit 0 once the peer has them all
+ *   nfqt trecv PORT IDLE_MS     TCP: accept one connection, count the
+ *                               bytes until EOF or idle, print the count
  *
  * listen options:
  *   -q NUM        queue number (0)
@@ -28,7 +35,19 @@
  *   -I            payload must start with the network header (ingress):
  *                 for IPv4 the first nibble is 4
  *   -V VID        every packet must carry NFQA_VLAN with this VLAN id
+ *   -G            set NFQA_CFG_F_GSO: take GSO packets unsegmented
+ *   -T LEN        verdict with NFQA_PAYLOAD: the packet's own payload cut
+ *                 to LEN bytes (unchanged if it is not longer)
+ *   -D MAC        verdict with NFQA_L2HDR: the packet's L2 header with
+ *                 this destination address
+ *   -Y ETHERTYPE  verdict with NFQA_L2HDR: the packet's L2 header with
+ *                 this EtherType (hex) at offset 12
+ *   -R            every verdict must be refused: count the kernel's
+ *                 errors instead of failing on them; exit 0 only if each
+ *                 packet's verdict got one
  *   -s            print one line per packet
+ *
+ * SIGTERM (without -H) stops listening as the -t timeout does.
  *
  * Packet ids must be strictly increasing (serial arithmetic) on the queue.
  * Exit status: 0 when COUNT packets were seen (or COUNT is 0) and every
@@ -39,6 +58,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,12 +77,19 @@
 #endif
 
 static int nl_fd;
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 static uint32_t seq;
 
 struct req {
 	struct nlmsghdr nlh;
 	struct nfgenmsg nfg;
-	char buf[256];
+	char buf[66000];	/* room for a rewritten payload */
 };
 
 static void req_init(struct req *r, uint16_t type, uint16_t flags,
@@ -136,6 +163,10 @@ static int req_call(struct req *r)
 	}
 }
 
+/* rewrites sent with a per-packet verdict (-T, -D, -Y) */
+static const uint8_t *v_payload, *v_l2;
+static int v_plen, v_l2len;
+
 static int verdict_send(uint16_t queue, uint8_t family, int batch,
 			uint32_t id, uint32_t verdict, int have_mark,
 			uint32_t mark)
@@ -143,7 +174,7 @@ static int verdict_send(uint16_t queue, uint8_t family, int batch,
 	struct nfqnl_msg_verdict_hdr vh = {
 		.verdict = htonl(verdict), .id = htonl(id),
 	};
-	struct req r;
+	static struct req r;
 
 	req_init(&r, batch ? NFQNL_MSG_VERDICT_BATCH : NFQNL_MSG_VERDICT, 0,
 		 family, queue);
@@ -153,6 +184,10 @@ static int verdict_send(uint16_t queue, uint8_t family, int batch,
 
 		req_put(&r, NFQA_MARK, &m, sizeof(m));
 	}
+	if (!batch && v_l2)
+		req_put(&r, NFQA_L2HDR, v_l2, v_l2len);
+	if (!batch && v_payload)
+		req_put(&r, NFQA_PAYLOAD, v_payload, v_plen);
 	return req_send(&r);
 }
 
@@ -258,9 +293,11 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: nfqt listen [-q N] [-n COUNT] [-t MS] [-v accept|drop] [-m MARK]\n"
 		"                   [-b N] [-H] [-F FAMILY] [-k HOOK] [-L] [-P PROTO] [-E] [-I]\n"
-		"                   [-V VID] [-s]\n"
-		"       nfqt send ADDR PORT COUNT CPU\n"
-		"       nfqt recv PORT IDLE_MS [EXPECT]\n");
+		"                   [-V VID] [-G] [-T LEN] [-D MAC] [-Y TYPE] [-R] [-s]\n"
+		"       nfqt send ADDR PORT COUNT CPU [SRC]\n"
+		"       nfqt recv PORT IDLE_MS [EXPECT]\n"
+		"       nfqt tsend ADDR PORT BYTES\n"
+		"       nfqt trecv PORT IDLE_MS\n");
 	exit(2);
 }
 
@@ -272,7 +309,11 @@ static int do_listen(int argc, char **argv)
 	int want_eth_payload = 0, want_net_payload = 0;
 	uint32_t verdict = NF_ACCEPT, mark = 0;
 	unsigned int seen = 0, bad = 0, nonmono = 0, pending = 0;
-	unsigned int l2seen = 0, vlanseen = 0;
+	unsigned int l2seen = 0, vlanseen = 0, big = 0;
+	int gso = 0, refused = 0, trim = -1, new_type = -1;
+	unsigned int errs = 0;
+	uint8_t new_dst[6], l2buf[64];
+	int have_dst = 0;
 	uint32_t last_id = 0, max_id = 0;
 	int have_last = 0;
 	static char buf[1 << 17];
@@ -287,8 +328,9 @@ static int do_listen(int argc, char **argv)
 	int rcvbuf = 4 << 20;
 	int opt;
 	long deadline;
+	sigset_t waitmask;
 
-	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIV:s")) != -1) {
+	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIV:GT:D:Y:Rs")) != -1) {
 		switch (opt) {
 		case 'q':
 			queue = strtoul(optarg, NULL, 0);
@@ -338,6 +380,25 @@ static int do_listen(int argc, char **argv)
 		case 'V':
 			want_vid = strtol(optarg, NULL, 0);
 			break;
+		case 'G':
+			gso = 1;
+			break;
+		case 'T':
+			trim = atoi(optarg);
+			break;
+		case 'D':
+			if (sscanf(optarg, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx",
+				   &new_dst[0], &new_dst[1], &new_dst[2],
+				   &new_dst[3], &new_dst[4], &new_dst[5]) != 6)
+				usage();
+			have_dst = 1;
+			break;
+		case 'Y':
+			new_type = strtol(optarg, NULL, 16);
+			break;
+		case 'R':
+			refused = 1;
+			break;
 		case 's':
 			show = 1;
 			break;
@@ -362,23 +423,47 @@ static int do_listen(int argc, char **argv)
 	req_init(&r, NFQNL_MSG_CONFIG, NLM_F_ACK, AF_UNSPEC, queue);
 	req_put(&r, NFQA_CFG_PARAMS, &params, 5);
 	req_put(&r, NFQA_CFG_QUEUE_MAXLEN, &qmax, sizeof(qmax));
+	if (gso) {
+		uint32_t f = htonl(NFQA_CFG_F_GSO);
+
+		req_put(&r, NFQA_CFG_FLAGS, &f, sizeof(f));
+		req_put(&r, NFQA_CFG_MASK, &f, sizeof(f));
+	}
 	if (req_call(&r) < 0) {
 		perror("nfqt: configure queue");
 		return 2;
+	}
+	/* SIGTERM ends listening like the idle timeout (summary, exit
+	 * status), so that a test need not wait for -t once it has what it
+	 * waited for; not with -H, whose listener is killed with SIGKILL */
+	sigprocmask(SIG_SETMASK, NULL, &waitmask);
+	if (!hold) {
+		struct sigaction sact = { .sa_handler = on_term };
+		sigset_t term;
+
+		/* blocked but while waiting in ppoll(): no lost wakeup */
+		sigemptyset(&term);
+		sigaddset(&term, SIGTERM);
+		sigprocmask(SIG_BLOCK, &term, NULL);
+		sigaction(SIGTERM, &sact, NULL);
 	}
 	printf("nfqt: listening on queue %u\n", queue);
 	fflush(stdout);
 
 	deadline = now_ms() + timeout;
-	while (!count || seen < count) {
+	while ((!count || seen < count) && !stop) {
 		struct pollfd pfd = { .fd = nl_fd, .events = POLLIN };
 		long left = deadline - now_ms();
 		struct nlmsghdr *h;
 		ssize_t n;
 
+		struct timespec ts;
+
 		if (left <= 0)
 			break;
-		if (poll(&pfd, 1, left) <= 0)
+		ts.tv_sec = left / 1000;
+		ts.tv_nsec = (left % 1000) * 1000000L;
+		if (ppoll(&pfd, 1, &ts, &waitmask) <= 0)
 			continue;
 		n = recv(nl_fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n < 0) {
@@ -398,7 +483,9 @@ static int do_listen(int argc, char **argv)
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				struct nlmsgerr *e = NLMSG_DATA(h);
 
-				if (e->error) {
+				if (e->error && refused) {
+					errs++;
+				} else if (e->error) {
 					fprintf(stderr, "nfqt: netlink error %d (%s)\n",
 						e->error, strerror(-e->error));
 					bad++;
@@ -426,6 +513,9 @@ static int do_listen(int argc, char **argv)
 				l2seen++;
 			if (p.have_vlan)
 				vlanseen++;
+			/* larger than the MTU of 1500 plus an L2 header: GSO */
+			if (p.plen > 1518)
+				big++;
 			if (show)
 				printf("nfqt: id=%u family=%u hook=%u proto=0x%04x "
 				       "l2=%d vlan=%d/0x%04x/0x%04x len=%d in=%u out=%u "
@@ -476,6 +566,24 @@ static int do_listen(int argc, char **argv)
 			}
 			if (hold)
 				continue;
+			v_payload = NULL;
+			v_l2 = NULL;
+			if (trim >= 0 && p.payload) {
+				v_payload = p.payload;
+				v_plen = trim < p.plen ? trim : p.plen;
+			}
+			if ((have_dst || new_type >= 0) && p.l2 &&
+			    p.l2len >= 14 && p.l2len <= (int)sizeof(l2buf)) {
+				memcpy(l2buf, p.l2, p.l2len);
+				if (have_dst)
+					memcpy(l2buf, new_dst, 6);
+				if (new_type >= 0) {
+					l2buf[12] = new_type >> 8;
+					l2buf[13] = new_type & 0xff;
+				}
+				v_l2 = l2buf;
+				v_l2len = p.l2len;
+			}
 			if (batch) {
 				max_id = p.id;
 				if (++pending >= batch) {
@@ -494,8 +602,8 @@ static int do_listen(int argc, char **argv)
 	    verdict_send(queue, AF_UNSPEC, 1, max_id, verdict, have_mark, mark) < 0)
 		return 2;
 
-	printf("nfqt: queue=%u seen=%u l2=%u vlan=%u nonmonotonic=%u bad=%u last_id=%u\n",
-	       queue, seen, l2seen, vlanseen, nonmono, bad, last_id);
+	printf("nfqt: queue=%u seen=%u l2=%u vlan=%u big=%u nonmonotonic=%u bad=%u last_id=%u\n",
+	       queue, seen, l2seen, vlanseen, big, nonmono, bad, last_id);
 	fflush(stdout);
 	if (hold) {
 		printf("nfqt: held\n");
@@ -515,12 +623,19 @@ static int do_listen(int argc, char **argv)
 		     h = NLMSG_NEXT(h, n)) {
 			struct nlmsgerr *e = NLMSG_DATA(h);
 
-			if (h->nlmsg_type == NLMSG_ERROR && e->error) {
+			if (h->nlmsg_type == NLMSG_ERROR && e->error && refused) {
+				errs++;
+			} else if (h->nlmsg_type == NLMSG_ERROR && e->error) {
 				fprintf(stderr, "nfqt: late netlink error %d\n",
 					e->error);
 				bad++;
 			}
 		}
+	}
+	if (refused) {
+		printf("nfqt: refused=%u of %u\n", errs, seen);
+		if (errs != seen)
+			return 1;
 	}
 	if (bad || nonmono || (count && seen < count))
 		return 1;
@@ -535,7 +650,7 @@ static int do_send(int argc, char **argv)
 	char payload[64];
 	int fd;
 
-	if (argc != 5)
+	if (argc != 5 && argc != 6)
 		usage();
 	if (inet_pton(AF_INET, argv[1], &dst.sin_addr) != 1)
 		usage();
@@ -549,6 +664,16 @@ static int do_send(int argc, char **argv)
 	if (fd < 0) {
 		perror("nfqt: socket");
 		return 2;
+	}
+	if (argc == 6) {
+		struct sockaddr_in src = { .sin_family = AF_INET };
+
+		if (inet_pton(AF_INET, argv[5], &src.sin_addr) != 1)
+			usage();
+		if (bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0) {
+			perror("nfqt: bind source");
+			return 2;
+		}
 	}
 	memset(payload, 'x', sizeof(payload));
 	for (i = 0; i < n; i++) {
@@ -570,6 +695,8 @@ static int do_recv(int argc, char **argv)
 	int fd, idle, rcvbuf = 4 << 20;
 	long expect = -1;
 	char buf[2048];
+	struct sigaction sact = { .sa_handler = on_term };
+	sigset_t term, waitmask;
 
 	if (argc != 3 && argc != 4)
 		usage();
@@ -583,18 +710,116 @@ static int do_recv(int argc, char **argv)
 		return 2;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	/* SIGTERM: count what is queued on the socket and stop (a test
+	 * that knows every verdict was given need not wait for IDLE_MS) */
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, &waitmask);
+	sigaction(SIGTERM, &sact, NULL);
 	printf("nfqt: receiving on %d\n", atoi(argv[1]));
 	fflush(stdout);
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct timespec ts = { idle / 1000, (idle % 1000) * 1000000L };
 
 		if (expect > 0 && got >= (unsigned long)expect)
 			break;
-		if (poll(&pfd, 1, idle) <= 0)
+		if (ppoll(&pfd, 1, &ts, &waitmask) <= 0 && !stop)
 			break;
+		if (stop) {
+			while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+				got++;
+			break;
+		}
 		if (recv(fd, buf, sizeof(buf), 0) > 0)
 			got++;
 	}
+	printf("received %lu\n", got);
+	return 0;
+}
+
+static int do_tsend(int argc, char **argv)
+{
+	struct sockaddr_in dst = { .sin_family = AF_INET };
+	static char chunk[65536];
+	unsigned long left;
+	int fd;
+
+	if (argc != 4)
+		usage();
+	if (inet_pton(AF_INET, argv[1], &dst.sin_addr) != 1)
+		usage();
+	dst.sin_port = htons(atoi(argv[2]));
+	left = strtoul(argv[3], NULL, 0);
+	memset(chunk, 'g', sizeof(chunk));
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0) {
+		perror("nfqt: tcp connect");
+		return 2;
+	}
+	while (left) {
+		size_t n = left < sizeof(chunk) ? left : sizeof(chunk);
+		ssize_t w = write(fd, chunk, n);
+
+		if (w < 0) {
+			perror("nfqt: tcp write");
+			return 1;
+		}
+		left -= w;
+	}
+	shutdown(fd, SHUT_WR);
+	/* the peer closes once it has read everything */
+	while (read(fd, chunk, sizeof(chunk)) > 0)
+		;
+	close(fd);
+	return 0;
+}
+
+static int do_trecv(int argc, char **argv)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	static char buf[65536];
+	unsigned long got = 0;
+	int lfd, fd, idle, one = 1;
+
+	if (argc != 3)
+		usage();
+	sa.sin_port = htons(atoi(argv[1]));
+	idle = atoi(argv[2]);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(lfd, 1) < 0) {
+		perror("nfqt: tcp listen");
+		return 2;
+	}
+	printf("nfqt: receiving on %d\n", atoi(argv[1]));
+	fflush(stdout);
+	{
+		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+
+		if (poll(&pfd, 1, idle) <= 0) {
+			printf("received 0\n");
+			return 0;
+		}
+	}
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0) {
+		perror("nfqt: accept");
+		return 2;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, idle) <= 0)
+			break;
+		n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	close(fd);
 	printf("received %lu\n", got);
 	return 0;
 }
@@ -610,6 +835,10 @@ int main(int argc, char **argv)
 		return do_send(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "recv"))
 		return do_recv(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "tsend"))
+		return do_tsend(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "trecv"))
+		return do_trecv(argc - 1, argv + 1);
 	usage();
 	return 2;
 }

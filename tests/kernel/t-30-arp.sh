@@ -19,10 +19,14 @@ arp_case() {
 	local desc=$1 verdict=$2 want_ping=$3 lpid lrc p seen state
 	A ip neigh flush dev veth0
 	B ip neigh flush dev veth1
-	B nfqt listen -q 1 -n 0 -t 8000 -v "$verdict" -F 5 -k 0 -P 0806 -L > /tmp/l.out 2>&1 &
+	# $IP, not the ip function: $! must be the listener itself
+	"$IP" netns exec b nfqt listen -q 1 -n 0 -t 8000 -v "$verdict" -F 5 -k 0 -P 0806 -L > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening
 	if A ping -c 1 -W 6 10.0.0.2 > /tmp/ping.out 2>&1; then p=ok; else p=failed; fi
+	# the ping is over (answered, or given up on): stop the listener
+	# (SIGTERM: summary and status, as after its idle timeout)
+	kill $lpid 2>/dev/null
 	wait $lpid
 	lrc=$?
 	sed 's/^/    /' /tmp/l.out

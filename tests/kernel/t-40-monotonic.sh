@@ -22,7 +22,10 @@ NFT
 N=${NFQB_MONO_COUNT:-1000}
 load_case() {
 	local desc=$1 lns=$2 q=$3 port=$4 lpid lrc s0 s1 seen
-	ip netns exec "$lns" nfqt listen -q "$q" -n 0 -t 15000 -b 16 -v accept -F 5 > /tmp/l.out 2>&1 &
+	# -t: the listener ends 4 s after the last packet (the senders start
+	# right after it reports "listening"; how many packets reach the
+	# hook is not known in advance: the backlog may drop some)
+	ip netns exec "$lns" nfqt listen -q "$q" -n 0 -t 4000 -b 16 -v accept -F 5 > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening
 	A nfqt send 10.0.0.2 "$port" "$N" 0 &

@@ -1,9 +1,11 @@
-# The selftest shipped in the patch series
-# (tools/testing/selftests/netfilter/nfqueue_netdev.sh), run with bash as
-# kselftest would: load from both CPUs with batch verdicts and a mark at
-# netdev ingress and egress, device deletion with packets queued.
-if [ ! -x /selftest/nfqueue_netdev ]; then
-	echo "  SKIP: the series' selftest is not in this initramfs"
-	exit 0
+# The series' own kselftest (tools/testing/selftests/net/netfilter/
+# nft_queue_netdev.sh, lib.sh style: setup_ns, busywait), run with bash as
+# kselftest would: UDP and TCP, IPv4 and IPv6, with and without GSO, at
+# netdev ingress and egress and from an inet ingress chain; hash fanout,
+# bypass without listener, device deletion with a packet queued.
+d=/selftest/net/netfilter
+if [ ! -x $d/nf_queue ] || [ ! -e $d/nft_queue_netdev.sh ]; then
+	echo "  FAIL: the series' selftest is not in this initramfs"
+	exit 1
 fi
-cd /selftest && /bin/bash ./nfqueue_netdev.sh
+cd $d && KSFT_MACHINE_SLOW=yes /bin/bash ./nft_queue_netdev.sh

@@ -1,0 +1,73 @@
+# Defect 3 of issue 10: "queue num 0-3" (hash fanout) in a netdev chain
+# spreads flows over the four queues. nfqueue_hash() hashes the IP
+# addresses, so 64 flows come from 64 source addresses. At ingress
+# (veth1, queues 0-3) and at egress (veth0, queues 4-7).
+. ./lib.sh
+setup_veth
+i=101
+while [ $i -le 164 ]; do
+	A ip addr add 10.0.0.$i/32 dev veth0
+	i=$((i + 1))
+done
+B nft -f - <<NFT || { fail "nft refuses queue in a netdev ingress chain"; finish; }
+table netdev t {
+	chain q {
+		type filter hook ingress device "veth1" priority 0;
+		udp dport 9000 queue num 0-3
+	}
+}
+NFT
+A nft -f - <<NFT || { fail "nft refuses queue in a netdev egress chain"; finish; }
+table netdev t {
+	chain q {
+		type filter hook egress device "veth0" priority 0;
+		udp dport 9001 queue num 4-7
+	}
+}
+NFT
+
+# fanout_case DESC NS FIRST_QUEUE PORT HOOK
+fanout_case() {
+	local desc=$1 lns=$2 first=$3 port=$4 hook=$5 q pids total=0 empty=0 n rpid
+	B nfqt recv "$port" 5000 64 > /tmp/recv.out &
+	rpid=$!
+	pids=
+	# a queue may go without a packet for a while on a slow guest: each
+	# listener waits up to 30 s for the next one (stopped early below)
+	for q in 0 1 2 3; do
+		"$IP" netns exec "$lns" nfqt listen -q $((first + q)) -n 0 -t 30000 \
+			-v accept -F 5 -k "$hook" > /tmp/l$q.out 2>&1 &
+		pids="$pids $!"
+	done
+	for q in 0 1 2 3; do
+		wait_line /tmp/l$q.out listening
+	done
+	wait_line /tmp/recv.out receiving
+	i=101
+	while [ $i -le 164 ]; do
+		A nfqt send 10.0.0.2 "$port" 1 $((i % 2)) 10.0.0.$i
+		i=$((i + 1))
+	done
+	# every datagram the receiver counts went through a listener, which
+	# counted it before its verdict: once the receiver has all 64 (it
+	# stops at 64), stop the listeners (SIGTERM: summary and status as
+	# after their idle timeout)
+	wait $rpid
+	for p in $pids; do
+		kill $p 2>/dev/null
+		wait $p || fail "$desc: a listener failed"
+	done
+	for q in 0 1 2 3; do
+		n=$(field /tmp/l$q.out seen)
+		log "$desc: queue $((first + q)): ${n:-?} packets"
+		total=$((total + ${n:-0}))
+		[ "${n:-0}" -gt 0 ] || empty=$((empty + 1))
+	done
+	check "$desc: packets queued in all" "$total" 64
+	check "$desc: queues that got nothing" "$empty" 0
+	check "$desc: datagrams received" "$(sed -n 's/^received //p' /tmp/recv.out)" 64
+}
+fanout_case ingress b 0 9000 0
+fanout_case egress a 4 9001 1
+teardown
+finish
