@@ -284,6 +284,16 @@ bool nfqbt_rx_wait_total(const struct nfqbt_rx *rx, unsigned int n,
 	return nfqbt_wait_count(&rx->total, n, timeout_ms);
 }
 
+void nfqbt_rx_assert_more(const struct nfqbt_rx *rx, unsigned int n,
+			  const char *what)
+{
+	unsigned int before = nfqbt_rx_total(rx);
+
+	ck_assert_msg(nfqbt_rx_wait_total(rx, before + n, 15000),
+		      "after %s: %u datagrams arrived, not %u more in 15 s",
+		      what, before, n);
+}
+
 unsigned int nfqbt_rx_bad(const struct nfqbt_rx *rx)
 {
 	return rx->bad;
@@ -369,6 +379,8 @@ struct nfqbt_tx {
 	struct nfqbt_tx_opts o;
 	pthread_t thread;
 	atomic_uint sent;
+	atomic_bool stop;
+	atomic_bool unwindowed;
 	int err;
 	const char *what;
 };
@@ -418,9 +430,9 @@ static void tx_run(struct nfqbt_tx *tx)
 		ssize_t n;
 
 		if (nfqbt_now_ms() - start >= o->timeout_ms ||
-		    (o->stop && atomic_load(o->stop)))
+		    atomic_load(&tx->stop))
 			break;
-		if (o->window && o->progress) {
+		if (o->window && o->progress && !atomic_load(&tx->unwindowed)) {
 			unsigned int done = atomic_load(o->progress) - base;
 
 			if (tx->sent > done && tx->sent - done >= o->window) {
@@ -489,6 +501,26 @@ struct nfqbt_tx *nfqbt_tx_start(const struct nfqbt_tx_opts *o)
 unsigned int nfqbt_tx_sent(const struct nfqbt_tx *tx)
 {
 	return atomic_load(&tx->sent);
+}
+
+void nfqbt_tx_unwindow(struct nfqbt_tx *tx)
+{
+	atomic_store(&tx->unwindowed, true);
+}
+
+unsigned int nfqbt_tx_stop(struct nfqbt_tx *tx)
+{
+	atomic_store(&tx->stop, true);
+	return nfqbt_tx_join(tx);
+}
+
+unsigned int nfqbt_tx_finish(struct nfqbt_tx *tx, const struct nfqbt_rx *rx)
+{
+	unsigned int sent = nfqbt_tx_stop(tx);
+
+	ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000),
+		      "sent %u, arrived %u", sent, nfqbt_rx_total(rx));
+	return sent;
 }
 
 unsigned int nfqbt_tx_join(struct nfqbt_tx *tx)

@@ -110,6 +110,10 @@ const atomic_uint *nfqbt_rx_total_ptr(const struct nfqbt_rx *rx);
 /* Wait until at least @n datagrams arrived; false on timeout. */
 bool nfqbt_rx_wait_total(const struct nfqbt_rx *rx, unsigned int n,
 			 unsigned int timeout_ms);
+/* ck_assert that @n more datagrams arrive within 15 s (traffic moves on
+ * after @what). */
+void nfqbt_rx_assert_more(const struct nfqbt_rx *rx, unsigned int n,
+			  const char *what);
 /* Datagrams shorter than 4 bytes or with seq >= max_seq. */
 unsigned int nfqbt_rx_bad(const struct nfqbt_rx *rx);
 /* How many times @seq arrived. */
@@ -148,7 +152,6 @@ struct nfqbt_tx_opts {
 	unsigned int pace_us;		/* pause between datagrams */
 	int priority;			/* SO_PRIORITY of the socket (0: none) */
 	unsigned int timeout_ms;	/* hard bound (default 10000) */
-	const atomic_bool *stop;	/* stop early once true (may be NULL) */
 };
 
 /* Send synchronously; returns how many datagrams left (sendto succeeded or
@@ -162,6 +165,13 @@ struct nfqbt_tx;
 struct nfqbt_tx *nfqbt_tx_start(const struct nfqbt_tx_opts *o);
 /* Datagrams sent so far by a running sender. */
 unsigned int nfqbt_tx_sent(const struct nfqbt_tx *tx);
+/* From now on, send without the window. */
+void nfqbt_tx_unwindow(struct nfqbt_tx *tx);
+/* Stop the sender now; returns what nfqbt_tx_join() would; frees. */
+unsigned int nfqbt_tx_stop(struct nfqbt_tx *tx);
+/* Stop the sender and ck_assert that everything it sent arrives at @rx
+ * within 15 s; returns how many it sent; frees. */
+unsigned int nfqbt_tx_finish(struct nfqbt_tx *tx, const struct nfqbt_rx *rx);
 /* Wait for the sender thread; returns what nfqbt_send() would; frees. */
 unsigned int nfqbt_tx_join(struct nfqbt_tx *tx);
 

@@ -56,76 +56,19 @@
 
 /* --- traffic with a window the test can open ----------------------------- */
 
-struct sender {
-	pthread_t thread;
-	struct nfqbt_rx *rx;
-	unsigned int max;	/* stop after this many */
-	atomic_bool windowed;	/* keep at most WINDOW ahead of the receiver */
-	atomic_bool stop;
-	atomic_uint sent;
-	int err;
-};
-
-static void *sender_main(void *arg)
+/* Numbered datagrams to PORT, at most WINDOW ahead of @rx (nfqbt_tx_unwindow()
+ * lifts that), until stopped, MAX_SEQ or 25 s. */
+static struct nfqbt_tx *sender_start(struct nfqbt_rx *rx)
 {
-	struct sender *s = arg;
-	struct sockaddr_in dst = {
-		.sin_family = AF_INET,
-		.sin_port = htons(PORT),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	struct nfqbt_tx_opts o = {
+		.port = PORT,
+		.count = MAX_SEQ,
+		.window = WINDOW,
+		.progress = nfqbt_rx_total_ptr(rx),
+		.timeout_ms = 25000,
 	};
-	struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
-	uint64_t start = nfqbt_now_ms();
-	uint8_t buf[64];
-	unsigned int i = 0;
-	int fd;
 
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		s->err = errno;
-		return NULL;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (i < s->max && !atomic_load(&s->stop) &&
-	       nfqbt_now_ms() - start < 25000) {
-		if (atomic_load(&s->windowed) &&
-		    i - nfqbt_rx_total(s->rx) >= WINDOW) {
-			usleep(20);
-			continue;
-		}
-		nfqbt_fill_payload(buf, sizeof(buf), i);
-		if (sendto(fd, buf, sizeof(buf), 0, (struct sockaddr *)&dst,
-			   sizeof(dst)) < 0) {
-			if (errno == EAGAIN || errno == ENOBUFS ||
-			    errno == EINTR) {
-				usleep(50);
-				continue;
-			}
-			if (errno != EPERM) {
-				s->err = errno;
-				break;
-			}
-		}
-		atomic_store(&s->sent, ++i);
-	}
-	close(fd);
-	return NULL;
-}
-
-static void sender_start(struct sender *s, struct nfqbt_rx *rx,
-			 unsigned int max)
-{
-	s->rx = rx;
-	s->max = max;
-	atomic_store(&s->windowed, true);
-	ck_assert(pthread_create(&s->thread, NULL, sender_main, s) == 0);
-}
-
-static unsigned int sender_join(struct sender *s)
-{
-	pthread_join(s->thread, NULL);
-	ck_assert_msg(s->err == 0, "sender: %s", strerror(s->err));
-	return atomic_load(&s->sent);
+	return nfqbt_tx_start(&o);
 }
 
 /* --- the kernel's counters while the queue is bound ----------------------- */
@@ -205,7 +148,7 @@ static int cons_decide(struct nfqb_packet *p, uint32_t seq, void *data)
 static void stop_under_load(bool bypass, bool pool_api)
 {
 	struct nfqbt_rx_opts ro = { .quiet_ms = 500, .max_seq = MAX_SEQ };
-	struct sender s = { 0 };
+	struct nfqbt_tx *tx;
 	struct kmon m = { 0 };
 	struct nfqb_pool *pool = NULL;
 	struct nfqb_queue *q = NULL;
@@ -234,7 +177,7 @@ static void stop_under_load(bool bypass, bool pool_api)
 		ck_assert(nfqb_queue_set_rcvbuf(q, 4 << 20) == 0);
 	}
 	ck_assert(pthread_create(&m.thread, NULL, kmon_main, &m) == 0);
-	sender_start(&s, rx, MAX_SEQ);
+	tx = sender_start(rx);
 
 	if (pool_api) {
 		ck_assert(nfqbt_rx_wait_total(rx, 5000, 15000));
@@ -267,27 +210,24 @@ static void stop_under_load(bool bypass, bool pool_api)
 	       "the kernel queue just before\n",
 	       pool_api ? "pool" : "queue", bypass ? "bypass" : "no bypass",
 	       (unsigned long long)(nfqbt_now_ms() - t0),
-	       atomic_load(&s.sent), kq);
+	       nfqbt_tx_sent(tx), kq);
 	atomic_store(&m.stop, true);
 	pthread_join(m.thread, NULL);
 	if (!bypass) {
 		/* the rest is dropped (the window would wait for ever):
 		 * send on a little without it */
-		unsigned int now = atomic_load(&s.sent);
+		unsigned int now = nfqbt_tx_sent(tx);
 
-		atomic_store(&s.windowed, false);
+		nfqbt_tx_unwindow(tx);
 		t0 = nfqbt_now_ms();
-		while (atomic_load(&s.sent) < now + 1000 &&
+		while (nfqbt_tx_sent(tx) < now + 1000 &&
 		       nfqbt_now_ms() - t0 < 10000)
 			usleep(1000);
 	} else {
 		ck_assert(nfqbt_rx_wait_total(rx, 20000, 15000));
 	}
-	atomic_store(&s.stop, true);
-	sent = sender_join(&s);
-	if (bypass)	/* what is in flight arrives */
-		ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000),
-			      "sent %u, arrived %u", sent, nfqbt_rx_total(rx));
+	/* with bypass, what is in flight arrives */
+	sent = bypass ? nfqbt_tx_finish(tx, rx) : nfqbt_tx_stop(tx);
 	nfqbt_rx_stop(rx);
 
 	ck_assert(atomic_load(&m.seen));
@@ -509,11 +449,11 @@ START_TEST(test_handover_exec_x10)
 	struct nfqbt_rx_opts ro = { .quiet_ms = 2000, .max_seq = MAX_SEQ };
 	unsigned long long per_gen[UPGRADES + 2] = { 0 };
 	unsigned int got[UPGRADES + 2] = { 0 };
-	struct sender s = { 0 };
+	struct nfqbt_tx *tx;
 	struct nfqb_kstats ks;
 	struct nfqbt_rx *rx;
 	char line[128];
-	unsigned int g, i, sent, before;
+	unsigned int g, i, sent;
 	int fd, pfd[2];
 	sigset_t set;
 	pid_t pid;
@@ -552,13 +492,12 @@ START_TEST(test_handover_exec_x10)
 	read_line(f, line, sizeof(line));
 	ck_assert_msg(!strcmp(line, "ready 1\n"), "helper: %s", line);
 
-	sender_start(&s, rx, MAX_SEQ);
+	tx = sender_start(rx);
 	for (g = 1; g <= UPGRADES; g++) {
 		unsigned int gg;
 		unsigned long long c;
 
-		before = nfqbt_rx_total(rx);
-		ck_assert(nfqbt_rx_wait_total(rx, before + 1000, 15000));
+		nfqbt_rx_assert_more(rx, 1000, "traffic");
 		ck_assert(kill(pid, SIGUSR2) == 0);
 		read_line(f, line, sizeof(line));
 		ck_assert_msg(sscanf(line, "done %u %llu", &gg, &c) == 2 &&
@@ -568,14 +507,10 @@ START_TEST(test_handover_exec_x10)
 		ck_assert_msg(sscanf(line, "ready %u", &gg) == 1 &&
 			      gg == g + 1, "helper: %s", line);
 		/* the sender was still going: this was under load */
-		ck_assert(atomic_load(&s.sent) < MAX_SEQ);
+		ck_assert(nfqbt_tx_sent(tx) < MAX_SEQ);
 	}
-	before = nfqbt_rx_total(rx);
-	ck_assert(nfqbt_rx_wait_total(rx, before + 1000, 15000));
-	atomic_store(&s.stop, true);
-	sent = sender_join(&s);
-	ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000),
-		      "sent %u, arrived %u", sent, nfqbt_rx_total(rx));
+	nfqbt_rx_assert_more(rx, 1000, "traffic");
+	sent = nfqbt_tx_finish(tx, rx);
 	/* still bound, by the last helper: the kernel's account */
 	ks = nfqbt_kstats(QNUM);
 	ck_assert(kill(pid, SIGTERM) == 0);
@@ -650,7 +585,7 @@ static void pool_handover(enum nfqb_pool_mode mode)
 	};
 	unsigned long long decided[8] = { 0 };
 	unsigned int got[8] = { 0 };
-	struct sender s = { 0 };
+	struct nfqbt_tx *tx;
 	struct nfqb_pool *pool;
 	struct nfqb_pool_stats ps;
 	struct nfqbt_rx *rx;
@@ -666,11 +601,9 @@ static void pool_handover(enum nfqb_pool_mode mode)
 	pool = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_msg(pool, "create: %s", strerror(errno));
 	ck_assert(nfqb_pool_start(pool) == 0);
-	sender_start(&s, rx, MAX_SEQ);
+	tx = sender_start(rx);
 	for (g = 1; g <= 5; g++) {
-		unsigned int before = nfqbt_rx_total(rx);
-
-		ck_assert(nfqbt_rx_wait_total(rx, before + 1000, 15000));
+		nfqbt_rx_assert_more(rx, 1000, "traffic");
 		ck_assert_msg(nfqb_pool_handover(pool, fds, 2) == 0,
 			      "handover: %s", strerror(errno));
 		ck_assert(fds[0] >= 0 && fds[1] >= 0);
@@ -682,14 +615,10 @@ static void pool_handover(enum nfqb_pool_mode mode)
 		pool = nfqb_pool_adopt(&cfg, sizeof(cfg), fds);
 		ck_assert_msg(pool, "adopt: %s", strerror(errno));
 		ck_assert(nfqb_pool_start(pool) == 0);
-		ck_assert(atomic_load(&s.sent) < MAX_SEQ);
+		ck_assert(nfqbt_tx_sent(tx) < MAX_SEQ);
 	}
-	i = nfqbt_rx_total(rx);
-	ck_assert(nfqbt_rx_wait_total(rx, i + 1000, 15000));
-	atomic_store(&s.stop, true);
-	sent = sender_join(&s);
-	ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000), "sent %u, arrived "
-		      "%u", sent, nfqbt_rx_total(rx));
+	nfqbt_rx_assert_more(rx, 1000, "the last adopt");
+	sent = nfqbt_tx_finish(tx, rx);
 	ck_assert(nfqb_kstats_read(ks, 2, sizeof(ks[0])) == 2);
 	nfqb_pool_stop(pool);
 	ck_assert(nfqb_pool_wait(pool) == 0);
@@ -892,10 +821,10 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 	struct nfqbt_rx_opts ro = { .quiet_ms = 2000, .max_seq = MAX_SEQ };
 	char ips[PATH_MAX], rules[] = "/tmp/nfqb-life-rules-XXXXXX";
 	char line[256], q[16];
-	struct sender s = { 0 };
+	struct nfqbt_tx *tx;
 	struct nfqb_kstats ks;
 	struct nfqbt_rx *rx;
-	unsigned int g, i, sent, before;
+	unsigned int g, i, sent;
 	int pfd[2], status, rfd;
 	pid_t pid;
 	FILE *f;
@@ -929,21 +858,16 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 	ck_assert(f);
 	setvbuf(f, NULL, _IONBF, 0);
 	ips_wait_line(f, "nfqb-ips: pid", line, sizeof(line));
-	sender_start(&s, rx, MAX_SEQ);
+	tx = sender_start(rx);
 	for (g = 1; g <= UPGRADES; g++) {
-		before = nfqbt_rx_total(rx);
-		ck_assert(nfqbt_rx_wait_total(rx, before + 1000, 15000));
+		nfqbt_rx_assert_more(rx, 1000, "traffic");
 		ck_assert(kill(pid, SIGUSR2) == 0);
 		ips_wait_line(f, "nfqb-ips: pid", line, sizeof(line));
 		ck_assert_msg(strstr(line, "(taken over)"), "%s", line);
-		ck_assert(atomic_load(&s.sent) < MAX_SEQ);
+		ck_assert(nfqbt_tx_sent(tx) < MAX_SEQ);
 	}
-	before = nfqbt_rx_total(rx);
-	ck_assert(nfqbt_rx_wait_total(rx, before + 1000, 15000));
-	atomic_store(&s.stop, true);
-	sent = sender_join(&s);
-	ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000),
-		      "sent %u, arrived %u", sent, nfqbt_rx_total(rx));
+	nfqbt_rx_assert_more(rx, 1000, "traffic");
+	sent = nfqbt_tx_finish(tx, rx);
 	ks = nfqbt_kstats(QNUM);
 	ck_assert(kill(pid, SIGTERM) == 0);
 	ck_assert(waitpid(pid, &status, 0) == pid);
@@ -1021,10 +945,10 @@ START_TEST(test_ips_fdstore_crash_restart)
 	char ips[PATH_MAX], rules[] = "/tmp/nfqb-life-rules-XXXXXX";
 	char sock[64], msg[256], line[256], q[16];
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct sender s = { 0 };
+	struct nfqbt_tx *tx = NULL;
 	struct nfqb_kstats ks;
 	struct nfqbt_rx *rx;
-	unsigned int i, nfds, sent, before, marked = 0, unmarked = 0;
+	unsigned int i, nfds, sent, marked = 0, unmarked = 0;
 	int nfd, stored = -1, fds[4], pfd[2], rfd, status, k;
 	pid_t pid;
 	FILE *f;
@@ -1086,10 +1010,8 @@ START_TEST(test_ips_fdstore_crash_restart)
 		notify_recv(nfd, msg, sizeof(msg), fds, &nfds);
 		ck_assert_msg(!strcmp(msg, "READY=1"), "%s", msg);
 		if (k == 0) {
-			sender_start(&s, rx, MAX_SEQ);
-			before = nfqbt_rx_total(rx);
-			ck_assert(nfqbt_rx_wait_total(rx, before + 2000,
-						      15000));
+			tx = sender_start(rx);
+			nfqbt_rx_assert_more(rx, 2000, "traffic");
 			/* the crash: its socket lives on in the store */
 			ck_assert(kill(pid, SIGKILL) == 0);
 			ck_assert(waitpid(pid, &status, 0) == pid);
@@ -1097,12 +1019,8 @@ START_TEST(test_ips_fdstore_crash_restart)
 			ks = nfqbt_kstats(QNUM);	/* still bound */
 		}
 	}
-	before = nfqbt_rx_total(rx);
-	ck_assert(nfqbt_rx_wait_total(rx, before + 2000, 15000));
-	atomic_store(&s.stop, true);
-	sent = sender_join(&s);
-	ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000), "sent %u, arrived "
-		      "%u", sent, nfqbt_rx_total(rx));
+	nfqbt_rx_assert_more(rx, 2000, "traffic");
+	sent = nfqbt_tx_finish(tx, rx);
 	ks = nfqbt_kstats(QNUM);
 	ck_assert(kill(pid, SIGTERM) == 0);
 	/* a clean stop takes the socket out of the store */

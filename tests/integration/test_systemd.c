@@ -403,16 +403,6 @@ static void write_unit(const char *ips, const char *rules, const char *log)
 		      src);
 }
 
-static void wait_progress(struct nfqbt_rx *rx, unsigned int n,
-			  const char *after)
-{
-	unsigned int before = nfqbt_rx_total(rx);
-
-	ck_assert_msg(nfqbt_rx_wait_total(rx, before + n, 15000),
-		      "after %s: %u datagrams arrived, none more in 15 s",
-		      after, before);
-}
-
 START_TEST(test_ips_systemd_restart_crash)
 {
 	struct nfqbt_rx_opts ro = { .quiet_ms = 10000, .timeout_ms = 100000,
@@ -424,7 +414,6 @@ START_TEST(test_ips_systemd_restart_crash)
 	struct nfqbt_tx_opts to = { .port = PORT, .count = MAX_SEQ,
 				    .window = WINDOW, .pace_us = 500,
 				    .timeout_ms = 90000 };
-	atomic_bool stop = false;
 	struct nfqbt_tx *tx;
 	struct nfqb_kstats ks;
 	struct nfqbt_rx *rx;
@@ -511,9 +500,8 @@ START_TEST(test_ips_systemd_restart_crash)
 
 	rx = nfqbt_rx_start(PORT, &ro);
 	to.progress = nfqbt_rx_total_ptr(rx);
-	to.stop = &stop;
 	tx = nfqbt_tx_start(&to);
-	wait_progress(rx, 2000, "start");
+	nfqbt_rx_assert_more(rx, 2000, "start");
 
 	/* RESTARTS restarts, a crash after the second, an upgrade in place
 	 * after the third; each under load */
@@ -565,16 +553,13 @@ START_TEST(test_ips_systemd_restart_crash)
 			      "portid %u, not %u", what, QNUM, ks.portid,
 			      portid);
 		ck_assert_uint_eq(show("NFileDescriptorStore"), 1);
-		wait_progress(rx, 1000, what);
+		nfqbt_rx_assert_more(rx, 1000, what);
 		printf("%s: pid %lu took queue %u over (portid %u); %u "
 		       "datagrams arrived so far\n", what, pid, QNUM, portid,
 		       nfqbt_rx_total(rx));
 	}
 
-	atomic_store(&stop, true);
-	sent = nfqbt_tx_join(tx);
-	ck_assert_msg(nfqbt_rx_wait_total(rx, sent, 15000), "sent %u, "
-		      "arrived %u", sent, nfqbt_rx_total(rx));
+	sent = nfqbt_tx_finish(tx, rx);
 	nfqbt_sleep_ms(200);	/* duplicates would come now */
 	ks = nfqbt_kstats(QNUM);
 	ck_assert_uint_eq(ks.portid, portid);
