@@ -200,11 +200,7 @@ static void *rx_main(void *arg)
 
 struct nfqbt_rx *nfqbt_rx_start(uint16_t port, const struct nfqbt_rx_opts *o)
 {
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(port),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
+	struct sockaddr_in sin = nfqbt_lo_addr(port);
 	struct nfqbt_rx *rx;
 	int one = 1, size = 8 << 20, ret;
 
@@ -385,15 +381,43 @@ struct nfqbt_tx {
 	const char *what;
 };
 
+struct sockaddr_in nfqbt_lo_addr(uint16_t port)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+
+	return sin;
+}
+
+int nfqbt_udp_socket(uint32_t src)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(src),
+	};
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (src && bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
 static void tx_run(struct nfqbt_tx *tx)
 {
 	struct nfqbt_tx_opts *o = &tx->o;
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(o->port),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
-	struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
+	struct sockaddr_in sin = nfqbt_lo_addr(o->port);
 	unsigned int base = o->progress ? atomic_load(o->progress) : 0;
 	uint64_t start = nfqbt_now_ms();
 	uint8_t *buf;
@@ -409,13 +433,12 @@ static void tx_run(struct nfqbt_tx *tx)
 		return;
 	}
 	buf = malloc(o->size_max > o->size ? o->size_max : o->size);
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	fd = nfqbt_udp_socket(0);
 	if (!buf || fd < 0) {
 		tx->err = buf ? errno : ENOMEM;
 		tx->what = "socket";
 		goto out;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (o->priority &&
 	    setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &o->priority,
 		       sizeof(o->priority)) < 0) {

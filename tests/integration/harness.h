@@ -29,6 +29,7 @@
 #ifndef NFQBT_HARNESS_H
 #define NFQBT_HARNESS_H
 
+#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -136,6 +137,13 @@ void nfqbt_rx_assert_exact(const struct nfqbt_rx *rx, uint32_t first,
 			   unsigned int n, nfqbt_expect_fn expect, void *data);
 
 /* --- UDP sender -------------------------------------------------------- */
+
+/* 127.0.0.1:@port. */
+struct sockaddr_in nfqbt_lo_addr(uint16_t port);
+/* A UDP socket for sending (close-on-exec, 100 ms send timeout), bound to
+ * the source address @src (host order; 0: any), so that each such socket
+ * is a flow of its own. Returns the fd, or -1 with errno. */
+int nfqbt_udp_socket(uint32_t src);
 
 struct nfqbt_tx_opts {
 	uint16_t port;			/* destination 127.0.0.1:port */

@@ -59,25 +59,15 @@ static bool is_attack(uint32_t seq)
 static void *sender_main(void *arg)
 {
 	struct sender *s = arg;
-	struct sockaddr_in dst = {
-		.sin_family = AF_INET,
-		.sin_port = htons(PORT),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
+	struct sockaddr_in dst = nfqbt_lo_addr(PORT);
 	uint64_t start = nfqbt_now_ms();
 	uint8_t buf[1200];
 	uint32_t i = 0;
 	int fd[8], k;
 
 	for (k = 0; k < 8; k++) {	/* 8 flows over the two queues */
-		struct sockaddr_in src = {
-			.sin_family = AF_INET,
-			.sin_addr.s_addr = htonl(0x7f000020 + k),
-		};
-
-		fd[k] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		if (fd[k] < 0 ||
-		    bind(fd[k], (struct sockaddr *)&src, sizeof(src)) < 0) {
+		fd[k] = nfqbt_udp_socket(0x7f000020 + k);
+		if (fd[k] < 0) {
 			s->err = errno;
 			return NULL;
 		}

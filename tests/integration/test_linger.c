@@ -180,10 +180,7 @@ static void *tcp_sink_main(void *arg)
 static void *tcp_source_main(void *arg)
 {
 	static char buf[256 * 1024];
-	struct sockaddr_in sa = {
-		.sin_family = AF_INET, .sin_port = htons(TCP_PORT),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
+	struct sockaddr_in sa = nfqbt_lo_addr(TCP_PORT);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	size_t sent = 0;
 
@@ -213,10 +210,7 @@ static void tcp_netns(void)
 /* The sink listening and accepting, the source connecting and sending. */
 static void tcp_start(struct tcp_sink *k, pthread_t *src, pthread_t *dst)
 {
-	struct sockaddr_in sa = {
-		.sin_family = AF_INET, .sin_port = htons(TCP_PORT),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
+	struct sockaddr_in sa = nfqbt_lo_addr(TCP_PORT);
 	int one = 1;
 
 	k->lfd = socket(AF_INET, SOCK_STREAM, 0);

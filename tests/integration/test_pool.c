@@ -45,30 +45,18 @@ struct sender {
 static void *sender_main(void *arg)
 {
 	struct sender *s = arg;
-	struct sockaddr_in dst = {
-		.sin_family = AF_INET,
-		.sin_port = htons(PORT),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
+	struct sockaddr_in dst = nfqbt_lo_addr(PORT);
 	uint64_t start = nfqbt_now_ms();
 	int fd[NFLOWS];
 	uint8_t buf[64];
 	unsigned int i;
 
-	for (i = 0; i < NFLOWS; i++) {
-		struct sockaddr_in src = {
-			.sin_family = AF_INET,
-			.sin_addr.s_addr = htonl(0x7f00000a + i),
-		};
-		struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
-
-		fd[i] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		if (fd[i] < 0 ||
-		    bind(fd[i], (struct sockaddr *)&src, sizeof(src)) < 0) {
+	for (i = 0; i < NFLOWS; i++) {	/* a flow each: 127.0.0.10 + i */
+		fd[i] = nfqbt_udp_socket(0x7f00000a + i);
+		if (fd[i] < 0) {
 			s->err = errno;
 			return NULL;
 		}
-		setsockopt(fd[i], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	}
 	for (i = 0; i < s->count && nfqbt_now_ms() - start < 20000;) {
 		struct nfqb_pool_stats ps = { 0 };
