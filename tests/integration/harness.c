@@ -641,6 +641,32 @@ unsigned int nfqbt_cons_run(struct nfqbt_cons *c, unsigned int n,
 	return done;
 }
 
+void nfqbt_recv_n(struct nfqb_queue *q, struct nfqb_packet **vec,
+		  unsigned int n)
+{
+	unsigned int got = 0, tries;
+
+	for (tries = 0; got < n && tries < 1000; tries++) {
+		int r = nfqb_recv(q, vec + got, n - got);
+
+		ck_assert_msg(r > 0 || errno == EINTR, "nfqb_recv: %s",
+			      strerror(errno));
+		if (r > 0)
+			got += (unsigned int)r;
+	}
+	ck_assert_uint_eq(got, n);
+}
+
+int nfqbt_pool_accept(struct nfqb_packet *p, void *policy, void *cb_data,
+		      struct nfqb_verdict *v)
+{
+	(void)p;
+	(void)policy;
+	(void)cb_data;
+	v->verdict = NFQB_ACCEPT;
+	return NFQB_POOL_VERDICT;
+}
+
 int nfqbt_decide_accept(struct nfqb_packet *p, uint32_t seq, void *data)
 {
 	(void)seq;

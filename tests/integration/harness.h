@@ -38,6 +38,7 @@
 #include <check.h>
 
 #include <libnfq-batch/libnfq-batch.h>
+#include <libnfq-batch/pool.h>
 
 #ifndef SO_RCVMARK
 #define SO_RCVMARK 75
@@ -221,9 +222,17 @@ void nfqbt_cons_init(struct nfqbt_cons *c, struct nfqb_queue *q,
 unsigned int nfqbt_cons_run(struct nfqbt_cons *c, unsigned int n,
 			    unsigned int timeout_ms);
 
+/* Receive exactly @n packets of @q into @vec (blocking queue; up to 1000
+ * nfqb_recv() calls); ck_assert on errors other than EINTR. */
+void nfqbt_recv_n(struct nfqb_queue *q, struct nfqb_packet **vec,
+		  unsigned int n);
+
 /* Ready-made deciders: accept everything; drop everything. */
 int nfqbt_decide_accept(struct nfqb_packet *p, uint32_t seq, void *data);
 int nfqbt_decide_drop(struct nfqb_packet *p, uint32_t seq, void *data);
+/* A pool callback that accepts everything. */
+int nfqbt_pool_accept(struct nfqb_packet *p, void *policy, void *cb_data,
+		      struct nfqb_verdict *v);
 /* Accept with the mark *(const uint32_t *)@data. */
 int nfqbt_decide_mark(struct nfqb_packet *p, uint32_t seq, void *data);
 

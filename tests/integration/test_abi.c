@@ -56,23 +56,6 @@ static struct nfqb_queue *open_q(uint16_t num)
 	return q;
 }
 
-/* Receive @n packets of queue @q into @vec. */
-static void recv_n(struct nfqb_queue *q, struct nfqb_packet **vec,
-		   unsigned int n)
-{
-	unsigned int got = 0, tries;
-
-	for (tries = 0; got < n && tries < 1000; tries++) {
-		int r = nfqb_recv(q, vec + got, n - got);
-
-		ck_assert_msg(r > 0 || errno == EINTR, "nfqb_recv: %s",
-			      strerror(errno));
-		if (r > 0)
-			got += (unsigned int)r;
-	}
-	ck_assert_uint_eq(got, n);
-}
-
 /* --- 0.1.0 callers ------------------------------------------------------- */
 
 START_TEST(test_old_kstats)
@@ -110,7 +93,7 @@ START_TEST(test_old_verdict_and_timestamp)
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 2 });
 	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
 		.port = PORT, .count = 2 }), 2);
-	recv_n(q, vec, 2);
+	nfqbt_recv_n(q, vec, 2);
 	for (i = 0; i < 2; i++) {
 		bool has = nfqb_pkt_timestamp(vec[i], &ns);
 
@@ -141,20 +124,10 @@ START_TEST(test_old_verdict_and_timestamp)
 }
 END_TEST
 
-static int accept_cb(struct nfqb_packet *p, void *policy, void *cb_data,
-		     struct nfqb_verdict *v)
-{
-	(void)p;
-	(void)policy;
-	(void)cb_data;
-	v->verdict = NFQB_ACCEPT;
-	return NFQB_POOL_VERDICT;
-}
-
 START_TEST(test_old_pool_create)
 {
 	struct nfqb_pool_config c = {
-		.queue_first = QNUM, .queue_count = 1, .cb = accept_cb,
+		.queue_first = QNUM, .queue_count = 1, .cb = nfqbt_pool_accept,
 		.buffers = 16,
 	};
 	struct nfqb_pool *pool;
@@ -214,7 +187,7 @@ START_TEST(test_grow_inputs)
 		struct nfqb_pool_config c;
 		uint64_t later;
 	} pc = { .c = { .queue_first = QNUM, .queue_count = 1,
-			.cb = accept_cb, .buffers = 16 } };
+			.cb = nfqbt_pool_accept, .buffers = 16 } };
 	struct {
 		struct nfqb_verdict v;
 		uint64_t later;
@@ -232,7 +205,7 @@ START_TEST(test_grow_inputs)
 	q = open_q(QNUM);
 	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
 		.port = PORT, .count = 1 }), 1);
-	recv_n(q, &p, 1);
+	nfqbt_recv_n(q, &p, 1);
 	ck_assert_int_eq(nfqb_verdict_ex(p, &v.v, sizeof(v)), 0);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 }

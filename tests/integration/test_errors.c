@@ -175,21 +175,12 @@ static struct nfqb_queue *open_q(uint16_t num)
 static struct nfqb_queue *q_with(struct nfqb_packet **vec, unsigned int n)
 {
 	struct nfqb_queue *q;
-	unsigned int got = 0, tries;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
 	q = open_q(QNUM);
 	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
 		.port = PORT, .count = n }), n);
-	for (tries = 0; got < n && tries < 1000; tries++) {
-		int r = nfqb_recv(q, vec + got, n - got);
-
-		ck_assert_msg(r > 0 || errno == EINTR, "nfqb_recv: %s",
-			      strerror(errno));
-		if (r > 0)
-			got += (unsigned int)r;
-	}
-	ck_assert_uint_eq(got, n);
+	nfqbt_recv_n(q, vec, n);
 	return q;
 }
 
@@ -748,22 +739,12 @@ static int kget_noent(void)
 
 /* --- The pool ------------------------------------------------------------- */
 
-static int accept_cb(struct nfqb_packet *p, void *policy, void *cb_data,
-		     struct nfqb_verdict *v)
-{
-	(void)p;
-	(void)policy;
-	(void)cb_data;
-	v->verdict = NFQB_ACCEPT;
-	return NFQB_POOL_VERDICT;
-}
-
 static struct nfqb_pool_config pool_cfg(void)
 {
 	return (struct nfqb_pool_config){
 		.queue_first = QNUM,
 		.queue_count = 1,
-		.cb = accept_cb,
+		.cb = nfqbt_pool_accept,
 		.buffers = 16,
 	};
 }
