@@ -44,6 +44,16 @@
 set -u
 
 required=${NFQB_DAQ_REQUIRED:-0}
+# fail WHAT [LOG [LINES]]: count a failure, show the last LINES (default
+# 20) of LOG
+fail() {
+	echo "    FAIL: $1"
+	if [ -n "${2:-}" ]; then
+		sed 's/^/    | /' "$2" | tail -n "${3:-20}"
+	fi
+	failures=$((failures + 1))
+}
+
 skip() {
 	echo "test-daq: SKIP: $*"
 	[ "$required" = 1 ] && { echo "test-daq: NFQB_DAQ_REQUIRED=1: failing"; exit 1; }
@@ -167,17 +177,13 @@ scenario() {
 		-i "$input" -t "$timeout" -s 65535 "$@" >"$log.daq" 2>&1 &
 	daq_pid=$!
 	if ! queue_bound; then
-		echo "    FAIL: daqtest did not bind queue $queue"
-		sed 's/^/    | /' "$log.daq" | tail -n 20
-		failures=$((failures + 1))
+		fail "daqtest did not bind queue $queue" "$log.daq" 20
 		stop_daqtest
 		return
 	fi
 	if ! nsx "$traffic" -n "$count" -p "$port" ${TRAFFIC_ARGS:-} \
 		>"$log.rx" 2>&1; then
-		echo "    FAIL: daq-traffic failed"
-		cat "$log.rx"
-		failures=$((failures + 1))
+		fail "daq-traffic failed" "$log.rx" 1000
 		stop_daqtest
 		return
 	fi
@@ -196,9 +202,7 @@ scenario() {
 	if [ "$ok" = 1 ]; then
 		echo "    PASS"
 	else
-		echo "    FAIL (daqtest log tail:)"
-		sed 's/^/    | /' "$log.daq" | tail -n 25
-		failures=$((failures + 1))
+		fail "daqtest log tail:" "$log.daq" 25
 	fi
 }
 
@@ -292,8 +296,7 @@ scenario_stop() {
 		>"$log.daq" 2>&1 &
 	daq_pid=$!
 	if ! queue_bound; then
-		echo "    FAIL: daqtest did not bind queue $queue"
-		failures=$((failures + 1))
+		fail "daqtest did not bind queue $queue"
 		stop_daqtest
 		return
 	fi
@@ -316,9 +319,7 @@ scenario_stop() {
 	if [ "$ok" = 1 ]; then
 		echo "    PASS"
 	else
-		echo "    FAIL (daqtest log tail:)"
-		sed 's/^/    | /' "$log.daq" | tail -n 25
-		failures=$((failures + 1))
+		fail "daqtest log tail:" "$log.daq" 25
 	fi
 }
 
@@ -361,12 +362,9 @@ refused() {
 	echo "--- refused: $what: daqtest $*"
 	if (daq_exec timeout 10 "$daqtest" -d nfqb -m "$our_dir" -M inline \
 		-t 0 "$@") >"$work/refused.log" 2>&1 </dev/null; then
-		echo "    FAIL: daqtest accepted it"
-		failures=$((failures + 1))
+		fail "daqtest accepted it"
 	elif ! grep -q "$what" "$work/refused.log"; then
-		echo "    FAIL: no '$what' in its output:"
-		sed 's/^/    | /' "$work/refused.log" | tail -n 5
-		failures=$((failures + 1))
+		fail "no '$what' in its output:" "$work/refused.log" 5
 	else
 		echo "    PASS"
 	fi
@@ -388,9 +386,7 @@ if (daq_exec timeout 3 "$daqtest" -d nfqb -m "$our_dir" -M inline \
 		if grep -q "conntrack) failed: Operation not supported" "$work/ct.log"; then
 			echo "    PASS (refused: this kernel has no conntrack glue)"
 		else
-			echo "    FAIL:"
-			sed 's/^/    | /' "$work/ct.log" | tail -n 5
-			failures=$((failures + 1))
+			fail "its output:" "$work/ct.log" 5
 		fi
 	else
 		echo "    PASS (taken)"
@@ -418,13 +414,10 @@ if queue_bound; then
 	   grep -q "Interrupted: 1" "$work/idle.log"; then
 		echo "    PASS ($ms ms)"
 	else
-		echo "    FAIL: exit $rc after $ms ms"
-		sed 's/^/    | /' "$work/idle.log" | tail -n 10
-		failures=$((failures + 1))
+		fail "exit $rc after $ms ms" "$work/idle.log" 10
 	fi
 else
-	echo "    FAIL: daqtest did not bind queue $queue"
-	failures=$((failures + 1))
+	fail "daqtest did not bind queue $queue"
 	stop_daqtest
 fi
 
