@@ -405,25 +405,12 @@ END_TEST
 
 int main(void)
 {
-	SRunner *sr;
-	Suite *s;
-	TCase *tc;
-	int failed;
+	Suite *s = suite_create("integration-diff");
+	TCase *tc = tcase_create("kernel");
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_diff: needs root (network namespaces, iptables)\n");
-		return getenv("CI") ? 1 : 77;
-	}
-	s = suite_create("integration-diff");
-	tc = tcase_create("kernel");
 	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
 	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_diff_libnetfilter_queue);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return nfqbt_run_suite("test_diff", s);
 }
