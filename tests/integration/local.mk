@@ -8,6 +8,16 @@ tests_integration_libnfqbt_harness_la_SOURCES = \
 	tests/integration/harness.h
 tests_integration_libnfqbt_harness_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
+# Link lines of the integration tests: through the shared library (public
+# API only), or through the internal convenience library (all of the
+# library, statically: the test seam, internal headers).
+NFQBT_PUBLIC_LDADD = tests/integration/libnfqbt-harness.la \
+	lib/libnfq-batch.la $(CHECK_LIBS) -lpthread
+NFQBT_INTERNAL_CFLAGS = $(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
+NFQBT_INTERNAL_LDADD = tests/integration/libnfqbt-harness.la \
+	lib/libnfqb-internal.la $(CHECK_LIBS) $(LIBMNL_LIBS) $(URCU_LIBS) \
+	-lpthread
+
 check_PROGRAMS += tests/integration/test_core tests/integration/test_diff
 TESTS += tests/integration/test_core tests/integration/test_diff
 
@@ -33,26 +43,21 @@ TESTS += tests/integration/test_coalesce_kernel
 tests_integration_test_coalesce_kernel_SOURCES = \
 	tests/integration/test_coalesce_kernel.c
 tests_integration_test_coalesce_kernel_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_integration_test_coalesce_kernel_LDADD = \
-	tests/integration/libnfqbt-harness.la lib/libnfq-batch.la \
-	$(CHECK_LIBS) -lpthread
+tests_integration_test_coalesce_kernel_LDADD = $(NFQBT_PUBLIC_LDADD)
 
 # The worker pool, through the shared library (public API only).
 check_PROGRAMS += tests/integration/test_pool
 TESTS += tests/integration/test_pool
 tests_integration_test_pool_SOURCES = tests/integration/test_pool.c
 tests_integration_test_pool_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_integration_test_pool_LDADD = tests/integration/libnfqbt-harness.la \
-	lib/libnfq-batch.la $(CHECK_LIBS) -lpthread
+tests_integration_test_pool_LDADD = $(NFQBT_PUBLIC_LDADD)
 
 # Verdicts a batch cannot carry: queue-to-N (mark, priority, bypass), repeat.
 check_PROGRAMS += tests/integration/test_verdicts
 TESTS += tests/integration/test_verdicts
 tests_integration_test_verdicts_SOURCES = tests/integration/test_verdicts.c
 tests_integration_test_verdicts_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_integration_test_verdicts_LDADD = \
-	tests/integration/libnfqbt-harness.la lib/libnfq-batch.la \
-	$(CHECK_LIBS) -lpthread
+tests_integration_test_verdicts_LDADD = $(NFQBT_PUBLIC_LDADD)
 
 # Verdict safety under injected faults (issue 9), through the shared
 # library (public API only). The test program interposes sendmsg/sendto/
@@ -74,9 +79,8 @@ check_PROGRAMS += tests/integration/test_linger
 TESTS += tests/integration/test_linger
 tests_integration_test_linger_SOURCES = tests/integration/test_linger.c
 tests_integration_test_linger_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
-	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
-tests_integration_test_linger_LDADD = tests/integration/libnfqbt-harness.la \
-	lib/libnfqb-internal.la $(CHECK_LIBS) $(LIBMNL_LIBS) $(URCU_LIBS) -lpthread
+	$(NFQBT_INTERNAL_CFLAGS)
+tests_integration_test_linger_LDADD = $(NFQBT_INTERNAL_LDADD)
 
 # Every documented errno of every public function, one table row each, and
 # the headers checked against the table. Links the internal library for
@@ -85,11 +89,9 @@ check_PROGRAMS += tests/integration/test_errors
 TESTS += tests/integration/test_errors
 tests_integration_test_errors_SOURCES = tests/integration/test_errors.c
 tests_integration_test_errors_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
-	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib \
+	$(NFQBT_INTERNAL_CFLAGS) \
 	-DNFQB_TOP_SRCDIR='"$(abs_top_srcdir)"'
-tests_integration_test_errors_LDADD = tests/integration/libnfqbt-harness.la \
-	lib/libnfqb-internal.la $(CHECK_LIBS) $(LIBMNL_LIBS) $(URCU_LIBS) \
-	-lpthread
+tests_integration_test_errors_LDADD = $(NFQBT_INTERNAL_LDADD)
 
 # The ABI promises through the shared library: the 0.1.0 interfaces by
 # their symbol versions, and structs that can grow.
@@ -97,8 +99,7 @@ check_PROGRAMS += tests/integration/test_abi
 TESTS += tests/integration/test_abi
 tests_integration_test_abi_SOURCES = tests/integration/test_abi.c
 tests_integration_test_abi_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_integration_test_abi_LDADD = tests/integration/libnfqbt-harness.la \
-	lib/libnfq-batch.la $(CHECK_LIBS) -lpthread
+tests_integration_test_abi_LDADD = $(NFQBT_PUBLIC_LDADD)
 
 # Lifecycle without loss (issue 12): stop under load, handover across
 # exec() ten times (the test re-executes itself as the consumer), privilege
@@ -108,9 +109,7 @@ TESTS += tests/integration/test_lifecycle
 tests_integration_test_lifecycle_SOURCES = tests/integration/test_lifecycle.c \
 	utils/nfqb-privdrop.c utils/nfqb-privdrop.h
 tests_integration_test_lifecycle_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_integration_test_lifecycle_LDADD = \
-	tests/integration/libnfqbt-harness.la lib/libnfq-batch.la \
-	$(CHECK_LIBS) -lpthread
+tests_integration_test_lifecycle_LDADD = $(NFQBT_PUBLIC_LDADD)
 
 # The soak (issue 12): nfqb-ips under mixed load with reloads, upgrades and
 # restarts; not in TESTS (time): `make soak` runs NFQB_SOAK_SECONDS (600),
@@ -118,8 +117,7 @@ tests_integration_test_lifecycle_LDADD = \
 check_PROGRAMS += tests/integration/soak
 tests_integration_soak_SOURCES = tests/integration/soak.c
 tests_integration_soak_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_integration_soak_LDADD = tests/integration/libnfqbt-harness.la \
-	lib/libnfq-batch.la $(CHECK_LIBS) -lpthread
+tests_integration_soak_LDADD = $(NFQBT_PUBLIC_LDADD)
 
 NFQB_SOAK_SECONDS ?= 600
 .PHONY: soak
@@ -135,6 +133,4 @@ TESTS += tests/integration/test_systemd
 tests_integration_test_systemd_SOURCES = tests/integration/test_systemd.c
 tests_integration_test_systemd_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	-DNFQB_TOP_SRCDIR='"$(abs_top_srcdir)"'
-tests_integration_test_systemd_LDADD = \
-	tests/integration/libnfqbt-harness.la lib/libnfq-batch.la \
-	$(CHECK_LIBS) -lpthread
+tests_integration_test_systemd_LDADD = $(NFQBT_PUBLIC_LDADD)
