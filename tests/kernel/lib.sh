@@ -86,6 +86,20 @@ queue_total() {
 		awk -v q="$2" '$1 == q { print $3 }'
 }
 
+# queue_rule NS HOOK DEV MATCH QUEUE: in NS, table netdev t with one chain
+# at HOOK (ingress or egress) of DEV: "MATCH queue num QUEUE"; the test
+# fails and ends if nft refuses it
+queue_rule() {
+	ip netns exec "$1" nft -f - <<NFT || { fail "nft refuses queue in a netdev $2 chain"; finish; }
+table netdev t {
+	chain q {
+		type filter hook $2 device "$3" priority 0;
+		$4 queue num $5
+	}
+}
+NFT
+}
+
 # The listener udp_case runs: nfqt, or the library's nfqb-netdev (same
 # options for queue, count, timeout and verdicts)
 LISTEN="nfqt listen"

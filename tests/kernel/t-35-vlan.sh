@@ -11,14 +11,7 @@ B ip addr add 10.0.10.2/24 dev veth1.10
 A ip link set veth0.10 up
 B ip link set veth1.10 up
 A ping -c 1 -W 10 10.0.10.2 > /dev/null || echo "  (warm-up ping on VLAN failed)"
-B nft -f - <<NFT || { fail "nft refuses queue in a netdev ingress chain"; finish; }
-table netdev t {
-	chain q {
-		type filter hook ingress device "veth1" priority 0;
-		udp dport 9000 queue num 0
-	}
-}
-NFT
+queue_rule b ingress veth1 "udp dport 9000" 0
 vlan_case() {
 	local desc=$1 lns=$2 q=$3 rpid lpid lrc
 	shift 3
@@ -41,14 +34,7 @@ vlan_case "VLAN at ingress" b 0 -k 0
 B nft delete table netdev t
 # egress: the VLAN device hands the tag to veth0 out of band (veth offers
 # VLAN tag insertion)
-A nft -f - <<NFT || { fail "nft refuses queue in a netdev egress chain"; finish; }
-table netdev t {
-	chain q {
-		type filter hook egress device "veth0" priority 0;
-		udp dport 9000 queue num 1
-	}
-}
-NFT
+queue_rule a egress veth0 "udp dport 9000" 1
 vlan_case "VLAN at egress" a 1 -k 1
 teardown
 finish

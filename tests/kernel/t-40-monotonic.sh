@@ -3,22 +3,8 @@
 # queue 3), with batch verdicts.
 . ./lib.sh
 setup_veth
-B nft -f - <<NFT || { fail "nft refuses queue in a netdev ingress chain"; finish; }
-table netdev t {
-	chain q {
-		type filter hook ingress device "veth1" priority 0;
-		udp dport 9001 queue num 2
-	}
-}
-NFT
-A nft -f - <<NFT || { fail "nft refuses queue in a netdev egress chain"; finish; }
-table netdev t {
-	chain q {
-		type filter hook egress device "veth0" priority 0;
-		udp dport 9002 queue num 3
-	}
-}
-NFT
+queue_rule b ingress veth1 "udp dport 9001" 2
+queue_rule a egress veth0 "udp dport 9002" 3
 N=${NFQB_MONO_COUNT:-1000}
 load_case() {
 	local desc=$1 lns=$2 q=$3 port=$4 lpid lrc s0 s1 seen

@@ -23,22 +23,8 @@ A ping -c 1 -W 10 10.0.0.2 > /dev/null || log "(warm-up ping over the bridge fai
 A ethtool -k veth0 2>/dev/null | grep -E '^(tcp-segmentation-offload|generic-segmentation-offload):' | sed 's/^/    a veth0 /'
 veth0_mac=$(A cat /sys/class/net/veth0/address)
 
-B nft -f - <<NFT || { fail "nft refuses queue in a netdev ingress chain"; finish; }
-table netdev t {
-	chain q {
-		type filter hook ingress device "veth1" priority 0;
-		tcp dport 9001 queue num 0
-	}
-}
-NFT
-A nft -f - <<NFT || { fail "nft refuses queue in a netdev egress chain"; finish; }
-table netdev t {
-	chain q {
-		type filter hook egress device "veth0" priority 0;
-		tcp dport 9002 queue num 1
-	}
-}
-NFT
+queue_rule b ingress veth1 "tcp dport 9001" 0
+queue_rule a egress veth0 "tcp dport 9002" 1
 
 BYTES=4194304
 

@@ -9,22 +9,8 @@ while [ $i -le 164 ]; do
 	A ip addr add 10.0.0.$i/32 dev veth0
 	i=$((i + 1))
 done
-B nft -f - <<NFT || { fail "nft refuses queue in a netdev ingress chain"; finish; }
-table netdev t {
-	chain q {
-		type filter hook ingress device "veth1" priority 0;
-		udp dport 9000 queue num 0-3
-	}
-}
-NFT
-A nft -f - <<NFT || { fail "nft refuses queue in a netdev egress chain"; finish; }
-table netdev t {
-	chain q {
-		type filter hook egress device "veth0" priority 0;
-		udp dport 9001 queue num 4-7
-	}
-}
-NFT
+queue_rule b ingress veth1 "udp dport 9000" 0-3
+queue_rule a egress veth0 "udp dport 9001" 4-7
 
 # fanout_case DESC NS FIRST_QUEUE PORT HOOK
 fanout_case() {

@@ -14,14 +14,7 @@
 setup_veth
 mac1=$(B cat /sys/class/net/veth1/address)
 other=02:00:00:00:00:99
-B nft -f - <<NFT || { fail "nft refuses queue in a netdev ingress chain"; finish; }
-table netdev t {
-	chain q {
-		type filter hook ingress device "veth1" priority 0;
-		udp dport 9000 queue num 0
-	}
-}
-NFT
+queue_rule b ingress veth1 "udp dport 9000" 0
 I="-q 0 -n 10 -v accept -F 5 -k 0"
 udp_case "ingress: payload rewritten, same length" 10 b $I -T 65535
 udp_case "ingress: payload cut to 0 bytes: dropped" 0 b $I -T 0
@@ -30,14 +23,7 @@ udp_case "ingress: L2 header to another host's MAC: not for us" 0 b $I -D $other
 udp_case "ingress: L2 header to our own MAC: delivered" 10 b $I -D $mac1
 udp_case "ingress: L2 header with another EtherType is refused" 0 b $I -Y 86dd -R
 B nft delete table netdev t
-A nft -f - <<NFT || { fail "nft refuses queue in a netdev egress chain"; finish; }
-table netdev t {
-	chain q {
-		type filter hook egress device "veth0" priority 0;
-		udp dport 9000 queue num 1
-	}
-}
-NFT
+queue_rule a egress veth0 "udp dport 9000" 1
 E="-q 1 -n 10 -v accept -F 5 -k 1"
 udp_case "egress: payload rewritten, same length" 10 a $E -T 65535
 udp_case "egress: payload cut into the L2 header: dropped" 0 a $E -T 10
