@@ -428,20 +428,9 @@ int main(void)
 	unsigned int seconds = env ? (unsigned int)atoi(env) : 60;
 	Suite *su = suite_create("soak");
 	TCase *tc = tcase_create("soak");
-	SRunner *sr;
-	int failed;
 
-	if (geteuid() != 0) {
-		printf("soak: needs root, skipped\n");
-		return 77;
-	}
 	tcase_set_timeout(tc, (double)seconds + 120);
 	tcase_add_test(tc, test_soak);
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return nfqbt_run_suite("soak", su);
 }

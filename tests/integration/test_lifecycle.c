@@ -435,6 +435,22 @@ static int bound_socket(void)
 	return fd;
 }
 
+/* A handover test's start: the namespace, the rule (no bypass), the
+ * receiver, queue QNUM bound on a socket given up at once (*@fd, for the
+ * next process) and a pipe (@pfd) to hear from that process. */
+static struct nfqbt_rx *handover_start(const struct nfqbt_rx_opts *ro,
+				       int *fd, int pfd[2])
+{
+	struct nfqbt_rx *rx;
+
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QNUM, false);
+	rx = nfqbt_rx_start(PORT, ro);
+	*fd = bound_socket();
+	ck_assert(pipe(pfd) == 0);
+	return rx;
+}
+
 /* Read one line from the helper (bounded wait). */
 static void read_line(FILE *f, char *buf, size_t size)
 {
@@ -459,12 +475,8 @@ START_TEST(test_handover_exec_x10)
 	pid_t pid;
 	FILE *f;
 
-	nfqbt_netns_enter();
-	nfqbt_rule_queue(PORT, QNUM, false);
-	rx = nfqbt_rx_start(PORT, &ro);
 	/* generation 0: this process binds the queue and hands it on */
-	fd = bound_socket();
-	ck_assert(pipe(pfd) == 0);
+	rx = handover_start(&ro, &fd, pfd);
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR2);
 	sigaddset(&set, SIGTERM);
@@ -728,11 +740,7 @@ START_TEST(test_adopt_after_crash)
 	pid_t pid;
 	FILE *f;
 
-	nfqbt_netns_enter();
-	nfqbt_rule_queue(PORT, QNUM, false);
-	rx = nfqbt_rx_start(PORT, &ro);
-	fd = bound_socket();
-	ck_assert(pipe(pfd) == 0);
+	rx = handover_start(&ro, &fd, pfd);
 	pid = fork();
 	ck_assert(pid >= 0);
 	if (pid == 0) {
