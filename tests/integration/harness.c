@@ -707,6 +707,22 @@ int nfqbt_decide_mark(struct nfqb_packet *p, uint32_t seq, void *data)
 	return nfqb_verdict_mark(p, NFQB_ACCEPT, *(const uint32_t *)data);
 }
 
+void nfqbt_ips_rules(char *tmpl, const char *fmt, ...)
+{
+	int fd = mkstemp(tmpl);
+	va_list ap;
+	FILE *f;
+
+	ck_assert_msg(fd >= 0, "mkstemp: %s", strerror(errno));
+	f = fdopen(fd, "w");
+	ck_assert(f != NULL);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	ck_assert(fclose(f) == 0);
+	ck_assert(chmod(tmpl, 0644) == 0);
+}
+
 bool nfqbt_find_ips(char *path, size_t size)
 {
 	char self[PATH_MAX], dir[PATH_MAX];

@@ -236,6 +236,11 @@ int nfqbt_pool_accept(struct nfqb_packet *p, void *policy, void *cb_data,
 /* Accept with the mark *(const uint32_t *)@data. */
 int nfqbt_decide_mark(struct nfqb_packet *p, uint32_t seq, void *data);
 
+/* A rules file for nfqb-ips: mkstemp(@tmpl) with the printf-style text,
+ * readable by all (the IPS may run as nobody). ck_assert on failure. */
+void nfqbt_ips_rules(char *tmpl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* examples/ips/nfqb-ips of this build tree, looked for up from this
  * program: its path in @path, false if not found. */
 bool nfqbt_find_ips(char *path, size_t size);

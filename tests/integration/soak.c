@@ -282,8 +282,6 @@ START_TEST(test_soak)
 	struct sender s = { 0 };
 	struct nfqbt_rx *rx;
 	struct ips p;
-	FILE *f;
-	int fd;
 
 	ck_assert_msg(nfqbt_find_ips(ips_path, sizeof(ips_path)),
 		      "examples/ips/nfqb-ips not built");
@@ -291,12 +289,7 @@ START_TEST(test_soak)
 	nfqbt_netns_enter();
 	nfqbt_iptables("-A OUTPUT -o lo -p udp --dport %u -j NFQUEUE "
 		       "--queue-balance 0:1 --queue-bypass", PORT);
-	fd = mkstemp(rules);
-	ck_assert(fd >= 0);
-	f = fdopen(fd, "w");
-	fprintf(f, "drop ATTACK\nmark %u 9\n", PORT);
-	fclose(f);
-	chmod(rules, 0644);
+	nfqbt_ips_rules(rules, "drop ATTACK\nmark %u 9\n", PORT);
 	rx = nfqbt_rx_start(PORT, &ro);
 	p = ips_start(ips_path, rules);
 	ck_assert(pthread_create(&s.thread, NULL, sender_main, &s) == 0);

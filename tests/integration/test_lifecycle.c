@@ -839,7 +839,7 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 	struct nfqb_kstats ks;
 	struct nfqbt_rx *rx;
 	unsigned int g, i, sent;
-	int pfd[2], status, rfd;
+	int pfd[2], status;
 	pid_t pid;
 	FILE *f;
 
@@ -848,12 +848,7 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 	ck_assert_msg(getpwnam("nobody"), "no user nobody");
 	nfqbt_netns_enter();
 	nfqbt_rule_queue(PORT, QNUM, false);
-	rfd = mkstemp(rules);
-	ck_assert(rfd >= 0);
-	snprintf(line, sizeof(line), "mark %u 9\n", PORT);
-	ck_assert(write(rfd, line, strlen(line)) == (ssize_t)strlen(line));
-	close(rfd);
-	chmod(rules, 0644);
+	nfqbt_ips_rules(rules, "mark %u 9\n", PORT);
 	rx = nfqbt_rx_start(PORT, &ro);
 	ck_assert(pipe(pfd) == 0);
 	snprintf(q, sizeof(q), "%u", QNUM);
@@ -957,19 +952,14 @@ START_TEST(test_ips_fdstore_crash_restart)
 	struct nfqb_kstats ks;
 	struct nfqbt_rx *rx;
 	unsigned int i, nfds, sent, marked = 0, unmarked = 0;
-	int nfd, stored = -1, fds[4], pfd[2], rfd, status, k;
+	int nfd, stored = -1, fds[4], pfd[2], status, k;
 	pid_t pid;
 	FILE *f;
 
 	ck_assert(nfqbt_find_ips(ips, sizeof(ips)));
 	nfqbt_netns_enter();
 	nfqbt_rule_queue(PORT, QNUM, false);
-	rfd = mkstemp(rules);
-	ck_assert(rfd >= 0);
-	snprintf(line, sizeof(line), "mark %u 9\n", PORT);
-	ck_assert(write(rfd, line, strlen(line)) == (ssize_t)strlen(line));
-	close(rfd);
-	chmod(rules, 0644);
+	nfqbt_ips_rules(rules, "mark %u 9\n", PORT);
 	/* the notification socket, in the abstract namespace */
 	snprintf(sock, sizeof(sock), "@nfqb-life-notify-%d", (int)getpid());
 	nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
