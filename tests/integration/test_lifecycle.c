@@ -830,6 +830,21 @@ static void ips_wait_line(FILE *f, const char *prefix, char *line,
 	ck_abort_msg("nfqb-ips: no line \"%s\"", prefix);
 }
 
+/* The output of an nfqb-ips just forked with its stdout on @pfd[1]
+ * (closed here), read unbuffered, once it said it runs: that line in
+ * @line. */
+static FILE *ips_output(int pfd[2], char *line, size_t size)
+{
+	FILE *f;
+
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	ck_assert(f);
+	setvbuf(f, NULL, _IONBF, 0);
+	ips_wait_line(f, "nfqb-ips: pid", line, size);
+	return f;
+}
+
 START_TEST(test_ips_upgrade_x10_as_nobody)
 {
 	struct nfqbt_rx_opts ro = { .quiet_ms = 2000, .max_seq = MAX_SEQ };
@@ -862,11 +877,7 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 		      (char *)NULL);
 		_exit(127);
 	}
-	close(pfd[1]);
-	f = fdopen(pfd[0], "r");
-	ck_assert(f);
-	setvbuf(f, NULL, _IONBF, 0);
-	ips_wait_line(f, "nfqb-ips: pid", line, sizeof(line));
+	f = ips_output(pfd, line, sizeof(line));
 	tx = sender_start(rx);
 	for (g = 1; g <= UPGRADES; g++) {
 		nfqbt_rx_assert_more(rx, 1000, "traffic");
@@ -990,11 +1001,7 @@ START_TEST(test_ips_fdstore_crash_restart)
 			      (char *)NULL);
 			_exit(127);
 		}
-		close(pfd[1]);
-		f = fdopen(pfd[0], "r");
-		ck_assert(f);
-		setvbuf(f, NULL, _IONBF, 0);
-		ips_wait_line(f, "nfqb-ips: pid", line, sizeof(line));
+		f = ips_output(pfd, line, sizeof(line));
 		ck_assert_msg(!k || strstr(line, "(taken over)"), "%s", line);
 		/* FDSTORE=1 with the queue's socket, then READY=1 */
 		notify_recv(nfd, msg, sizeof(msg), fds, &nfds);
