@@ -487,11 +487,14 @@ static void print_counters(struct nfqb_daq_ctx *c)
 	       " batch_msgs %" PRIu64 " batch_packets %" PRIu64
 	       " accepted %" PRIu64 " dropped %" PRIu64 " mangled %" PRIu64
 	       " defaults %" PRIu64 " timeouts %" PRIu64 " enobufs %" PRIu64
-	       " replace_unchanged %" PRIu64 " verdict_failures %" PRIu64 "\n",
+	       " replace_unchanged %" PRIu64 " verdict_failures %" PRIu64
+	       " late_finalize %" PRIu64 " linger_pauses %" PRIu64
+	       " buffers_exhausted %" PRIu64 "\n",
 	       c->queue_num, st.packets, st.recv_calls, st.send_calls,
 	       st.verdict_msgs, st.batch_msgs, st.batch_packets, st.accepted,
 	       st.dropped, st.mangled, st.defaults, st.timeouts, st.enobufs,
-	       c->replace_unchanged, c->verdict_failures);
+	       c->replace_unchanged, c->verdict_failures, c->late_finalize,
+	       st.linger_pauses, st.buffers_exhausted);
 }
 
 /* Close the queue: every message not finalized gets the default verdict

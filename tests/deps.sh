@@ -14,12 +14,16 @@ set -euo pipefail
 # compilers) and runs daqtest in a namespace with nsenter (util-linux).
 # systemd: tests/integration/test_systemd runs nfqb-ips.service under a
 # systemd user manager (/lib/systemd/systemd; PID 1 need not be systemd).
+# cmake ... zlib1g-dev: Snort 3 for the Snort stage (tests/snort/
+# build-snort.sh); libfl-dev for its FlexLexer.h.
 PKGS=(build-essential autoconf automake libtool pkg-config
       libmnl-dev liburcu-dev check libnetfilter-queue-dev
       iptables iproute2 kmod iperf3 gnuplot-nox
       abigail-tools gcc-multilib
       libmnl-dev:i386 liburcu-dev:i386 check:i386
-      libnetfilter-queue-dev:i386 util-linux systemd)
+      libnetfilter-queue-dev:i386 util-linux systemd
+      cmake g++ flex libfl-dev libdumbnet-dev libhwloc-dev
+      libluajit-5.1-dev libpcap-dev libpcre2-dev libssl-dev zlib1g-dev)
 
 if [ "${NFQB_NO_APT:-0}" = 1 ]; then
 	echo "deps: NFQB_NO_APT=1, not installing packages"

@@ -1,0 +1,988 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daq-contract: daq_nfqb against libdaq's module contract, as Snort 3 uses
+ * it, through libdaq's public API (what Snort's SFDAQInstance calls), on a
+ * real NFQUEUE in a private network namespace (unshare, lo, iptables).
+ * Every check is made at a UDP receiver in this process or on what libdaq
+ * returns, never on the module's word alone.
+ *
+ *   daq-contract MODULE_DIR [CASE...]
+ *
+ * The cases (all by default), each reported "PASS name" or "FAIL name:
+ * why", then a Check-style summary line for tests/run-all.sh:
+ *
+ *   finalize_timeout  verdict_timeout expires while the application holds
+ *                     the message: finalize returns DAQ_SUCCESS (Snort
+ *                     counts a message back only then), the pool is whole
+ *                     again, the data the application holds is not
+ *                     overwritten by later packets, the packet arrives once
+ *   verdict_idle      a verdict reaches the kernel without another receive
+ *                     call (Snort paused or busy after its last finalize)
+ *   interrupt_race    interrupt() from another thread while the instance
+ *                     stops, 300 times (Snort's main thread does that until
+ *                     the packet thread is stopped; ASan catches a use of
+ *                     the freed queue)
+ *   ioctl_index       DAQ_CAPA_DEVICE_INDEX claimed: DIOCTL_GET_DEVICE_INDEX
+ *                     answers lo's ifindex, and the packet header says so
+ *   stop_counters     after stop, the statistics count what the close
+ *                     decided (hw_packets_received), and the kernel's drops
+ *                     (hw_packets_dropped)
+ *   fail_open         fail_open=0 leaves fail-open off: with the kernel queue
+ *                     full, datagrams are dropped, not passed uninspected;
+ *                     fail_open (no value) turns it on
+ *   instances         one queue for two instances, or a range wider or
+ *                     narrower than the instances: refused at instantiate
+ *                     with a message; a range of 4 for 4 instances binds
+ *                     each queue once
+ *   linger_timeout    with a receive timeout (Snort's default 1000 ms) a
+ *                     fixed linger still pauses (linger_pauses in the
+ *                     debug counters)
+ *   pool_held         the application holds every message and asks again:
+ *                     not DAQ_RSTAT_NOBUF (fatal to Snort) but a timeout
+ *   start_traffic     30 instances started while 20k datagrams/s arrive on a
+ *                     rule with --queue-bypass: every start succeeds
+ *
+ * Needs root.  Every wait is bounded; the namespace dies with the process.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <daq.h>
+#include <daq_module_api.h>
+
+#define PORT		9999
+#define QUEUE		7
+#define BYPASS_PORT	9998
+#define BYPASS_QUEUE	8
+
+static DAQ_Module_h module;
+static int rx_fd = -1, tx_fd = -1;
+static int failures, checks;
+static const char *case_name;
+
+/* --- Helpers -------------------------------------------------------------- */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec d = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&d, &d) && errno == EINTR)
+		;
+}
+
+static bool fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL %s: ", case_name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	return false;
+}
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static int udp_socket(unsigned int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -1;
+	if (port) {
+		int big = 8 << 20;
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+		a.sin_port = htons((uint16_t)port);
+		if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/* Send datagram @seq (4 bytes, then @fill) to @port. */
+static void send_one(unsigned int port, uint32_t seq, char fill)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	uint8_t buf[64];
+
+	memset(buf, fill, sizeof(buf));
+	seq = htonl(seq);
+	memcpy(buf, &seq, 4);
+	while (sendto(tx_fd, buf, sizeof(buf), 0, (struct sockaddr *)&a,
+		      sizeof(a)) < 0 && (errno == ENOBUFS || errno == EAGAIN))
+		sleep_ms(1);
+}
+
+/* Count the datagrams that arrive within @ms (until @want, if nonzero). */
+static unsigned int rx_count(unsigned int ms, unsigned int want)
+{
+	uint64_t end = now_ms() + ms;
+	unsigned int n = 0;
+	uint8_t buf[2048];
+
+	for (;;) {
+		struct pollfd p = { .fd = rx_fd, .events = POLLIN };
+		int64_t left = (int64_t)end - (int64_t)now_ms();
+
+		while (recv(rx_fd, buf, sizeof(buf), 0) >= 0)
+			n++;
+		if ((want && n >= want) || left <= 0)
+			return n;
+		poll(&p, 1, (int)left);
+	}
+}
+
+static void rx_flush(void)
+{
+	uint8_t buf[2048];
+
+	while (recv(rx_fd, buf, sizeof(buf), 0) >= 0)
+		;
+}
+
+struct inst_opts {
+	const char *input;
+	unsigned int timeout;
+	unsigned int pool;
+	unsigned int total, id;
+	const char *vars[8];	/* "key" or "key=value" */
+};
+
+/* libdaq keeps using an instance's configuration: all freed at exit */
+static DAQ_Config_h cfgs[512];
+static unsigned int ncfgs;
+
+/* Instantiate (not start) an instance; NULL and @err filled on failure. */
+static DAQ_Instance_h instantiate(const struct inst_opts *o, char *err,
+				  size_t errlen)
+{
+	DAQ_ModuleConfig_h mc;
+	DAQ_Instance_h inst = NULL;
+	DAQ_Config_h inst_cfg;
+	char in[32];
+	int i;
+
+	err[0] = '\0';
+	if (ncfgs == sizeof(cfgs) / sizeof(cfgs[0])) {
+		snprintf(err, errlen, "too many configurations");
+		return NULL;
+	}
+	if (daq_config_new(&inst_cfg) != DAQ_SUCCESS) {
+		snprintf(err, errlen, "config_new failed");
+		return NULL;
+	}
+	cfgs[ncfgs++] = inst_cfg;
+	if (daq_module_config_new(&mc, module) != DAQ_SUCCESS) {
+		snprintf(err, errlen, "config_new failed");
+		return NULL;
+	}
+	snprintf(in, sizeof(in), "%u", QUEUE);
+	daq_config_set_input(inst_cfg, o->input ? o->input : in);
+	daq_config_set_snaplen(inst_cfg, 65535);
+	daq_config_set_timeout(inst_cfg, o->timeout);
+	daq_config_set_msg_pool_size(inst_cfg, o->pool ? o->pool : 256);
+	daq_config_set_total_instances(inst_cfg, o->total ? o->total : 1);
+	daq_config_set_instance_id(inst_cfg, o->id ? o->id : 1);
+	daq_module_config_set_mode(mc, DAQ_MODE_INLINE);
+	for (i = 0; i < 8 && o->vars[i]; i++) {
+		char key[64];
+		const char *eq = strchr(o->vars[i], '=');
+
+		snprintf(key, sizeof(key), "%.*s",
+			 eq ? (int)(eq - o->vars[i]) : (int)strlen(o->vars[i]),
+			 o->vars[i]);
+		daq_module_config_set_variable(mc, key, eq ? eq + 1 : NULL);
+	}
+	daq_config_push_module_config(inst_cfg, mc);
+	if (daq_instance_instantiate(inst_cfg, &inst, err, errlen) !=
+	    DAQ_SUCCESS)
+		return NULL;
+	return inst;
+}
+
+static DAQ_Instance_h start(const struct inst_opts *o)
+{
+	char err[256];
+	DAQ_Instance_h inst = instantiate(o, err, sizeof(err));
+
+	if (!inst) {
+		fail("instantiate: %s", err);
+		return NULL;
+	}
+	if (daq_instance_start(inst) != DAQ_SUCCESS) {
+		fail("start: %s", daq_instance_get_error(inst));
+		daq_instance_destroy(inst);
+		return NULL;
+	}
+	return inst;
+}
+
+static void finish(DAQ_Instance_h inst)
+{
+	if (!inst)
+		return;
+	if (daq_instance_check_status(inst) == DAQ_STATE_STARTED)
+		daq_instance_stop(inst);
+	daq_instance_destroy(inst);
+}
+
+/* Receive until @want messages are held in @msgs (or @ms pass). */
+static unsigned int recv_n(DAQ_Instance_h inst, DAQ_Msg_h *msgs,
+			   unsigned int want, unsigned int ms,
+			   DAQ_RecvStatus *last)
+{
+	uint64_t end = now_ms() + ms;
+	unsigned int n = 0;
+
+	*last = DAQ_RSTAT_OK;
+	while (n < want && now_ms() < end) {
+		unsigned int got = daq_instance_msg_receive(inst, want - n,
+							    msgs + n, last);
+
+		n += got;
+		if (*last != DAQ_RSTAT_OK && *last != DAQ_RSTAT_WOULD_BLOCK &&
+		    *last != DAQ_RSTAT_TIMEOUT)
+			break;
+	}
+	return n;
+}
+
+static bool pool_whole(DAQ_Instance_h inst)
+{
+	DAQ_MsgPoolInfo_t info;
+
+	if (daq_instance_get_msg_pool_info(inst, &info) != DAQ_SUCCESS)
+		return fail("get_msg_pool_info failed");
+	if (info.available != info.size)
+		return fail("pool: %u of %u available", info.available,
+			    info.size);
+	return true;
+}
+
+/* --- Cases ---------------------------------------------------------------- */
+
+static bool case_finalize_timeout(void)
+{
+	struct inst_opts o = { .timeout = 20, .pool = 4,
+			       .vars = { "verdict_timeout=50" } };
+	DAQ_Instance_h inst = start(&o);
+	DAQ_Msg_h held, msgs[4];
+	DAQ_RecvStatus rs;
+	uint8_t copy[64];
+	uint32_t len;
+	unsigned int n, i, got;
+	bool ok = true;
+	int rc;
+
+	if (!inst)
+		return false;
+	send_one(PORT, 1, 'A');
+	if (recv_n(inst, &held, 1, 2000, &rs) != 1) {
+		finish(inst);
+		return fail("no message (status %d)", rs);
+	}
+	len = daq_msg_get_data_len(held);
+	memcpy(copy, daq_msg_get_data(held), len < 64 ? len : 64);
+	/* the library runs its timers inside receive: 200 ms of them */
+	for (uint64_t end = now_ms() + 200; now_ms() < end;) {
+		DAQ_Msg_h m;
+
+		if (daq_instance_msg_receive(inst, 1, &m, &rs)) {
+			daq_instance_msg_finalize(inst, m, DAQ_VERDICT_PASS);
+			ok = fail("a message nobody sent");
+		}
+	}
+	got = rx_count(500, 1);
+	if (got != 1)
+		ok = fail("%u datagrams arrived after the timeout, not 1", got);
+	/* more packets: they must not land in the held message's buffer */
+	for (i = 0; i < 3; i++)
+		send_one(PORT, 10 + i, 'B');
+	n = recv_n(inst, msgs, 3, 2000, &rs);
+	if (n != 3)
+		ok = fail("%u of 3 later messages received", n);
+	if (memcmp(copy, daq_msg_get_data(held), len < 64 ? len : 64))
+		ok = fail("the held message's data changed under the application");
+	rc = daq_instance_msg_finalize(inst, held, DAQ_VERDICT_PASS);
+	if (rc != DAQ_SUCCESS)
+		ok = fail("finalize after the verdict timeout returned %d", rc);
+	for (i = 0; i < n; i++)
+		daq_instance_msg_finalize(inst, msgs[i], DAQ_VERDICT_PASS);
+	ok = pool_whole(inst) && ok;
+	got = rx_count(500, 4);
+	if (got != 3)
+		ok = fail("%u of the 3 later datagrams arrived", got);
+	finish(inst);
+	return ok;
+}
+
+static bool case_verdict_idle(void)
+{
+	struct inst_opts o = { .timeout = 1000 };
+	DAQ_Instance_h inst = start(&o);
+	DAQ_Msg_h msgs[4];
+	DAQ_RecvStatus rs;
+	unsigned int n, got, i;
+	bool ok = true;
+
+	if (!inst)
+		return false;
+	/* one message: decided, then no more receive calls */
+	send_one(PORT, 1, 'A');
+	n = recv_n(inst, msgs, 1, 2000, &rs);
+	if (n != 1) {
+		finish(inst);
+		return fail("no message");
+	}
+	daq_instance_msg_finalize(inst, msgs[0], DAQ_VERDICT_PASS);
+	got = rx_count(200, 1);
+	if (got != 1)
+		ok = fail("the decided datagram did not arrive within 200 ms without a receive call");
+	/* two messages: the first decided, the second held (Snort's retry
+	 * queue): the first must still go out */
+	send_one(PORT, 2, 'A');
+	send_one(PORT, 3, 'A');
+	n = recv_n(inst, msgs, 2, 2000, &rs);
+	if (n != 2) {
+		for (i = 0; i < n; i++)
+			daq_instance_msg_finalize(inst, msgs[i],
+						  DAQ_VERDICT_PASS);
+		finish(inst);
+		return fail("%u of 2 messages", n);
+	}
+	daq_instance_msg_finalize(inst, msgs[1], DAQ_VERDICT_PASS);
+	got = rx_count(200, 1);
+	if (got != 1)
+		ok = fail("the decided datagram (another one held) did not arrive within 200 ms");
+	daq_instance_msg_finalize(inst, msgs[0], DAQ_VERDICT_PASS);
+	got = rx_count(200, 1);
+	if (got != 1)
+		ok = fail("the last decided datagram did not arrive within 200 ms");
+	finish(inst);
+	return ok;
+}
+
+struct race {
+	DAQ_Instance_h _Atomic inst;
+	atomic_bool stop;
+	atomic_ulong calls;
+};
+
+static void *interrupter(void *arg)
+{
+	struct race *r = arg;
+
+	while (!atomic_load(&r->stop)) {
+		DAQ_Instance_h inst = atomic_load(&r->inst);
+
+		if (inst) {
+			daq_instance_interrupt(inst);
+			atomic_fetch_add(&r->calls, 1);
+		} else {
+			sched_yield();
+		}
+	}
+	return NULL;
+}
+
+static bool case_interrupt_race(void)
+{
+	struct inst_opts o = { .timeout = 0 };
+	struct race r = { .inst = NULL };
+	pthread_t t;
+	bool ok = true;
+	int i;
+
+	if (pthread_create(&t, NULL, interrupter, &r))
+		return fail("pthread_create");
+	for (i = 0; i < 300 && ok; i++) {
+		DAQ_Instance_h inst = start(&o);
+		DAQ_RecvStatus rs;
+		DAQ_Msg_h m;
+
+		if (!inst) {
+			ok = false;
+			break;
+		}
+		atomic_store(&r.inst, inst);
+		/* a blocking receive the other thread interrupts */
+		if (daq_instance_msg_receive(inst, 1, &m, &rs))
+			daq_instance_msg_finalize(inst, m, DAQ_VERDICT_PASS);
+		if (rs != DAQ_RSTAT_INTERRUPTED && rs != DAQ_RSTAT_OK)
+			ok = fail("receive status %d, not interrupted", rs);
+		/* stop while interrupts keep coming (Snort's exit) */
+		if (daq_instance_stop(inst) != DAQ_SUCCESS)
+			ok = fail("stop: %s", daq_instance_get_error(inst));
+		atomic_store(&r.inst, NULL);
+		/* a call that loaded @inst may still run: let it end */
+		sleep_ms(2);
+		daq_instance_destroy(inst);
+	}
+	atomic_store(&r.stop, true);
+	pthread_join(t, NULL);
+	if (ok && atomic_load(&r.calls) < 300)
+		ok = fail("only %lu interrupt calls", atomic_load(&r.calls));
+	return ok;
+}
+
+static bool case_ioctl_index(void)
+{
+	struct inst_opts o = { .timeout = 100 };
+	DAQ_Instance_h inst = start(&o);
+	DIOCTL_QueryDeviceIndex q = { .device = "lo", .index = -1 };
+	DAQ_RecvStatus rs;
+	DAQ_Msg_h m;
+	bool ok = true;
+	int rc;
+
+	if (!inst)
+		return false;
+	if (!(daq_instance_get_capabilities(inst) & DAQ_CAPA_DEVICE_INDEX)) {
+		finish(inst);
+		return fail("DAQ_CAPA_DEVICE_INDEX not claimed");
+	}
+	rc = daq_instance_ioctl(inst, DIOCTL_GET_DEVICE_INDEX, &q, sizeof(q));
+	if (rc != DAQ_SUCCESS)
+		ok = fail("DIOCTL_GET_DEVICE_INDEX(lo) returned %d", rc);
+	else if (q.index != (int)if_nametoindex("lo"))
+		ok = fail("DIOCTL_GET_DEVICE_INDEX(lo) = %d, not %u", q.index,
+			  if_nametoindex("lo"));
+	q.device = "nfqb-none0";
+	rc = daq_instance_ioctl(inst, DIOCTL_GET_DEVICE_INDEX, &q, sizeof(q));
+	if (rc == DAQ_SUCCESS)
+		ok = fail("DIOCTL_GET_DEVICE_INDEX of a missing device succeeded");
+	send_one(PORT, 1, 'A');
+	if (recv_n(inst, &m, 1, 2000, &rs) == 1) {
+		int32_t eg = daq_msg_get_pkthdr(m)->egress_index;
+
+		if (eg != (int32_t)if_nametoindex("lo"))
+			ok = fail("egress_index %d, not lo's", eg);
+		daq_instance_msg_finalize(inst, m, DAQ_VERDICT_PASS);
+	} else {
+		ok = fail("no message");
+	}
+	rx_count(300, 1);
+	finish(inst);
+	return ok;
+}
+
+static bool case_stop_counters(void)
+{
+	struct inst_opts o = { .timeout = 100, .pool = 2,
+			       .vars = { "queue_maxlen=16" } };
+	DAQ_Instance_h inst = start(&o);
+	DAQ_Msg_h msgs[2];
+	DAQ_Stats_t st;
+	DAQ_RecvStatus rs;
+	unsigned int i, n;
+	bool ok = true;
+
+	if (!inst)
+		return false;
+	for (i = 0; i < 2; i++)
+		send_one(PORT, i, 'A');
+	n = recv_n(inst, msgs, 2, 2000, &rs);
+	for (i = 0; i < n; i++)
+		daq_instance_msg_finalize(inst, msgs[i], DAQ_VERDICT_PASS);
+	if (n != 2)
+		ok = fail("%u of 2 messages", n);
+	/* 5 more reach the socket, never read by the application: the
+	 * close gives them the default verdict (accept) */
+	for (i = 0; i < 5; i++)
+		send_one(PORT, 10 + i, 'A');
+	/* 40 more than the kernel queue holds: dropped by the kernel */
+	for (i = 0; i < 40; i++)
+		send_one(PORT, 100 + i, 'A');
+	sleep_ms(100);
+	if (daq_instance_stop(inst) != DAQ_SUCCESS)
+		ok = fail("stop: %s", daq_instance_get_error(inst));
+	n = rx_count(500, 47);
+	memset(&st, 0, sizeof(st));
+	daq_instance_get_stats(inst, &st);
+	/* what arrived got a verdict from us (none is lost: accept) */
+	if (st.hw_packets_received != n)
+		ok = fail("hw_packets_received %llu after stop, %u arrived",
+			  (unsigned long long)st.hw_packets_received, n);
+	if (st.hw_packets_received + st.hw_packets_dropped != 47)
+		ok = fail("received %llu + dropped %llu != 47 sent",
+			  (unsigned long long)st.hw_packets_received,
+			  (unsigned long long)st.hw_packets_dropped);
+	if (st.packets_received != 2)
+		ok = fail("packets_received %llu, not 2",
+			  (unsigned long long)st.packets_received);
+	daq_instance_destroy(inst);
+	return ok;
+}
+
+/* With the kernel queue full (queue_maxlen 1, one message held), do
+ * datagrams pass (fail-open) or are they dropped? */
+static int overflow_passes(const char *var)
+{
+	struct inst_opts o = { .timeout = 100, .pool = 4,
+			       .vars = { "queue_maxlen=1", var } };
+	DAQ_Instance_h inst = start(&o);
+	DAQ_RecvStatus rs;
+	DAQ_Msg_h m;
+	unsigned int i, got;
+
+	if (!inst)
+		return -1;
+	send_one(PORT, 1, 'A');
+	if (recv_n(inst, &m, 1, 2000, &rs) != 1) {
+		finish(inst);
+		fail("no message");
+		return -1;
+	}
+	for (i = 0; i < 5; i++)
+		send_one(PORT, 10 + i, 'B');
+	got = rx_count(300, 5);
+	daq_instance_msg_finalize(inst, m, DAQ_VERDICT_PASS);
+	finish(inst);
+	rx_count(300, 0);
+	return (int)got;
+}
+
+static bool case_fail_open(void)
+{
+	int off = overflow_passes("fail_open=0");
+	int on = overflow_passes("fail_open");
+	int no = overflow_passes("fail_open=no");
+	int yes = overflow_passes("fail_open=yes");
+	char err[256];
+	struct inst_opts bad = { .vars = { "fail_open=maybe" } };
+	DAQ_Instance_h inst;
+	bool ok = true;
+
+	if (off != 0)
+		ok = fail("fail_open=0: %d datagrams passed the full queue", off);
+	if (no != 0)
+		ok = fail("fail_open=no: %d datagrams passed the full queue", no);
+	if (on != 5)
+		ok = fail("fail_open: %d of 5 datagrams passed the full queue", on);
+	if (yes != 5)
+		ok = fail("fail_open=yes: %d of 5 datagrams passed", yes);
+	inst = instantiate(&bad, err, sizeof(err));
+	if (inst) {
+		daq_instance_destroy(inst);
+		ok = fail("fail_open=maybe accepted");
+	}
+	return ok;
+}
+
+static bool case_instances(void)
+{
+	char err[256], in[32], range[32];
+	DAQ_Instance_h inst[4] = { NULL };
+	bool ok = true;
+	int i;
+
+	snprintf(in, sizeof(in), "%u", QUEUE);
+	snprintf(range, sizeof(range), "%u-%u", QUEUE, QUEUE + 3);
+	/* one queue, two instances: the second cannot have it */
+	{
+		struct inst_opts o = { .input = in, .total = 2, .id = 2 };
+
+		inst[0] = instantiate(&o, err, sizeof(err));
+		if (inst[0]) {
+			daq_instance_destroy(inst[0]);
+			ok = fail("queue %s for instance 2 of 2 accepted", in);
+		} else if (!strstr(err, "instance")) {
+			ok = fail("refused without saying why: '%s'", err);
+		}
+	}
+	/* a range of 4 for 2 instances: 2 queues would be left unbound */
+	{
+		struct inst_opts o = { .input = range, .total = 2, .id = 1 };
+
+		inst[0] = instantiate(&o, err, sizeof(err));
+		if (inst[0]) {
+			daq_instance_destroy(inst[0]);
+			ok = fail("range %s for 2 instances accepted", range);
+		}
+	}
+	/* 4 for 4: each binds its own */
+	for (i = 0; i < 4; i++) {
+		struct inst_opts o = { .input = range, .total = 4,
+				       .id = (unsigned int)i + 1,
+				       .timeout = 100 };
+
+		inst[i] = start(&o);
+		if (!inst[i])
+			ok = false;
+	}
+	if (ok) {
+		for (i = 0; i < 4; i++) {
+			char cmd[128];
+
+			snprintf(cmd, sizeof(cmd),
+				 "awk '$1 == %u { f = 1 } END { exit !f }' /proc/net/netfilter/nfnetlink_queue",
+				 QUEUE + i);
+			if (system(cmd))
+				ok = fail("queue %u not bound", QUEUE + i);
+		}
+	}
+	for (i = 0; i < 4; i++)
+		finish(inst[i]);
+	return ok;
+}
+
+/* The debug line's counter @key from the output captured in @path. */
+static long long debug_counter(const char *path, const char *key)
+{
+	char line[2048], k[64];
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	snprintf(k, sizeof(k), " %s ", key);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, k);
+
+		if (strstr(line, "daq_nfqb: queue") && p)
+			v = atoll(p + strlen(k));
+	}
+	fclose(f);
+	return v;
+}
+
+static bool case_linger_timeout(void)
+{
+	struct inst_opts o = { .timeout = 1000,
+			       .vars = { "linger=300", "debug" } };
+	char path[] = "/tmp/daq-contract.XXXXXX";
+	DAQ_Instance_h inst;
+	DAQ_Msg_h msgs[64];
+	DAQ_RecvStatus rs;
+	int fd, saved;
+	unsigned int i, total = 0;
+	long long pauses;
+	bool ok = true;
+
+	fd = mkstemp(path);
+	if (fd < 0)
+		return fail("mkstemp");
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	inst = start(&o);
+	if (inst) {
+		/* 2000 datagrams, 10 every 0.5 ms */
+		for (i = 0; i < 2000; i++) {
+			send_one(PORT, i, 'A');
+			if (i % 10 == 9) {
+				unsigned int n = daq_instance_msg_receive(
+					inst, 64, msgs, &rs);
+
+				for (unsigned int k = 0; k < n; k++)
+					daq_instance_msg_finalize(inst, msgs[k],
+							DAQ_VERDICT_PASS);
+				total += n;
+				usleep(500);
+			}
+		}
+		while (total < 2000) {
+			unsigned int n = recv_n(inst, msgs, 64, 300, &rs);
+
+			if (!n)
+				break;
+			for (unsigned int k = 0; k < n; k++)
+				daq_instance_msg_finalize(inst, msgs[k],
+							  DAQ_VERDICT_PASS);
+			total += n;
+		}
+		daq_instance_stop(inst);
+	}
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(fd);
+	if (!inst) {
+		unlink(path);
+		return false;
+	}
+	daq_instance_destroy(inst);
+	rx_count(500, 2000);
+	pauses = debug_counter(path, "linger_pauses");
+	unlink(path);
+	if (total != 2000)
+		ok = fail("%u of 2000 messages", total);
+	if (pauses <= 0)
+		ok = fail("linger_pauses %lld with a receive timeout and linger=300",
+			  pauses);
+	return ok;
+}
+
+static bool case_pool_held(void)
+{
+	struct inst_opts o = { .timeout = 100, .pool = 4 };
+	DAQ_Instance_h inst = start(&o);
+	DAQ_Msg_h msgs[4], m;
+	DAQ_RecvStatus rs;
+	unsigned int i, n;
+	uint64_t t0;
+	bool ok = true;
+
+	if (!inst)
+		return false;
+	for (i = 0; i < 5; i++)
+		send_one(PORT, i, 'A');
+	n = recv_n(inst, msgs, 4, 2000, &rs);
+	if (n != 4)
+		ok = fail("%u of 4 messages", n);
+	/* Snort asks for at most its own count of free messages (libdaq
+	 * answers a request for 0 itself); one that asks for more while it
+	 * holds every message must not be told NOBUF */
+	t0 = now_ms();
+	if (daq_instance_msg_receive(inst, 4, &m, &rs))
+		ok = fail("a message beyond the pool");
+	if (rs == DAQ_RSTAT_NOBUF || rs == DAQ_RSTAT_ERROR)
+		ok = fail("status %d (NOBUF/ERROR: Snort's thread ends) with every message held",
+			  rs);
+	else if (rs == DAQ_RSTAT_WOULD_BLOCK || now_ms() - t0 < 50)
+		ok = fail("status %d after %llu ms with every message held: the caller would spin",
+			  rs, (unsigned long long)(now_ms() - t0));
+	for (i = 0; i < n; i++)
+		daq_instance_msg_finalize(inst, msgs[i], DAQ_VERDICT_PASS);
+	n = recv_n(inst, msgs, 1, 2000, &rs);
+	if (n != 1)
+		ok = fail("the fifth message did not come after the pool freed");
+	for (i = 0; i < n; i++)
+		daq_instance_msg_finalize(inst, msgs[i], DAQ_VERDICT_PASS);
+	ok = pool_whole(inst) && ok;
+	finish(inst);
+	rx_count(300, 5);
+	return ok;
+}
+
+struct flood {
+	atomic_bool stop;
+	atomic_ulong sent;
+};
+
+static void *flooder(void *arg)
+{
+	struct flood *f = arg;
+	uint32_t seq = 0;
+
+	while (!atomic_load(&f->stop)) {
+		int k;
+
+		/* 20 every ms: 20k/s */
+		for (k = 0; k < 20; k++)
+			send_one(BYPASS_PORT, seq++, 'F');
+		atomic_fetch_add(&f->sent, 20);
+		sleep_ms(1);
+	}
+	return NULL;
+}
+
+static bool case_start_traffic(void)
+{
+	char in[16];
+	struct inst_opts o = { .input = in, .timeout = 50 };
+	struct flood f = { .stop = false };
+	unsigned int started = 0, failed = 0, msgs_total = 0;
+	int sink = udp_socket(BYPASS_PORT);
+	pthread_t t;
+	bool ok = true;
+	int i;
+
+	snprintf(in, sizeof(in), "%u", BYPASS_QUEUE);
+	if (sink < 0)
+		return fail("sink socket");
+	if (pthread_create(&t, NULL, flooder, &f)) {
+		close(sink);
+		return fail("pthread_create");
+	}
+	sleep_ms(50);
+	for (i = 0; i < 30; i++) {
+		char err[256];
+		DAQ_Instance_h inst = instantiate(&o, err, sizeof(err));
+		DAQ_Msg_h msgs[64];
+		DAQ_RecvStatus rs;
+		unsigned int n, k;
+
+		if (!inst) {
+			ok = fail("start %d: instantiate: %s", i, err);
+			failed++;
+			continue;
+		}
+		if (daq_instance_start(inst) != DAQ_SUCCESS) {
+			printf("    start %d failed: %s\n", i,
+			       daq_instance_get_error(inst));
+			failed++;
+			daq_instance_destroy(inst);
+			continue;
+		}
+		started++;
+		n = recv_n(inst, msgs, 64, 500, &rs);
+		for (k = 0; k < n; k++)
+			daq_instance_msg_finalize(inst, msgs[k],
+						  DAQ_VERDICT_PASS);
+		msgs_total += n;
+		if (!n)
+			ok = fail("start %d: no message under traffic", i);
+		daq_instance_stop(inst);
+		daq_instance_destroy(inst);
+		{
+			uint8_t buf[128];
+
+			while (recv(sink, buf, sizeof(buf), 0) >= 0)
+				;
+		}
+	}
+	atomic_store(&f.stop, true);
+	pthread_join(t, NULL);
+	close(sink);
+	if (failed)
+		ok = fail("%u of 30 starts under traffic failed", failed);
+	printf("    %u starts, %u messages\n", started, msgs_total);
+	return ok;
+}
+
+/* --- Main ----------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	bool (*fn)(void);
+} cases[] = {
+	{ "finalize_timeout", case_finalize_timeout },
+	{ "verdict_idle", case_verdict_idle },
+	{ "interrupt_race", case_interrupt_race },
+	{ "ioctl_index", case_ioctl_index },
+	{ "stop_counters", case_stop_counters },
+	{ "fail_open", case_fail_open },
+	{ "instances", case_instances },
+	{ "linger_timeout", case_linger_timeout },
+	{ "pool_held", case_pool_held },
+	{ "start_traffic", case_start_traffic },
+};
+
+static int setup_netns(void)
+{
+	struct ifreq ifr;
+	int fd;
+
+	if (unshare(CLONE_NEWNET) < 0) {
+		perror("daq-contract: unshare(CLONE_NEWNET)");
+		return -1;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return -1;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		return -1;
+	close(fd);
+	if (sh("iptables -A OUTPUT -p udp --dport %d -j NFQUEUE --queue-num %d",
+	       PORT, QUEUE) ||
+	    sh("iptables -A OUTPUT -p udp --dport %d -j NFQUEUE --queue-num %d --queue-bypass",
+	       BYPASS_PORT, BYPASS_QUEUE)) {
+		fprintf(stderr, "daq-contract: iptables failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dirs[2] = { NULL, NULL };
+	size_t i;
+	int a;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2) {
+		fprintf(stderr, "usage: daq-contract MODULE_DIR [CASE...]\n");
+		return 2;
+	}
+	if (geteuid() != 0) {
+		printf("daq-contract: SKIP: needs root\n");
+		return 77;
+	}
+	if (setup_netns() < 0)
+		return 1;
+	dirs[0] = argv[1];
+	if (daq_load_dynamic_modules(dirs) != DAQ_SUCCESS ||
+	    !(module = daq_find_module("nfqb"))) {
+		fprintf(stderr, "daq-contract: no nfqb module in %s\n", argv[1]);
+		return 1;
+	}
+	rx_fd = udp_socket(PORT);
+	tx_fd = udp_socket(0);
+	if (rx_fd < 0 || tx_fd < 0) {
+		perror("daq-contract: sockets");
+		return 1;
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool want = argc == 2;
+
+		for (a = 2; a < argc; a++)
+			if (!strcmp(argv[a], cases[i].name))
+				want = true;
+		if (!want)
+			continue;
+		case_name = cases[i].name;
+		checks++;
+		rx_flush();
+		if (cases[i].fn()) {
+			printf("PASS %s\n", case_name);
+		} else {
+			failures++;
+			printf("FAILED %s\n", case_name);
+		}
+	}
+	while (ncfgs)
+		daq_config_destroy(cfgs[--ncfgs]);
+	daq_unload_modules();
+	printf("%d%%: Checks: %d, Failures: %d, Errors: 0\n",
+	       checks ? (checks - failures) * 100 / checks : 100, checks,
+	       failures);
+	return failures ? 1 : 0;
+}
