@@ -481,6 +481,8 @@ struct nfqb_queue {
 	uint32_t batch_limit;
 	uint32_t latency_us;
 	uint32_t timeout_ms;
+	uint32_t recv_timeout_ms;	/* nfqb_queue_set_recv_timeout() */
+	uint64_t recv_deadline;		/* of the running nfqb_recv(), 0: none */
 	uint32_t copy_range;
 	uint8_t copy_mode;
 	_Atomic unsigned long owner;	/* pthread_self() of the last nfqb_recv */

@@ -216,6 +216,8 @@ int nfqb_loop_linger(struct nfqb_queue *q, unsigned int max)
 	    errno != EAGAIN)
 		return -1;
 	due = next_due(q, now);
+	if (q->recv_deadline)
+		due = min_due(due, q->recv_deadline);
 	if (due && due <= now)
 		return 0;
 	if (due && due - now < ns)
@@ -295,6 +297,25 @@ static bool take_interrupt(struct nfqb_queue *q)
 	return true;
 }
 
+/* Cap @timeout (ms, -1: none) by the receive timeout of the running
+ * nfqb_recv(); -1 with EAGAIN once it has passed. */
+static int cap_recv_timeout(const struct nfqb_queue *q, int timeout)
+{
+	uint64_t now, left;
+
+	if (!q->recv_deadline)
+		return timeout;
+	now = nfqb_now_ns();
+	if (now >= q->recv_deadline) {
+		errno = EAGAIN;
+		return -1;
+	}
+	left = (q->recv_deadline - now + 999999) / 1000000;
+	if (timeout < 0 || (uint64_t)timeout > left)
+		timeout = (int)left;
+	return timeout;
+}
+
 /* Nothing handed out yet and nothing to read: sleep. 0 to go on, -1. */
 static int idle_wait(struct nfqb_queue *q, unsigned int max)
 {
@@ -313,6 +334,13 @@ static int idle_wait(struct nfqb_queue *q, unsigned int max)
 	timeout = nfqb_loop_next_timeout(q, nfqb_now_ns());
 	if (unsent(q) && !q->tx.failing)
 		timeout = 0;	/* flush_if_due() will send them */
+	if (q->recv_deadline) {
+		int capped = cap_recv_timeout(q, timeout);
+
+		if (capped < 0)
+			return -1;
+		timeout = capped;
+	}
 	if (!q->nfree_slots)
 		return wait_exhausted(q, timeout);
 	return wait_events(q, max, timeout);
@@ -333,6 +361,8 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 	}
 	if (atomic_load_explicit(&q->owner, memory_order_relaxed) != self)
 		atomic_store_explicit(&q->owner, self, memory_order_relaxed);
+	q->recv_deadline = q->recv_timeout_ms && !q->nonblock ?
+		nfqb_now_ns() + q->recv_timeout_ms * 1000000ull : 0;
 	for (;;) {
 		int r;
 
