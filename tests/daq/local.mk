@@ -28,4 +28,6 @@ AM_TESTS_ENVIRONMENT += \
 	NFQB_DAQ_LIBDIR='$(abs_top_builddir)/lib/.libs'; export NFQB_DAQ_LIBDIR; \
 	NFQB_DAQ_CONTRACT='$(abs_top_builddir)/tests/daq/daq-contract'; \
 	export NFQB_DAQ_CONTRACT;
+else
+EXTRA_DIST += tests/daq/daq-traffic.c tests/daq/daq-contract.c
 endif

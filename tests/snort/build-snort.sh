@@ -7,7 +7,11 @@
 #
 #   tests/snort/build-snort.sh            -> /var/cache/nfqb-snort/<key>
 #
-# The key is a hash of both tarballs and of the two build scripts, so a
+# Several callers at once (tests/run-all.sh starts it early in the
+# background, then calls it again where it needs Snort) share one build:
+# the later ones wait on its lock and reuse it.
+# The key is a hash of both tarballs, of tests/daq/build-libdaq.sh and of
+# the recipe below (bump it with any change to how Snort is built), so a
 # change of any of them builds anew; a prefix with a complete build
 # (.complete) is reused as it is.  The prefix holds bin/snort,
 # etc/snort/snort.lua, lib/libdaq.so, lib/daq/daq_nfq.so (the stock
@@ -37,8 +41,10 @@ if [ ! -f "$snort_tar" ]; then
 	exit 1
 fi
 
-key=$(cat "$daq_tar" "$snort_tar" "$top/tests/snort/build-snort.sh" \
-	"$top/tests/daq/build-libdaq.sh" | sha256sum | cut -c1-16)
+# The recipe: what decides the build besides the tarballs.
+recipe="snort 1: configure_cmake.sh --disable-docs, libdaq in the same prefix"
+key=$( (cat "$daq_tar" "$snort_tar" "$top/tests/daq/build-libdaq.sh"
+	echo "$recipe") | sha256sum | cut -c1-16)
 prefix=$cache/$key
 if [ -f "$prefix/.complete" ]; then
 	echo "build-snort: reusing $prefix" >&2

@@ -1,0 +1,296 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Snort 3 inline on daq_nfqb against the stock nfq module, side by side in
+# one run: each measure runs both modules in turn (the order alternating
+# from one repetition to the next), repeated; the table gives medians and
+# the ratio nfqb / nfq.  Snort's CPU is its process's user + system time
+# (/proc/PID/stat) over the measured interval.
+#
+#   tests/snort/bench-snort.sh BUILD_DIR [-r REPS] [-t SECONDS] [-m LIST]
+#
+# BUILD_DIR: a build configured --with-daq (its daq/.libs/daq_nfqb.so,
+# lib/.libs/libnfq-batch.so and tests/snort/snort-traffic); Snort comes
+# from tests/snort/build-snort.sh (its cache).  Measures (-m, default all):
+#   udp64     64-byte UDP datagrams on lo, as fast as one sender goes:
+#             delivered pkt/s, Snort CPU per delivered packet
+#   tcp1_lo   iperf3, 1 flow, lo (MTU 65536): Gbit/s, Snort CPU s per Gbit
+#   tcp8_lo   the same, 8 flows
+#   tcp1_rt   through a router namespace (veth, MTU 1500, Snort on FORWARD)
+#   tcp8_rt   the same, 8 flows
+#   rr        UDP request/response, 64 bytes, one at a time: p50, p99
+#   z2        udp64 from 4 senders to 2 packet threads (-z 2, queues
+#             --queue-balance): delivered pkt/s, CPU per packet
+# Needs root, iperf3.  Every run is bounded in time.
+set -u
+
+build=${1:?usage: bench-snort.sh BUILD_DIR [-r REPS] [-t SECONDS] [-m LIST]}
+shift
+reps=3
+secs=4
+measures="udp64 tcp1_lo tcp8_lo tcp1_rt tcp8_rt rr z2"
+while getopts "r:t:m:" o; do
+	case $o in
+	r) reps=$OPTARG ;;
+	t) secs=$OPTARG ;;
+	m) measures=${OPTARG//,/ } ;;
+	*) exit 2 ;;
+	esac
+done
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "$build" && pwd)
+prefix=${NFQB_SNORT_PREFIX:-$("$top/tests/snort/build-snort.sh")} || exit 1
+snort=$prefix/bin/snort
+conf=$prefix/etc/snort/snort.lua
+traffic=$build/tests/snort/snort-traffic
+our_dir=$build/daq/.libs
+for f in "$snort" "$traffic" "$our_dir/daq_nfqb.so"; do
+	[ -e "$f" ] || { echo "bench-snort: missing $f" >&2; exit 1; }
+done
+command -v iperf3 >/dev/null || { echo "bench-snort: needs iperf3" >&2; exit 1; }
+export LD_LIBRARY_PATH="$build/lib/.libs:$prefix/lib"
+
+tag=nfqbb$$
+work=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-bench-snort.XXXXXX")
+pids=()
+namespaces=()
+cleanup() {
+	local p n
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for n in "${namespaces[@]}"; do ip netns del "$n" 2>/dev/null; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+stock_args=(--daq nfq)
+"$snort" --daq-list 2>/dev/null | grep -q '^nfq' ||
+	stock_args=(--daq-dir "$prefix/lib/daq" --daq nfq)
+our_args=(--daq-dir "$our_dir" --daq nfqb)
+rules=$work/rules
+cat >"$rules" <<'EOF'
+drop udp any any -> any 9999 (msg:"EVIL udp"; content:"EVIL"; sid:1000001;)
+drop tcp any any -> any any (msg:"EVIL tcp"; content:"EVIL"; sid:1000002;)
+EOF
+
+nsx() { local n=$1; shift; ip netns exec "$n" "$@"; }
+new_ns() {
+	local n=$tag-$1
+	ip netns del "$n" 2>/dev/null
+	ip netns add "$n" && namespaces+=("$n") && nsx "$n" ip link set lo up
+	echo "$n"
+}
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+hz=$(getconf CLK_TCK)
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+val() { sed -n "s/^$1 //p" "$2" | tail -n 1; }
+
+queue_bound() {
+	nsx "$1" awk -v q="$2" '$1 == q { f = 1 } END { exit !f }' \
+		/proc/net/netfilter/nfnetlink_queue 2>/dev/null
+}
+
+# snort_up NS MODULE INPUT LOG [args]: start, wait until every queue of
+# INPUT is bound; sets spid.
+snort_up() {
+	local ns=$1 module=$2 input=$3 log=$4 i q
+	shift 4
+	local margs=("${our_args[@]}")
+	[ "$module" = nfq ] && margs=("${stock_args[@]}")
+	nsenter --net="/run/netns/$ns" "$snort" -c "$conf" -R "$rules" \
+		"${margs[@]}" -Q -i "$input" -s 65535 "$@" >"$log" 2>&1 &
+	spid=$!
+	pids+=("$spid")
+	for i in $(seq 1 1200); do
+		local all=1
+		for q in $(seq "${input%-*}" "${input#*-}"); do
+			queue_bound "$ns" "$q" || { all=0; break; }
+		done
+		[ "$all" = 1 ] && return 0
+		kill -0 "$spid" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+snort_down() {
+	local i
+	kill -TERM "$spid" 2>/dev/null
+	for i in $(seq 1 600); do
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -KILL "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+}
+
+# Each measure: MODULE -> prints "VALUE1 VALUE2" (see the table header).
+lo_ns() {
+	local ns q=$2
+	ns=$(new_ns "$1")
+	nsx "$ns" iptables -A OUTPUT -p udp --dport 9990:9999 -j NFQUEUE \
+		--queue-balance "$q:${3:-$q}"
+	nsx "$ns" iptables -A OUTPUT -p tcp --dport 5201 -j NFQUEUE --queue-num "$q"
+	nsx "$ns" iptables -A OUTPUT -p tcp --sport 5201 -j NFQUEUE --queue-num "$q"
+	echo "$ns"
+}
+
+udp_flood() {	# NS MODULE INPUT SENDERS [snort args]
+	local ns=$1 module=$2 input=$3 senders=$4 log=$work/udp-$2 i c0 c1 t0 t1
+	local count=$((secs * 150000 / senders)) tot=0 span=0
+	shift 4
+	snort_up "$ns" "$module" "$input" "$log.snort" "$@" || { echo "- -"; return; }
+	for i in $(seq 0 $((senders - 1))); do
+		nsx "$ns" "$traffic" udp-recv $((9990 + i)) 1000 $((secs * 4000 + 20000)) \
+			>"$log.rx$i" 2>&1 &
+		pids+=($!)
+	done
+	sleep 0.3
+	c0=$(cpu_ticks "$spid")
+	t0=$(now_ms)
+	for i in $(seq 0 $((senders - 1))); do
+		nsx "$ns" "$traffic" udp-send 127.0.0.1 $((9990 + i)) "$count" 0 \
+			>/dev/null 2>&1 &
+		pids+=($!)
+	done
+	for i in $(seq 0 $((senders - 1))); do
+		while ! grep -q '^span_ms' "$log.rx$i" 2>/dev/null; do
+			sleep 0.05
+			[ $(( $(now_ms) - t0 )) -gt $((secs * 4000 + 30000)) ] && break
+		done
+	done
+	c1=$(cpu_ticks "$spid")
+	t1=$(now_ms)
+	snort_down
+	for i in $(seq 0 $((senders - 1))); do
+		tot=$((tot + $(val distinct "$log.rx$i")))
+		local s
+		s=$(val span_ms "$log.rx$i")
+		[ "${s:-0}" -gt "$span" ] && span=$s
+	done
+	[ "$span" -gt 0 ] && [ "$tot" -gt 0 ] || { echo "- -"; return; }
+	# pkt/s over the receive span; CPU microseconds per packet (the CPU
+	# of the whole run, idle tail included: 1 s of quiet at most)
+	awk -v n="$tot" -v ms="$span" -v c=$((c1 - c0)) -v hz="$hz" \
+		'BEGIN { printf "%.0f %.3f\n", n * 1000 / ms, c / hz * 1e6 / n }'
+}
+
+m_udp64() {
+	local ns q=$((3100 + reps_i))
+	ns=$(lo_ns "u-$1" "$q")
+	udp_flood "$ns" "$1" "$q" 1
+	ip netns del "$ns"
+}
+
+m_z2() {
+	local ns q=$((3200 + reps_i))
+	ns=$(lo_ns "z-$1" "$q" $((q + 1)))
+	udp_flood "$ns" "$1" "$q-$((q + 1))" 4 -z 2
+	ip netns del "$ns"
+}
+
+# iperf3 NS_SERVER NS_CLIENT ADDR FLOWS SNORT_NS MODULE QUEUE
+tcp_iperf() {
+	local sns=$1 cns=$2 addr=$3 flows=$4 snort_ns=$5 module=$6 q=$7
+	local log=$work/tcp-$module c0 c1 gbps
+	snort_up "$snort_ns" "$module" "$q" "$log.snort" || { echo "- -"; return; }
+	nsx "$sns" iperf3 -s -1 >/dev/null 2>&1 &
+	pids+=($!)
+	sleep 0.3
+	c0=$(cpu_ticks "$spid")
+	nsx "$cns" timeout $((secs + 30)) iperf3 -c "$addr" -t "$secs" -P "$flows" \
+		-J >"$log.json" 2>&1
+	c1=$(cpu_ticks "$spid")
+	snort_down
+	gbps=$(awk '/"sum_received"/ { f = 1 } f && /"bits_per_second"/ {
+		gsub(/[^0-9.e+]/, "", $2); print $2 / 1e9; exit }' "$log.json")
+	[ -n "$gbps" ] || { echo "- -"; return; }
+	# Snort CPU seconds per Gbit transferred
+	awk -v g="$gbps" -v c=$((c1 - c0)) -v hz="$hz" -v s="$secs" \
+		'BEGIN { printf "%.2f %.4f\n", g, (g > 0 ? c / hz / (g * s) : 0) }'
+}
+
+m_tcp_lo() {
+	local flows=$2 ns q=$((3300 + reps_i))
+	ns=$(lo_ns "t-$1" "$q")
+	tcp_iperf "$ns" "$ns" 127.0.0.1 "$flows" "$ns" "$1" "$q"
+	ip netns del "$ns"
+}
+
+m_tcp_rt() {
+	local flows=$2 q=$((3400 + reps_i)) c r s
+	c=$(new_ns "rc"); r=$(new_ns "rr"); s=$(new_ns "rs")
+	ip link add "$tag-c0" netns "$c" type veth peer name "$tag-r0" netns "$r"
+	ip link add "$tag-r1" netns "$r" type veth peer name "$tag-s0" netns "$s"
+	nsx "$c" ip addr add 10.1.0.2/24 dev "$tag-c0"; nsx "$c" ip link set "$tag-c0" up
+	nsx "$c" ip route add default via 10.1.0.1
+	nsx "$r" ip addr add 10.1.0.1/24 dev "$tag-r0"; nsx "$r" ip link set "$tag-r0" up
+	nsx "$r" ip addr add 10.2.0.1/24 dev "$tag-r1"; nsx "$r" ip link set "$tag-r1" up
+	nsx "$r" sysctl -qw net.ipv4.ip_forward=1
+	nsx "$s" ip addr add 10.2.0.2/24 dev "$tag-s0"; nsx "$s" ip link set "$tag-s0" up
+	nsx "$s" ip route add default via 10.2.0.1
+	nsx "$r" iptables -A FORWARD -j NFQUEUE --queue-num "$q"
+	tcp_iperf "$s" "$c" 10.2.0.2 "$flows" "$r" "$1" "$q"
+	ip netns del "$c"; ip netns del "$r"; ip netns del "$s"
+}
+
+m_rr() {
+	local ns q=$((3500 + reps_i)) log=$work/rr-$1
+	ns=$(lo_ns "r-$1" "$q")
+	snort_up "$ns" "$1" "$q" "$log.snort" || { echo "- -"; ip netns del "$ns"; return; }
+	nsx "$ns" "$traffic" echo 9999 $((secs * 1000 + 20000)) >/dev/null 2>&1 &
+	pids+=($!)
+	sleep 0.3
+	nsx "$ns" "$traffic" rr 127.0.0.1 9999 20000 $((secs * 1000)) >"$log.out" 2>&1
+	snort_down
+	ip netns del "$ns"
+	echo "$(val p50_us "$log.out") $(val p99_us "$log.out")"
+}
+
+run_measure() {	# MEASURE MODULE
+	case $1 in
+	udp64) m_udp64 "$2" ;;
+	z2) m_z2 "$2" ;;
+	tcp1_lo) m_tcp_lo "$2" 1 ;;
+	tcp8_lo) m_tcp_lo "$2" 8 ;;
+	tcp1_rt) m_tcp_rt "$2" 1 ;;
+	tcp8_rt) m_tcp_rt "$2" 8 ;;
+	rr) m_rr "$2" ;;
+	esac
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "bench-snort: $("$snort" -V 2>&1 | grep -o 'Version [0-9.]*' | head -n 1)," \
+     "libnfq-batch $(git -C "$top" describe --always --dirty 2>/dev/null)," \
+     "$reps repetitions, $secs s each, $(nproc) CPUs, $(uptime | sed 's/.*load/load/')"
+for m in $measures; do
+	: >"$work/res-$m"
+	for reps_i in $(seq 1 "$reps"); do
+		order="nfq nfqb"
+		[ $((reps_i % 2)) -eq 0 ] && order="nfqb nfq"
+		for mod in $order; do
+			r=$(run_measure "$m" "$mod")
+			echo "$mod $r" >>"$work/res-$m"
+			echo "  $m rep $reps_i $mod: $r" >&2
+		done
+	done
+done
+echo "load after: $(uptime | sed 's/.*load/load/')"
+
+printf '\n| measure | unit | nfq (stock) | nfqb | nfqb / nfq |\n|---|---|---|---|---|\n'
+for m in $measures; do
+	case $m in
+	udp64|z2) units="pkt/s|Snort CPU us/pkt" ;;
+	tcp*) units="Gbit/s|Snort CPU s/Gbit" ;;
+	rr) units="p50 us|p99 us" ;;
+	esac
+	for col in 2 3; do
+		u=$(echo "$units" | cut -d'|' -f$((col - 1)))
+		a=$(awk -v c="$col" '$1 == "nfq" && $c != "-" { print $c }' "$work/res-$m" | median)
+		b=$(awk -v c="$col" '$1 == "nfqb" && $c != "-" { print $c }' "$work/res-$m" | median)
+		ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a + 0 > 0 && b != "-") printf "%.2f", b / a; else print "-" }')
+		printf '| %s | %s | %s | %s | %s |\n' "$m" "$u" "$a" "$b" "$ratio"
+	done
+done
