@@ -41,6 +41,16 @@
  *                     not DAQ_RSTAT_NOBUF (fatal to Snort) but a timeout
  *   start_traffic     30 instances started while 20k datagrams/s arrive on a
  *                     rule with --queue-bypass: every start succeeds
+ *   netdev_egress     packets as the kernel series delivers them at netdev
+ *                     egress (the payload starts at the Ethernet header,
+ *                     network offset 14), emulated: the program interposes
+ *                     nfqb_pkt_payload(), nfqb_pkt_network_offset() and
+ *                     nfqb_verdict_ex() (exported from the executable, they
+ *                     come before libnfq-batch's for the module) to put a
+ *                     14-byte header before a real packet and take it off a
+ *                     replacement; the message must start at the IPv4
+ *                     header (DLT_RAW), and a REPLACE must give the whole
+ *                     frame back
  *
  * Needs root.  Every wait is bounded; the namespace dies with the process.
  */
@@ -67,8 +77,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+
 #include <daq.h>
+#include <daq_dlt.h>
 #include <daq_module_api.h>
+#include <libnfq-batch/libnfq-batch.h>
 
 #define PORT		9999
 #define QUEUE		7
@@ -907,6 +921,150 @@ static bool case_start_traffic(void)
 	return ok;
 }
 
+/* --- netdev egress, emulated --------------------------------------------- */
+
+static bool egress_on;
+static const uint8_t egress_l2[14] = {
+	0x02, 0, 0, 0, 0, 0x01, 0x02, 0, 0, 0, 0, 0x02, 0x08, 0x00
+};
+static uint8_t egress_buf[65536 + 14];
+static const struct nfqb_packet *egress_pkt;
+static unsigned int egress_replaced, egress_replace_bad;
+
+/* libnfq-batch's own function (the module loaded it; libdaq keeps it
+ * out of the global scope, so not RTLD_NEXT but the library's handle) */
+static void *real_fn(const char *name)
+{
+	void *h = dlopen("libnfq-batch.so.0", RTLD_LAZY | RTLD_NOLOAD);
+	void *f = h ? dlsym(h, name) : NULL;
+
+	if (!f) {
+		fprintf(stderr, "daq-contract: no %s in libnfq-batch: %s\n",
+			name, dlerror());
+		abort();
+	}
+	dlclose(h);
+	return f;
+}
+
+#define REAL(name) \
+	static __typeof__(name) *real; \
+	if (!real) \
+		real = (__typeof__(name) *)real_fn(#name)
+
+const uint8_t *nfqb_pkt_payload(const struct nfqb_packet *p, uint32_t *len)
+{
+	const uint8_t *d;
+	uint32_t n;
+
+	REAL(nfqb_pkt_payload);
+	d = real(p, &n);
+	if (!egress_on || !d || n > sizeof(egress_buf) - 14) {
+		*len = n;
+		return d;
+	}
+	/* one packet at a time in this case */
+	memcpy(egress_buf, egress_l2, 14);
+	memcpy(egress_buf + 14, d, n);
+	egress_pkt = p;
+	*len = n + 14;
+	return egress_buf;
+}
+
+uint32_t nfqb_pkt_network_offset(const struct nfqb_packet *p)
+{
+	REAL(nfqb_pkt_network_offset);
+	return egress_on ? 14 : real(p);
+}
+
+int nfqb_verdict_ex(struct nfqb_packet *p, const struct nfqb_verdict *v,
+		    size_t size)
+{
+	struct nfqb_verdict w;
+
+	REAL(nfqb_verdict_ex);
+	if (!egress_on || !v || !(v->flags & NFQB_V_PAYLOAD))
+		return real(p, v, size);
+	/* a replacement at netdev egress is the whole frame */
+	if (v->payload_len < 14 || memcmp(v->payload, egress_l2, 14)) {
+		egress_replace_bad++;
+		return real(p, v, size);
+	}
+	egress_replaced++;
+	w = *v;
+	w.payload = (const uint8_t *)v->payload + 14;
+	w.payload_len = v->payload_len - 14;
+	return real(p, &w, sizeof(w));
+}
+
+static bool case_netdev_egress(void)
+{
+	struct inst_opts o = { .timeout = 100 };
+	DAQ_Instance_h inst;
+	DAQ_RecvStatus rs;
+	DAQ_Msg_h m;
+	uint8_t buf[128];
+	uint8_t *d;
+	uint32_t len;
+	bool ok = true;
+	ssize_t n;
+
+	egress_on = true;
+	egress_replaced = egress_replace_bad = 0;
+	inst = start(&o);
+	if (!inst) {
+		egress_on = false;
+		return false;
+	}
+	if (daq_instance_get_datalink_type(inst) != DLT_RAW)
+		ok = fail("link type %d, not DLT_RAW",
+			  daq_instance_get_datalink_type(inst));
+	send_one(PORT, 1, 'A');
+	if (recv_n(inst, &m, 1, 2000, &rs) != 1) {
+		finish(inst);
+		egress_on = false;
+		return fail("no message");
+	}
+	d = daq_msg_get_data(m);
+	len = daq_msg_get_data_len(m);
+	if (!d || len < 28 || d[0] != 0x45)
+		ok = fail("the message starts with %02x %02x, not an IPv4 header (DLT_RAW)",
+			  d ? d[0] : 0, d && len > 1 ? d[1] : 0);
+	else if (len != ((uint32_t)d[2] << 8 | d[3]))
+		ok = fail("data_len %u, the IPv4 header says %u", len,
+			  (uint32_t)d[2] << 8 | d[3]);
+	if (daq_msg_get_pkthdr(m)->pktlen != len)
+		ok = fail("pktlen %u, data_len %u",
+			  daq_msg_get_pkthdr(m)->pktlen, len);
+	/* change the last payload byte in place, then REPLACE (the UDP
+	 * checksum, not recomputed here, is not checked on lo) */
+	if (ok) {
+		d[len - 1] = 'Z';
+		d[26] = d[27] = 0;	/* no UDP checksum */
+	}
+	daq_instance_msg_finalize(inst, m, DAQ_VERDICT_REPLACE);
+	finish(inst);
+	egress_on = false;
+	n = 0;
+	for (uint64_t end = now_ms() + 1000; now_ms() < end;) {
+		struct pollfd p = { .fd = rx_fd, .events = POLLIN };
+
+		n = recv(rx_fd, buf, sizeof(buf), 0);
+		if (n > 0)
+			break;
+		poll(&p, 1, 100);
+	}
+	if (egress_replaced != 1 || egress_replace_bad)
+		ok = fail("%u replacements with the link-layer header, %u without",
+			  egress_replaced, egress_replace_bad);
+	if (n != 64)
+		ok = fail("the replaced datagram did not arrive (%zd)", n);
+	else if (buf[63] != 'Z')
+		ok = fail("the datagram arrived unchanged");
+	(void)egress_pkt;
+	return ok;
+}
+
 /* --- Main ----------------------------------------------------------------- */
 
 static const struct {
@@ -923,6 +1081,7 @@ static const struct {
 	{ "linger_timeout", case_linger_timeout },
 	{ "pool_held", case_pool_held },
 	{ "start_traffic", case_start_traffic },
+	{ "netdev_egress", case_netdev_egress },
 };
 
 static int setup_netns(void)

@@ -11,11 +11,13 @@ if BUILD_DAQ_MODULE
 check_PROGRAMS += tests/daq/daq-traffic tests/daq/daq-contract
 tests_daq_daq_traffic_SOURCES = tests/daq/daq-traffic.c
 # daq-contract drives the module through libdaq itself (libdaq.so of the
-# prefix pkg-config found, by rpath)
+# prefix pkg-config found, by rpath); it exports the few libnfq-batch
+# functions it interposes (netdev egress, emulated)
 tests_daq_daq_contract_SOURCES = tests/daq/daq-contract.c
 tests_daq_daq_contract_CFLAGS = $(AM_CFLAGS) $(LIBDAQ_CFLAGS)
-tests_daq_daq_contract_LDADD = $(LIBDAQ_LIBS) -lpthread
-tests_daq_daq_contract_LDFLAGS = -Wl,-rpath,$(DAQ_PREFIX)/lib
+tests_daq_daq_contract_LDADD = $(LIBDAQ_LIBS) -lpthread -ldl
+tests_daq_daq_contract_LDFLAGS = -Wl,-rpath,$(DAQ_PREFIX)/lib \
+	-Wl,--export-dynamic
 TESTS += tests/daq/test-daq.sh tests/daq/test-contract.sh
 # `make check` builds `all` (the module) first.
 AM_TESTS_ENVIRONMENT += \
