@@ -20,6 +20,10 @@ static bool unsent(const struct nfqb_queue *q)
 	       q->posted_seen;
 }
 
+/* Every writer of the eventfd goes through here: the flag says it was
+ * written and not read yet, so that the owner reads it (and
+ * nfqb_queue_fd() stops being readable) whatever woke it. Async-signal-
+ * safe (nfqb_queue_interrupt()). */
 void nfqb_loop_wake(struct nfqb_queue *q)
 {
 	uint64_t one = 1;
@@ -366,12 +370,14 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 	for (;;) {
 		int r;
 
+		/* the wake-up first: an interrupt set after it writes the
+		 * eventfd again, one set before it is seen just below */
+		if (atomic_load_explicit(&q->wake_pending, memory_order_relaxed))
+			nfqb_loop_clear_wakeup(q);
 		if (take_interrupt(q))
 			return -1;
 		if (take_refused(q))
 			return -1;
-		if (atomic_load_explicit(&q->wake_pending, memory_order_relaxed))
-			nfqb_loop_clear_wakeup(q);
 		if (flush_if_due(q, nfqb_now_ns(), false) < 0)
 			return -1;
 		if (q->nready)
@@ -438,11 +444,8 @@ NFQB_EXPORT int nfqb_flush(struct nfqb_queue *q)
 
 NFQB_EXPORT int nfqb_queue_interrupt(struct nfqb_queue *q)
 {
-	uint64_t one = 1;
-
 	atomic_store(&q->interrupt, true);
-	if (write(q->evfd, &one, sizeof(one)) < 0)
-		return 0;	/* readable already */
+	nfqb_loop_wake(q);
 	return 0;
 }
 

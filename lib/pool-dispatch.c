@@ -139,12 +139,11 @@ void *pool_reader_main(void *arg)
 	unsigned int dest[POOL_VEC];
 	unsigned int pos = 0, cnt = 0, i;
 	bool touched[pool->nworkers];
-	int qfd = nfqb_queue_fd(q);
 	uint64_t seen = 0;
 
 	pool_thread_setup(t);
 	while (!pool_stopping(pool)) {
-		bool blocked = false;
+		bool blocked = false, starved = false;
 		uint64_t posted;
 		int n;
 
@@ -183,22 +182,26 @@ void *pool_reader_main(void *arg)
 					pos++;
 				}
 			}
-		} else if (nfqb_flush(q) < 0 && errno != EINTR) {
+		} else if (nfqb_flush(q) < 0 && !pool_transient(errno)) {
 			pool_thread_fail(t, errno);
 			break;
+		} else {
+			errno = EAGAIN;	/* blocked: wait for ring room */
 		}
 		if (blocked)
 			t->loc[PSTAT(dispatch_full)]++;
 		wake_workers(pool, touched);
 		if (n > 0 && !blocked)
 			continue;
-		if (n < 0 && errno != EAGAIN && errno != EINTR &&
-		    errno != ENOBUFS) {
+		if (n < 0 && !pool_transient(errno)) {
 			pool_thread_fail(t, errno);
 			break;
 		}
-		if (n < 0 && errno != EAGAIN)
+		if (n < 0 && (errno == EINTR || errno == ENOBUFS))
 			continue;
+		/* ENOSPC (ENOMEM): the buffers are with the workers and the
+		 * application; their decisions wake us, not the socket */
+		starved = !blocked && n < 0 && errno != EAGAIN;
 		pool_queue_snapshot(t, q, false);
 		pool_stats_publish(t);
 		/* sleep until packets come, workers post decisions (which
@@ -211,8 +214,9 @@ void *pool_reader_main(void *arg)
 			atomic_store(&t->sleeping, false);
 			continue;
 		}
-		pool_thread_sleep(t, blocked ? -1 : qfd,
-			     blocked ? POOL_DEFER_POLL_MS : pool_sleep_timeout(t, q));
+		pool_thread_sleep(t, q, !blocked && !starved,
+				  blocked ? POOL_BLOCKED_POLL_MS :
+					    pool_sleep_timeout(t, q));
 		seen = atomic_load(&t->posted);
 	}
 	/* what was never handed to a worker: the default verdict */
@@ -224,7 +228,7 @@ void *pool_reader_main(void *arg)
 	wake_workers(pool, NULL);
 	/* the workers decide what they hold, then exit */
 	for (i = 0; atomic_load(&pool->workers_exited) < pool->nworkers; i++) {
-		if (nfqb_flush(q) < 0 && errno != EINTR) {
+		if (nfqb_flush(q) < 0 && !pool_transient(errno)) {
 			pool_thread_fail(t, errno);
 			break;
 		}
@@ -232,7 +236,7 @@ void *pool_reader_main(void *arg)
 		atomic_thread_fence(memory_order_seq_cst);
 		if (atomic_load(&pool->workers_exited) >= pool->nworkers)
 			break;
-		pool_thread_sleep(t, -1, 10);
+		pool_thread_sleep(t, q, false, 10);
 	}
 	atomic_store(&t->sleeping, false);
 	pool_drain_deferred(t, q);

@@ -73,7 +73,7 @@
 #define POOL_DRAIN_DEFAULT_MS	1000
 #define POOL_SNAP_NS		(100ull * 1000000)
 #define POOL_IDLE_MS		1000	/* longest sleep without a reason */
-#define POOL_DEFER_POLL_MS	1	/* see pool_sleep_timeout() */
+#define POOL_BLOCKED_POLL_MS	1	/* a reader waiting for ring room */
 
 #define NSTAT (sizeof(struct nfqb_pool_stats) / sizeof(uint64_t))
 #define PSTAT(field) (offsetof(struct nfqb_pool_stats, field) / sizeof(uint64_t))
@@ -95,7 +95,6 @@ struct pool_thread {
 	unsigned int qi;	/* queue index (owners) */
 	int cpu;		/* -1: not pinned */
 	int evfd;
-	int err;		/* errno that stopped it */
 	bool finished;		/* owner: its queue is shut down */
 	_Atomic bool sleeping;
 	_Atomic uint64_t posted;	/* reader: decisions by workers */
@@ -124,10 +123,10 @@ struct nfqb_pool {
 	struct pool_thread *threads;	/* workers, then readers */
 	struct pool_ring *rings;	/* [reader * nworkers + worker] */
 	struct nfqb_packet **ring_mem;
-	int stop_evfd;
+	int stop_evfd;		/* readable once stopping: nfqb_pool_fd() */
 	_Atomic bool stop;
+	_Atomic int fatal;	/* the first fatal error: nfqb_pool_error() */
 	_Atomic unsigned int workers_exited;
-	_Atomic bool any_defer;
 	_Atomic bool handover;	/* nfqb_pool_handover(): keep the bindings */
 	int *handed;		/* ... the socket of each queue, or -1 */
 	bool started;
@@ -151,7 +150,9 @@ void pool_queue_snapshot(struct pool_thread *t, struct nfqb_queue *q,
 			 bool force);
 unsigned int pool_queue_outstanding(struct nfqb_queue *q);
 int pool_sleep_timeout(struct pool_thread *t, struct nfqb_queue *q);
-void pool_thread_sleep(struct pool_thread *t, int qfd, int tmo);
+bool pool_transient(int err);
+void pool_thread_sleep(struct pool_thread *t, struct nfqb_queue *q,
+		       bool readable, int tmo);
 void pool_thread_fail(struct pool_thread *t, int err);
 void pool_drain_deferred(struct pool_thread *t, struct nfqb_queue *q);
 void pool_queue_finish(struct pool_thread *t, struct nfqb_queue *q);

@@ -63,9 +63,6 @@ static void decide_packet(struct pool_thread *t, struct nfqb_packet *p)
 	r = pool->cfg.cb(p, policy, pool->cfg.cb_data, &v);
 	if (r == NFQB_POOL_DEFER) {
 		t->loc[PSTAT(deferred)]++;
-		if (!atomic_load_explicit(&pool->any_defer,
-					  memory_order_relaxed))
-			atomic_store(&pool->any_defer, true);
 		return;
 	}
 	if (r == NFQB_POOL_VERDICT) {
@@ -112,8 +109,7 @@ void *pool_qpw_main(void *arg)
 	struct nfqb_pool *pool = t->pool;
 	struct nfqb_queue *q = pool->queues[t->qi];
 	struct nfqb_packet *vec[POOL_VEC];
-	int qfd = nfqb_queue_fd(q);
-	bool streaming = false;
+	bool streaming = false, starved;
 
 	pool_thread_setup(t);
 	urcu_qsbr_register_thread();
@@ -132,23 +128,27 @@ void *pool_qpw_main(void *arg)
 			worker_quiescent(t);
 			continue;
 		}
-		if (errno == EINTR || errno == ENOBUFS)
-			continue;
-		if (errno != EAGAIN) {
+		if (!pool_transient(errno)) {
 			pool_thread_fail(t, errno);
 			break;
 		}
+		if (errno == EINTR || errno == ENOBUFS)
+			continue;
+		/* ENOSPC (ENOMEM): every buffer is with the application, or
+		 * none could be had: the socket stays unread until a decision
+		 * (the queue's eventfd) or a timer */
+		starved = errno != EAGAIN;
 		/* drained in the middle of a stream: the queue's adaptive
 		 * linger (nfqb_queue_set_linger()) may pause to let the next
 		 * packets gather, one wake-up and one batch for many */
-		if (streaming) {
+		if (streaming && !starved) {
 			int r;
 
 			streaming = false;
 			worker_offline(t);
 			r = nfqb_loop_linger(q, POOL_VEC);
 			worker_online();
-			if (r < 0 && errno != EINTR) {
+			if (r < 0 && !pool_transient(errno)) {
 				pool_thread_fail(t, errno);
 				break;
 			}
@@ -159,7 +159,7 @@ void *pool_qpw_main(void *arg)
 		pool_stats_publish(t);
 		atomic_store(&t->sleeping, true);
 		worker_offline(t);
-		pool_thread_sleep(t, qfd, pool_sleep_timeout(t, q));
+		pool_thread_sleep(t, q, !starved, pool_sleep_timeout(t, q));
 		worker_online();
 	}
 	/* packets the library read and did not hand out (the linger's
@@ -248,7 +248,7 @@ void *pool_worker_main(void *arg)
 			continue;
 		}
 		worker_offline(t);
-		pool_thread_sleep(t, -1, POOL_IDLE_MS);
+		pool_thread_sleep(t, NULL, false, POOL_IDLE_MS);
 		worker_online();
 	}
 	worker_offline(t);

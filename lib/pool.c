@@ -45,6 +45,22 @@ NFQB_EXPORT bool nfqb_pool_stopping(const struct nfqb_pool *pool)
 	return pool_stopping(pool);
 }
 
+NFQB_EXPORT int nfqb_pool_fd(const struct nfqb_pool *pool)
+{
+	if (!pool) {
+		errno = EINVAL;
+		return -1;
+	}
+	return pool->stop_evfd;
+}
+
+NFQB_EXPORT int nfqb_pool_error(const struct nfqb_pool *pool)
+{
+	if (!pool)
+		return EINVAL;
+	return atomic_load(&pool->fatal);
+}
+
 static void pool_free(struct nfqb_pool *pool)
 {
 	unsigned int i;
@@ -248,10 +264,10 @@ static struct pool_thread *queue_owner(struct nfqb_pool *pool, unsigned int qi)
 	return &pool->threads[qi];
 }
 
+/* Join every started thread; the first fatal error any of them met. */
 static int join_all(struct nfqb_pool *pool)
 {
 	unsigned int i;
-	int err = 0;
 
 	for (i = 0; i < pool->nthreads; i++) {
 		struct pool_thread *t = &pool->threads[i];
@@ -260,10 +276,8 @@ static int join_all(struct nfqb_pool *pool)
 			continue;
 		pthread_join(t->tid, NULL);
 		t->started = false;
-		if (t->err && !err)
-			err = t->err;
 	}
-	return err;
+	return atomic_load(&pool->fatal);
 }
 
 NFQB_EXPORT int nfqb_pool_start(struct nfqb_pool *pool)
@@ -334,6 +348,11 @@ fail:
 	}
 	pool->waited = true;
 	pool->err = ret;
+	{
+		int none = 0;
+
+		atomic_compare_exchange_strong(&pool->fatal, &none, ret);
+	}
 	errno = ret;
 	return -1;
 }

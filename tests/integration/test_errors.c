@@ -982,6 +982,17 @@ static int policy_null(void)
 	return err_of_int(nfqb_pool_set_policy(NULL, NULL));
 }
 
+static int pool_fd_null(void)
+{
+	return err_of_int(nfqb_pool_fd(NULL));
+}
+
+/* nfqb_pool_error() returns the errno value itself */
+static int pool_error_null(void)
+{
+	return nfqb_pool_error(NULL);
+}
+
 static int pstats_thread(void)
 {
 	struct nfqb_pool_config c = pool_cfg();
@@ -1356,6 +1367,8 @@ static const struct row rows[] = {
 	ROW(nfqb_queue_adopt, ENOMEM, "allocations fail", adopt_nomem),
 	ROW(nfqb_recv, EPERM, "the kernel refused a verdict (no CAP_NET_ADMIN)", recv_refused),
 	ROW(nfqb_kstats_read, EACCES, "nobody: the file is root's", kread_eacces),
+	ROW(nfqb_pool_fd, EINVAL, "NULL pool", pool_fd_null),
+	ROW(nfqb_pool_error, EINVAL, "NULL pool", pool_error_null),
 	ROW(nfqb_pool_handover, EINVAL, "NULL pool", handover_null),
 	ROW(nfqb_pool_handover, EALREADY, "stopped before", handover_stopped),
 	ROW(nfqb_pool_adopt, EINVAL, "NULL fds", padopt_null_fds),
