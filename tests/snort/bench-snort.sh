@@ -53,77 +53,20 @@ export LD_LIBRARY_PATH="$build/lib/.libs:$prefix/lib"
 
 tag=nfqbb$$
 work=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-bench-snort.XXXXXX")
-pids=()
-namespaces=()
-cleanup() {
-	local p n
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	for n in "${namespaces[@]}"; do ip netns del "$n" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
+. "$top/tests/snort/lib.sh"
+snort_lib_init
+trap 'snort_lib_cleanup; rm -rf "$work"' EXIT
 trap 'exit 1' INT TERM
 
-stock_args=(--daq nfq)
-"$snort" --daq-list 2>/dev/null | grep -q '^nfq' ||
-	stock_args=(--daq-dir "$prefix/lib/daq" --daq nfq)
-our_args=(--daq-dir "$our_dir" --daq nfqb)
 rules=$work/rules
 cat >"$rules" <<'EOF'
 drop udp any any -> any 9999 (msg:"EVIL udp"; content:"EVIL"; sid:1000001;)
 drop tcp any any -> any any (msg:"EVIL tcp"; content:"EVIL"; sid:1000002;)
 EOF
 
-nsx() { local n=$1; shift; ip netns exec "$n" "$@"; }
-new_ns() {
-	local n=$tag-$1
-	ip netns del "$n" 2>/dev/null
-	ip netns add "$n" && namespaces+=("$n") && nsx "$n" ip link set lo up
-	echo "$n"
-}
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-val() { sed -n "s/^$1 //p" "$2" | tail -n 1; }
-
-queue_bound() {
-	nsx "$1" awk -v q="$2" '$1 == q { f = 1 } END { exit !f }' \
-		/proc/net/netfilter/nfnetlink_queue 2>/dev/null
-}
-
-# snort_up NS MODULE INPUT LOG [args]: start, wait until every queue of
-# INPUT is bound; sets spid.
-snort_up() {
-	local ns=$1 module=$2 input=$3 log=$4 i q
-	shift 4
-	local margs=("${our_args[@]}")
-	[ "$module" = nfq ] && margs=("${stock_args[@]}")
-	nsenter --net="/run/netns/$ns" "$snort" -c "$conf" -R "$rules" \
-		"${margs[@]}" -Q -i "$input" -s 65535 "$@" >"$log" 2>&1 &
-	spid=$!
-	pids+=("$spid")
-	for i in $(seq 1 1200); do
-		local all=1
-		for q in $(seq "${input%-*}" "${input#*-}"); do
-			queue_bound "$ns" "$q" || { all=0; break; }
-		done
-		[ "$all" = 1 ] && return 0
-		kill -0 "$spid" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-
-snort_down() {
-	local i
-	kill -TERM "$spid" 2>/dev/null
-	for i in $(seq 1 600); do
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -KILL "$spid" 2>/dev/null
-	wait "$spid" 2>/dev/null
-}
 
 # Each measure: MODULE -> prints "VALUE1 VALUE2" (see the table header).
 lo_ns() {
@@ -140,14 +83,14 @@ udp_flood() {	# NS MODULE INPUT SENDERS [snort args]
 	local ns=$1 module=$2 input=$3 senders=$4 log=$work/udp-$2 i c0 c1 t0 t1
 	local count=$((secs * 150000 / senders)) tot=0 span=0
 	shift 4
-	snort_up "$ns" "$module" "$input" "$log.snort" "$@" || { echo "- -"; return; }
+	snort_start "$ns" "$module" "$input" "$log.snort" "$@" || { echo "- -"; return; }
 	for i in $(seq 0 $((senders - 1))); do
 		nsx "$ns" "$traffic" udp-recv $((9990 + i)) 1000 $((secs * 4000 + 20000)) \
 			>"$log.rx$i" 2>&1 &
 		pids+=($!)
 	done
 	sleep 0.3
-	c0=$(cpu_ticks "$spid")
+	c0=$(cpu_ticks "$snort_pid")
 	t0=$(now_ms)
 	for i in $(seq 0 $((senders - 1))); do
 		nsx "$ns" "$traffic" udp-send 127.0.0.1 $((9990 + i)) "$count" 0 \
@@ -160,9 +103,9 @@ udp_flood() {	# NS MODULE INPUT SENDERS [snort args]
 			[ $(( $(now_ms) - t0 )) -gt $((secs * 4000 + 30000)) ] && break
 		done
 	done
-	c1=$(cpu_ticks "$spid")
+	c1=$(cpu_ticks "$snort_pid")
 	t1=$(now_ms)
-	snort_down
+	snort_stop >/dev/null
 	for i in $(seq 0 $((senders - 1))); do
 		tot=$((tot + $(val distinct "$log.rx$i")))
 		local s
@@ -194,15 +137,15 @@ m_z2() {
 tcp_iperf() {
 	local sns=$1 cns=$2 addr=$3 flows=$4 snort_ns=$5 module=$6 q=$7
 	local log=$work/tcp-$module c0 c1 gbps
-	snort_up "$snort_ns" "$module" "$q" "$log.snort" || { echo "- -"; return; }
+	snort_start "$snort_ns" "$module" "$q" "$log.snort" || { echo "- -"; return; }
 	nsx "$sns" iperf3 -s -1 >/dev/null 2>&1 &
 	pids+=($!)
 	sleep 0.3
-	c0=$(cpu_ticks "$spid")
+	c0=$(cpu_ticks "$snort_pid")
 	nsx "$cns" timeout $((secs + 30)) iperf3 -c "$addr" -t "$secs" -P "$flows" \
 		-J >"$log.json" 2>&1
-	c1=$(cpu_ticks "$spid")
-	snort_down
+	c1=$(cpu_ticks "$snort_pid")
+	snort_stop >/dev/null
 	gbps=$(awk '/"sum_received"/ { f = 1 } f && /"bits_per_second"/ {
 		gsub(/[^0-9.e+]/, "", $2); print $2 / 1e9; exit }' "$log.json")
 	[ -n "$gbps" ] || { echo "- -"; return; }
@@ -219,31 +162,21 @@ m_tcp_lo() {
 }
 
 m_tcp_rt() {
-	local flows=$2 q=$((3400 + reps_i)) c r s
-	c=$(new_ns "rc"); r=$(new_ns "rr"); s=$(new_ns "rs")
-	ip link add "$tag-c0" netns "$c" type veth peer name "$tag-r0" netns "$r"
-	ip link add "$tag-r1" netns "$r" type veth peer name "$tag-s0" netns "$s"
-	nsx "$c" ip addr add 10.1.0.2/24 dev "$tag-c0"; nsx "$c" ip link set "$tag-c0" up
-	nsx "$c" ip route add default via 10.1.0.1
-	nsx "$r" ip addr add 10.1.0.1/24 dev "$tag-r0"; nsx "$r" ip link set "$tag-r0" up
-	nsx "$r" ip addr add 10.2.0.1/24 dev "$tag-r1"; nsx "$r" ip link set "$tag-r1" up
-	nsx "$r" sysctl -qw net.ipv4.ip_forward=1
-	nsx "$s" ip addr add 10.2.0.2/24 dev "$tag-s0"; nsx "$s" ip link set "$tag-s0" up
-	nsx "$s" ip route add default via 10.2.0.1
-	nsx "$r" iptables -A FORWARD -j NFQUEUE --queue-num "$q"
-	tcp_iperf "$s" "$c" 10.2.0.2 "$flows" "$r" "$1" "$q"
-	ip netns del "$c"; ip netns del "$r"; ip netns del "$s"
+	local flows=$2 q=$((3400 + reps_i))
+	router_setup rt "$q" || { echo "- -"; return; }
+	tcp_iperf "$rs_ns" "$rc_ns" 10.2.0.2 "$flows" "$rr_ns" "$1" "$q"
+	router_del
 }
 
 m_rr() {
 	local ns q=$((3500 + reps_i)) log=$work/rr-$1
 	ns=$(lo_ns "r-$1" "$q")
-	snort_up "$ns" "$1" "$q" "$log.snort" || { echo "- -"; ip netns del "$ns"; return; }
+	snort_start "$ns" "$1" "$q" "$log.snort" || { echo "- -"; ip netns del "$ns"; return; }
 	nsx "$ns" "$traffic" echo 9999 $((secs * 1000 + 20000)) >/dev/null 2>&1 &
 	pids+=($!)
 	sleep 0.3
 	nsx "$ns" "$traffic" rr 127.0.0.1 9999 20000 $((secs * 1000)) >"$log.out" 2>&1
-	snort_down
+	snort_stop >/dev/null
 	ip netns del "$ns"
 	echo "$(val p50_us "$log.out") $(val p99_us "$log.out")"
 }

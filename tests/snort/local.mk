@@ -7,6 +7,7 @@
 # tests/snort/bench-snort.sh measures both modules side by side.
 
 EXTRA_DIST += tests/snort/test-snort.sh tests/snort/build-snort.sh \
+	tests/snort/lib.sh \
 	tests/snort/bench-snort.sh
 
 if BUILD_DAQ_MODULE

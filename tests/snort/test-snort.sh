@@ -67,34 +67,12 @@ command -v ip >/dev/null && command -v iptables >/dev/null &&
 tag=nfqbs$$
 work=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-snort.XXXXXX")
 export LD_LIBRARY_PATH="${NFQB_DAQ_LIBDIR:-}:$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-pids=()
-namespaces=()
 checks=0
 failures=0
-
-cleanup() {
-	local p n
-	for p in "${pids[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-	done
-	for n in "${namespaces[@]}"; do
-		ip netns del "$n" 2>/dev/null
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+snort_lib_init
+trap 'snort_lib_cleanup; rm -rf "$work"' EXIT
 trap 'exit 1' INT TERM
-
-modprobe -q nfnetlink_queue 2>/dev/null
-modprobe -q xt_NFQUEUE 2>/dev/null
-
-# The stock nfq module: linked into snort (libdaq's static modules), or a
-# daq_nfq.so beside libdaq.
-stock_args=(--daq nfq)
-if ! "$snort" --daq-list 2>/dev/null | grep -q '^nfq'; then
-	stock_args=(--daq-dir "$prefix/lib/daq" --daq nfq)
-fi
-our_args=(--daq-dir "$our_dir" --daq nfqb)
 
 rules=$work/rules
 cat >"$rules" <<'EOF'
@@ -146,9 +124,6 @@ want() {
 	return 1
 }
 
-# val KEY FILE: the value of "KEY N" written by snort-traffic
-val() { sed -n "s/^$1 //p" "$2" | tail -n 1; }
-
 # sstat SECTION NAME LOG: Snort's statistic NAME of module SECTION at exit
 sstat() {
 	awk -v sec="$1" -v name="$2" '
@@ -156,72 +131,6 @@ sstat() {
 		$0 == sec { in_sec = 1; next }
 		in_sec && $1 == name ":" { v = $2 }
 		END { print (v == "" ? 0 : v) }' "$3"
-}
-
-new_ns() {
-	local n=$tag-$1
-	ip netns add "$n" || return 1
-	namespaces+=("$n")
-	ip netns exec "$n" ip link set lo up
-	echo "$n"
-}
-
-nsx() {
-	local n=$1
-	shift
-	ip netns exec "$n" "$@"
-}
-
-# queue_bound NS Q: is queue Q bound in NS?
-queue_bound() {
-	nsx "$1" awk -v q="$2" '$1 == q { f = 1 } END { exit !f }' \
-		/proc/net/netfilter/nfnetlink_queue 2>/dev/null
-}
-
-# snort_start NS MODULE INPUT LOG [args...]: Snort in NS, inline on INPUT
-# ("Q" or "Q-R"); returns once every queue of INPUT is bound (60 s at
-# most: Snort loads its configuration first). Sets snort_pid.
-snort_start() {
-	local ns=$1 module=$2 input=$3 log=$4 i q first last
-	shift 4
-	local margs=("${our_args[@]}")
-	[ "$module" = nfq ] && margs=("${stock_args[@]}")
-	nsenter --net="/run/netns/$ns" "$snort" -c "$conf" -R "$rules" \
-		"${margs[@]}" -Q -i "$input" -s 65535 "$@" >"$log" 2>&1 &
-	snort_pid=$!
-	pids+=("$snort_pid")
-	first=${input%-*}
-	last=${input#*-}
-	for i in $(seq 1 1200); do
-		local all=1
-		for q in $(seq "$first" "$last"); do
-			queue_bound "$ns" "$q" || { all=0; break; }
-		done
-		[ "$all" = 1 ] && return 0
-		kill -0 "$snort_pid" 2>/dev/null || { wait "$snort_pid"; return 1; }
-		sleep 0.05
-	done
-	return 1
-}
-
-# snort_stop [SIGNAL]: stop Snort (SIGTERM), wait up to 30 s (SIGKILL after:
-# a failure); returns its exit status.
-snort_stop() {
-	local i rc
-	kill -"${1:-TERM}" "$snort_pid" 2>/dev/null
-	for i in $(seq 1 600); do
-		kill -0 "$snort_pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if kill -0 "$snort_pid" 2>/dev/null; then
-		echo "    snort did not stop within 30 s: killed"
-		kill -KILL "$snort_pid" 2>/dev/null
-		wait "$snort_pid" 2>/dev/null
-		return 124
-	fi
-	wait "$snort_pid"
-	rc=$?
-	return $rc
 }
 
 # lo_setup NAME Q [bypass]: a namespace whose lo traffic to UDP 9999 and TCP
@@ -237,30 +146,6 @@ lo_setup() {
 	nsx "$ns" iptables -A OUTPUT -p tcp --sport 9001 -j NFQUEUE \
 		--queue-num "$q" $by || return 1
 	echo "$ns"
-}
-
-# router_setup NAME Q: client, router (Snort on FORWARD, queue Q) and
-# server namespaces, veth at MTU 1500; sets rc_ns, rr_ns, rs_ns. The
-# server is 10.2.0.2.
-router_setup() {
-	rc_ns=$(new_ns "$1-c") && rr_ns=$(new_ns "$1-r") &&
-		rs_ns=$(new_ns "$1-s") || return 1
-	ip link add "$tag-c0" netns "$rc_ns" type veth peer name "$tag-r0" \
-		netns "$rr_ns" &&
-	ip link add "$tag-r1" netns "$rr_ns" type veth peer name "$tag-s0" \
-		netns "$rs_ns" || return 1
-	nsx "$rc_ns" ip addr add 10.1.0.2/24 dev "$tag-c0"
-	nsx "$rc_ns" ip link set "$tag-c0" up
-	nsx "$rc_ns" ip route add default via 10.1.0.1
-	nsx "$rr_ns" ip addr add 10.1.0.1/24 dev "$tag-r0"
-	nsx "$rr_ns" ip addr add 10.2.0.1/24 dev "$tag-r1"
-	nsx "$rr_ns" ip link set "$tag-r0" up
-	nsx "$rr_ns" ip link set "$tag-r1" up
-	nsx "$rr_ns" sysctl -qw net.ipv4.ip_forward=1
-	nsx "$rs_ns" ip addr add 10.2.0.2/24 dev "$tag-s0"
-	nsx "$rs_ns" ip link set "$tag-s0" up
-	nsx "$rs_ns" ip route add default via 10.2.0.1
-	nsx "$rr_ns" iptables -A FORWARD -j NFQUEUE --queue-num "$2"
 }
 
 # run_rx NS LOG ARGS...: a receiver in the background; waits for "ready".

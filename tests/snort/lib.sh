@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shell helpers of test-snort.sh and bench-snort.sh (sourced, bash): Snort
+# inline in network namespaces on daq_nfqb or on the stock nfq module.
+#
+# The caller sets: snort (bin/snort), conf (snort.lua), rules (a rules
+# file), our_dir (where daq_nfqb.so is), tag (a prefix for namespace and
+# interface names, unique to the run); snort_lib_init sets the rest and
+# removes, at exit, every namespace and process made through these
+# functions.
+
+snort_lib_init() {
+	pids=()
+	namespaces=()
+	# The stock nfq module: linked into snort (libdaq's static modules),
+	# or a daq_nfq.so beside libdaq.
+	stock_args=(--daq nfq)
+	"$snort" --daq-list 2>/dev/null | grep -q '^nfq' ||
+		stock_args=(--daq-dir "$(dirname "$(dirname "$snort")")/lib/daq" --daq nfq)
+	our_args=(--daq-dir "$our_dir" --daq nfqb)
+	modprobe -q nfnetlink_queue 2>/dev/null
+	modprobe -q xt_NFQUEUE 2>/dev/null
+}
+
+snort_lib_cleanup() {
+	local p n
+	for p in "${pids[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	for n in "${namespaces[@]}"; do
+		ip netns del "$n" 2>/dev/null
+	done
+}
+
+nsx() {
+	local n=$1
+	shift
+	ip netns exec "$n" "$@"
+}
+
+# new_ns NAME: a namespace $tag-NAME with lo up; prints its name.
+new_ns() {
+	local n=$tag-$1
+	ip netns del "$n" 2>/dev/null
+	ip netns add "$n" || return 1
+	namespaces+=("$n")
+	nsx "$n" ip link set lo up
+	echo "$n"
+}
+
+# val KEY FILE: the value of "KEY N" written by snort-traffic
+val() { sed -n "s/^$1 //p" "$2" | tail -n 1; }
+
+# queue_bound NS Q: is queue Q bound in NS?
+queue_bound() {
+	nsx "$1" awk -v q="$2" '$1 == q { f = 1 } END { exit !f }' \
+		/proc/net/netfilter/nfnetlink_queue 2>/dev/null
+}
+
+# snort_start NS MODULE INPUT LOG [args...]: Snort in NS, inline on INPUT
+# ("Q" or "Q-R"), MODULE nfq or nfqb; returns once every queue of INPUT is
+# bound (60 s at most: Snort loads its configuration first), 1 if Snort
+# exited or never bound them. Sets snort_pid.
+snort_start() {
+	local ns=$1 module=$2 input=$3 log=$4 i q all
+	shift 4
+	local margs=("${our_args[@]}")
+	[ "$module" = nfq ] && margs=("${stock_args[@]}")
+	nsenter --net="/run/netns/$ns" "$snort" -c "$conf" -R "$rules" \
+		"${margs[@]}" -Q -i "$input" -s 65535 "$@" >"$log" 2>&1 &
+	snort_pid=$!
+	pids+=("$snort_pid")
+	for i in $(seq 1 1200); do
+		all=1
+		for q in $(seq "${input%-*}" "${input#*-}"); do
+			queue_bound "$ns" "$q" || { all=0; break; }
+		done
+		[ "$all" = 1 ] && return 0
+		kill -0 "$snort_pid" 2>/dev/null || { wait "$snort_pid"; return 1; }
+		sleep 0.05
+	done
+	return 1
+}
+
+# snort_stop: SIGTERM, wait up to 30 s (then SIGKILL: status 124);
+# returns Snort's exit status.
+snort_stop() {
+	local i
+	kill -TERM "$snort_pid" 2>/dev/null
+	for i in $(seq 1 600); do
+		kill -0 "$snort_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$snort_pid" 2>/dev/null; then
+		echo "    snort did not stop within 30 s: killed"
+		kill -KILL "$snort_pid" 2>/dev/null
+		wait "$snort_pid" 2>/dev/null
+		return 124
+	fi
+	wait "$snort_pid"
+}
+
+# router_setup NAME Q: client (10.1.0.2), router (Snort's, every forwarded
+# packet to queue Q) and server (10.2.0.2) namespaces joined by veth pairs
+# at MTU 1500; sets rc_ns, rr_ns, rs_ns.
+router_setup() {
+	rc_ns=$(new_ns "$1-c") && rr_ns=$(new_ns "$1-r") &&
+		rs_ns=$(new_ns "$1-s") || return 1
+	ip link add "$tag-c0" netns "$rc_ns" type veth peer name "$tag-r0" \
+		netns "$rr_ns" &&
+	ip link add "$tag-r1" netns "$rr_ns" type veth peer name "$tag-s0" \
+		netns "$rs_ns" || return 1
+	nsx "$rc_ns" ip addr add 10.1.0.2/24 dev "$tag-c0"
+	nsx "$rc_ns" ip link set "$tag-c0" up
+	nsx "$rc_ns" ip route add default via 10.1.0.1
+	nsx "$rr_ns" ip addr add 10.1.0.1/24 dev "$tag-r0"
+	nsx "$rr_ns" ip addr add 10.2.0.1/24 dev "$tag-r1"
+	nsx "$rr_ns" ip link set "$tag-r0" up
+	nsx "$rr_ns" ip link set "$tag-r1" up
+	nsx "$rr_ns" sysctl -qw net.ipv4.ip_forward=1
+	nsx "$rs_ns" ip addr add 10.2.0.2/24 dev "$tag-s0"
+	nsx "$rs_ns" ip link set "$tag-s0" up
+	nsx "$rs_ns" ip route add default via 10.2.0.1
+	nsx "$rr_ns" iptables -A FORWARD -j NFQUEUE --queue-num "$2"
+}
+
+router_del() {
+	ip netns del "$rc_ns" 2>/dev/null
+	ip netns del "$rr_ns" 2>/dev/null
+	ip netns del "$rs_ns" 2>/dev/null
+}
