@@ -59,10 +59,7 @@ trap 'snort_lib_cleanup; rm -rf "$work"' EXIT
 trap 'exit 1' INT TERM
 
 rules=$work/rules
-cat >"$rules" <<'EOF'
-drop udp any any -> any 9999 (msg:"EVIL udp"; content:"EVIL"; sid:1000001;)
-drop tcp any any -> any any (msg:"EVIL tcp"; content:"EVIL"; sid:1000002;)
-EOF
+write_rules "$rules"
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)

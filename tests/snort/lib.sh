@@ -47,6 +47,17 @@ new_ns() {
 	echo "$n"
 }
 
+# write_rules FILE [AGAIN]: the rules of the tests: drop what carries
+# "EVIL", UDP to 9999, TCP to 9001 and 5201 (iperf3); with AGAIN other
+# sids and messages (a reload's new rules).
+write_rules() {
+	local again=${2:+ again} s=100000${2:+1}
+	cat >"$1" <<EOF
+drop udp any any -> any 9999 (msg:"EVIL udp$again"; content:"EVIL"; sid:${s}1;)
+drop tcp any any -> any [9001,5201] (msg:"EVIL tcp$again"; content:"EVIL"; sid:${s}2;)
+EOF
+}
+
 # val KEY FILE: the value of "KEY N" written by snort-traffic
 val() { sed -n "s/^$1 //p" "$2" | tail -n 1; }
 

@@ -75,15 +75,9 @@ trap 'snort_lib_cleanup; rm -rf "$work"' EXIT
 trap 'exit 1' INT TERM
 
 rules=$work/rules
-cat >"$rules" <<'EOF'
-drop udp any any -> any 9999 (msg:"EVIL udp"; content:"EVIL"; sid:1000001;)
-drop tcp any any -> any 9001 (msg:"EVIL tcp"; content:"EVIL"; sid:1000002;)
-EOF
+write_rules "$rules"
 rules2=$work/rules-reloaded
-cat >"$rules2" <<'EOF'
-drop udp any any -> any 9999 (msg:"EVIL udp again"; content:"EVIL"; sid:1000003;)
-drop tcp any any -> any 9001 (msg:"EVIL tcp again"; content:"EVIL"; sid:1000004;)
-EOF
+write_rules "$rules2" again
 
 # --- Helpers ------------------------------------------------------------------
 
