@@ -380,8 +380,15 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 			return -1;
 		if (flush_if_due(q, nfqb_now_ns(), false) < 0)
 			return -1;
-		if (q->nready)
-			return (int)nfqb_ready_pop(q, vec, max);
+		if (q->nready) {
+			int n = (int)nfqb_ready_pop(q, vec, max);
+
+			/* 0: every one kept was decided meanwhile (the verdict
+			 * timeout): go on, as if none had been kept */
+			if (n)
+				return n;
+			continue;
+		}
 		/* the last receive filled its vector: more may be waiting */
 		if (q->last_recv_full || q->nonblock) {
 			r = read_more(q, max);

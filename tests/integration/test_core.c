@@ -938,6 +938,41 @@ START_TEST(test_close_stats)
 }
 END_TEST
 
+/* Packets the library read ahead (ready, not handed out) and the verdict
+ * timeout decided meanwhile are skipped: nfqb_recv() never returns 0 for
+ * them, it goes on (here: non-blocking, nothing else to read: EAGAIN). */
+START_TEST(test_recv_expired_ready)
+{
+	struct nfqb_packet *vec[1];
+	struct nfqbt_rx *rx;
+	struct nfqb_queue *q;
+	int ret;
+
+	nfqbt_rule_queue(PORT, QNUM, false);
+	q = open_queue(QNUM);
+	ck_assert_int_eq(nfqb_queue_set_verdict_timeout(q, 5), 0);
+	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 5 });
+	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
+		.port = PORT, .count = 5 }), 5);
+	ck_assert(nfqbt_wait_kqueue_total(QNUM, 5, 3000));
+	/* a configuration call reads them while it waits for its answer,
+	 * and keeps them (ready, not handed out) */
+	ck_assert_int_eq(nfqb_queue_set_maxlen(q, 1000), 0);
+	nfqbt_sleep_ms(30);
+	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	errno = 0;
+	ret = nfqb_recv(q, vec, 1);
+	ck_assert_msg(ret == -1 && errno == EAGAIN,
+		      "nfqb_recv() = %d (errno %d) with only timed-out packets ready",
+		      ret, errno);
+	ck_assert_uint_eq(qstats(q).timeouts, 5);
+	nfqbt_rx_wait(rx);
+	nfqbt_rx_assert_exact(rx, 0, 5, NULL, NULL);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("integration-core");
@@ -961,6 +996,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_close_default_drop);
 	tcase_add_test(tc, test_recv_timeout);
 	tcase_add_test(tc, test_close_stats);
+	tcase_add_test(tc, test_recv_expired_ready);
 	suite_add_tcase(s, tc);
 	return s;
 }
