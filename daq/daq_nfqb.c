@@ -107,12 +107,16 @@ struct nfqb_daq_ctx {
 	unsigned int rcvbuf;
 	uint32_t mss_clamp;		/* 0: off, UINT32_MAX: auto */
 	bool truncated_block;		/* drop what cannot be inspected */
+	enum { GSO_AUTO, GSO_ON, GSO_OFF } gso;
+	bool gso_on;			/* the queue's NFQB_F_GSO now */
 
 	/* state (packet thread) */
 	struct nfqb_queue *q;
 	struct nfqb_daq_desc *descs;
 	struct nfqb_daq_desc *freelist;
 	struct nfqb_daq_desc *batch_last;	/* last message of a receive */
+	uint64_t unflushed_since;	/* ns: oldest decision not flushed */
+	uint64_t latency_ns;		/* the latency bound */
 	struct nfqb_packet **vec;
 	DAQ_MsgPoolInfo_t pool;
 
@@ -134,6 +138,10 @@ struct nfqb_daq_ctx {
 	uint64_t timed_out;		/* finalize after the verdict timeout */
 	uint64_t truncated;		/* longer than the kernel copies */
 	uint64_t mss_clamped;		/* SYNs whose MSS option was lowered */
+	uint64_t gso_off;		/* GSO turned off (auto) */
+	uint64_t resent;		/* of truncated: TCP GSO packets dropped
+					 * for TCP to send them again, cut
+					 * to size by the kernel */
 	uint64_t csum_trusted;		/* checksums vouched for by the kernel */
 };
 
@@ -170,6 +178,8 @@ static DAQ_VariableDesc_t nfqb_daq_vars[] = {
 	{ "mss_clamp", "Lower the TCP MSS option of SYNs so that segments fit what the kernel copies: auto (default), off, or a ceiling",
 	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
 	{ "truncated", "Packets longer than the kernel copies (65531 bytes): pass (default) or block, uninspected, counted as filtered",
+	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
+	{ "gso", "Take GSO packets whole: auto (default: until one is longer than the kernel copies, then have the kernel segment them), on, off",
 	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
 };
 
@@ -412,6 +422,15 @@ static int parse_variable(struct nfqb_daq_ctx *c, const char *key,
 			return -1;
 		else
 			c->mss_clamp = v;
+	} else if (!strcmp(key, "gso")) {
+		if (val && !strcmp(val, "auto"))
+			c->gso = GSO_AUTO;
+		else if (val && !strcmp(val, "on"))
+			c->gso = GSO_ON;
+		else if (val && !strcmp(val, "off"))
+			c->gso = GSO_OFF;
+		else
+			return -1;
 	} else if (!strcmp(key, "truncated")) {
 		if (val && !strcmp(val, "pass"))
 			c->truncated_block = false;
@@ -869,14 +888,15 @@ static void print_counters(struct nfqb_daq_ctx *c, const struct nfqb_stats *st)
 	       " late_finalize %" PRIu64 " linger_pauses %" PRIu64
 	       " buffers_exhausted %" PRIu64 " truncated %" PRIu64
 	       " mss_clamped %" PRIu64 " csum_trusted %" PRIu64
-	       " timed_out_finalize %" PRIu64 "\n",
+	       " timed_out_finalize %" PRIu64 " gso_off %" PRIu64
+	       " resent %" PRIu64 "\n",
 	       c->queue_num, st->packets, st->recv_calls, st->send_calls,
 	       st->verdict_msgs, st->batch_msgs, st->batch_packets,
 	       st->accepted, st->dropped, st->mangled, st->defaults,
 	       st->timeouts, st->enobufs, c->replace_unchanged,
 	       c->verdict_failures, c->late_finalize, st->linger_pauses,
 	       st->buffers_exhausted, c->truncated, c->mss_clamped,
-	       c->csum_trusted, c->timed_out);
+	       c->csum_trusted, c->timed_out, c->gso_off, c->resent);
 }
 
 /* What went by the application, always said at stop (Snort shows the
@@ -889,12 +909,14 @@ static void print_uninspected(struct nfqb_daq_ctx *c,
 	if (!c->truncated && !unseen && !st->timeouts && !c->verdict_failures)
 		return;
 	printf("daq_nfqb: queue %u: not inspected: %" PRIu64
-	       " longer than the kernel copies (%s), %" PRIu64
-	       " given the default verdict (%s) unseen at stop or unreadable, %"
-	       PRIu64 " by the verdict timeout; %" PRIu64
+	       " longer than the kernel copies (%s; and %" PRIu64
+	       " TCP GSO packets dropped to be sent again in segments, GSO %s), %"
+	       PRIu64 " given the default verdict (%s) unseen at stop or"
+	       " unreadable, %" PRIu64 " by the verdict timeout; %" PRIu64
 	       " verdicts refused\n",
-	       c->queue_num, c->truncated,
-	       c->truncated_block ? "blocked" : "passed", unseen,
+	       c->queue_num, c->truncated - c->resent,
+	       c->truncated_block ? "blocked" : "passed", c->resent,
+	       c->gso_on ? "on" : "turned off", unseen,
 	       nfqb_verdict_name(c->default_verdict), st->timeouts,
 	       c->verdict_failures);
 }
@@ -971,8 +993,12 @@ static int configure_queue(struct nfqb_daq_ctx *c)
 		flags |= NFQB_F_FAIL_OPEN;
 	if (c->conntrack)
 		flags |= NFQB_F_CONNTRACK;
-	what = "flags (fail_open, conntrack)";
-	if (nfqb_queue_set_flags(q, flags, NFQB_F_FAIL_OPEN | NFQB_F_CONNTRACK))
+	c->gso_on = c->gso != GSO_OFF;
+	if (c->gso_on)
+		flags |= NFQB_F_GSO;
+	what = "flags (fail_open, conntrack, gso)";
+	if (nfqb_queue_set_flags(q, flags, NFQB_F_FAIL_OPEN | NFQB_F_CONNTRACK |
+				 NFQB_F_GSO))
 		goto fail;
 	what = "rcvbuf";
 	if (nfqb_queue_set_rcvbuf(q, c->rcvbuf))
@@ -986,6 +1012,8 @@ static int configure_queue(struct nfqb_daq_ctx *c)
 		goto fail;
 	if (c->set_latency)
 		nfqb_queue_set_latency(q, c->latency);
+	c->latency_ns = (c->set_latency ? c->latency : 1000u) * 1000ull;
+	c->unflushed_since = 0;
 	what = "linger";
 	if (c->set_linger && nfqb_queue_set_linger(q, c->linger))
 		goto fail;
@@ -1163,10 +1191,19 @@ static int nfqb_daq_get_datalink_type(void *handle)
 	return DLT_RAW;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Flush what the application decided: nothing waits for the next
  * receive. Errors are the library's to retry. */
 static void flush(struct nfqb_daq_ctx *c)
 {
+	c->unflushed_since = 0;
 	if (nfqb_flush(c->q) < 0 && errno != EAGAIN)
 		c->verdict_failures++;
 }
@@ -1189,11 +1226,49 @@ static void wait_held(struct nfqb_daq_ctx *c)
 	}
 }
 
-/* A packet the application will not see: longer than the kernel copies. */
+/* TCP, by the network header alone (the length fields of a GSO packet
+ * longer than 64 KiB say 0) */
+static bool is_tcp(const struct nfqb_packet *p)
+{
+	const uint8_t *d;
+	uint32_t len, off = nfqb_pkt_network_offset(p);
+
+	d = nfqb_pkt_payload(p, &len);
+	if (!d || len < off + 40)
+		return false;
+	d += off;
+	if (d[0] >> 4 == 4)
+		return d[9] == 6;
+	return d[0] >> 4 == 6 && d[6] == 6;
+}
+
+/*
+ * A packet the application will not see: longer than the kernel copies.
+ * A GSO packet may be (several segments in one: over lo, kernels with BIG
+ * TCP make them of 128 KiB): with gso=auto the kernel is asked to segment
+ * them from now on (each segment fits, see mss_clamp), at the cost of
+ * more packets; a TCP one is dropped, so that TCP sends it again, cut to
+ * size, and Snort sees the whole stream (no gap). Any other is passed (or
+ * dropped: truncated=block) uninspected; all are counted.
+ */
 static void pass_truncated(struct nfqb_daq_ctx *c, struct nfqb_packet *p)
 {
+	bool gso = nfqb_pkt_is_gso(p);
+	int rc;
+
 	c->truncated++;
-	if (c->truncated_block ? qb_drop(p) : qb_accept(p))
+	if (c->gso == GSO_AUTO && gso && c->gso_on &&
+	    !nfqb_queue_set_flags(c->q, 0, NFQB_F_GSO)) {
+		c->gso_on = false;
+		c->gso_off++;
+	}
+	if (c->gso == GSO_AUTO && gso && is_tcp(p)) {
+		c->resent++;
+		rc = qb_drop(p);
+	} else {
+		rc = c->truncated_block ? qb_drop(p) : qb_accept(p);
+	}
+	if (rc)
 		c->verdict_failures++;
 }
 
@@ -1226,6 +1301,8 @@ static unsigned nfqb_daq_msg_receive(void *handle, const unsigned max_recv,
 			return 0;
 		}
 		n = nfqb_recv(c->q, c->vec, max);
+		if (n == 0)
+			continue;	/* (never, by its contract) */
 		if (n > 0) {
 			for (i = 0; i < (unsigned int)n; i++) {
 				struct nfqb_packet *p = c->vec[i];
@@ -1319,6 +1396,8 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 		break;
 	}
 	last = d == c->batch_last;
+	if (last)
+		c->batch_last = NULL;
 	if (rc) {
 		/* The message goes back all the same: Snort counts it as
 		 * returned only on DAQ_SUCCESS. */
@@ -1329,12 +1408,18 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 	}
 	desc_put(c, d);
 	/* nothing decided waits for a receive that may not come soon
-	 * (Snort paused, busy with a command, or slow) */
-	if (last || c->pool.available == c->pool.size ||
-	    nfqb_queue_next_timeout(c->q) == 0) {
-		if (last)
-			c->batch_last = NULL;
+	 * (Snort paused, busy with a command, or slow): out when the last
+	 * message of a receive or every message is back, or when the oldest
+	 * decision not sent is as old as the latency bound */
+	if (last || c->pool.available == c->pool.size) {
 		flush(c);
+	} else {
+		uint64_t now = now_ns();
+
+		if (!c->unflushed_since)
+			c->unflushed_since = now;
+		else if (now - c->unflushed_since >= c->latency_ns)
+			flush(c);
 	}
 	return DAQ_SUCCESS;
 }

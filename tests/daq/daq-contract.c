@@ -17,7 +17,8 @@
  *                     again, the data the application holds is not
  *                     overwritten by later packets, the packet arrives once
  *   verdict_idle      a verdict reaches the kernel without another receive
- *                     call (Snort paused or busy after its last finalize)
+ *                     call (Snort paused or busy after its last finalize,
+ *                     or slow inside a batch)
  *   interrupt_race    interrupt() from another thread while the instance
  *                     stops, 300 times (Snort's main thread does that until
  *                     the packet thread is stopped; ASan catches a use of
@@ -398,6 +399,28 @@ static bool case_verdict_idle(void)
 	got = rx_count(200, 1);
 	if (got != 1)
 		ok = fail("the decided datagram did not arrive within 200 ms without a receive call");
+	/* a slow application: three messages, the first decided, the
+	 * second decided 50 ms later (the third still being worked on):
+	 * the first must not wait for the end of the batch */
+	for (i = 0; i < 3; i++)
+		send_one(PORT, 10 + i, 'A');
+	n = recv_n(inst, msgs, 3, 2000, &rs);
+	if (n != 3) {
+		for (i = 0; i < n; i++)
+			daq_instance_msg_finalize(inst, msgs[i],
+						  DAQ_VERDICT_PASS);
+		finish(inst);
+		return fail("%u of 3 messages", n);
+	}
+	daq_instance_msg_finalize(inst, msgs[0], DAQ_VERDICT_PASS);
+	sleep_ms(50);
+	daq_instance_msg_finalize(inst, msgs[1], DAQ_VERDICT_PASS);
+	got = rx_count(100, 2);
+	if (got != 2)
+		ok = fail("%u of 2 datagrams decided 50 ms apart arrived while the application works on the third",
+			  got);
+	daq_instance_msg_finalize(inst, msgs[2], DAQ_VERDICT_PASS);
+	rx_count(200, 1);
 	/* two messages, the first held (Snort's retry queue), the second
 	 * decided: the library sends it (alone) once it is older than the
 	 * latency bound, when it runs: in a quiet receive */

@@ -82,17 +82,15 @@ udp_flood() {	# NS MODULE INPUT SENDERS [snort args]
 	shift 4
 	snort_start "$ns" "$module" "$input" "$log.snort" "$@" || { echo "- -"; return; }
 	for i in $(seq 0 $((senders - 1))); do
-		nsx "$ns" "$traffic" udp-recv $((9990 + i)) 1000 $((secs * 4000 + 20000)) \
-			>"$log.rx$i" 2>&1 &
-		pids+=($!)
+		nsbg "$ns" "$traffic" udp-recv $((9990 + i)) 1000 $((secs * 4000 + 20000)) \
+			>"$log.rx$i" 2>&1
 	done
 	sleep 0.3
 	c0=$(cpu_ticks "$snort_pid")
 	t0=$(now_ms)
 	for i in $(seq 0 $((senders - 1))); do
-		nsx "$ns" "$traffic" udp-send 127.0.0.1 $((9990 + i)) "$count" 0 \
-			>/dev/null 2>&1 &
-		pids+=($!)
+		nsbg "$ns" "$traffic" udp-send 127.0.0.1 $((9990 + i)) "$count" 0 \
+			>/dev/null 2>&1
 	done
 	for i in $(seq 0 $((senders - 1))); do
 		while ! grep -q '^span_ms' "$log.rx$i" 2>/dev/null; do
@@ -135,8 +133,7 @@ tcp_iperf() {
 	local sns=$1 cns=$2 addr=$3 flows=$4 snort_ns=$5 module=$6 q=$7
 	local log=$work/tcp-$module c0 c1 gbps
 	snort_start "$snort_ns" "$module" "$q" "$log.snort" || { echo "- -"; return; }
-	nsx "$sns" iperf3 -s -1 >/dev/null 2>&1 &
-	pids+=($!)
+	nsbg "$sns" iperf3 -s -1 >/dev/null 2>&1
 	sleep 0.3
 	c0=$(cpu_ticks "$snort_pid")
 	nsx "$cns" timeout $((secs + 30)) iperf3 -c "$addr" -t "$secs" -P "$flows" \
@@ -169,8 +166,7 @@ m_rr() {
 	local ns q=$((3500 + reps_i)) log=$work/rr-$1
 	ns=$(lo_ns "r-$1" "$q")
 	snort_start "$ns" "$1" "$q" "$log.snort" || { echo "- -"; ip netns del "$ns"; return; }
-	nsx "$ns" "$traffic" echo 9999 $((secs * 1000 + 20000)) >/dev/null 2>&1 &
-	pids+=($!)
+	nsbg "$ns" "$traffic" echo 9999 $((secs * 1000 + 20000)) >/dev/null 2>&1
 	sleep 0.3
 	nsx "$ns" "$traffic" rr 127.0.0.1 9999 20000 $((secs * 1000)) >"$log.out" 2>&1
 	snort_stop >/dev/null

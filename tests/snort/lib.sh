@@ -10,24 +10,33 @@
 
 snort_lib_init() {
 	pids=()
-	namespaces=()
 	# The stock nfq module: linked into snort (libdaq's static modules),
-	# or a daq_nfq.so beside libdaq.
-	stock_args=(--daq nfq)
+	# or a daq_nfq.so beside libdaq. With it Snort checks the TCP and
+	# UDP checksums itself, and on lo and veth (CHECKSUM_PARTIAL: not
+	# computed yet) finds every one bad and inspects nothing (codec
+	# bad_udp4_checksum, discards); -k none makes it inspect, so that the
+	# two modules are compared doing the same work. daq_nfqb runs with
+	# Snort's defaults: it tells Snort which checksums the kernel vouches
+	# for (checksum_bypassed).
+	stock_args=(--daq nfq -k none)
 	"$snort" --daq-list 2>/dev/null | grep -q '^nfq' ||
-		stock_args=(--daq-dir "$(dirname "$(dirname "$snort")")/lib/daq" --daq nfq)
+		stock_args=(--daq-dir "$(dirname "$(dirname "$snort")")/lib/daq"
+			    --daq nfq -k none)
 	our_args=(--daq-dir "$our_dir" --daq nfqb)
 	modprobe -q nfnetlink_queue 2>/dev/null
 	modprobe -q xt_NFQUEUE 2>/dev/null
 }
 
+# Every process started with nsbg or snort_start, every namespace named
+# $tag-* (new_ns runs in command substitutions: a list kept there would
+# be lost).
 snort_lib_cleanup() {
 	local p n
 	for p in "${pids[@]}"; do
 		kill -KILL "$p" 2>/dev/null
 	done
-	for n in "${namespaces[@]}"; do
-		ip netns del "$n" 2>/dev/null
+	for n in $(ip netns list 2>/dev/null | awk '{ print $1 }'); do
+		case $n in "$tag"-*) ip netns del "$n" 2>/dev/null ;; esac
 	done
 }
 
@@ -37,24 +46,35 @@ nsx() {
 	ip netns exec "$n" "$@"
 }
 
+# nsbg NS CMD...: CMD in NS in the background, its pid in bg_pid (the
+# command's own: ip netns exec execs it), killed at exit if still there.
+nsbg() {
+	local n=$1
+	shift
+	ip netns exec "$n" "$@" &
+	bg_pid=$!
+	pids+=("$bg_pid")
+}
+
 # new_ns NAME: a namespace $tag-NAME with lo up; prints its name.
 new_ns() {
 	local n=$tag-$1
 	ip netns del "$n" 2>/dev/null
 	ip netns add "$n" || return 1
-	namespaces+=("$n")
 	nsx "$n" ip link set lo up
 	echo "$n"
 }
 
-# write_rules FILE [AGAIN]: the rules of the tests: drop what carries
-# "EVIL", UDP to 9999, TCP to 9001 and 5201 (iperf3); with AGAIN other
-# sids and messages (a reload's new rules).
+# write_rules FILE [AGAIN]: the rules of the tests: drop UDP datagrams to
+# 9999 that carry "EVIL", block TCP connections to 9001 and 5201 (iperf3)
+# where it shows (Snort 3's block: the packet and the rest of the flow;
+# drop would let TCP's retransmission through); with AGAIN other sids and
+# messages (a reload's new rules).
 write_rules() {
 	local again=${2:+ again} s=100000${2:+1}
 	cat >"$1" <<EOF
 drop udp any any -> any 9999 (msg:"EVIL udp$again"; content:"EVIL"; sid:${s}1;)
-drop tcp any any -> any [9001,5201] (msg:"EVIL tcp$again"; content:"EVIL"; sid:${s}2;)
+block tcp any any -> any [9001,5201] (msg:"EVIL tcp$again"; content:"EVIL"; sid:${s}2;)
 EOF
 }
 

@@ -16,8 +16,6 @@
 #                 module's results are printed beside)
 #   tcp_router    the same through a router namespace (veth, MTU 1500,
 #                 Snort on FORWARD)
-#   pause         Snort pauses after 100 packets (--pause-after-n): the
-#                 100 datagrams it passed all arrive while it is paused
 #   start_traffic 30 Snort starts while 20k datagrams/s arrive on a rule
 #                 with --queue-bypass: every start binds and inspects;
 #                 nothing is lost (daq_nfqb), or what the stock module
@@ -41,8 +39,12 @@
 #   NFQB_SNORT_TRAFFIC    tests/snort/snort-traffic
 #   NFQB_SNORT_REQUIRED=1 fail (not skip) when something is missing
 #   NFQB_SNORT_ONLY       scenario names to run (default: all)
+#   NFQB_SNORT_KEEP=1     keep the logs
 # Prints a Check-style summary line (tests/run-all.sh counts each check).
 # Every wait is bounded; namespaces and processes go away on any exit.
+# (A Snort that pauses after its last finalize needs --pause-after-n,
+# which only a REG_TEST build of Snort has: tests/daq/daq-contract shows
+# that case, verdict_idle.)
 set -u
 
 required=${NFQB_SNORT_REQUIRED:-0}
@@ -71,7 +73,8 @@ checks=0
 failures=0
 . "$(dirname "$0")/lib.sh"
 snort_lib_init
-trap 'snort_lib_cleanup; rm -rf "$work"' EXIT
+# NFQB_SNORT_KEEP=1 keeps the logs (Snort's output, the receivers')
+trap 'snort_lib_cleanup; [ "${NFQB_SNORT_KEEP:-0}" = 1 ] && echo "test-snort: logs in $work" || rm -rf "$work"' EXIT
 trap 'exit 1' INT TERM
 
 rules=$work/rules
@@ -146,9 +149,8 @@ lo_setup() {
 run_rx() {
 	local ns=$1 log=$2 i
 	shift 2
-	nsx "$ns" "$traffic" "$@" >"$log" 2>&1 &
-	rx_pid=$!
-	pids+=("$rx_pid")
+	nsbg "$ns" "$traffic" "$@" >"$log" 2>&1
+	rx_pid=$bg_pid
 	for i in $(seq 1 100); do
 		grep -q '^ready' "$log" 2>/dev/null && return 0
 		sleep 0.02
@@ -206,10 +208,15 @@ tcp_run() {
 		sed 's/^/    | /' "$log.snort" | tail -n 20
 		return 1
 	fi
-	run_rx "$ns_rx" "$log.rx" tcp-recv 9001 3000 60000
-	nsx "$ns_tx" "$traffic" tcp-send "$srv" 9001 "$TCP_BYTES" "$evil" \
-		30000 >"$log.tx" 2>&1
+	run_rx "$ns_rx" "$log.rx" tcp-recv 9001 2000 60000
+	nsbg "$ns_tx" "$traffic" tcp-send "$srv" 9001 "$TCP_BYTES" "$evil" \
+		60000 >"$log.tx" 2>&1
+	local tx_pid=$bg_pid
+	# the receiver ends at the end of the stream, or 2 s after a block
+	# stalled it; the sender (blocked) with it
 	wait "$rx_pid"
+	kill "$tx_pid" 2>/dev/null
+	wait "$tx_pid" 2>/dev/null
 	snort_stop
 	snort_rc=$?
 	return 0
@@ -263,37 +270,15 @@ tcp_case() {
 	done
 }
 
-pause_case() {
-	local module=$1 ns log=$work/pause-$1 q=$((4100 + $$ % 400))
-	begin "pause ($module): Snort pauses after 100 packets, the 100 arrive"
-	ns=$(lo_setup "pause-$module" "$q") || { fail "namespace"; end; return; }
-	if ! snort_start "$ns" "$module" "$q" "$log.snort" --pause-after-n 100; then
-		fail "snort did not bind queue $q" "$log.snort" 30
-		end
-		return
-	fi
-	run_rx "$ns" "$log.rx" udp-recv 9999 1000 10000
-	nsx "$ns" "$traffic" udp-send 127.0.0.1 9999 100 2000 >"$log.tx" 2>&1
-	wait "$rx_pid"
-	snort_stop || fail "snort exited with $?" "$log.snort" 20
-	echo "    arrived while paused: $(val distinct "$log.rx") of 100"
-	if [ "$module" = nfqb ]; then
-		expect "datagrams arrived while Snort was paused" \
-			"$(val distinct "$log.rx")" -eq 100
-	fi
-	end
-}
-
 start_traffic() {
 	local module=$1 ns log=$work/start-$1 q=$((4200 + $$ % 400)) i
 	local started=0 bad=0 tpid
 	begin "start_traffic ($module): 30 starts under 20k datagrams/s (--queue-bypass)"
 	ns=$(lo_setup "start-$module" "$q" bypass) || { fail "namespace"; end; return; }
 	run_rx "$ns" "$log.rx" udp-recv 9999 3000 600000
-	nsx "$ns" "$traffic" udp-send 127.0.0.1 9999 20000000 20000 \
-		>"$log.tx" 2>&1 &
-	tpid=$!
-	pids+=("$tpid")
+	nsbg "$ns" "$traffic" udp-send 127.0.0.1 9999 20000000 20000 \
+		>"$log.tx" 2>&1
+	tpid=$bg_pid
 	for i in $(seq 1 30); do
 		if ! snort_start "$ns" "$module" "$q" "$log.snort.$i"; then
 			bad=$((bad + 1))
@@ -335,10 +320,9 @@ restart_case() {
 	snort_start "$ns" "$module" "$q" "$log.snort1" ||
 		{ fail "start" "$log.snort1"; end; return; }
 	run_rx "$ns" "$log.rx" udp-recv 9999 1500 60000
-	nsx "$ns" "$traffic" udp-send 127.0.0.1 9999 "$count" 20000 \
-		>"$log.tx" 2>&1 &
-	tpid=$!
-	pids+=("$tpid")
+	nsbg "$ns" "$traffic" udp-send 127.0.0.1 9999 "$count" 20000 \
+		>"$log.tx" 2>&1
+	tpid=$bg_pid
 	sleep 1
 	snort_stop || fail "snort exited with $?" "$log.snort1"
 	snort_start "$ns" "$module" "$q" "$log.snort2" ||
@@ -373,15 +357,14 @@ threads_case() {
 		sort -u | wc -l)" -eq 4
 	for i in $(seq 0 $((flows - 1))); do
 		p=$((9990 + i))
-		nsx "$ns" "$traffic" udp-recv "$p" 1500 60000 >"$log.rx$i" 2>&1 &
-		pids+=($!)
+		nsbg "$ns" "$traffic" udp-recv "$p" 1500 60000 >"$log.rx$i" 2>&1
 	done
 	sleep 0.3
 	for i in $(seq 0 $((flows - 1))); do
 		p=$((9990 + i))
-		nsx "$ns" "$traffic" udp-send 127.0.0.1 "$p" 2000 5000 \
-			>"$log.tx$i" 2>&1 &
-		pids+=($!)
+		# the kernel balances by addresses: one per flow
+		nsbg "$ns" "$traffic" udp-send "127.0.0.$((i + 1))" "$p" 2000 5000 \
+			>"$log.tx$i" 2>&1
 	done
 	for i in $(seq 1 300); do
 		[ "$(cat "$log".rx* | grep -c '^span_ms')" -eq "$flows" ] && break
@@ -411,10 +394,9 @@ reload_case() {
 	snort_start "$ns" "$module" "$q" "$log.snort" ||
 		{ fail "start" "$log.snort" 30; end; return; }
 	run_rx "$ns" "$log.rx" udp-recv 9999 2000 60000
-	nsx "$ns" "$traffic" udp-send 127.0.0.1 9999 40000 10000 10 \
-		>"$log.tx" 2>&1 &
-	tpid=$!
-	pids+=("$tpid")
+	nsbg "$ns" "$traffic" udp-send 127.0.0.1 9999 40000 10000 10 \
+		>"$log.tx" 2>&1
+	tpid=$bg_pid
 	sleep 1
 	cp "$rules" "$rules.saved"
 	cp "$rules2" "$rules"
@@ -432,22 +414,28 @@ reload_case() {
 }
 
 vtimeout_case() {
-	local ns log=$work/vt q=$((4700 + $$ % 200))
+	local ns log=$work/vt q=$((4700 + $$ % 200)) n=40000 arrived drops tmo
 	begin "vtimeout (nfqb): verdict_timeout=1 under 50k datagrams/s"
 	ns=$(lo_setup vt "$q") || { fail "namespace"; end; return; }
 	snort_start "$ns" nfqb "$q" "$log.snort" --daq-var verdict_timeout=1 \
 		--daq-var debug || { fail "start" "$log.snort" 30; end; return; }
 	run_rx "$ns" "$log.rx" udp-recv 9999 1500 60000
-	nsx "$ns" "$traffic" udp-send 127.0.0.1 9999 100000 50000 >"$log.tx" 2>&1
+	nsx "$ns" "$traffic" udp-send 127.0.0.1 9999 "$n" 50000 >"$log.tx" 2>&1
 	wait "$rx_pid"
 	snort_stop || fail "snort exited with $?" "$log.snort" 20
 	grep -q 'Exhausted the DAQ message pool' "$log.snort" &&
 		fail "Snort ran out of messages" "$log.snort" 10
-	echo "    arrived $(val distinct "$log.rx") of 100000, dup $(val dup "$log.rx");" \
-	     "$(grep -o 'timeouts [0-9]*' "$log.snort" | tail -n 1)," \
+	arrived=$(val distinct "$log.rx")
+	drops=$(sstat daq dropped "$log.snort")
+	tmo=$(grep -o ' timeouts [0-9]*' "$log.snort" | tail -n 1 | awk '{ print $2 }')
+	echo "    arrived $arrived of $n, dropped by the kernel (queue full)" \
+	     "$drops, dup $(val dup "$log.rx"); timeouts ${tmo:-?}," \
 	     "$(grep -o 'timed_out_finalize [0-9]*' "$log.snort" | tail -n 1)"
-	expect "datagrams arrived" "$(val distinct "$log.rx")" -eq 100000
+	# each datagram once, or counted as dropped by the kernel; the
+	# verdict timeout did expire (accept: they arrived)
+	expect "arrived + dropped by the kernel" $((arrived + drops)) -eq "$n"
 	expect "duplicates" "$(val dup "$log.rx")" -eq 0
+	expect "verdict timeouts" "${tmo:-0}" -gt 0
 	end
 }
 
@@ -455,10 +443,9 @@ stop_race() {
 	local module=$1 ns log=$work/race-$1 q=$((4800 + $$ % 100)) i tpid bad=0
 	begin "stop_race ($module): start and stop at once, 10 times under traffic"
 	ns=$(lo_setup "race-$module" "$q" bypass) || { fail "namespace"; end; return; }
-	nsx "$ns" "$traffic" udp-send 127.0.0.1 9999 20000000 20000 \
-		>"$log.tx" 2>&1 &
-	tpid=$!
-	pids+=("$tpid")
+	nsbg "$ns" "$traffic" udp-send 127.0.0.1 9999 20000000 20000 \
+		>"$log.tx" 2>&1
+	tpid=$bg_pid
 	for i in $(seq 1 10); do
 		if ! snort_start "$ns" "$module" "$q" "$log.snort.$i"; then
 			bad=$((bad + 1))
@@ -481,9 +468,12 @@ one_queue() {
 	nsenter --net="/run/netns/$ns" timeout 120 "$snort" -c "$conf" \
 		-R "$rules" "${our_args[@]}" -Q -i "$q" -z 2 >"$log" 2>&1
 	local rc=$?
-	[ "$rc" -ne 0 ] || fail "snort ran with one queue for two threads"
+	# (Snort 3.11 exits 0 when a packet thread's DAQ instance cannot be
+	# made; what matters is that it stops, and says why)
+	[ "$rc" -ne 124 ] || fail "snort ran on with one queue for two threads"
 	grep -q 'taken by another instance' "$log" ||
 		fail "no explanation in Snort's output" "$log" 10
+	echo "    snort: exit $rc, \"$(grep -o 'queue [0-9]* is taken by another instance[^:]*' "$log" | head -n 1)\""
 	end
 }
 
@@ -492,7 +482,6 @@ echo "test-snort: $("$snort" -V 2>&1 | grep -o 'Version [0-9.]*' | head -n 1), $
 want enforce_udp && { enforce_udp nfq; enforce_udp nfqb; }
 want tcp_lo && tcp_case lo
 want tcp_router && tcp_case router
-want pause && { pause_case nfq; pause_case nfqb; }
 want start_traffic && { start_traffic nfq; start_traffic nfqb; }
 want restart && for b in bypass nobypass; do
 	restart_case nfq "$b"
