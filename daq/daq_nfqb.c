@@ -1321,6 +1321,9 @@ static unsigned nfqb_daq_msg_receive(void *handle, const unsigned max_recv,
 			}
 			if (k)
 				break;
+			/* all decided here (passed uninspected): their
+			 * senders may wait on them (TCP) */
+			flush(c);
 			continue;
 		}
 		switch (errno) {

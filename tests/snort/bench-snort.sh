@@ -7,15 +7,28 @@
 # the ratio nfqb / nfq.  Snort's CPU is its process's user + system time
 # (/proc/PID/stat) over the measured interval.
 #
-#   tests/snort/bench-snort.sh BUILD_DIR [-r REPS] [-t SECONDS] [-m LIST]
+#   tests/snort/bench-snort.sh BUILD_DIR [-r REPS] [-t SECONDS] [-m LIST] [-R]
+#
+# -R runs Snort and the traffic at nice -15 (iperf3's and the
+# request/response clients too), for a machine with other load: less noise,
+# and the other jobs still get their share.
 #
 # BUILD_DIR: a build configured --with-daq (its daq/.libs/daq_nfqb.so,
 # lib/.libs/libnfq-batch.so and tests/snort/snort-traffic); Snort comes
 # from tests/snort/build-snort.sh (its cache).  Measures (-m, default all):
 #   udp64     64-byte UDP datagrams on lo, as fast as one sender goes:
 #             delivered pkt/s, Snort CPU per delivered packet
-#   tcp1_lo   iperf3, 1 flow, lo (MTU 65536): Gbit/s, Snort CPU s per Gbit
+#   tcp1_lo   iperf3, 1 flow, lo (MTU 65536): Gbit/s, Snort CPU s per
+#             Gbit, and the share of the bytes Snort reassembled
+#             (stream_tcp rebuilt_bytes): on lo TCP sends GSO packets of
+#             up to 128 KiB, which the kernel cannot copy whole; the stock
+#             module hands them to Snort cut, Snort discards them and
+#             inspects nothing; daq_nfqb (gso=auto) has the kernel segment
+#             them and Snort inspects the whole stream
 #   tcp8_lo   the same, 8 flows
+#   tcp1_lo_gso, tcp8_lo_gso  daq_nfqb with gso=on: like the stock module,
+#             the GSO packets pass uninspected (counted as filtered):
+#             both modules doing the same (little) work
 #   tcp1_rt   through a router namespace (veth, MTU 1500, Snort on FORWARD)
 #   tcp8_rt   the same, 8 flows
 #   rr        UDP request/response, 64 bytes, one at a time: p50, p99
@@ -28,9 +41,11 @@ build=${1:?usage: bench-snort.sh BUILD_DIR [-r REPS] [-t SECONDS] [-m LIST]}
 shift
 reps=3
 secs=4
-measures="udp64 tcp1_lo tcp8_lo tcp1_rt tcp8_rt rr z2"
-while getopts "r:t:m:" o; do
+measures="udp64 tcp1_lo tcp8_lo tcp1_lo_gso tcp8_lo_gso tcp1_rt tcp8_rt rr z2"
+snort_prefix_cmd=
+while getopts "r:t:m:R" o; do
 	case $o in
+	R) snort_prefix_cmd="nice -n -15" ;;
 	r) reps=$OPTARG ;;
 	t) secs=$OPTARG ;;
 	m) measures=${OPTARG//,/ } ;;
@@ -67,10 +82,13 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # Each measure: MODULE -> prints "VALUE1 VALUE2" (see the table header).
 lo_ns() {
-	local ns q=$2
+	local ns q=$2 target
 	ns=$(new_ns "$1")
+	target="--queue-num $q"
+	[ -n "${3:-}" ] && target="--queue-balance $q:$3"
+	# (a failing rule would let the traffic by Snort: stop there)
 	nsx "$ns" iptables -A OUTPUT -p udp --dport 9990:9999 -j NFQUEUE \
-		--queue-balance "$q:${3:-$q}"
+		$target || { echo "bench-snort: iptables failed" >&2; exit 1; }
 	nsx "$ns" iptables -A OUTPUT -p tcp --dport 5201 -j NFQUEUE --queue-num "$q"
 	nsx "$ns" iptables -A OUTPUT -p tcp --sport 5201 -j NFQUEUE --queue-num "$q"
 	echo "$ns"
@@ -115,9 +133,12 @@ udp_flood() {	# NS MODULE INPUT SENDERS [snort args]
 }
 
 m_udp64() {
-	local ns q=$((3100 + reps_i))
+	local ns q=$((3100 + reps_i)) extra=()
+	[ "$1" = nfqb ] && [ -n "${NFQB_BENCH_VARS:-}" ] &&
+		for v in $NFQB_BENCH_VARS; do extra+=(--daq-var "$v"); done
 	ns=$(lo_ns "u-$1" "$q")
-	udp_flood "$ns" "$1" "$q" 1
+	udp_flood "$ns" "$1" "$q" 1 "${extra[@]}"
+	grep -E '^ *dropped:|daq_nfqb: queue' "$work/udp-$1.snort" | head -3 >&2
 	ip netns del "$ns"
 }
 
@@ -128,36 +149,49 @@ m_z2() {
 	ip netns del "$ns"
 }
 
-# iperf3 NS_SERVER NS_CLIENT ADDR FLOWS SNORT_NS MODULE QUEUE
+# iperf3 NS_SERVER NS_CLIENT ADDR FLOWS SNORT_NS MODULE QUEUE [snort args]:
+# "Gbit/s, Snort CPU s per Gbit, % of the bytes Snort reassembled"
 tcp_iperf() {
 	local sns=$1 cns=$2 addr=$3 flows=$4 snort_ns=$5 module=$6 q=$7
-	local log=$work/tcp-$module c0 c1 gbps
-	snort_start "$snort_ns" "$module" "$q" "$log.snort" || { echo "- -"; return; }
+	local log=$work/tcp-$module c0 c1 gbps bytes rebuilt
+	shift 7
+	snort_start "$snort_ns" "$module" "$q" "$log.snort" "$@" ||
+		{ echo "- - -"; return; }
 	nsbg "$sns" iperf3 -s -1 >/dev/null 2>&1
 	sleep 0.3
 	c0=$(cpu_ticks "$snort_pid")
-	nsx "$cns" timeout $((secs + 30)) iperf3 -c "$addr" -t "$secs" -P "$flows" \
+	$snort_prefix_cmd ip netns exec "$cns" timeout $((secs + 30)) iperf3 -c "$addr" -t "$secs" -P "$flows" \
 		-J >"$log.json" 2>&1
 	c1=$(cpu_ticks "$snort_pid")
 	snort_stop >/dev/null
 	gbps=$(awk '/"sum_received"/ { f = 1 } f && /"bits_per_second"/ {
 		gsub(/[^0-9.e+]/, "", $2); print $2 / 1e9; exit }' "$log.json")
-	[ -n "$gbps" ] || { echo "- -"; return; }
-	# Snort CPU seconds per Gbit transferred
+	bytes=$(awk '/"sum_received"/ { f = 1 } f && /"bytes"/ {
+		gsub(/[^0-9]/, "", $2); print $2; exit }' "$log.json")
+	rebuilt=$(awk '/^stream_tcp$/ { f = 1 } f && $1 == "rebuilt_bytes:" {
+		print $2; exit }' "$log.snort")
+	[ -n "$gbps" ] || { echo "- - -"; return; }
+	# Snort CPU seconds per Gbit received (the CPU of the transfer's
+	# seconds), the share of it Snort reassembled (iperf3's control
+	# connection is a few bytes more)
 	awk -v g="$gbps" -v c=$((c1 - c0)) -v hz="$hz" -v s="$secs" \
-		'BEGIN { printf "%.2f %.4f\n", g, (g > 0 ? c / hz / (g * s) : 0) }'
+		-v b="${bytes:-0}" -v r="${rebuilt:-0}" \
+		'BEGIN { printf "%.2f %.4f %.1f\n", g, (g > 0 ? c / hz / (g * s) : 0),
+			(b > 0 ? 100 * r / b : 0) }'
 }
 
+# m_tcp_lo MODULE FLOWS [daq_nfqb's variables]
 m_tcp_lo() {
-	local flows=$2 ns q=$((3300 + reps_i))
+	local flows=$2 ns q=$((3300 + reps_i)) extra=()
+	[ "$1" = nfqb ] && [ -n "${3:-}" ] && extra=(--daq-var "$3")
 	ns=$(lo_ns "t-$1" "$q")
-	tcp_iperf "$ns" "$ns" 127.0.0.1 "$flows" "$ns" "$1" "$q"
+	tcp_iperf "$ns" "$ns" 127.0.0.1 "$flows" "$ns" "$1" "$q" "${extra[@]}"
 	ip netns del "$ns"
 }
 
 m_tcp_rt() {
 	local flows=$2 q=$((3400 + reps_i))
-	router_setup rt "$q" || { echo "- -"; return; }
+	router_setup rt "$q" || { echo "- - -"; return; }
 	tcp_iperf "$rs_ns" "$rc_ns" 10.2.0.2 "$flows" "$rr_ns" "$1" "$q"
 	router_del
 }
@@ -168,7 +202,7 @@ m_rr() {
 	snort_start "$ns" "$1" "$q" "$log.snort" || { echo "- -"; ip netns del "$ns"; return; }
 	nsbg "$ns" "$traffic" echo 9999 $((secs * 1000 + 20000)) >/dev/null 2>&1
 	sleep 0.3
-	nsx "$ns" "$traffic" rr 127.0.0.1 9999 20000 $((secs * 1000)) >"$log.out" 2>&1
+	$snort_prefix_cmd ip netns exec "$ns" "$traffic" rr 127.0.0.1 9999 20000 $((secs * 1000)) >"$log.out" 2>&1
 	snort_stop >/dev/null
 	ip netns del "$ns"
 	echo "$(val p50_us "$log.out") $(val p99_us "$log.out")"
@@ -180,6 +214,8 @@ run_measure() {	# MEASURE MODULE
 	z2) m_z2 "$2" ;;
 	tcp1_lo) m_tcp_lo "$2" 1 ;;
 	tcp8_lo) m_tcp_lo "$2" 8 ;;
+	tcp1_lo_gso) m_tcp_lo "$2" 1 gso=on ;;
+	tcp8_lo_gso) m_tcp_lo "$2" 8 gso=on ;;
 	tcp1_rt) m_tcp_rt "$2" 1 ;;
 	tcp8_rt) m_tcp_rt "$2" 8 ;;
 	rr) m_rr "$2" ;;
@@ -209,10 +245,11 @@ printf '\n| measure | unit | nfq (stock) | nfqb | nfqb / nfq |\n|---|---|---|---
 for m in $measures; do
 	case $m in
 	udp64|z2) units="pkt/s|Snort CPU us/pkt" ;;
-	tcp*) units="Gbit/s|Snort CPU s/Gbit" ;;
+	tcp*) units="Gbit/s|Snort CPU s/Gbit|% reassembled" ;;
 	rr) units="p50 us|p99 us" ;;
 	esac
-	for col in 2 3; do
+	ncol=$(echo "$units" | awk -F'|' '{ print NF }')
+	for col in $(seq 2 $((ncol + 1))); do
 		u=$(echo "$units" | cut -d'|' -f$((col - 1)))
 		a=$(awk -v c="$col" '$1 == "nfq" && $c != "-" { print $c }' "$work/res-$m" | median)
 		b=$(awk -v c="$col" '$1 == "nfqb" && $c != "-" { print $c }' "$work/res-$m" | median)

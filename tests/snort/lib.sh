@@ -4,7 +4,9 @@
 #
 # The caller sets: snort (bin/snort), conf (snort.lua), rules (a rules
 # file), our_dir (where daq_nfqb.so is), tag (a prefix for namespace and
-# interface names, unique to the run); snort_lib_init sets the rest and
+# interface names, unique to the run), and may set snort_prefix_cmd (a
+# command Snort and nsbg's commands run under, e.g. nice -n -15);
+# snort_lib_init sets the rest and
 # removes, at exit, every namespace and process made through these
 # functions.
 
@@ -51,7 +53,7 @@ nsx() {
 nsbg() {
 	local n=$1
 	shift
-	ip netns exec "$n" "$@" &
+	${snort_prefix_cmd:-} ip netns exec "$n" "$@" &
 	bg_pid=$!
 	pids+=("$bg_pid")
 }
@@ -94,10 +96,18 @@ queue_bound() {
 snort_start() {
 	local ns=$1 module=$2 input=$3 log=$4 i q all
 	shift 4
-	local margs=("${our_args[@]}")
-	[ "$module" = nfq ] && margs=("${stock_args[@]}")
-	nsenter --net="/run/netns/$ns" "$snort" -c "$conf" -R "$rules" \
-		"${margs[@]}" -Q -i "$input" -s 65535 "$@" >"$log" 2>&1 &
+	local margs=("${our_args[@]}") inputs=(-i "$input")
+	if [ "$module" = nfq ]; then
+		margs=("${stock_args[@]}")
+		# the stock module takes one queue per -i
+		inputs=()
+		for q in $(seq "${input%-*}" "${input#*-}"); do
+			inputs+=(-i "$q")
+		done
+	fi
+	${snort_prefix_cmd:-} nsenter --net="/run/netns/$ns" "$snort" -c "$conf" \
+		-R "$rules" "${margs[@]}" -Q "${inputs[@]}" -s 65535 "$@" \
+		>"$log" 2>&1 &
 	snort_pid=$!
 	pids+=("$snort_pid")
 	for i in $(seq 1 1200); do
