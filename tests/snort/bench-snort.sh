@@ -80,6 +80,17 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
+# NFQB_BENCH_VARS="k=v ...": daq_nfqb's variables for every run of it
+bench_start() {
+	local module=$2 extra=() v
+	if [ "$module" = nfqb ]; then
+		for v in ${NFQB_BENCH_VARS:-}; do
+			extra+=(--daq-var "$v")
+		done
+	fi
+	snort_start "$@" "${extra[@]}"
+}
+
 # Each measure: MODULE -> prints "VALUE1 VALUE2" (see the table header).
 lo_ns() {
 	local ns q=$2 target
@@ -98,7 +109,7 @@ udp_flood() {	# NS MODULE INPUT SENDERS [snort args]
 	local ns=$1 module=$2 input=$3 senders=$4 log=$work/udp-$2 i c0 c1 t0 t1
 	local count=$((secs * 150000 / senders)) tot=0 span=0
 	shift 4
-	snort_start "$ns" "$module" "$input" "$log.snort" "$@" || { echo "- -"; return; }
+	bench_start "$ns" "$module" "$input" "$log.snort" "$@" || { echo "- -"; return; }
 	for i in $(seq 0 $((senders - 1))); do
 		nsbg "$ns" "$traffic" udp-recv $((9990 + i)) 1000 $((secs * 4000 + 20000)) \
 			>"$log.rx$i" 2>&1
@@ -133,12 +144,9 @@ udp_flood() {	# NS MODULE INPUT SENDERS [snort args]
 }
 
 m_udp64() {
-	local ns q=$((3100 + reps_i)) extra=()
-	[ "$1" = nfqb ] && [ -n "${NFQB_BENCH_VARS:-}" ] &&
-		for v in $NFQB_BENCH_VARS; do extra+=(--daq-var "$v"); done
+	local ns q=$((3100 + reps_i))
 	ns=$(lo_ns "u-$1" "$q")
-	udp_flood "$ns" "$1" "$q" 1 "${extra[@]}"
-	grep -E '^ *dropped:|daq_nfqb: queue' "$work/udp-$1.snort" | head -3 >&2
+	udp_flood "$ns" "$1" "$q" 1
 	ip netns del "$ns"
 }
 
@@ -155,7 +163,7 @@ tcp_iperf() {
 	local sns=$1 cns=$2 addr=$3 flows=$4 snort_ns=$5 module=$6 q=$7
 	local log=$work/tcp-$module c0 c1 gbps bytes rebuilt
 	shift 7
-	snort_start "$snort_ns" "$module" "$q" "$log.snort" "$@" ||
+	bench_start "$snort_ns" "$module" "$q" "$log.snort" "$@" ||
 		{ echo "- - -"; return; }
 	nsbg "$sns" iperf3 -s -1 >/dev/null 2>&1
 	sleep 0.3
@@ -199,7 +207,7 @@ m_tcp_rt() {
 m_rr() {
 	local ns q=$((3500 + reps_i)) log=$work/rr-$1
 	ns=$(lo_ns "r-$1" "$q")
-	snort_start "$ns" "$1" "$q" "$log.snort" || { echo "- -"; ip netns del "$ns"; return; }
+	bench_start "$ns" "$1" "$q" "$log.snort" || { echo "- -"; ip netns del "$ns"; return; }
 	nsbg "$ns" "$traffic" echo 9999 $((secs * 1000 + 20000)) >/dev/null 2>&1
 	sleep 0.3
 	$snort_prefix_cmd ip netns exec "$ns" "$traffic" rr 127.0.0.1 9999 20000 $((secs * 1000)) >"$log.out" 2>&1
