@@ -991,14 +991,16 @@ static int configure_queue(struct nfqb_daq_ctx *c)
 		goto fail;
 	if (c->fail_open)
 		flags |= NFQB_F_FAIL_OPEN;
-	if (c->conntrack)
-		flags |= NFQB_F_CONNTRACK;
 	c->gso_on = c->gso != GSO_OFF;
 	if (c->gso_on)
 		flags |= NFQB_F_GSO;
-	what = "flags (fail_open, conntrack, gso)";
-	if (nfqb_queue_set_flags(q, flags, NFQB_F_FAIL_OPEN | NFQB_F_CONNTRACK |
-				 NFQB_F_GSO))
+	what = "flags (fail_open, gso)";
+	if (nfqb_queue_set_flags(q, flags, NFQB_F_FAIL_OPEN | NFQB_F_GSO))
+		goto fail;
+	/* apart: a kernel without the conntrack glue refuses it alone */
+	what = "flags (conntrack)";
+	if (nfqb_queue_set_flags(q, c->conntrack ? NFQB_F_CONNTRACK : 0,
+				 NFQB_F_CONNTRACK))
 		goto fail;
 	what = "rcvbuf";
 	if (nfqb_queue_set_rcvbuf(q, c->rcvbuf))
