@@ -65,7 +65,8 @@
 #include <urcu/urcu-qsbr.h>
 
 
-#include "internal.h"
+#include "queue.h"
+#include "seam.h"
 #include <libnfq-batch/pool.h>
 
 #define POOL_VEC		64

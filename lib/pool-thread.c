@@ -127,7 +127,7 @@ void pool_thread_sleep(struct pool_thread *t, struct nfqb_queue *q,
 					    .events = POLLIN };
 	if (q) {
 		qev = n;
-		pfd[n++] = (struct pollfd){ .fd = q->evfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = q->sk.evfd, .events = POLLIN };
 	}
 	if (q && readable)
 		pfd[n++] = (struct pollfd){ .fd = nfqb_queue_fd(q),

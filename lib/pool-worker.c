@@ -89,7 +89,7 @@ static void decide_ready(struct pool_thread *t, struct nfqb_queue *q,
 {
 	unsigned int k;
 
-	for (k = 0; q->nready && k < 1000; k++) {
+	for (k = 0; nfqb_queue_nready(q) && k < 1000; k++) {
 		int i, n = nfqb_recv(q, vec, POOL_VEC);
 
 		if (n <= 0)

@@ -24,7 +24,7 @@ static int config_queue(struct nfqb_pool *pool, struct nfqb_queue *q)
 		return -1;
 	if (c->maxlen && nfqb_queue_set_maxlen(q, c->maxlen) < 0)
 		return -1;
-	if (c->buffers && c->buffers != q->nslots &&
+	if (c->buffers && c->buffers != q->bufs.nslots &&
 	    nfqb_queue_set_buffers(q, c->buffers) < 0)
 		return -1;
 	if (c->rcvbuf && nfqb_queue_set_rcvbuf(q, c->rcvbuf) < 0)
@@ -222,8 +222,7 @@ fail:
 				/* what it read and could not verdict is
 				 * still queued: the next owner defaults it
 				 * (orphans, see nfqb_queue_adopt()) */
-				atomic_store(&q->shut, true);
-				q->fd = -1;
+				nfqb_queue_abandon(q);
 			}
 		}
 	}
