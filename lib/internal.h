@@ -80,13 +80,11 @@ struct nfqb_counters {
 #define NFQB_STAT_IDX(field) (offsetof(struct nfqb_stats, field) / sizeof(uint64_t))
 #define NFQB_STAT(q, field) (&(q)->ctr.v[NFQB_STAT_IDX(field)])
 
-static inline void nfqb_ctr_add(_Atomic uint64_t *c, uint64_t n)
-{
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) +
-			      n, memory_order_relaxed);
-}
-
-#define nfqb_stat_add(q, field, n) nfqb_ctr_add(NFQB_STAT(q, field), (n))
+#define nfqb_stat_add(q, field, n) \
+	atomic_store_explicit(NFQB_STAT(q, field), \
+			      atomic_load_explicit(NFQB_STAT(q, field), \
+						   memory_order_relaxed) + (n), \
+			      memory_order_relaxed)
 #define nfqb_stat_inc(q, field) nfqb_stat_add(q, field, 1)
 #define nfqb_stat_sub(q, field, n) nfqb_stat_add(q, field, -(uint64_t)(n))
 #define nfqb_stat_inc_any(q, field) \

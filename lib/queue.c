@@ -625,50 +625,71 @@ NFQB_EXPORT int nfqb_queue_detach(struct nfqb_queue *q)
 	return fd;
 }
 
+/* @fd is a bound netfilter netlink socket: its address in @sa. */
+static int check_socket(int fd, struct sockaddr_nl *sa)
+{
+	socklen_t len;
+	int v[2];
+
+	if (fd < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	len = sizeof(v[0]);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v[0], &len) < 0)
+		return -1;
+	len = sizeof(v[1]);
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v[1], &len) < 0)
+		return -1;
+	if (v[0] != AF_NETLINK || v[1] != NETLINK_NETFILTER) {
+		errno = EPROTOTYPE;
+		return -1;
+	}
+	len = sizeof(*sa);
+	if (getsockname(fd, (struct sockaddr *)sa, &len) < 0)
+		return -1;
+	if (!sa->nl_pid) {
+		errno = ENOTCONN;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The kernel's own word, read without touching the socket (what it holds
+ * is the queue's packets, for us to take only once the queue is ours):
+ * queue @num is bound to port id @portid. The file is root's (0440): a
+ * user keeping only CAP_NET_ADMIN asks the kernel instead (the caller).
+ * 1: listed in @ks, 0: not readable, -1 with errno: not ours.
+ */
+static int kernel_says(uint16_t num, uint32_t portid, struct nfqb_kstats *ks)
+{
+	if (nfqb_kstats_get(num, ks, sizeof(*ks)) < 0) {
+		if (errno == EACCES || errno == EPERM)
+			return 0;
+		errno = ENODEV;
+		return -1;
+	}
+	if (ks->portid != portid) {
+		errno = EBUSY;
+		return -1;
+	}
+	return 1;
+}
+
 struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 				      unsigned int nbuffers)
 {
 	struct sockaddr_nl sa = { 0 };
-	socklen_t len = sizeof(sa);
 	struct nfqb_kstats ks;
 	struct nfqb_queue *q;
-	int v[2], err, listed;
+	int err, listed;
 
-	if (fd < 0) {
-		errno = EBADF;
+	if (check_socket(fd, &sa) < 0)
 		return NULL;
-	}
-	len = sizeof(v[0]);
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v[0], &len) < 0)
+	listed = kernel_says(num, sa.nl_pid, &ks);
+	if (listed < 0)
 		return NULL;
-	len = sizeof(v[1]);
-	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v[1], &len) < 0)
-		return NULL;
-	if (v[0] != AF_NETLINK || v[1] != NETLINK_NETFILTER) {
-		errno = EPROTOTYPE;
-		return NULL;
-	}
-	len = sizeof(sa);
-	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
-		return NULL;
-	if (!sa.nl_pid) {
-		errno = ENOTCONN;
-		return NULL;
-	}
-	/* The kernel's own word, read without touching the socket (what it
-	 * holds is the queue's packets, for us to take only once the queue
-	 * is ours): queue @num is bound to this socket's port id. The file
-	 * is root's (0440): a user keeping only CAP_NET_ADMIN asks the
-	 * kernel instead, below. */
-	listed = nfqb_kstats_get(num, &ks, sizeof(ks)) == 0;
-	if (!listed && errno != EACCES && errno != EPERM) {
-		errno = ENODEV;
-		return NULL;
-	}
-	if (listed && ks.portid != sa.nl_pid) {
-		errno = EBUSY;
-		return NULL;
-	}
 	q = nfqb_queue_new(num, nbuffers);
 	if (!q)
 		return NULL;
