@@ -78,17 +78,17 @@ struct nfqb_counters {
 };
 
 #define NFQB_STAT_IDX(field) (offsetof(struct nfqb_stats, field) / sizeof(uint64_t))
-#define NFQB_STAT(q, field) (&(q)->ctr.v[NFQB_STAT_IDX(field)])
-
 #define nfqb_stat_add(q, field, n) \
-	atomic_store_explicit(NFQB_STAT(q, field), \
-			      atomic_load_explicit(NFQB_STAT(q, field), \
-						   memory_order_relaxed) + (n), \
+	atomic_store_explicit(&(q)->ctr.v[NFQB_STAT_IDX(field)], \
+			      atomic_load_explicit( \
+				&(q)->ctr.v[NFQB_STAT_IDX(field)], \
+				memory_order_relaxed) + (n), \
 			      memory_order_relaxed)
 #define nfqb_stat_inc(q, field) nfqb_stat_add(q, field, 1)
 #define nfqb_stat_sub(q, field, n) nfqb_stat_add(q, field, -(uint64_t)(n))
 #define nfqb_stat_inc_any(q, field) \
-	atomic_fetch_add_explicit(NFQB_STAT(q, field), 1, memory_order_relaxed)
+	atomic_fetch_add_explicit(&(q)->ctr.v[NFQB_STAT_IDX(field)], 1, \
+				  memory_order_relaxed)
 
 /*
  * Structs that can grow (abi.c). Read the caller's struct of @size bytes

@@ -27,16 +27,22 @@
  * the table only resets an entry: at worst a waiting flow is seen late.
  * Only the owner thread of the queue touches any of it.
  */
+#include <string.h>
 #include <libmnl/libmnl.h>
 
 #include "queue.h"
 
+/* FNV-1a over 32-bit words: @n bytes, a multiple of 4. */
 static uint32_t mix(uint32_t h, const uint8_t *b, unsigned int n)
 {
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
-		h = (h ^ b[i]) * 16777619u;	/* FNV-1a */
+	for (i = 0; i < n; i += 4) {
+		uint32_t w;
+
+		memcpy(&w, b + i, sizeof(w));
+		h = (h ^ w) * 16777619u;
+	}
 	return h;
 }
 
@@ -66,7 +72,7 @@ uint32_t nfqb_pace_flow_tag(const uint8_t *b, uint32_t len, bool *clocked)
 	if (b[0] >> 4 == 4) {
 		*clocked = acked(b[9]);
 		hl = (b[0] & 15) * 4u;
-		h = mix(h, b + 9, 1);		/* protocol */
+		h = (h ^ b[9]) * 16777619u;	/* protocol */
 		h = mix(h, b + 12, 8);		/* addresses */
 		/* first fragment only: later ones have no ports */
 		if (has_ports(b[9]) && hl >= 20 && len >= hl + 4 &&
@@ -74,7 +80,7 @@ uint32_t nfqb_pace_flow_tag(const uint8_t *b, uint32_t len, bool *clocked)
 			h = mix(h, b + hl, 4);
 	} else if (b[0] >> 4 == 6 && len >= 40) {
 		*clocked = acked(b[6]);	/* without extension headers */
-		h = mix(h, b + 6, 1);		/* next header */
+		h = (h ^ b[6]) * 16777619u;	/* next header */
 		h = mix(h, b + 8, 32);
 		if (has_ports(b[6]) && len >= 44)
 			h = mix(h, b + 40, 4);

@@ -152,6 +152,18 @@ int nfqb_bufs_replace(struct nfqb_bufs *b, struct nfqb_bufs *fresh)
 	return 0;
 }
 
+/* Descriptors are reused oldest first (a dead handle meets its descriptor
+ * reused as late as possible), so the next one is cold: fetch it while
+ * this one is parsed. */
+static void prefetch_pkt(const struct nfqb_packet *p)
+{
+	const char *c = (const char *)p;
+	size_t i;
+
+	for (i = 0; i < sizeof(*p); i += 64)
+		__builtin_prefetch(c + i, 1);
+}
+
 struct nfqb_packet *nfqb_pkt_get(struct nfqb_bufs *b)
 {
 	struct nfqb_packet *p = b->free_head;
@@ -160,7 +172,9 @@ struct nfqb_packet *nfqb_pkt_get(struct nfqb_bufs *b)
 	if (!p)
 		return NULL;
 	b->free_head = p->next_free;
-	if (!b->free_head)
+	if (b->free_head)
+		prefetch_pkt(b->free_head);
+	else
 		b->free_tail = NULL;
 	p->next_free = NULL;
 	p->slot = NULL;

@@ -280,6 +280,7 @@ int nfqb_rx_read(struct nfqb_queue *q, unsigned int want, bool heap)
 		return rx_failed(q, n);
 	rx->last_full = (unsigned int)r == n;
 	now = nfqb_now_ns();
+	rx->read_ns = now;
 	for (i = 0; i < n; i++) {
 		struct nfqb_slot *s = rx->slots[i];
 

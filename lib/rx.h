@@ -27,6 +27,7 @@ struct nfqb_rx {
 	struct nfqb_slot **slots;
 	unsigned int vlen;
 	bool last_full;		/* the last recvmmsg filled its vector */
+	uint64_t read_ns;	/* when the last one returned */
 	int refused;		/* errno of a verdict the kernel refused, not
 				 * reported yet (EPERM: no CAP_NET_ADMIN) */
 	/* acknowledgements of configuration requests (cfg.c asks) */
