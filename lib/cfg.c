@@ -30,30 +30,21 @@ static int send_request(struct nfqb_queue *q, nfqb_cfg_build build,
 {
 	struct nfqb_cfg *c = &q->cfg;
 	unsigned char buf[512];
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	struct iovec iov = { .iov_base = buf };
-	struct msghdr m = {
-		.msg_name = &sa,
-		.msg_namelen = sizeof(sa),
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-	};
 	int tries = 0;
-	ssize_t r;
+	size_t len;
 
 	if (!++c->seq)
 		c->seq++;	/* 0 stands for no request */
-	iov.iov_len = build(buf, c->seq, q, arg);
+	len = build(buf, c->seq, q, arg);
 	if (!c->first_seq)
 		c->first_seq = c->seq;
 	c->last_seq = c->seq;
 	for (;;) {
-		r = nfqb_sys_sendmsg(q->sk.fd, &m, 0);
+		int r = nfqb_sys_send_kernel(q->sk.fd, buf, len);
+
 		nfqb_stat_inc(q, send_calls);
-		if (r >= 0 && (size_t)r == iov.iov_len)
+		if (!r)
 			return 0;
-		if (r >= 0)
-			errno = EAGAIN;	/* taken whole or not at all */
 		if (!transient(errno) || ++tries > CONFIG_SEND_TRIES)
 			return -1;
 		nfqb_sys_nap(1);

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
+#include <linux/netlink.h>
 
 #include "seam.h"
 
@@ -31,6 +32,25 @@ ssize_t nfqb_sys_sendmsg(int fd, const struct msghdr *msg, int flags)
 		return -1;
 	}
 	return sendmsg(fd, msg, flags);
+}
+
+int nfqb_sys_send_kernel(int fd, const void *buf, size_t len)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr m = {
+		.msg_name = &sa,
+		.msg_namelen = sizeof(sa),
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+	};
+	ssize_t r = nfqb_sys_sendmsg(fd, &m, 0);
+
+	if (r >= 0 && (size_t)r != len) {
+		errno = EAGAIN;	/* taken whole or not at all */
+		r = -1;
+	}
+	return r < 0 ? -1 : 0;
 }
 
 int nfqb_sys_recvmmsg(int fd, struct mmsghdr *v, unsigned int n)

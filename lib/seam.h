@@ -47,6 +47,9 @@ void nfqb_seam_install(const struct nfqb_seam *s);
 
 /* What the library calls (seam.c). */
 ssize_t nfqb_sys_sendmsg(int fd, const struct msghdr *msg, int flags);
+/* One netlink datagram of @len bytes to the kernel: 0, or -1 with errno
+ * (EAGAIN: it took part of it, which it never does). */
+int nfqb_sys_send_kernel(int fd, const void *buf, size_t len);
 int nfqb_sys_recvmmsg(int fd, struct mmsghdr *v, unsigned int n);
 uint64_t nfqb_now_ns(void);
 void *nfqb_malloc(size_t size);

@@ -133,30 +133,16 @@ static unsigned int count_items(struct nfqb_queue *q,
 	return msgs;
 }
 
-/* One datagram to the kernel; a netlink datagram is taken whole or not at
- * all. A signal is retried. */
+/* One datagram to the kernel; a signal is retried. */
 static int send_all(struct nfqb_queue *q, size_t len)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	struct iovec iov = { .iov_base = q->tx.buf, .iov_len = len };
-	struct msghdr m = {
-		.msg_name = &sa,
-		.msg_namelen = sizeof(sa),
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-	};
-	int tries = 0;
-	ssize_t r;
+	int tries = 0, r;
 
 	do {
-		r = nfqb_sys_sendmsg(q->sk.fd, &m, 0);
+		r = nfqb_sys_send_kernel(q->sk.fd, q->tx.buf, len);
 		nfqb_stat_inc(q, send_calls);
 	} while (r < 0 && errno == EINTR && ++tries < 3);
-	if (r >= 0 && (size_t)r != len) {
-		errno = EAGAIN;
-		r = -1;
-	}
-	return r < 0 ? -1 : 0;
+	return r;
 }
 
 static bool transient(int err)
