@@ -1015,7 +1015,7 @@ static void record(struct nfqb_queue *q, struct fz_in *in, uint8_t ctl,
 		      flags) < 0) {
 		if (errno != EAGAIN && errno != ENOBUFS && errno != ENOSPC &&
 		    !(errno == ENOMEM && fz.failed_allocs))
-			fz_fail("record %u: nfqb_rx_inject: %s", fz.record,
+			fz_fail("record %u: nfqbt_rx_inject: %s", fz.record,
 				strerror(errno));
 		/* not received: it stays in the socket, as far as the
 		 * kernel knows; this run drops it */
@@ -1089,7 +1089,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	q = fz_queue_alloc((h0 & 7) + 1);
 	if (!q)
-		fz_fail("nfqb_queue_alloc_detached: %s", strerror(errno));
+		fz_fail("nfqbt_queue_detached: %s", strerror(errno));
 	configure(q, h0, h3);
 	fz.alloc_armed = true;
 
