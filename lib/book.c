@@ -14,6 +14,12 @@
 #include "queue.h"
 #include "seam.h"
 
+/* (nfqb_book_at() for the others) */
+static struct nfqb_entry *entry(const struct nfqb_book *b, uint32_t i)
+{
+	return &b->v[i & (b->cap - 1)];
+}
+
 int nfqb_book_alloc(struct nfqb_book *b, uint32_t cap)
 {
 	uint32_t c = 1;
@@ -37,7 +43,7 @@ void nfqb_book_free(struct nfqb_book *b)
 
 static void book_trim(struct nfqb_book *b)
 {
-	while (b->head != b->tail && nfqb_book_at(b, b->head)->kind == NFQB_E_DONE)
+	while (b->head != b->tail && entry(b, b->head)->kind == NFQB_E_DONE)
 		b->head++;
 }
 
@@ -70,7 +76,7 @@ static bool book_room(const struct nfqb_book *b)
 static struct nfqb_entry *book_push(struct nfqb_book *b, uint8_t kind,
 				    uint32_t id)
 {
-	struct nfqb_entry *e = nfqb_book_at(b, b->tail++);
+	struct nfqb_entry *e = entry(b, b->tail++);
 
 	e->kind = kind;
 	e->id = id;
@@ -83,7 +89,7 @@ static struct nfqb_entry *book_last(struct nfqb_book *b)
 {
 	if (b->head == b->tail)
 		return NULL;
-	return nfqb_book_at(b, b->tail - 1);
+	return entry(b, b->tail - 1);
 }
 
 /*
@@ -142,7 +148,7 @@ static void gap_exclude(struct nfqb_queue *q, uint32_t id)
 	uint32_t i, tail = b->tail;
 
 	for (i = b->head; i != tail; i++) {
-		struct nfqb_entry *e = nfqb_book_at(b, i);
+		struct nfqb_entry *e = entry(b, i);
 		uint32_t off = id - e->id;
 
 		if (e->kind == NFQB_E_DEFAULT && e->id == id) {
@@ -230,7 +236,7 @@ static bool book_has_id(const struct nfqb_book *b, uint32_t id)
 	uint32_t i;
 
 	for (i = b->head; i != b->tail; i++) {
-		const struct nfqb_entry *e = nfqb_book_at(b, i);
+		const struct nfqb_entry *e = entry(b, i);
 
 		if ((e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT) &&
 		    e->id == id)
@@ -289,7 +295,7 @@ void nfqb_book_expire(struct nfqb_queue *q, uint64_t now)
 	if (!tmo)
 		return;
 	for (i = b->head; i != b->tail; i++) {
-		struct nfqb_entry *e = nfqb_book_at(b, i);
+		struct nfqb_entry *e = entry(b, i);
 		uint32_t st;
 
 		if (e->kind != NFQB_E_PKT)
@@ -320,7 +326,7 @@ unsigned int nfqb_book_default_all(struct nfqb_queue *q)
 	uint32_t i;
 
 	for (i = b->head; i != b->tail; i++) {
-		struct nfqb_entry *e = nfqb_book_at(b, i);
+		struct nfqb_entry *e = entry(b, i);
 
 		if (e->kind == NFQB_E_PKT &&
 		    nfqb_pkt_default(e->p, NFQB_PS_DEFAULTED,
@@ -349,7 +355,7 @@ static void release_run(struct nfqb_queue *q, uint32_t first, uint32_t last)
 	uint32_t k;
 
 	for (k = first; k != last + 1; k++) {
-		struct nfqb_entry *e = nfqb_book_at(&q->book, k);
+		struct nfqb_entry *e = entry(&q->book, k);
 
 		if (e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT ||
 		    e->kind == NFQB_E_GAP_HEAD)
@@ -376,13 +382,13 @@ void nfqb_book_release(struct nfqb_queue *q, const struct nfqb_plan *pl)
 
 		switch (it->type) {
 		case NFQB_I_SINGLE:
-			release_entry(q, nfqb_book_at(b, it->first));
+			release_entry(q, entry(b, it->first));
 			break;
 		case NFQB_I_BATCH:
 			release_run(q, it->first, it->last);
 			break;
 		case NFQB_I_GAP:
-			release_gap(nfqb_book_at(b, it->first), it->count);
+			release_gap(entry(b, it->first), it->count);
 			break;
 		}
 	}
