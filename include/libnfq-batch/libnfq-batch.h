@@ -650,7 +650,9 @@ int nfqb_queue_next_timeout(const struct nfqb_queue *q);
  * (the kernel refused verdicts: no CAP_NET_ADMIN; reported once per
  * refusal read, see the guarantees), or the error of the socket or of a
  * send (a failed send is kept and retried; a
- * transient one is not reported).
+ * transient one is not reported). EINTR, ENOBUFS, ENOSPC and EAGAIN pass:
+ * call again (after ENOSPC, once decisions free buffers); the others
+ * mean the queue cannot go on.
  */
 int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 	      unsigned int max);

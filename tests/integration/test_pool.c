@@ -1349,17 +1349,19 @@ END_TEST
 
 #define PRESSURE_N		20000
 #define PRESSURE_WINDOW		16384
-#define PRESSURE_BUFFERS	256
-#define PRESSURE_DELAY_MS	10
+#define PRESSURE_BUFFERS	64
+#define PRESSURE_HOLD_MS	200
 #define BACKLOG_CAP		32768	/* a power of two, > PRESSURE_N */
 
-/* An application thread that decides every fourth accepted packet some
- * milliseconds after the callback deferred it, oldest first: the backlog
- * it keeps is larger than the buffers of a queue, so the library runs out
- * of buffers again and again, which only the application's decisions end. */
+/* An application thread that decides every fourth accepted packet later,
+ * oldest first, in rounds: it lets the deferred packets pile up until
+ * there are twice as many as a queue has buffers (or the oldest waited
+ * PRESSURE_HOLD_MS, whichever comes first: a queue may run dry), then
+ * decides them all. So a queue runs out of buffers again and again, and
+ * only the application's decisions end it, at whatever speed the machine
+ * (or a sanitizer) lets the traffic flow. */
 struct backlog {
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	struct nfqb_packet *v[BACKLOG_CAP];
 	uint32_t mark[BACKLOG_CAP];
 	uint64_t at_ms[BACKLOG_CAP];
@@ -1386,9 +1388,17 @@ static int decide_backlog(struct nfqb_packet *p, void *policy, void *data,
 	b->v[k] = p;
 	b->mark[k] = v->mark;
 	b->at_ms[k] = nfqbt_now_ms();
-	pthread_cond_signal(&b->cond);
 	pthread_mutex_unlock(&b->lock);
 	return NFQB_POOL_DEFER;
+}
+
+/* Whether the round is due; the lock held. */
+static bool backlog_due(const struct backlog *b, uint64_t now)
+{
+	if (b->head == b->tail)
+		return false;
+	return b->stop || b->tail - b->head >= 2 * PRESSURE_BUFFERS ||
+	       now >= b->at_ms[b->head % BACKLOG_CAP] + PRESSURE_HOLD_MS;
 }
 
 static void *backlog_main(void *arg)
@@ -1397,25 +1407,23 @@ static void *backlog_main(void *arg)
 
 	pthread_mutex_lock(&b->lock);
 	while (!b->stop || b->head != b->tail) {
-		unsigned int k = b->head % BACKLOG_CAP;
-		uint64_t now = nfqbt_now_ms();
+		unsigned int end;
 
-		if (b->head == b->tail) {
-			pthread_cond_wait(&b->cond, &b->lock);
-			continue;
-		}
-		if (!b->stop && now < b->at_ms[k] + PRESSURE_DELAY_MS) {
+		if (!backlog_due(b, nfqbt_now_ms())) {
 			pthread_mutex_unlock(&b->lock);
-			nfqbt_sleep_ms((unsigned int)(b->at_ms[k] +
-						      PRESSURE_DELAY_MS - now));
+			nfqbt_sleep_ms(1);
 			pthread_mutex_lock(&b->lock);
 			continue;
 		}
-		b->head++;
-		pthread_mutex_unlock(&b->lock);
-		if (nfqb_verdict_mark(b->v[k], NFQB_ACCEPT, b->mark[k]) < 0)
-			atomic_fetch_add(&b->refused, 1);
-		pthread_mutex_lock(&b->lock);
+		for (end = b->tail; b->head != end;) {
+			unsigned int k = b->head++ % BACKLOG_CAP;
+
+			pthread_mutex_unlock(&b->lock);
+			if (nfqb_verdict_mark(b->v[k], NFQB_ACCEPT,
+					      b->mark[k]) < 0)
+				atomic_fetch_add(&b->refused, 1);
+			pthread_mutex_lock(&b->lock);
+		}
 	}
 	pthread_mutex_unlock(&b->lock);
 	return NULL;
@@ -1425,7 +1433,6 @@ static void backlog_stop(struct backlog *b)
 {
 	pthread_mutex_lock(&b->lock);
 	b->stop = true;
-	pthread_cond_signal(&b->cond);
 	pthread_mutex_unlock(&b->lock);
 	pthread_join(b->thread, NULL);
 }
@@ -1481,7 +1488,6 @@ static void run_pressure(enum nfqb_pool_mode mode, unsigned int workers)
 
 	ck_assert(b != NULL);
 	pthread_mutex_init(&b->lock, NULL);
-	pthread_cond_init(&b->cond, NULL);
 	cfg.cb_data = b;
 	nfqbt_iptables("-A OUTPUT -o lo -p udp --dport %u -j NFQUEUE "
 		       "--queue-balance 0:1 --queue-bypass", PORT);
