@@ -3,6 +3,7 @@
  * Integration test harness; see harness.h for how cleanup is guaranteed.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
@@ -684,8 +685,18 @@ int nfqbt_decide_drop(struct nfqb_packet *p, uint32_t seq, void *data)
 	return 0;
 }
 
+/* The process that runs the suite (the tests are its children). */
+static pid_t suite_pid;
+
+/* Where nfqbt_ips_staged() puts its copy, for the suite of @pid. */
+static void staged_dir(char *dir, size_t size, pid_t pid)
+{
+	snprintf(dir, size, "/run/nfqbt-stage.%d", (int)pid);
+}
+
 int nfqbt_run_suite(const char *name, Suite *s)
 {
+	char dir[64];
 	SRunner *sr;
 	int failed;
 
@@ -694,12 +705,38 @@ int nfqbt_run_suite(const char *name, Suite *s)
 			"iptables)\n", name);
 		return getenv("CI") ? 1 : 77;
 	}
+	suite_pid = getpid();
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_FORK);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	/* what nfqbt_ips_staged() made for the tests */
+	staged_dir(dir, sizeof(dir), suite_pid);
+	nfqbt_rm_rf(dir);
 	return failed ? 1 : 0;
+}
+
+void nfqbt_rm_rf(const char *dir)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			nfqbt_rm_rf(path);
+		else
+			unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
 }
 
 int nfqbt_decide_mark(struct nfqb_packet *p, uint32_t seq, void *data)
@@ -877,6 +914,28 @@ void nfqbt_stage_ips(const char *dir, char *exe, size_t size)
 	snprintf(top, sizeof(top), "%s", ips);
 	nfqbt_stage_program(ips, dirname(dirname(dirname(top))), dir, exe,
 			    size);
+}
+
+void nfqbt_ips_staged(char *exe, size_t size)
+{
+	char dir[64], env[PATH_MAX + 128];
+	const char *old = getenv("LD_LIBRARY_PATH");
+	struct stat st;
+
+	staged_dir(dir, sizeof(dir), suite_pid ? suite_pid : getpid());
+	ck_assert_msg((size_t)snprintf(exe, size, "%s/bin/nfqb-ips", dir) <
+		      size, "%s: too long", dir);
+	if (stat(exe, &st) != 0) {	/* else staged by an earlier test */
+		ck_assert_msg(mkdir(dir, 0755) == 0 || errno == EEXIST,
+			      "%s: %s", dir, strerror(errno));
+		ck_assert(chmod(dir, 0755) == 0);
+		nfqbt_stage_ips(dir, exe, size);
+	}
+	/* for the programs this test starts from now on */
+	ck_assert((size_t)snprintf(env, sizeof(env), "%s/lib%s%s", dir,
+				   old && *old ? ":" : "", old ? old : "") <
+		  sizeof(env));
+	setenv("LD_LIBRARY_PATH", env, 1);
 }
 
 bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,

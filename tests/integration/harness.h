@@ -260,6 +260,19 @@ void nfqbt_stage_program(const char *prog, const char *builddir,
  * (nfqbt_find_ips()). */
 void nfqbt_stage_ips(const char *dir, char *exe, size_t size);
 
+/* This build's nfqb-ips staged (nfqbt_stage_ips()) once per test program
+ * in /run/nfqbt-stage.PID (PID: the process running the suite, which
+ * removes it after the suite), readable by every user: for a test that
+ * runs it as another user (--user nobody: its upgrade re-executes it and
+ * loads the library again, which a build tree under /root, mode 0700,
+ * hides from nobody) or in another mount namespace. Its path in @exe;
+ * puts /run/nfqbt-stage.PID/lib first in LD_LIBRARY_PATH, for the
+ * programs the calling test starts. Call it before creating threads. */
+void nfqbt_ips_staged(char *exe, size_t size);
+
+/* rm -rf @dir (bounded by the tree's depth; no symbolic link followed). */
+void nfqbt_rm_rf(const char *dir);
+
 /* Wait until *@counter >= @n; false on timeout. */
 bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,
 		      unsigned int timeout_ms);

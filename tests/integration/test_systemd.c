@@ -184,28 +184,6 @@ static void cg_rmdir_all(const char *dir)
 	rmdir(dir);
 }
 
-static void rm_rf(const char *dir)
-{
-	char path[PATH_MAX + 300];
-	struct dirent *de;
-	struct stat st;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-			rm_rf(path);
-		else
-			unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 /* The test's names, set by use_instance() (in main() and in each test):
  * each test has its own directory, cgroups and manager. */
 #define N_INSTANCES	2
@@ -262,7 +240,7 @@ static void cleanup(void)
 		if (g_cgpath[i][0])
 			cg_rmdir_all(g_cgpath[i]);
 	if (g_dir[0])
-		rm_rf(g_dir);
+		nfqbt_rm_rf(g_dir);
 }
 
 /* --- the manager --------------------------------------------------------- */
@@ -920,7 +898,7 @@ START_TEST(test_unit_start_failure_reported)
 		/* no more automatic restarts, for the next one */
 		unit_ctl("stop");
 		systemctl(NULL, 0, false, "reset-failed " UNIT);
-		rm_rf(hidden);
+		nfqbt_rm_rf(hidden);
 	}
 	ck_assert_uint_ge(tried, 1);
 	manager_stop(mgr);
@@ -961,7 +939,7 @@ int main(void)
 	}
 	for (h = 0; h < N_HIDDEN && geteuid() == 0; h++) {
 		snprintf(hidden, sizeof(hidden), g_hidden_fmt[h], g_pid);
-		rm_rf(hidden);
+		nfqbt_rm_rf(hidden);
 	}
 	return ret;
 }
