@@ -26,6 +26,13 @@ void pool_evfd_signal(int fd)
 	errno = saved;
 }
 
+/* Stop: the flag, then the eventfd every thread polls (nfqb_pool_fd()). */
+void pool_signal_stop(struct nfqb_pool *pool)
+{
+	atomic_store_explicit(&pool->stop, true, memory_order_release);
+	pool_evfd_signal(pool->stop_evfd);
+}
+
 void pool_evfd_clear(int fd)
 {
 	uint64_t v;
@@ -81,48 +88,123 @@ unsigned int pool_queue_outstanding(struct nfqb_queue *q)
 	return (unsigned int)st.outstanding;
 }
 
-/* How long an owner may sleep: until the library's next timer, and, while
- * packets are out with the application, no more than a millisecond: a
- * decision posted by an application thread does not wake a non-blocking
- * queue's fd, so the owner looks for it itself. */
+/* How long an owner may sleep: until the library's next timer, at most
+ * POOL_IDLE_MS. Decisions of other threads wake it through the queue's
+ * eventfd (pool_thread_sleep() polls it), so no polling for them. */
 int pool_sleep_timeout(struct pool_thread *t, struct nfqb_queue *q)
 {
 	int tmo = nfqb_queue_next_timeout(q);
 
+	(void)t;
 	if (tmo < 0 || tmo > POOL_IDLE_MS)
 		tmo = POOL_IDLE_MS;
-	if (atomic_load_explicit(&t->pool->any_defer, memory_order_relaxed) &&
-	    tmo > POOL_DEFER_POLL_MS && pool_queue_outstanding(q))
-		tmo = POOL_DEFER_POLL_MS;
 	return tmo;
+}
+
+/*
+ * What a pool thread may meet from nfqb_recv(), nfqb_flush() or the
+ * linger and go on: a signal or interrupt (EINTR), nothing to read or a
+ * send failed for now (EAGAIN: the library retries it), the socket
+ * overflowed (ENOBUFS: counted), every buffer is with the application
+ * (ENOSPC: ends with its decisions), an allocation failed (ENOMEM).
+ * Anything else is fatal to the thread's queue and stops the pool.
+ */
+bool pool_transient(int err)
+{
+	return err == EINTR || err == EAGAIN || err == ENOBUFS ||
+	       err == ENOSPC || err == ENOMEM;
+}
+
+/* --- RCU ------------------------------------------------------------------ */
+
+/*
+ * A worker announces a quiescent state. The release store before it is for
+ * race detectors, which do not see liburcu's own synchronization: the
+ * policy setter acquire-loads every qs_seq after the grace period, which
+ * orders every read of the old policy before its free in their model too.
+ */
+void pool_rcu_quiescent(struct pool_thread *t)
+{
+	atomic_store_explicit(&t->qs_seq, ++t->qs_local, memory_order_release);
+	urcu_qsbr_quiescent_state();
+}
+
+void pool_rcu_offline(struct pool_thread *t)
+{
+	atomic_store_explicit(&t->qs_seq, ++t->qs_local, memory_order_release);
+	urcu_qsbr_thread_offline();
+}
+
+void pool_rcu_online(void)
+{
+	urcu_qsbr_thread_online();
 }
 
 /* --- sleeping ----------------------------------------------------------- */
 
-/* Poll the thread's eventfd, the stop eventfd (unless stopping) and @qfd
- * (unless -1) for up to @tmo ms. The caller has set t->sleeping and found
- * no work after a seq_cst fence. */
-void pool_thread_sleep(struct pool_thread *t, int qfd, int tmo)
+/* Poll the thread's eventfd, the stop eventfd (unless stopping), the
+ * wake-up eventfd of @q (decisions posted by other threads, interrupts;
+ * unless @q is NULL) and, if @readable, @q's socket, for up to @tmo ms.
+ * The caller has set t->sleeping and found no work after a seq_cst
+ * fence. */
+static void pool_thread_sleep(struct pool_thread *t, struct nfqb_queue *q,
+			      bool readable, int tmo)
 {
-	struct pollfd pfd[3];
-	nfds_t n = 0;
+	struct pollfd pfd[4];
+	nfds_t n = 0, qev = 0;
 
 	pfd[n++] = (struct pollfd){ .fd = t->evfd, .events = POLLIN };
 	if (!pool_stopping(t->pool))
 		pfd[n++] = (struct pollfd){ .fd = t->pool->stop_evfd,
 					    .events = POLLIN };
-	if (qfd >= 0)
-		pfd[n++] = (struct pollfd){ .fd = qfd, .events = POLLIN };
-	if (poll(pfd, n, tmo) > 0 && (pfd[0].revents & POLLIN))
-		pool_evfd_clear(t->evfd);
+	if (q) {
+		qev = n;
+		pfd[n++] = (struct pollfd){ .fd = q->sk.evfd, .events = POLLIN };
+	}
+	if (q && readable)
+		pfd[n++] = (struct pollfd){ .fd = nfqb_queue_fd(q),
+					    .events = POLLIN };
+	if (nfqb_sys_poll(pfd, n, tmo) > 0) {
+		if (pfd[0].revents & POLLIN)
+			pool_evfd_clear(t->evfd);
+		if (qev && (pfd[qev].revents & POLLIN))
+			nfqb_loop_clear_wakeup(q);
+	}
 	atomic_store(&t->sleeping, false);
 }
 
+/*
+ * The one way a pool thread goes to sleep: it says so (t->sleeping), a
+ * fence, one more look for work (@busy; NULL: nothing to look at), then
+ * pool_thread_sleep(). Whoever makes work for it makes that visible first
+ * and then wakes a thread that says it sleeps (pool_thread_wake(): Dekker,
+ * seq_cst on both sides). @rcu: a worker, offline while it sleeps. False
+ * if it found work instead of sleeping.
+ */
+bool pool_thread_doze(struct pool_thread *t, const struct pool_doze *z)
+{
+	atomic_store(&t->sleeping, true);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (z->busy && z->busy(t)) {
+		atomic_store(&t->sleeping, false);
+		return false;
+	}
+	if (z->rcu)
+		pool_rcu_offline(t);
+	pool_thread_sleep(t, z->q, z->readable, z->tmo);
+	if (z->rcu)
+		pool_rcu_online();
+	return true;
+}
+
+/* A fatal error: the first one is the pool's (nfqb_pool_error(),
+ * nfqb_pool_wait()); stop the pool, which makes nfqb_pool_fd() readable. */
 void pool_thread_fail(struct pool_thread *t, int err)
 {
-	if (!t->err)
-		t->err = err;
-	nfqb_pool_stop(t->pool);
+	int none = 0;
+
+	atomic_compare_exchange_strong(&t->pool->fatal, &none, err);
+	pool_signal_stop(t->pool);
 }
 
 /* Wait (bounded by drain_ms) until no packet of @q is out with the
@@ -132,15 +214,20 @@ void pool_drain_deferred(struct pool_thread *t, struct nfqb_queue *q)
 	uint64_t deadline = nfqb_now_ns() + t->pool->cfg.drain_ms * 1000000ull;
 
 	for (;;) {
-		if (nfqb_flush(q) < 0 && errno != EINTR) {
+		uint64_t now;
+		int tmo;
+
+		if (nfqb_flush(q) < 0 && !pool_transient(errno)) {
 			pool_thread_fail(t, errno);
 			return;
 		}
-		if (!pool_queue_outstanding(q) || nfqb_now_ns() >= deadline)
+		now = nfqb_now_ns();
+		if (!pool_queue_outstanding(q) || now >= deadline)
 			return;
-		atomic_store(&t->sleeping, true);
-		atomic_thread_fence(memory_order_seq_cst);
-		pool_thread_sleep(t, -1, POOL_DEFER_POLL_MS);
+		tmo = pool_sleep_timeout(t, q);
+		if ((uint64_t)tmo * 1000000ull > deadline - now)
+			tmo = (int)((deadline - now + 999999) / 1000000);
+		pool_thread_doze(t, &(struct pool_doze){ .q = q, .tmo = tmo });
 	}
 }
 

@@ -57,6 +57,8 @@ dist_man_MANS += \
 	man/man3/nfqb_pool_stats.3 \
 	man/man3/nfqb_pool_stop.3 \
 	man/man3/nfqb_pool_stopping.3 \
+	man/man3/nfqb_pool_fd.3 \
+	man/man3/nfqb_pool_error.3 \
 	man/man3/nfqb_pool_threads.3 \
 	man/man3/nfqb_pool_wait.3 \
 	man/man3/nfqb_pool_worker_index.3 \

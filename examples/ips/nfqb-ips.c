@@ -39,6 +39,7 @@
 #include <getopt.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -644,9 +645,12 @@ again:
 	       nfqb_pool_threads(the_pool), r->npat, r->nmark);
 	fflush(stdout);
 	while (!stopping && !nfqb_pool_stopping(the_pool)) {
-		struct timespec ts = { .tv_nsec = 50 * 1000000 };
+		/* readable at once if the pool stops by itself (a fatal
+		 * error: nfqb_pool_error()); signals end the wait early */
+		struct pollfd pfd = { .fd = nfqb_pool_fd(the_pool),
+				      .events = POLLIN };
 
-		nanosleep(&ts, NULL);
+		poll(&pfd, 1, 50);
 		if (want_upgrade) {
 			want_upgrade = 0;
 			upgrade(o, fds);

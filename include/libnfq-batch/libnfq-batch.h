@@ -619,8 +619,14 @@ bool nfqb_queue_fallback(const struct nfqb_queue *q);
 /**
  * nfqb_queue_next_timeout - milliseconds until the library needs to run
  * (latency bound, verdict timeout, retry of a failed send) for a caller
- * with its own poll loop; 0 when it is due, -1 when nothing is. Owner
- * thread only.
+ * with its own poll loop; 0 when it is due (then nfqb_recv() or
+ * nfqb_flush() called now does it), -1 when nothing is. Owner thread only.
+ *
+ * The loop: a non-blocking queue; nfqb_recv() until it fails with EAGAIN;
+ * then poll() on nfqb_queue_fd() for this long. It does not spin: after
+ * EAGAIN the fd is readable only when something new came (packets, a
+ * decision from another thread, an interrupt), and this is never 0 for a
+ * timer already served.
  */
 int nfqb_queue_next_timeout(const struct nfqb_queue *q);
 
@@ -644,7 +650,9 @@ int nfqb_queue_next_timeout(const struct nfqb_queue *q);
  * (the kernel refused verdicts: no CAP_NET_ADMIN; reported once per
  * refusal read, see the guarantees), or the error of the socket or of a
  * send (a failed send is kept and retried; a
- * transient one is not reported).
+ * transient one is not reported). EINTR, ENOBUFS, ENOSPC and EAGAIN pass:
+ * call again (after ENOSPC, once decisions free buffers); the others
+ * mean the queue cannot go on.
  */
 int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 	      unsigned int max);

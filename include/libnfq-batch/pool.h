@@ -289,10 +289,39 @@ int nfqb_pool_set_policy(struct nfqb_pool *pool, void *policy);
 
 /**
  * nfqb_pool_stopping - true once the pool was asked to stop: by
- * nfqb_pool_stop(), or by itself after a thread failed (nfqb_pool_wait()
- * then returns that thread's error). Never blocks; any thread.
+ * nfqb_pool_stop(), or by itself after a fatal error of a thread
+ * (nfqb_pool_error(); nfqb_pool_wait() then returns it). Never blocks; any
+ * thread.
  */
 bool nfqb_pool_stopping(const struct nfqb_pool *pool);
+
+/**
+ * nfqb_pool_fd - a file descriptor that becomes readable when the pool stops
+ *
+ * For the application's poll()/epoll loop: POLLIN from the moment the pool
+ * stops reading, asked to (nfqb_pool_stop(), nfqb_pool_handover()) or by
+ * itself after a fatal error (nfqb_pool_error() then tells which), and for
+ * good. The pool owns it: poll it, never read or close it. Valid from
+ * nfqb_pool_create() to nfqb_pool_destroy(). Any thread. Returns the fd, or
+ * -1 with errno EINVAL for a NULL @pool.
+ */
+int nfqb_pool_fd(const struct nfqb_pool *pool);
+
+/**
+ * nfqb_pool_error - why the pool stopped by itself
+ *
+ * Conditions that pass are not errors: a signal, a send that failed for now
+ * (retried), a socket overflow (ENOBUFS, counted), every buffer held by the
+ * application (ENOSPC: it ends with the application's decisions), an
+ * allocation that failed: the pool goes on through them. Any other error
+ * of a pool thread's queue is fatal: the pool stops (nfqb_pool_stopping()
+ * is true, nfqb_pool_fd() readable) and gives every outstanding packet its
+ * decision or the default verdict. Returns 0 while that has not happened,
+ * else the errno of the first fatal error (or of a failed
+ * nfqb_pool_start()): what nfqb_pool_wait() will return. Never blocks;
+ * async-signal-safe; any thread. EINVAL for a NULL @pool.
+ */
+int nfqb_pool_error(const struct nfqb_pool *pool);
 
 /**
  * nfqb_pool_threads - number of pool threads: queue_count in

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -35,6 +36,15 @@ uint64_t nfqbt_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t nfqbt_thread_cpu_ms(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
 }
 
 void nfqbt_sleep_ms(unsigned int ms)
@@ -1039,4 +1049,77 @@ size_t nfqbt_build_udp4(uint8_t *out, size_t out_size, const uint8_t *orig,
 	memcpy(out + ihl + 4, &v, 2);
 	out[ihl + 6] = out[ihl + 7] = 0;
 	return total;
+}
+
+/* --- TCP transfer ------------------------------------------------------- */
+
+static void *tcp_sink_main(void *arg)
+{
+	struct nfqbt_tcp *k = arg;
+	char buf[65536];
+	int fd = accept(k->lfd, NULL, NULL);
+	ssize_t r;
+
+	if (fd < 0)
+		return NULL;
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		k->got += (size_t)r;
+	close(fd);
+	atomic_store(&k->done, true);
+	if (k->q)
+		nfqb_queue_interrupt(k->q);
+	return NULL;
+}
+
+static void *tcp_source_main(void *arg)
+{
+	static char buf[256 * 1024];
+	struct nfqbt_tcp *k = arg;
+	struct sockaddr_in sa = nfqbt_lo_addr(k->port);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	size_t sent = 0;
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while (sent < k->bytes) {
+		size_t want = k->bytes - sent < sizeof(buf) ?
+			      k->bytes - sent : sizeof(buf);
+		ssize_t w = write(fd, buf, want);
+
+		if (w <= 0)
+			break;
+		sent += (size_t)w;
+	}
+	close(fd);
+	return NULL;
+}
+
+void nfqbt_tcp_start(struct nfqbt_tcp *k, uint16_t port, size_t bytes,
+		     struct nfqb_queue *q)
+{
+	struct sockaddr_in sa = nfqbt_lo_addr(port);
+	int one = 1;
+
+	memset(k, 0, sizeof(*k));
+	k->port = port;
+	k->bytes = bytes;
+	k->q = q;
+	k->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(k->lfd, 0);
+	setsockopt(k->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ck_assert_int_eq(bind(k->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(k->lfd, 1), 0);
+	ck_assert_int_eq(pthread_create(&k->dst, NULL, tcp_sink_main, k), 0);
+	ck_assert_int_eq(pthread_create(&k->src, NULL, tcp_source_main, k), 0);
+}
+
+void nfqbt_tcp_join(struct nfqbt_tcp *k)
+{
+	pthread_join(k->src, NULL);
+	pthread_join(k->dst, NULL);
+	close(k->lfd);
+	k->lfd = -1;
 }

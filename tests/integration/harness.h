@@ -30,6 +30,7 @@
 #define NFQBT_HARNESS_H
 
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,6 +74,8 @@ void nfqbt_rule_queue(uint16_t dport, uint16_t qnum, bool bypass);
 
 /* Monotonic clock in milliseconds. */
 uint64_t nfqbt_now_ms(void);
+/* CPU time (user + system) of the calling thread, in milliseconds. */
+uint64_t nfqbt_thread_cpu_ms(void);
 void nfqbt_sleep_ms(unsigned int ms);
 
 /* --- UDP receiver (a thread) ------------------------------------------- */
@@ -189,6 +192,28 @@ unsigned int nfqbt_tx_size(const struct nfqbt_tx_opts *o, uint32_t seq);
 
 /* Fill @buf (@size bytes, >= 4) as the sender does for @seq. */
 void nfqbt_fill_payload(uint8_t *buf, size_t size, uint32_t seq);
+
+/* --- TCP transfer ------------------------------------------------------- */
+
+/* One TCP connection on 127.0.0.1:port: a source thread writes @bytes and
+ * closes, a sink thread reads to the end. */
+struct nfqbt_tcp {
+	int lfd;
+	struct nfqb_queue *q;	/* interrupted when the sink is done (or NULL) */
+	uint16_t port;
+	size_t bytes;
+	_Atomic size_t got;	/* read by the sink */
+	atomic_bool done;	/* the sink read everything, FIN included */
+	pthread_t src, dst;
+};
+
+/* Listen, then start the sink and the source; ck_assert on failure.
+ * @q, if not NULL, gets nfqb_queue_interrupt() when the sink is done (a
+ * consumer may sleep in nfqb_recv()). */
+void nfqbt_tcp_start(struct nfqbt_tcp *k, uint16_t port, size_t bytes,
+		     struct nfqb_queue *q);
+/* Wait for both threads and close the listener. */
+void nfqbt_tcp_join(struct nfqbt_tcp *k);
 
 /* --- Consumer helpers -------------------------------------------------- */
 

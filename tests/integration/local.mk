@@ -82,6 +82,24 @@ tests_integration_test_linger_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(NFQBT_INTERNAL_CFLAGS)
 tests_integration_test_linger_LDADD = $(NFQBT_INTERNAL_LDADD)
 
+# Every way nfqb_recv() sleeps, woken by a signal and by an interrupt
+# (issue 20); the seam makes verdict sends fail.
+check_PROGRAMS += tests/integration/test_sleep
+TESTS += tests/integration/test_sleep
+tests_integration_test_sleep_SOURCES = tests/integration/test_sleep.c
+tests_integration_test_sleep_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	$(NFQBT_INTERNAL_CFLAGS)
+tests_integration_test_sleep_LDADD = $(NFQBT_INTERNAL_LDADD)
+
+# The documented poll loop (non-blocking, poll on nfqb_queue_fd() for
+# nfqb_queue_next_timeout()): calls per packet and idle CPU (issue 20).
+check_PROGRAMS += tests/integration/test_pollloop
+TESTS += tests/integration/test_pollloop
+tests_integration_test_pollloop_SOURCES = tests/integration/test_pollloop.c
+tests_integration_test_pollloop_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	$(NFQBT_INTERNAL_CFLAGS)
+tests_integration_test_pollloop_LDADD = $(NFQBT_INTERNAL_LDADD)
+
 # Every documented errno of every public function, one table row each, and
 # the headers checked against the table. Links the internal library for
 # the seam (failing allocations and sends, a clock that runs ahead).

@@ -30,8 +30,9 @@
 
 #include <libnfq-batch/pool.h>
 
-#include "internal.h"
+#include "queue.h"
 #include "seam.h"
+#include "../unit/testq.h"
 #include "harness.h"
 
 #define PORT	5031
@@ -968,6 +969,17 @@ static int policy_null(void)
 	return err_of_int(nfqb_pool_set_policy(NULL, NULL));
 }
 
+static int pool_fd_null(void)
+{
+	return err_of_int(nfqb_pool_fd(NULL));
+}
+
+/* nfqb_pool_error() returns the errno value itself */
+static int pool_error_null(void)
+{
+	return nfqb_pool_error(NULL);
+}
+
 static int pstats_thread(void)
 {
 	struct nfqb_pool_config c = pool_cfg();
@@ -1063,7 +1075,7 @@ static int detach_shut(void)
 
 static int detach_nosock(void)
 {
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(QNUM, 4);
+	struct nfqb_queue *q = nfqbt_queue_detached(QNUM, 4);
 	int err;
 
 	ck_assert_ptr_nonnull(q);
@@ -1340,6 +1352,8 @@ static const struct row rows[] = {
 	ROW(nfqb_queue_adopt, ENOMEM, "allocations fail", adopt_nomem),
 	ROW(nfqb_recv, EPERM, "the kernel refused a verdict (no CAP_NET_ADMIN)", recv_refused),
 	ROW(nfqb_kstats_read, EACCES, "nobody: the file is root's", kread_eacces),
+	ROW(nfqb_pool_fd, EINVAL, "NULL pool", pool_fd_null),
+	ROW(nfqb_pool_error, EINVAL, "NULL pool", pool_error_null),
 	ROW(nfqb_pool_handover, EINVAL, "NULL pool", handover_null),
 	ROW(nfqb_pool_handover, EALREADY, "stopped before", handover_stopped),
 	ROW(nfqb_pool_adopt, EINVAL, "NULL fds", padopt_null_fds),

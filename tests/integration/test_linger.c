@@ -34,7 +34,8 @@
 #include <libnfq-batch/pool.h>
 
 #include "harness.h"
-#include "internal.h"
+#include "queue.h"
+#include "seam.h"
 
 #define PORT	5300
 #define QNUM	0
@@ -53,7 +54,7 @@ static int watch_sleep(void *data, uint64_t ns)
 
 	(void)data;
 	pauses++;
-	if (atomic_load(&q->posted) != q->posted_seen)
+	if (atomic_load(&q->post.posted) != q->tx.posted_seen)
 		pauses_holding++;
 	if (fail_every && pauses % fail_every == 0) {
 		pauses_failed++;
@@ -152,52 +153,6 @@ END_TEST
 #define TCP_PORT	5301
 #define TCP_BYTES	(8u << 20)
 
-struct tcp_sink {
-	int lfd;
-	struct nfqb_queue *q;
-	_Atomic size_t got;
-	atomic_bool done;
-};
-
-static void *tcp_sink_main(void *arg)
-{
-	struct tcp_sink *k = arg;
-	char buf[65536];
-	int fd = accept(k->lfd, NULL, NULL);
-	ssize_t r;
-
-	if (fd < 0)
-		return NULL;
-	while ((r = read(fd, buf, sizeof(buf))) > 0)
-		k->got += (size_t)r;
-	close(fd);
-	atomic_store(&k->done, true);
-	if (k->q)	/* the consumer may sleep in nfqb_recv */
-		nfqb_queue_interrupt(k->q);
-	return NULL;
-}
-
-static void *tcp_source_main(void *arg)
-{
-	static char buf[256 * 1024];
-	struct sockaddr_in sa = nfqbt_lo_addr(TCP_PORT);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	size_t sent = 0;
-
-	(void)arg;
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return NULL;
-	while (sent < TCP_BYTES) {
-		ssize_t w = write(fd, buf, sizeof(buf));
-
-		if (w <= 0)
-			break;
-		sent += (size_t)w;
-	}
-	close(fd);
-	return NULL;
-}
-
 /* A namespace with lo at MTU 1500 and TCP to TCP_PORT queued. */
 static void tcp_netns(void)
 {
@@ -207,35 +162,12 @@ static void tcp_netns(void)
 		       TCP_PORT, QNUM);
 }
 
-/* The sink listening and accepting, the source connecting and sending. */
-static void tcp_start(struct tcp_sink *k, pthread_t *src, pthread_t *dst)
-{
-	struct sockaddr_in sa = nfqbt_lo_addr(TCP_PORT);
-	int one = 1;
-
-	k->lfd = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert_int_ge(k->lfd, 0);
-	setsockopt(k->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	ck_assert_int_eq(bind(k->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(listen(k->lfd, 1), 0);
-	ck_assert_int_eq(pthread_create(dst, NULL, tcp_sink_main, k), 0);
-	ck_assert_int_eq(pthread_create(src, NULL, tcp_source_main, NULL), 0);
-}
-
-static void tcp_join(struct tcp_sink *k, pthread_t src, pthread_t dst)
-{
-	pthread_join(src, NULL);
-	pthread_join(dst, NULL);
-	close(k->lfd);
-}
-
 static void tcp_bulk(bool gso)
 {
 	struct nfqb_seam seam = { .sleep_ns = watch_sleep };
-	struct tcp_sink sink = { .lfd = -1, .got = 0, .done = false };
+	struct nfqbt_tcp sink;
 	unsigned int packets = 0, big = 0, marked_gso = 0;
 	struct nfqb_packet *vec[64];
-	pthread_t src, dst;
 	struct nfqb_stats st;
 	struct nfqb_queue *q;
 	uint64_t end;
@@ -246,10 +178,9 @@ static void tcp_bulk(bool gso)
 	if (!gso)
 		ck_assert_int_eq(nfqb_queue_set_flags(q, 0, NFQB_F_GSO), 0);
 	watched = q;
-	sink.q = q;
 	pauses = pauses_holding = 0;
 	nfqb_seam_install(&seam);
-	tcp_start(&sink, &src, &dst);
+	nfqbt_tcp_start(&sink, TCP_PORT, TCP_BYTES, q);
 	end = nfqbt_now_ms() + 20000;
 	/* blocking receives, as a daemon's loop; the sink interrupts the
 	 * last one when it has everything (FIN included) */
@@ -272,7 +203,7 @@ static void tcp_bulk(bool gso)
 		}
 	}
 	ck_assert_msg(atomic_load(&sink.done), "the transfer did not end");
-	tcp_join(&sink, src, dst);
+	nfqbt_tcp_join(&sink);
 	nfqb_seam_install(NULL);
 	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
@@ -320,21 +251,20 @@ static void tcp_bulk_pool(bool gso)
 		.mode = NFQB_POOL_QUEUE_PER_WORKER, .cb = pool_count,
 		.queue_flags_off = gso ? 0 : NFQB_F_GSO,
 	};
-	struct tcp_sink sink = { .lfd = -1, .got = 0, .done = false };
+	struct nfqbt_tcp sink;
 	struct nfqb_pool *pool;
-	pthread_t src, dst;
 	uint64_t end;
 
 	tcp_netns();
 	pool = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
-	tcp_start(&sink, &src, &dst);
+	nfqbt_tcp_start(&sink, TCP_PORT, TCP_BYTES, NULL);
 	for (end = nfqbt_now_ms() + 20000;
 	     !atomic_load(&sink.done) && nfqbt_now_ms() < end;)
 		nfqbt_sleep_ms(5);
 	ck_assert_msg(atomic_load(&sink.done), "the transfer did not end");
-	tcp_join(&sink, src, dst);
+	nfqbt_tcp_join(&sink);
 	nfqb_pool_stop(pool);
 	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
 	nfqb_pool_destroy(pool);

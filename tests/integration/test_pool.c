@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/netlink.h>
 
 #include <libnfq-batch/pool.h>
 
@@ -37,6 +38,7 @@ struct sender {
 	unsigned int count;
 	struct nfqbt_rx *rx;
 	struct nfqb_pool *pool;	/* for the window: what the pool dropped */
+	unsigned int window;	/* datagrams in flight at most (0: WINDOW) */
 	atomic_uint sent;
 	atomic_uint eperm;
 	int err;
@@ -47,6 +49,7 @@ static void *sender_main(void *arg)
 	struct sender *s = arg;
 	struct sockaddr_in dst = nfqbt_lo_addr(PORT);
 	uint64_t start = nfqbt_now_ms();
+	unsigned int window = s->window ? s->window : WINDOW;
 	int fd[NFLOWS];
 	uint8_t buf[64];
 	unsigned int i;
@@ -64,7 +67,7 @@ static void *sender_main(void *arg)
 
 		nfqb_pool_stats(s->pool, -1, &ps, sizeof(ps));
 		done = nfqbt_rx_total(s->rx) + (unsigned int)ps.dropped;
-		if (i > done && i - done >= WINDOW) {
+		if (i > done && i - done >= window) {
 			usleep(50);
 			continue;
 		}
@@ -91,10 +94,12 @@ static void *sender_main(void *arg)
 }
 
 static void sender_start(struct sender *s, unsigned int count,
-			 struct nfqbt_rx *rx, struct nfqb_pool *pool)
+			 struct nfqbt_rx *rx, struct nfqb_pool *pool,
+			 unsigned int window)
 {
 	memset(s, 0, sizeof(*s));
 	s->count = count;
+	s->window = window;
 	s->rx = rx;
 	s->pool = pool;
 	ck_assert_int_eq(pthread_create(&s->thread, NULL, sender_main, s), 0);
@@ -337,7 +342,7 @@ static void run_mixed(enum nfqb_pool_mode mode, unsigned int workers,
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
 	ck_assert_int_eq(nfqb_pool_start(pool), -1);
 	ck_assert_int_eq(errno, EALREADY);
-	sender_start(&s, n, rx, pool);
+	sender_start(&s, n, rx, pool, 0);
 	sent = sender_join(&s);
 	ck_assert_uint_eq(sent, n);
 	ck_assert_uint_eq(atomic_load(&s.eperm), 0);
@@ -438,7 +443,7 @@ static void run_swap(enum nfqb_pool_mode mode, unsigned int workers)
 	rx = nfqbt_rx_start(PORT, &ro);
 	pool = pool_new(mode, workers, decide, &cd, policy_new(1), 0);
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
-	sender_start(&s, n, rx, pool);
+	sender_start(&s, n, rx, pool, 0);
 	/* swap policies while the traffic flows: marks 2 .. SWAPS+1 */
 	for (k = 0; k < SWAPS; k++) {
 		unsigned int at = (k + 1) * n / (SWAPS + 2);
@@ -525,7 +530,7 @@ static void run_stop(enum nfqb_pool_mode mode, unsigned int workers)
 	pool = pool_new(mode, workers, decide, &cd, policy_new(0),
 			NFQB_F_FAIL_OPEN);
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
-	sender_start(&s, n, rx, pool);
+	sender_start(&s, n, rx, pool, 0);
 	for (i = 0; i < 20000; i++) {
 		st = pstats(pool, -1);
 		if (st.packets >= n / 3)
@@ -1340,6 +1345,295 @@ START_TEST(test_late_verdict_race)
 }
 END_TEST
 
+/* --- under pressure: a deferred backlog as big as the buffers ---------- */
+
+#define PRESSURE_N		20000
+#define PRESSURE_WINDOW		16384
+#define PRESSURE_BUFFERS	64
+#define PRESSURE_HOLD_MS	200
+#define BACKLOG_CAP		32768	/* a power of two, > PRESSURE_N */
+
+/* An application thread that decides every fourth accepted packet later,
+ * oldest first, in rounds: it lets the deferred packets pile up until
+ * there are twice as many as a queue has buffers (or the oldest waited
+ * PRESSURE_HOLD_MS, whichever comes first: a queue may run dry), then
+ * decides them all. So a queue runs out of buffers again and again, and
+ * only the application's decisions end it, at whatever speed the machine
+ * (or a sanitizer) lets the traffic flow. */
+struct backlog {
+	pthread_mutex_t lock;
+	struct nfqb_packet *v[BACKLOG_CAP];
+	uint32_t mark[BACKLOG_CAP];
+	uint64_t at_ms[BACKLOG_CAP];
+	unsigned int head, tail;
+	bool stop;
+	atomic_uint refused;
+	pthread_t thread;
+	struct cb_data cd;
+};
+
+static int decide_backlog(struct nfqb_packet *p, void *policy, void *data,
+			  struct nfqb_verdict *v)
+{
+	struct backlog *b = data;
+	int r = decide(p, policy, &b->cd, v);
+	unsigned int k;
+	uint32_t seq;
+
+	if (v->verdict != NFQB_ACCEPT || !nfqbt_pkt_seq(p, &seq) || seq % 4)
+		return r;
+	pthread_mutex_lock(&b->lock);
+	ck_assert_uint_lt(b->tail - b->head, BACKLOG_CAP);
+	k = b->tail++ % BACKLOG_CAP;
+	b->v[k] = p;
+	b->mark[k] = v->mark;
+	b->at_ms[k] = nfqbt_now_ms();
+	pthread_mutex_unlock(&b->lock);
+	return NFQB_POOL_DEFER;
+}
+
+/* Whether the round is due; the lock held. */
+static bool backlog_due(const struct backlog *b, uint64_t now)
+{
+	if (b->head == b->tail)
+		return false;
+	return b->stop || b->tail - b->head >= 2 * PRESSURE_BUFFERS ||
+	       now >= b->at_ms[b->head % BACKLOG_CAP] + PRESSURE_HOLD_MS;
+}
+
+static void *backlog_main(void *arg)
+{
+	struct backlog *b = arg;
+
+	pthread_mutex_lock(&b->lock);
+	while (!b->stop || b->head != b->tail) {
+		unsigned int end;
+
+		if (!backlog_due(b, nfqbt_now_ms())) {
+			pthread_mutex_unlock(&b->lock);
+			nfqbt_sleep_ms(1);
+			pthread_mutex_lock(&b->lock);
+			continue;
+		}
+		for (end = b->tail; b->head != end;) {
+			unsigned int k = b->head++ % BACKLOG_CAP;
+
+			pthread_mutex_unlock(&b->lock);
+			if (nfqb_verdict_mark(b->v[k], NFQB_ACCEPT,
+					      b->mark[k]) < 0)
+				atomic_fetch_add(&b->refused, 1);
+			pthread_mutex_lock(&b->lock);
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+static void backlog_stop(struct backlog *b)
+{
+	pthread_mutex_lock(&b->lock);
+	b->stop = true;
+	pthread_mutex_unlock(&b->lock);
+	pthread_join(b->thread, NULL);
+}
+
+static uint64_t buffers_exhausted(struct nfqb_pool *pool, unsigned int nq)
+{
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < nq; i++) {
+		struct nfqb_stats st;
+
+		ck_assert_int_eq(nfqb_pool_queue_stats(pool, i, &st,
+						       sizeof(st)), 0);
+		sum += st.buffers_exhausted;
+	}
+	return sum;
+}
+
+/*
+ * Two queues behind --queue-balance 0:1 --queue-bypass, 16384 datagrams
+ * in flight, one accepted packet in four deferred to the backlog thread:
+ * the buffers run out many times (counted), which is transient; the pool
+ * must keep running through it. A pool that stopped by itself would
+ * unbind its queues and, with bypass, let the rest through uninspected:
+ * every datagram must arrive once and carry the callback's mark, and the
+ * pool must still be running (no error) at the end.
+ */
+static void run_pressure(enum nfqb_pool_mode mode, unsigned int workers)
+{
+	const unsigned int n = PRESSURE_N;
+	unsigned int expected = n - (n + 10) / 11, i;
+	struct nfqbt_rx_opts ro = { .expected = expected, .timeout_ms = 25000 };
+	struct nfqb_pool_config cfg = {
+		.queue_first = 0,
+		.queue_count = 2,
+		.mode = mode,
+		.workers = workers,
+		.copy_range = 256,
+		.maxlen = PRESSURE_WINDOW,
+		.buffers = PRESSURE_BUFFERS,
+		.rcvbuf = 8 << 20,
+		.ring_size = 256,
+		.cb = decide_backlog,
+		.policy = policy_new(0),
+		.policy_free = policy_free,
+	};
+	struct backlog *b = calloc(1, sizeof(*b));
+	struct nfqb_pool_stats st;
+	struct nfqb_pool *pool;
+	struct nfqbt_rx *rx;
+	struct sender s;
+
+	ck_assert(b != NULL);
+	pthread_mutex_init(&b->lock, NULL);
+	cfg.cb_data = b;
+	nfqbt_iptables("-A OUTPUT -o lo -p udp --dport %u -j NFQUEUE "
+		       "--queue-balance 0:1 --queue-bypass", PORT);
+	rx = nfqbt_rx_start(PORT, &ro);
+	pool = nfqb_pool_create(&cfg, sizeof(cfg));
+	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
+	ck_assert_int_eq(pthread_create(&b->thread, NULL, backlog_main, b), 0);
+	ck_assert_int_eq(nfqb_pool_start(pool), 0);
+	sender_start(&s, n, rx, pool, PRESSURE_WINDOW);
+	ck_assert_uint_eq(sender_join(&s), n);
+	nfqbt_rx_wait(rx);
+	ck_assert_msg(!nfqb_pool_stopping(pool),
+		      "the pool stopped by itself under pressure (%u of %u "
+		      "datagrams arrived)", nfqbt_rx_total(rx), n);
+	backlog_stop(b);
+	nfqb_pool_stop(pool);
+	ck_assert_msg(nfqb_pool_wait(pool) == 0, "nfqb_pool_wait: %s",
+		      strerror(errno));
+	ck_assert_uint_eq(atomic_load(&b->refused), 0);
+	nfqbt_rx_assert_exact(rx, 0, n, expect_kept, NULL);
+	for (i = 0; i < n; i++) {
+		uint32_t mark;
+
+		if (seq_dropped(i))
+			continue;
+		ck_assert_msg(nfqbt_rx_mark(rx, i, &mark) && mark == seq_mark(i),
+			      "seq %u passed uninspected (no mark of the "
+			      "callback)", i);
+	}
+	st = pstats(pool, -1);
+	ck_assert_uint_eq(st.packets, n);
+	ck_assert_uint_eq(st.errors, 0);
+	ck_assert_uint_gt(st.deferred, n / 8);
+	/* the scenario did what it is for: buffers ran out */
+	ck_assert_uint_gt(buffers_exhausted(pool, 2), 0);
+	nfqbt_rx_free(rx);
+	nfqb_pool_destroy(pool);
+	free(b);
+}
+
+START_TEST(test_qpw_pressure)
+{
+	run_pressure(NFQB_POOL_QUEUE_PER_WORKER, 0);
+}
+END_TEST
+
+START_TEST(test_dispatch_pressure)
+{
+	run_pressure(NFQB_POOL_DISPATCH, 3);
+}
+END_TEST
+
+/* --- a fatal error: the application is told at once ---------------------- */
+
+/* The pool's netlink sockets (NETLINK_NETFILTER) among our fds. */
+static unsigned int queue_sockets(int *fds, unsigned int max)
+{
+	unsigned int n = 0;
+	int fd;
+
+	for (fd = 3; fd < 1024 && n < max; fd++) {
+		int dom = 0, proto = 0;
+		socklen_t len = sizeof(int);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) < 0)
+			continue;
+		len = sizeof(int);
+		if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) < 0)
+			continue;
+		if (dom == AF_NETLINK && proto == NETLINK_NETFILTER)
+			fds[n++] = fd;
+	}
+	return n;
+}
+
+/*
+ * The socket of a queue is closed under its thread (replaced by /dev/null
+ * with dup2(): the next receive fails with ENOTSOCK), a fatal error. The
+ * pool must stop by itself and say so at once: nfqb_pool_fd() readable,
+ * nfqb_pool_error() and nfqb_pool_wait() with the error; every other
+ * queue shut down (unbound), the deferred packets' late verdicts refused.
+ */
+static void run_fatal(enum nfqb_pool_mode mode, unsigned int workers)
+{
+	struct nfqb_pool_config cfg = {
+		.queue_first = 0,
+		.queue_count = 2,
+		.mode = mode,
+		.workers = workers,
+		.cb = accept_cb,
+	};
+	struct pollfd pfd;
+	struct nfqb_pool *pool;
+	int fds[4], null;
+	uint64_t t0;
+
+	pool = nfqb_pool_create(&cfg, sizeof(cfg));
+	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
+	ck_assert_uint_eq(queue_sockets(fds, 4), 2);
+	pfd = (struct pollfd){ .fd = nfqb_pool_fd(pool), .events = POLLIN };
+	ck_assert_int_ge(pfd.fd, 0);
+	ck_assert_int_eq(nfqb_pool_start(pool), 0);
+	nfqbt_sleep_ms(100);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);	/* running: not readable */
+	ck_assert_int_eq(nfqb_pool_error(pool), 0);
+	ck_assert(!nfqb_pool_stopping(pool));
+
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(null, 0);
+	t0 = nfqbt_now_ms();
+	ck_assert_int_eq(dup2(null, fds[0]), fds[0]);
+	close(null);
+	ck_assert_msg(poll(&pfd, 1, 2000) == 1,
+		      "the pool did not report its fatal error within 2 s");
+	ck_assert_uint_le(nfqbt_now_ms() - t0, 1000);
+	ck_assert(nfqb_pool_stopping(pool));
+	ck_assert_int_eq(nfqb_pool_error(pool), ENOTSOCK);
+	errno = 0;
+	ck_assert_int_eq(nfqb_pool_wait(pool), -1);
+	ck_assert_int_eq(errno, ENOTSOCK);
+	ck_assert_int_eq(nfqb_pool_error(pool), ENOTSOCK);
+	/* the other queue was shut down (unbound) */
+	{
+		struct nfqb_kstats ks;
+		unsigned int i, bound = 0;
+
+		for (i = 0; i < 2; i++)
+			bound += nfqb_kstats_get((uint16_t)i, &ks,
+						 sizeof(ks)) == 0;
+		ck_assert_uint_eq(bound, 0);
+	}
+	nfqb_pool_destroy(pool);
+}
+
+START_TEST(test_qpw_fatal)
+{
+	run_fatal(NFQB_POOL_QUEUE_PER_WORKER, 0);
+}
+END_TEST
+
+START_TEST(test_dispatch_fatal)
+{
+	run_fatal(NFQB_POOL_DISPATCH, 2);
+}
+END_TEST
+
 /* --- failed start, create errors ------------------------------------------ */
 
 /* A pinning CPU past CPU_SETSIZE makes the start fail at thread @bad.
@@ -1504,6 +1798,10 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_qpw_late_verdict);
 	tcase_add_test(tc, test_dispatch_late_verdict);
 	tcase_add_test(tc, test_late_verdict_race);
+	tcase_add_test(tc, test_qpw_pressure);
+	tcase_add_test(tc, test_dispatch_pressure);
+	tcase_add_test(tc, test_qpw_fatal);
+	tcase_add_test(tc, test_dispatch_fatal);
 	tcase_add_test(tc, test_qpw_failed_start);
 	tcase_add_test(tc, test_dispatch_failed_start);
 	tcase_add_test(tc, test_create_errno);
