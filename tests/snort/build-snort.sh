@@ -10,19 +10,21 @@
 # Several callers at once (tests/run-all.sh starts it early in the
 # background, then calls it again where it needs Snort) share one build:
 # the later ones wait on its lock and reuse it.
-# The key is a hash of both tarballs, of tests/daq/build-libdaq.sh and of
-# the recipe below (bump it with any change to how Snort is built), so a
-# change of any of them builds anew; a prefix with a complete build
+# The key is a hash of both tarballs, of tests/daq/build-libdaq.sh (its
+# commands: comment lines and messages left out) and of the recipe below
+# (bump it with any change to how Snort is built), so a change of any of
+# them builds anew; a prefix with a complete build
 # (.complete) is reused as it is.  The prefix holds bin/snort,
 # etc/snort/snort.lua, lib/libdaq.so, lib/daq/daq_nfq.so (the stock
 # module), lib/pkgconfig/libdaq.pc.
 #
 # Environment: NFQB_SNORT_CACHE (default /var/cache/nfqb-snort);
 # NFQB_SNORT_TARBALL and NFQB_LIBDAQ_TARBALL name the tarballs (default:
-# snort3-3.11.1.0.tar.gz beside the libdaq tarball tests/daq/find-tarball.sh
-# finds); NFQB_JOBS the build parallelism (default: nproc).  Needs what
-# tests/deps.sh installs (cmake, g++, flex, libdumbnet-dev, libhwloc-dev,
-# libluajit-5.1-dev, libpcap-dev, libpcre2-dev, libssl-dev, zlib1g-dev).
+# what tests/find-third-party.sh finds for snort3-3.11.1.0.tar.gz, and
+# tests/daq/find-tarball.sh for libdaq); NFQB_JOBS the build parallelism
+# (default: nproc).  Needs what tests/deps.sh installs (cmake, g++, flex,
+# libdumbnet-dev, libhwloc-dev, libluajit-5.1-dev, libpcap-dev,
+# libpcre2-dev, libssl-dev, zlib1g-dev).
 # About 20 minutes at -j2 on two cores; seconds when cached.  Progress goes
 # to stderr, the prefix alone to stdout.
 set -euo pipefail
@@ -35,15 +37,16 @@ if [ -z "$daq_tar" ] || [ ! -f "$daq_tar" ]; then
 	echo "build-snort: no libdaq tarball (set NFQB_LIBDAQ_TARBALL)" >&2
 	exit 1
 fi
-snort_tar=${NFQB_SNORT_TARBALL:-$(dirname "$daq_tar")/snort3-3.11.1.0.tar.gz}
-if [ ! -f "$snort_tar" ]; then
-	echo "build-snort: no Snort tarball at $snort_tar (set NFQB_SNORT_TARBALL)" >&2
+snort_tar=${NFQB_SNORT_TARBALL:-$("$top/tests/find-third-party.sh" snort3-3.11.1.0.tar.gz || true)}
+if [ -z "$snort_tar" ] || [ ! -f "$snort_tar" ]; then
+	echo "build-snort: no Snort tarball${snort_tar:+ at $snort_tar} (set NFQB_SNORT_TARBALL or NFQB_THIRD_PARTY_DIR)" >&2
 	exit 1
 fi
 
 # The recipe: what decides the build besides the tarballs.
 recipe="snort 1: configure_cmake.sh --disable-docs, libdaq in the same prefix"
-key=$( (cat "$daq_tar" "$snort_tar" "$top/tests/daq/build-libdaq.sh"
+key=$( (cat "$daq_tar" "$snort_tar"
+	grep -Ev '^[[:space:]]*(#|echo )' "$top/tests/daq/build-libdaq.sh"
 	echo "$recipe") | sha256sum | cut -c1-16)
 prefix=$cache/$key
 if [ -f "$prefix/.complete" ]; then
