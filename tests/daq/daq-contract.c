@@ -308,6 +308,21 @@ static unsigned int recv_n(DAQ_Instance_h inst, DAQ_Msg_h *msgs,
 	return n;
 }
 
+/* recv_n() of @want messages within 2 s; with fewer, the ones received are
+ * passed, the instance finished, and false (said). */
+static bool recv_all(DAQ_Instance_h inst, DAQ_Msg_h *msgs, unsigned int want,
+		     DAQ_RecvStatus *last)
+{
+	unsigned int i, n = recv_n(inst, msgs, want, 2000, last);
+
+	if (n == want)
+		return true;
+	for (i = 0; i < n; i++)
+		daq_instance_msg_finalize(inst, msgs[i], DAQ_VERDICT_PASS);
+	finish(inst);
+	return fail("%u of %u messages (status %d)", n, want, *last);
+}
+
 static bool pool_whole(DAQ_Instance_h inst)
 {
 	DAQ_MsgPoolInfo_t info;
@@ -338,10 +353,8 @@ static bool case_finalize_timeout(void)
 	if (!inst)
 		return false;
 	send_one(PORT, 1, 'A');
-	if (recv_n(inst, &held, 1, 2000, &rs) != 1) {
-		finish(inst);
-		return fail("no message (status %d)", rs);
-	}
+	if (!recv_all(inst, &held, 1, &rs))
+		return false;
 	len = daq_msg_get_data_len(held);
 	memcpy(copy, daq_msg_get_data(held), len < 64 ? len : 64);
 	/* the library runs its timers inside receive: 200 ms of them */
@@ -383,18 +396,15 @@ static bool case_verdict_idle(void)
 	DAQ_Instance_h inst = start(&o);
 	DAQ_Msg_h msgs[4];
 	DAQ_RecvStatus rs;
-	unsigned int n, got, i;
+	unsigned int got, i;
 	bool ok = true;
 
 	if (!inst)
 		return false;
 	/* one message: decided, then no more receive calls */
 	send_one(PORT, 1, 'A');
-	n = recv_n(inst, msgs, 1, 2000, &rs);
-	if (n != 1) {
-		finish(inst);
-		return fail("no message");
-	}
+	if (!recv_all(inst, msgs, 1, &rs))
+		return false;
 	daq_instance_msg_finalize(inst, msgs[0], DAQ_VERDICT_PASS);
 	got = rx_count(200, 1);
 	if (got != 1)
@@ -404,14 +414,8 @@ static bool case_verdict_idle(void)
 	 * the first must not wait for the end of the batch */
 	for (i = 0; i < 3; i++)
 		send_one(PORT, 10 + i, 'A');
-	n = recv_n(inst, msgs, 3, 2000, &rs);
-	if (n != 3) {
-		for (i = 0; i < n; i++)
-			daq_instance_msg_finalize(inst, msgs[i],
-						  DAQ_VERDICT_PASS);
-		finish(inst);
-		return fail("%u of 3 messages", n);
-	}
+	if (!recv_all(inst, msgs, 3, &rs))
+		return false;
 	daq_instance_msg_finalize(inst, msgs[0], DAQ_VERDICT_PASS);
 	sleep_ms(50);
 	daq_instance_msg_finalize(inst, msgs[1], DAQ_VERDICT_PASS);
@@ -426,14 +430,8 @@ static bool case_verdict_idle(void)
 	 * latency bound, when it runs: in a quiet receive */
 	send_one(PORT, 2, 'A');
 	send_one(PORT, 3, 'A');
-	n = recv_n(inst, msgs, 2, 2000, &rs);
-	if (n != 2) {
-		for (i = 0; i < n; i++)
-			daq_instance_msg_finalize(inst, msgs[i],
-						  DAQ_VERDICT_PASS);
-		finish(inst);
-		return fail("%u of 2 messages", n);
-	}
+	if (!recv_all(inst, msgs, 2, &rs))
+		return false;
 	daq_instance_msg_finalize(inst, msgs[1], DAQ_VERDICT_PASS);
 	if (daq_instance_msg_receive(inst, 1, &msgs[1], &rs)) {
 		daq_instance_msg_finalize(inst, msgs[1], DAQ_VERDICT_PASS);
@@ -623,11 +621,8 @@ static int overflow_passes(const char *var)
 	if (!inst)
 		return -1;
 	send_one(PORT, 1, 'A');
-	if (recv_n(inst, &m, 1, 2000, &rs) != 1) {
-		finish(inst);
-		fail("no message");
+	if (!recv_all(inst, &m, 1, &rs))
 		return -1;
-	}
 	for (i = 0; i < 5; i++)
 		send_one(PORT, 10 + i, 'B');
 	got = rx_count(300, 5);
@@ -1043,10 +1038,9 @@ static bool case_netdev_egress(void)
 		ok = fail("link type %d, not DLT_RAW",
 			  daq_instance_get_datalink_type(inst));
 	send_one(PORT, 1, 'A');
-	if (recv_n(inst, &m, 1, 2000, &rs) != 1) {
-		finish(inst);
+	if (!recv_all(inst, &m, 1, &rs)) {
 		egress_on = false;
-		return fail("no message");
+		return false;
 	}
 	d = daq_msg_get_data(m);
 	len = daq_msg_get_data_len(m);

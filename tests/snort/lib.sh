@@ -80,6 +80,15 @@ block tcp any any -> any [9001,5201] (msg:"EVIL tcp$again"; content:"EVIL"; sid:
 EOF
 }
 
+# sstat SECTION NAME LOG: Snort's statistic NAME of module SECTION at exit
+sstat() {
+	awk -v sec="$1" -v name="$2" '
+		/^-+$/ { in_sec = 0; next }
+		$0 == sec { in_sec = 1; next }
+		in_sec && $1 == name ":" { v = $2 }
+		END { print (v == "" ? 0 : v) }' "$3"
+}
+
 # val KEY FILE: the value of "KEY N" written by snort-traffic
 val() { sed -n "s/^$1 //p" "$2" | tail -n 1; }
 

@@ -143,15 +143,6 @@ want() {
 	return 1
 }
 
-# sstat SECTION NAME LOG: Snort's statistic NAME of module SECTION at exit
-sstat() {
-	awk -v sec="$1" -v name="$2" '
-		/^-+$/ { in_sec = 0; next }
-		$0 == sec { in_sec = 1; next }
-		in_sec && $1 == name ":" { v = $2 }
-		END { print (v == "" ? 0 : v) }' "$3"
-}
-
 # lo_setup NAME Q [bypass]: a namespace whose lo traffic to UDP 9999 and TCP
 # 9001 (both directions) goes to queue Q.
 lo_setup() {
@@ -255,32 +246,35 @@ tcp_report() {
 	grep '^daq_nfqb: .*not inspected' "$log.snort" | sed 's/^/      /'
 }
 
+# tcp_checked MODULE WHERE EVIL_AT TITLE: tcp_run and its report; for
+# daq_nfqb, Snort's exit status checked. 1 (said) if the set-up failed.
+tcp_checked() {
+	if ! tcp_run "$1" "$2" "$3"; then
+		fail "set-up"
+		return 1
+	fi
+	tcp_report "$4"
+	if [ "$1" = nfqb ] && [ "$snort_rc" -ne 0 ]; then
+		fail "snort exited with $snort_rc" "$log.snort" 20
+	fi
+	return 0
+}
+
 tcp_case() {
 	local where=$1 module rebuilt
 	for module in nfq nfqb; do
 		begin_for "$module" "tcp_$where ($module): 16 MB, whole, then with EVIL at 8 MB"
-		if ! tcp_run "$module" "$where" -1; then
-			fail "set-up"
-			end
-			continue
-		fi
-		tcp_report "clean"
+		tcp_checked "$module" "$where" -1 "clean" || { end; continue; }
 		if [ "$module" = nfqb ]; then
-			[ "$snort_rc" -eq 0 ] || fail "snort exited with $snort_rc" "$log.snort" 20
 			expect "bytes arrived" "$(val bytes "$log.rx")" -eq "$TCP_BYTES"
 			expect "bytes not as sent" "$(val bad "$log.rx")" -eq 0
 			rebuilt=$(sstat stream_tcp rebuilt_bytes "$log.snort")
 			expect "stream_tcp rebuilt_bytes (99% of the payload)" \
 				"$rebuilt" -ge $((TCP_BYTES * 99 / 100))
 		fi
-		if ! tcp_run "$module" "$where" 8000000; then
-			fail "set-up"
-			end
-			continue
-		fi
-		tcp_report "EVIL at 8000000"
+		tcp_checked "$module" "$where" 8000000 "EVIL at 8000000" ||
+			{ end; continue; }
 		if [ "$module" = nfqb ]; then
-			[ "$snort_rc" -eq 0 ] || fail "snort exited with $snort_rc" "$log.snort" 20
 			expect "EVIL arrived" "$(val evil "$log.rx")" -eq 0
 			expect "bytes arrived (stopped before EVIL)" \
 				"$(val bytes "$log.rx")" -le 8000000
