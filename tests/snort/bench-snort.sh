@@ -229,9 +229,7 @@ m_start() {
 		{ echo "-"; ip netns del "$ns"; return; }
 	nsbg "$ns" "$traffic" udp-recv 9999 3000 130000 >/dev/null 2>&1
 	rpid=$bg_pid
-	nsbg "$ns" "$traffic" udp-send 127.0.0.1 9999 2400000 20000 \
-		>/dev/null 2>&1
-	tpid=$bg_pid
+	udp_stream "$ns" 2400000 20000 /dev/null
 	for i in $(seq 1 10); do
 		if bench_start "$ns" "$1" "$q" "$log.snort.$i"; then
 			sleep 0.2

@@ -89,6 +89,15 @@ sstat() {
 		END { print (v == "" ? 0 : v) }' "$3"
 }
 
+# udp_stream NS COUNT PPS LOG [EVIL_EVERY]: COUNT datagrams to UDP 9999 on
+# NS's lo at PPS in the background (snort-traffic udp-send); its pid in
+# tpid (the caller's).
+udp_stream() {
+	nsbg "$1" "$traffic" udp-send 127.0.0.1 9999 "$2" "$3" ${5:+"$5"} \
+		>"$4" 2>&1
+	tpid=$bg_pid
+}
+
 # val KEY FILE: the value of "KEY N" written by snort-traffic
 val() { sed -n "s/^$1 //p" "$2" | tail -n 1; }
 

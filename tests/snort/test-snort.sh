@@ -292,9 +292,7 @@ start_traffic() {
 	begin_for "$module" "start_traffic ($module): 30 starts under 20k datagrams/s (--queue-bypass)"
 	ns=$(lo_setup "start-$module" "$q" bypass) || { fail "namespace"; end; return; }
 	run_rx "$ns" "$log.rx" udp-recv 9999 3000 600000
-	nsbg "$ns" "$traffic" udp-send 127.0.0.1 9999 20000000 20000 \
-		>"$log.tx" 2>&1
-	tpid=$bg_pid
+	udp_stream "$ns" 20000000 20000 "$log.tx"
 	for i in $(seq 1 30); do
 		if ! snort_start "$ns" "$module" "$q" "$log.snort.$i"; then
 			bad=$((bad + 1))
@@ -336,9 +334,7 @@ restart_case() {
 	snort_start "$ns" "$module" "$q" "$log.snort1" ||
 		{ fail "start" "$log.snort1"; end; return; }
 	run_rx "$ns" "$log.rx" udp-recv 9999 1500 60000
-	nsbg "$ns" "$traffic" udp-send 127.0.0.1 9999 "$count" 20000 \
-		>"$log.tx" 2>&1
-	tpid=$bg_pid
+	udp_stream "$ns" "$count" 20000 "$log.tx"
 	sleep 1
 	snort_stop || fail "snort exited with $?" "$log.snort1"
 	snort_start "$ns" "$module" "$q" "$log.snort2" ||
@@ -410,9 +406,7 @@ reload_case() {
 	snort_start "$ns" "$module" "$q" "$log.snort" ||
 		{ fail "start" "$log.snort" 30; end; return; }
 	run_rx "$ns" "$log.rx" udp-recv 9999 2000 60000
-	nsbg "$ns" "$traffic" udp-send 127.0.0.1 9999 40000 10000 10 \
-		>"$log.tx" 2>&1
-	tpid=$bg_pid
+	udp_stream "$ns" 40000 10000 "$log.tx" 10
 	sleep 1
 	cp "$rules" "$rules.saved"
 	cp "$rules2" "$rules"
@@ -459,9 +453,7 @@ stop_race() {
 	local module=$1 ns log=$work/race-$1 q=$((4800 + $$ % 100)) i tpid bad=0
 	begin_for "$module" "stop_race ($module): start and stop at once, 10 times under traffic"
 	ns=$(lo_setup "race-$module" "$q" bypass) || { fail "namespace"; end; return; }
-	nsbg "$ns" "$traffic" udp-send 127.0.0.1 9999 20000000 20000 \
-		>"$log.tx" 2>&1
-	tpid=$bg_pid
+	udp_stream "$ns" 20000000 20000 "$log.tx"
 	for i in $(seq 1 10); do
 		if ! snort_start "$ns" "$module" "$q" "$log.snort.$i"; then
 			bad=$((bad + 1))
