@@ -232,7 +232,7 @@ m_start() {
 	udp_stream "$ns" 2400000 20000 /dev/null
 	for i in $(seq 1 10); do
 		if bench_start "$ns" "$1" "$q" "$log.snort.$i"; then
-			sleep 0.2
+			wait_verdicts "$ns" "$q" 10
 			snort_stop >/dev/null &&
 				[ "$(sstat daq analyzed "$log.snort.$i")" -gt 0 ] &&
 				ok=$((ok + 1))

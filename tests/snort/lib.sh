@@ -107,6 +107,27 @@ queue_bound() {
 		/proc/net/netfilter/nfnetlink_queue 2>/dev/null
 }
 
+# queue_verdicts NS Q: how many packets of queue Q its listener gave a
+# verdict since it bound it (the kernel's count: the ids given out, less
+# those waiting and those dropped).
+queue_verdicts() {
+	nsx "$1" awk -v q="$2" '$1 == q { v = $8 - $3 - $6 - $7 }
+		END { print v + 0 }' /proc/net/netfilter/nfnetlink_queue \
+		2>/dev/null || echo 0
+}
+
+# wait_verdicts NS Q N: wait (10 s at most) until queue Q's listener gave
+# N verdicts; 1 if it did not. A Snort just started on a loaded machine
+# can take longer than any fixed pause to reach its first packet.
+wait_verdicts() {
+	local i
+	for i in $(seq 1 200); do
+		[ "$(queue_verdicts "$1" "$2")" -ge "$3" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # snort_start NS MODULE INPUT LOG [args...]: Snort in NS, inline on INPUT
 # ("Q" or "Q-R"), MODULE nfq or nfqb; returns once every queue of INPUT is
 # bound (60 s at most: Snort loads its configuration first), 1 if Snort

@@ -302,7 +302,8 @@ start_traffic() {
 			snort_stop >/dev/null 2>&1
 			continue
 		fi
-		sleep 0.2
+		wait_verdicts "$ns" "$q" 10 ||
+			echo "    start $i: no verdict from Snort within 10 s"
 		snort_stop || { bad=$((bad + 1)); echo "    start $i: exit $?"; }
 		if [ "$(sstat daq analyzed "$log.snort.$i")" -gt 0 ]; then
 			started=$((started + 1))
