@@ -844,6 +844,22 @@ END_TEST
 
 /* --- the receive timeout --------------------------------------------- */
 
+/* A blocking nfqb_recv() of @max on @q fails with EAGAIN once its receive
+ * timeout of 150 ms passed. */
+static void assert_recv_times_out(struct nfqb_queue *q,
+				  struct nfqb_packet **vec, unsigned int max)
+{
+	uint64_t t0 = nfqbt_now_ms(), dt;
+
+	errno = 0;
+	ck_assert_int_eq(nfqb_recv(q, vec, max), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	dt = nfqbt_now_ms() - t0;
+	ck_assert_msg(dt >= 140 && dt < 1000,
+		      "timed out after %llu ms, not 150",
+		      (unsigned long long)dt);
+}
+
 /* A blocking nfqb_recv() with a receive timeout: EAGAIN when it passes
  * without a packet, the packet when one comes before; a fixed linger
  * still pauses (it is the blocking mode's). */
@@ -853,21 +869,14 @@ START_TEST(test_recv_timeout)
 	struct nfqbt_rx *rx;
 	struct nfqb_queue *q;
 	unsigned int got = 0;
-	uint64_t t0, dt;
+	uint64_t t0;
 	int i, n;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
 	q = open_queue(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_recv_timeout(q, 150), 0);
 	ck_assert_int_eq(nfqb_queue_set_linger(q, 300), 0);
-	t0 = nfqbt_now_ms();
-	errno = 0;
-	ck_assert_int_eq(nfqb_recv(q, vec, 64), -1);
-	ck_assert_int_eq(errno, EAGAIN);
-	dt = nfqbt_now_ms() - t0;
-	ck_assert_msg(dt >= 140 && dt < 1000,
-		      "timed out after %llu ms, not 150",
-		      (unsigned long long)dt);
+	assert_recv_times_out(q, vec, 64);
 
 	/* a stream: the 200 are queued before the first read, so every read
 	 * brings several (8, a full vector); the receive after the last one
@@ -888,14 +897,7 @@ START_TEST(test_recv_timeout)
 		got += (unsigned int)n;
 	}
 	ck_assert_uint_eq(got, 200);
-	t0 = nfqbt_now_ms();
-	errno = 0;
-	ck_assert_int_eq(nfqb_recv(q, vec, 8), -1);
-	ck_assert_int_eq(errno, EAGAIN);
-	dt = nfqbt_now_ms() - t0;
-	ck_assert_msg(dt >= 140 && dt < 1000,
-		      "lingered, then timed out after %llu ms, not 150",
-		      (unsigned long long)dt);
+	assert_recv_times_out(q, vec, 8);	/* after a linger */
 	ck_assert_uint_gt(qstats(q).linger_pauses, 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
 	nfqbt_rx_wait(rx);
