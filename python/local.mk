@@ -86,3 +86,13 @@ AM_TESTS_ENVIRONMENT += \
 	NFQB_PY_STAGE="$(abs_top_builddir)/python/stage"; export NFQB_PY_STAGE; \
 	NFQB_PY_LIBDIR="$(abs_top_builddir)/lib/.libs"; export NFQB_PY_LIBDIR;
 endif
+
+# The Python benchmark (root, a few minutes): python-netfilterqueue 1.1.0
+# (built from its tarball into a cache outside the clone) against
+# nfqb.netfilterqueue and nfqb.Queue, side by side in one nfqb-bench run.
+NFQB_PYBENCH_ARGS ?= --mode stream,tcp --sizes 64 --gso off --tcp-flows 1,8 --quick
+.PHONY: bench-python
+bench-python: utils/nfqb-bench
+	@pynfq=$$(NFQB_PYTHON="$(PYTHON)" $(top_srcdir)/python/bench/build-pynfq.sh) && \
+	NFQB_BENCH_PYNFQ_DIR=$$pynfq ./utils/nfqb-bench \
+		-c py-nfq,py-compat,py-batch $(NFQB_PYBENCH_ARGS)

@@ -43,6 +43,11 @@ enum bench_kind {
 	 * for by name (--consumers daq-nfq,daq-nfqb) */
 	BENCH_DAQ_NFQ,		/* daqtest -p, libdaq's stock nfq module */
 	BENCH_DAQ_NFQB,		/* daqtest -p, our daq_nfqb module */
+	/* asked for by name (-c py-nfq,py-compat,py-batch): Python
+	 * consumers (nfqb-bench-py.c) */
+	BENCH_PY_NFQ,		/* python-netfilterqueue 1.1.0 */
+	BENCH_PY_COMPAT,	/* nfqb.netfilterqueue, the same callback */
+	BENCH_PY_BATCH,		/* nfqb.Queue.recv() */
 	BENCH_NKINDS,
 };
 
@@ -320,6 +325,12 @@ int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c);
 /* nfqb-bench-daq.c (built with the DAQ module only) */
 int bench_daq_nfq(const struct bench_cfg *cfg, struct bench_cons *c);
 int bench_daq_nfqb(const struct bench_cfg *cfg, struct bench_cons *c);
+
+/* nfqb-bench-py.c: the Python consumers, and their report */
+int bench_py_nfq(const struct bench_cfg *cfg, struct bench_cons *c);
+int bench_py_compat(const struct bench_cfg *cfg, struct bench_cons *c);
+int bench_py_batch(const struct bench_cfg *cfg, struct bench_cons *c);
+void bench_print_py(FILE *f, const struct bench_set *s);
 
 /* helpers shared by consumers */
 void bench_cons_fail(struct bench_cons *c, const char *what, int err);

@@ -27,6 +27,8 @@
  *   range up to 65531 bytes (the original capped it at 4016).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/netlink.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -84,6 +86,35 @@ static PyObject *compat_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	return (PyObject *)self;
 }
 
+/*
+ * Close @q (the default verdict for whatever is undecided, unbind). A
+ * run_socket() waiting in another thread sleeps in the recv() of its own
+ * socket object, a duplicate of ours, which the close does not wake: a
+ * message to ourselves, sent through a duplicate kept across the close,
+ * does (it stays in the socket, so a wait that starts later returns too).
+ */
+static int close_queue(struct pyq *q, bool quiet)
+{
+	struct sockaddr_nl me;
+	socklen_t len = sizeof(me);
+	struct nlmsghdr wake = {
+		.nlmsg_len = sizeof(wake),
+		.nlmsg_type = NLMSG_NOOP,
+	};
+	int rc, dupfd = -1;
+
+	if (q->q && q_usable(q))
+		dupfd = fcntl(nfqb_queue_socket_fd(q->q), F_DUPFD_CLOEXEC, 0);
+	rc = q_close(q, quiet);
+	if (dupfd >= 0) {
+		if (!q->q && getsockname(dupfd, (struct sockaddr *)&me, &len) == 0)
+			sendto(dupfd, &wake, sizeof(wake), MSG_DONTWAIT,
+			       (struct sockaddr *)&me, sizeof(me));
+		close(dupfd);
+	}
+	return rc;
+}
+
 static void compat_unbind_quiet(struct pycompat *self)
 {
 	struct pyq *q = self->queue;
@@ -92,7 +123,7 @@ static void compat_unbind_quiet(struct pycompat *self)
 		return;
 	self->queue = NULL;
 	Py_CLEAR(q->callback);
-	q_close(q, true);
+	close_queue(q, true);
 	Py_DECREF(q);
 }
 
@@ -101,10 +132,7 @@ static void compat_dealloc(struct pycompat *self)
 	PyObject_GC_UnTrack(self);
 	if (self->weakrefs)
 		PyObject_ClearWeakRefs((PyObject *)self);
-	if (!nfqbpy_finalizing())
-		compat_unbind_quiet(self);
-	else
-		Py_CLEAR(self->queue);
+	compat_unbind_quiet(self);
 	if (self->nsfd >= 0)
 		close(self->nsfd);
 	Py_TYPE(self)->tp_free((PyObject *)self);
@@ -240,7 +268,7 @@ static PyObject *compat_unbind(struct pycompat *self, PyObject *unused)
 		Py_RETURN_NONE;
 	self->queue = NULL;
 	/* the callback stays until run() is out (unbind() from it) */
-	rc = q_close(q, false);
+	rc = close_queue(q, false);
 	if (q->q == NULL)
 		Py_CLEAR(q->callback);
 	Py_DECREF(q);
@@ -380,6 +408,10 @@ static PyObject *run_once(struct pycompat *self, bool block)
 	rc = run_loop(q, block);
 	if (!block && q->q)
 		nfqb_queue_set_nonblock(q->q, false);
+	/* what the callbacks decided leaves now, whatever ends run(): an
+	 * exception that ends the program must not take decisions with it */
+	if (q->q && !q->closing)
+		q_flush_all(q);
 	if (q_leave_closing(q) < 0)
 		rc = -1;
 	if (!q->q) {
@@ -412,6 +444,8 @@ static PyObject *compat_run_socket(struct pycompat *self, PyObject *s)
 	PyObject *r;
 
 	for (;;) {
+		if (!self->queue || !q_usable(self->queue))
+			Py_RETURN_NONE;		/* unbound */
 		r = run_once(self, false);
 		if (!r)
 			return NULL;

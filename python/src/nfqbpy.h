@@ -65,6 +65,8 @@ struct pyq {
 	struct nfqb_packet **vec;	/* NFQBPY_VEC_MAX entries */
 	unsigned int vec_pos, vec_n;
 	uint64_t py_defaults;		/* default verdicts given here */
+	uint32_t latency_us;		/* as set (nfqb_queue_set_latency()) */
+	struct pyq *prev, *next;	/* open queues, for the exit hook */
 	PyObject *weakrefs;
 };
 
@@ -136,6 +138,8 @@ struct pyq *q_new(PyTypeObject *type);
 int q_open(struct pyq *self, uint16_t num, int nsfd);
 int q_close(struct pyq *self, bool from_gc);
 int q_flush_now(struct pyq *self);
+int q_flush_all(struct pyq *self);
+void q_close_all(void);
 void q_after_decision(struct pyq *self);
 int q_set_copy(struct pyq *self, int mode, uint32_t range);
 int queue_module_init(PyObject *m);

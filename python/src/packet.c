@@ -125,15 +125,28 @@ void pkt_snapshot(struct pypkt *p)
 		snapshot_raw(p);
 }
 
-/* snapshot for an attribute read; -1 with an exception if impossible */
-static int need_snap(struct pypkt *p)
+/*
+ * Where an attribute read comes from: 1 the snapshot (compat, taken),
+ * 0 the live packet view, -1 (with an exception) nowhere: a native
+ * packet after its verdict (only id and decided stay).
+ */
+static int meta_src(struct pypkt *p)
 {
 	if (p->flags & PK_SNAP)
-		return 0;
+		return 1;
 	if (!readable(p))
 		return gone_error(p);
-	snapshot_raw(p);
 	return 0;
+}
+
+/* for the compat getters: the snapshot, taken now if need be */
+static int need_snap(struct pypkt *p)
+{
+	int src = meta_src(p);
+
+	if (src == 0)
+		snapshot_raw(p);
+	return src < 0 ? -1 : 0;
 }
 
 struct pypkt *pkt_new(struct pyq *queue, struct pypool *pool,
@@ -191,9 +204,10 @@ static int decide(struct pypkt *p, uint32_t verdict, const struct vopts *o)
 	}
 	if (!owner_ok(p))
 		return gone_error(p);
-	/* before the verdict: another thread may send it and free the
-	 * buffer at once (in a compat callback nobody can: later) */
-	if (!(p->flags & (PK_SNAP | PK_IN_CB)))
+	/* compat: what stays readable, before the verdict (another thread
+	 * may send it and free the buffer at once); in its callback nobody
+	 * can: the snapshot waits for the callback's end */
+	if ((p->flags & PK_COMPAT) && !(p->flags & (PK_SNAP | PK_IN_CB)))
 		snapshot_raw(p);
 	if (o && o->has_mark) {
 		v.flags |= NFQB_V_MARK;
@@ -270,7 +284,7 @@ int pkt_default(struct pypkt *p)
 	if ((p->flags & PK_DECIDED) || !owner_ok(p))
 		return -1;
 	v = p->queue ? p->queue->default_verdict : p->pool->default_verdict;
-	if (!(p->flags & (PK_SNAP | PK_IN_CB)))
+	if ((p->flags & PK_COMPAT) && !(p->flags & (PK_SNAP | PK_IN_CB)))
 		snapshot_raw(p);
 	p->flags |= PK_DECIDED;
 	if (nfqb_verdict(p->h, v) < 0)
@@ -614,23 +628,51 @@ static PyObject *pkt_repr(struct pypkt *p)
 
 /* --- attributes ---------------------------------------------------------- */
 
-#define SNAP_U32_GETTER(field)						\
+static uint32_t live_u32(struct nfqb_packet *h,
+			 bool (*fn)(const struct nfqb_packet *, uint32_t *))
+{
+	uint32_t v = 0;
+
+	fn(h, &v);
+	return v;
+}
+
+#define META_GETTER(field, live)					\
 static PyObject *get_##field(struct pypkt *p, void *c)			\
 {									\
+	struct nfqb_packet *h = p->h;					\
+	int src = meta_src(p);						\
 	(void)c;							\
-	if (need_snap(p) < 0)						\
+	(void)h;							\
+	if (src < 0)							\
 		return NULL;						\
-	return PyLong_FromUnsignedLong(p->field);			\
+	return PyLong_FromUnsignedLong(src ? p->field : (live));	\
 }
-SNAP_U32_GETTER(mark)
-SNAP_U32_GETTER(indev)
-SNAP_U32_GETTER(outdev)
-SNAP_U32_GETTER(physindev)
-SNAP_U32_GETTER(physoutdev)
-SNAP_U32_GETTER(hook)
-SNAP_U32_GETTER(family)
-SNAP_U32_GETTER(hw_protocol)
-SNAP_U32_GETTER(payload_len)
+META_GETTER(mark, live_u32(h, nfqb_pkt_mark))
+META_GETTER(indev, live_u32(h, nfqb_pkt_indev))
+META_GETTER(outdev, live_u32(h, nfqb_pkt_outdev))
+META_GETTER(physindev, live_u32(h, nfqb_pkt_physindev))
+META_GETTER(physoutdev, live_u32(h, nfqb_pkt_physoutdev))
+META_GETTER(hook, nfqb_pkt_hook(h))
+META_GETTER(family, nfqb_pkt_family(h))
+META_GETTER(hw_protocol, nfqb_pkt_hw_protocol(h))
+
+static PyObject *get_payload_len(struct pypkt *p, void *c)
+{
+	uint32_t len = 0;
+	int src;
+
+	(void)c;
+	if (p->given_payload)
+		return PyLong_FromSsize_t(PyBytes_GET_SIZE(p->given_payload));
+	src = meta_src(p);
+	if (src < 0)
+		return NULL;
+	if (src)
+		return PyLong_FromUnsignedLong(p->payload_len);
+	nfqb_pkt_payload(p->h, &len);
+	return PyLong_FromUnsignedLong(len);
+}
 
 static PyObject *get_id(struct pypkt *p, void *c)
 {
@@ -644,29 +686,64 @@ static PyObject *get_decided(struct pypkt *p, void *c)
 	return PyBool_FromLong(!!(p->flags & PK_DECIDED));
 }
 
+/* the timestamp: 1 and *ns, 0 if none, -1 with an exception */
+static int timestamp(struct pypkt *p, uint64_t *ns)
+{
+	int src = meta_src(p);
+
+	if (src < 0)
+		return -1;
+	if (src) {
+		*ns = p->ts_ns;
+		return !!(p->flags & PK_HAS_TS);
+	}
+	return nfqb_pkt_timestamp(p->h, ns);
+}
+
 static PyObject *get_timestamp(struct pypkt *p, void *c)
 {
+	uint64_t ns = 0;
+	int r = timestamp(p, &ns);
+
 	(void)c;
-	if (need_snap(p) < 0)
+	if (r < 0)
 		return NULL;
-	if (!(p->flags & PK_HAS_TS))
+	if (!r)
 		Py_RETURN_NONE;
-	return PyFloat_FromDouble((double)p->ts_ns / 1e9);
+	return PyFloat_FromDouble((double)ns / 1e9);
 }
 
 static PyObject *get_timestamp_ns(struct pypkt *p, void *c)
 {
+	uint64_t ns = 0;
+	int r = timestamp(p, &ns);
+
 	(void)c;
-	if (need_snap(p) < 0)
+	if (r < 0)
 		return NULL;
-	if (!(p->flags & PK_HAS_TS))
+	if (!r)
 		Py_RETURN_NONE;
-	return PyLong_FromUnsignedLongLong(p->ts_ns);
+	return PyLong_FromUnsignedLongLong(ns);
 }
 
 static PyObject *get_hwaddr(struct pypkt *p, void *c)
 {
-	return pkt_get_hw(p, c);
+	const uint8_t *hw;
+	uint16_t len;
+	int src = meta_src(p);
+
+	(void)c;
+	if (src < 0)
+		return NULL;
+	if (src) {
+		if (!(p->flags & PK_HAS_HW))
+			Py_RETURN_NONE;
+		return PyBytes_FromStringAndSize((const char *)p->hw,
+						 p->hw_len);
+	}
+	if (!nfqb_pkt_hwaddr(p->h, &hw, &len))
+		Py_RETURN_NONE;
+	return PyBytes_FromStringAndSize((const char *)hw, len);
 }
 
 static PyObject *get_payload(struct pypkt *p, void *c)

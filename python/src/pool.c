@@ -832,6 +832,7 @@ static PyObject *mod_atexit(PyObject *m, PyObject *unused)
 		live_del(p);	/* in case close failed early */
 		Py_DECREF(p);
 	}
+	q_close_all();
 	Py_RETURN_NONE;
 }
 
@@ -901,7 +902,7 @@ PyTypeObject NfqbPy_PoolType = {
 
 static PyMethodDef atexit_def = {
 	"_atexit", mod_atexit, METH_NOARGS,
-	"_atexit()\n\nStop and free every pool still there (registered by nfqb at import)."
+	"_atexit()\n\nStop and free every pool, then close every queue still open (registered by nfqb at import)."
 };
 
 int pool_module_init(PyObject *m)

@@ -74,6 +74,43 @@ bool q_usable(struct pyq *self)
 	return self->q && !self->closing;
 }
 
+static struct pyq *live_queues;		/* under the GIL */
+
+static void live_add(struct pyq *self)
+{
+	self->next = live_queues;
+	if (live_queues)
+		live_queues->prev = self;
+	live_queues = self;
+}
+
+static void live_del(struct pyq *self)
+{
+	if (self->prev)
+		self->prev->next = self->next;
+	else if (live_queues == self)
+		live_queues = self->next;
+	if (self->next)
+		self->next->prev = self->prev;
+	self->prev = self->next = NULL;
+}
+
+/*
+ * Send every decision made, now (owner role held): decided packets behind
+ * an undecided one too, which a flush otherwise keeps for up to the
+ * latency bound to batch them. 0, or -1 (errno; the decisions are kept
+ * and retried by the next receive).
+ */
+int q_flush_all(struct pyq *self)
+{
+	int rc;
+
+	nfqb_queue_set_latency(self->q, 0);
+	rc = nfqb_flush(self->q);
+	nfqb_queue_set_latency(self->q, self->latency_us);
+	return rc < 0 ? -1 : 0;
+}
+
 /* Send what is decided, now (compat, outside run()). 0 or -1 (no
  * exception: the decisions are kept and go with the next run()). */
 int q_flush_now(struct pyq *self)
@@ -83,9 +120,25 @@ int q_flush_now(struct pyq *self)
 	if (!q_usable(self) || self->busy)
 		return -1;
 	self->busy = true;
-	rc = nfqb_flush(self->q);
+	self->owner = (unsigned long)pthread_self();
+	rc = q_flush_all(self);
 	self->busy = false;
-	return rc < 0 ? -1 : 0;
+	return rc;
+}
+
+/* At exit: every queue still open is closed (decisions sent, the default
+ * verdict for the rest), as a pool is stopped. */
+void q_close_all(void)
+{
+	while (live_queues) {
+		struct pyq *q = live_queues;
+
+		Py_INCREF(q);
+		if (q_close(q, true) < 0)
+			PyErr_Clear();
+		live_del(q);
+		Py_DECREF(q);
+	}
 }
 
 void q_after_decision(struct pyq *self)
@@ -119,6 +172,7 @@ struct pyq *q_new(PyTypeObject *type)
 	if (!self)
 		return NULL;
 	self->default_verdict = NFQB_ACCEPT;
+	self->latency_us = 1000;	/* the library's default */
 	self->vec = PyMem_Calloc(NFQBPY_VEC_MAX, sizeof(*self->vec));
 	if (!self->vec) {
 		Py_DECREF(self);
@@ -159,15 +213,17 @@ int q_open(struct pyq *self, uint16_t num, int nsfd)
 	}
 	Py_END_ALLOW_THREADS
 	if (!q) {
-		if (err == EBUSY)
-			PyErr_Format(PyExc_OSError, "[Errno %d] queue %u is bound by another socket",
-				     err, (unsigned int)num);
-		else
-			nfqbpy_oserror(err, "open queue");
+		char what[64];
+
+		snprintf(what, sizeof(what), err == EBUSY ?
+			 "queue %u is bound by another socket" :
+			 "open queue %u", (unsigned int)num);
+		nfqbpy_oserror(err, what);
 		return -1;
 	}
 	self->q = q;
 	self->num = num;
+	live_add(self);
 	return 0;
 }
 
@@ -208,10 +264,17 @@ int q_close(struct pyq *self, bool quiet)
 	if (!q)
 		return 0;		/* the holder closed it meanwhile */
 	self->busy = true;
-	Py_BEGIN_ALLOW_THREADS
-	rc = nfqb_queue_close(q);
-	err = errno;
-	Py_END_ALLOW_THREADS
+	live_del(self);
+	if (nfqbpy_finalizing()) {
+		/* no other thread runs Python any more: keep the GIL */
+		rc = nfqb_queue_close(q);
+		err = errno;
+	} else {
+		Py_BEGIN_ALLOW_THREADS
+		rc = nfqb_queue_close(q);
+		err = errno;
+		Py_END_ALLOW_THREADS
+	}
 	self->q = NULL;
 	self->busy = false;
 	self->vec_pos = self->vec_n = 0;
@@ -286,8 +349,10 @@ static int apply_opts(struct pyq *self, const struct qopts *o, bool adopted)
 		return set_err(errno, "batch_limit (1..65536)");
 	if (opt_u32(o->lat, "latency_us", &v, &set) < 0)
 		return -1;
-	if (set)
+	if (set) {
 		nfqb_queue_set_latency(q, v);
+		self->latency_us = v;
+	}
 	if (opt_u32(o->linger, "linger_us", &v, &set) < 0)
 		return -1;
 	if (set && nfqb_queue_set_linger(q, v) < 0)
@@ -382,6 +447,7 @@ static PyObject *queue_new_common(PyTypeObject *type, PyObject *args,
 		}
 		self->q = q;
 		self->num = (uint16_t)num;
+		live_add(self);
 	} else if (q_open(self, (uint16_t)num, -1) < 0) {
 		Py_DECREF(self);
 		return NULL;
@@ -445,7 +511,7 @@ static void queue_dealloc(struct pyq *self)
 	PyObject_GC_UnTrack(self);
 	if (self->weakrefs)
 		PyObject_ClearWeakRefs((PyObject *)self);
-	if (self->q && !nfqbpy_finalizing())
+	if (self->q)
 		q_close(self, true);
 	queue_clear(self);
 	PyMem_Free(self->vec);
@@ -680,6 +746,7 @@ static PyObject *queue_detach(struct pyq *self, PyObject *unused)
 		return nfqbpy_oserror(err, "detach");
 	}
 	self->q = NULL;
+	live_del(self);
 	return PyLong_FromLong(fd);
 }
 
@@ -772,7 +839,11 @@ static PyObject *queue_set_batch_limit(struct pyq *self, PyObject *a)
 
 static PyObject *queue_set_latency(struct pyq *self, PyObject *a)
 {
-	return set_u32(self, a, "latency_us", nfqb_queue_set_latency);
+	PyObject *r = set_u32(self, a, "latency_us", nfqb_queue_set_latency);
+
+	if (r)
+		nfqbpy_u32(a, "latency_us", &self->latency_us);
+	return r;
 }
 
 static PyObject *queue_set_linger(struct pyq *self, PyObject *a)

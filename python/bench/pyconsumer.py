@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""nfqb-bench's Python consumers (nfqb-bench -c py-nfq,py-compat,py-batch).
+
+    python3 pyconsumer.py IMPL [--maxlen N] [--sock-len BYTES]
+
+IMPL:
+  pynfq    python-netfilterqueue (its directory on PYTHONPATH), queue 0,
+           the callback below
+  compat   nfqb.netfilterqueue, the same callback
+  batch    nfqb.Queue(0).recv(64), accept() for each packet
+
+The callback accepts every packet and counts it. Runs until SIGTERM, then
+prints "packets N" (and for nfqb the library's counters) on stdout.
+"""
+import argparse
+import signal
+import sys
+
+
+class Stop(Exception):
+    pass
+
+
+count = 0
+
+
+def callback(pkt):
+    global count
+    count += 1
+    pkt.accept()
+
+
+def on_term(signum, frame):
+    raise Stop()
+
+
+def run_callback(mod, args):
+    nfq = mod.NetfilterQueue()
+    nfq.bind(0, callback, max_len=args.maxlen, sock_len=args.sock_len)
+    signal.signal(signal.SIGTERM, on_term)
+    stats = None
+    try:
+        nfq.run()
+    except Stop:
+        pass
+    q = getattr(nfq, "queue", None)
+    if q is not None:
+        stats = q.stats()
+    nfq.unbind()
+    return stats
+
+
+def run_batch(args):
+    import nfqb
+    global count
+    stop = []
+    signal.signal(signal.SIGTERM, lambda s, f: stop.append(s))
+    q = nfqb.Queue(0, maxlen=args.maxlen, rcvbuf=args.sock_len,
+                   flags_off=nfqb.F_GSO)
+    while not stop:
+        pkts = q.recv(64)
+        for p in pkts:
+            p.accept()
+        count += len(pkts)
+    stats = q.stats()
+    q.close()
+    return stats
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("impl", choices=("pynfq", "compat", "batch"))
+    ap.add_argument("--maxlen", type=int, default=4096)
+    ap.add_argument("--sock-len", type=int, default=16 << 20)
+    args = ap.parse_args()
+    if args.impl == "pynfq":
+        import netfilterqueue as mod
+        stats = run_callback(mod, args)
+    elif args.impl == "compat":
+        import nfqb.netfilterqueue as mod
+        stats = run_callback(mod, args)
+    else:
+        stats = run_batch(args)
+    print("packets %d" % count)
+    if stats:
+        print(" ".join("%s %d" % kv for kv in sorted(stats.items())))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
