@@ -19,7 +19,8 @@ NFQBPY_TESTS = \
 	python/tests/test_compat.py \
 	python/tests/test_native.py \
 	python/tests/test_pool.py \
-	python/tests/test_aio.py
+	python/tests/test_aio.py \
+	python/tests/test_leaks.py
 
 EXTRA_DIST += $(NFQBPY_PY) $(NFQBPY_SHIM) $(NFQBPY_TESTS) \
 	python/setup.py \

@@ -31,6 +31,7 @@
 #include "nfqbpy.h"
 
 static pthread_key_t tstate_key;
+static PyInterpreterState *interp;	/* the pools' callbacks run in it */
 static struct pypool *live_pools;	/* under the GIL */
 
 /* A pool thread ends: its Python thread state goes with it. */
@@ -39,21 +40,21 @@ static void tstate_end(void *ts)
 	if (!ts || nfqbpy_finalizing())
 		return;
 	PyEval_RestoreThread(ts);
-	/* the counter of PyGILState_Ensure() goes to 0: the state is
-	 * cleared and deleted, the GIL given back */
-	PyGILState_Release(PyGILState_UNLOCKED);
+	PyThreadState_Clear(ts);
+	PyThreadState_DeleteCurrent();	/* and gives the GIL back */
 }
 
+/* The GIL, on a pool thread: its thread state is made at the first
+ * packet (known to PyGILState_*() too) and kept until the thread ends. */
 static void gil_take(void)
 {
 	PyThreadState *ts = pthread_getspecific(tstate_key);
 
-	if (ts) {
-		PyEval_RestoreThread(ts);
-		return;
+	if (!ts) {
+		ts = PyThreadState_New(interp);
+		pthread_setspecific(tstate_key, ts);
 	}
-	PyGILState_Ensure();
-	pthread_setspecific(tstate_key, PyThreadState_Get());
+	PyEval_RestoreThread(ts);
 }
 
 static void gil_give(void)
@@ -909,6 +910,7 @@ int pool_module_init(PyObject *m)
 {
 	PyObject *f;
 
+	interp = PyInterpreterState_Get();
 	if (pthread_key_create(&tstate_key, tstate_end)) {
 		PyErr_SetString(PyExc_OSError, "pthread_key_create");
 		return -1;

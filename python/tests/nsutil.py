@@ -33,6 +33,19 @@ def run(*cmd, check=True):
                           stderr=subprocess.PIPE, text=True)
 
 
+def remove_stale():
+    """Namespaces of test runs that were killed (their process is gone)."""
+    try:
+        names = os.listdir("/run/netns")
+    except FileNotFoundError:
+        return
+    for name in names:
+        parts = name.split("-")
+        if len(parts) == 3 and parts[0] == "nfqbpy" and parts[1].isdigit():
+            if not os.path.exists("/proc/" + parts[1]):
+                run("ip", "netns", "del", name, check=False)
+
+
 class Netns:
     """A named network namespace with loopback up, entered by this
     thread until close()."""
@@ -120,10 +133,13 @@ class Receiver:
         self.sock.close()
 
 
-def send(port, payloads, gap=0.0):
-    """Send each payload as one datagram to 127.0.0.1:port."""
+def send(port, payloads, gap=0.0, src=None):
+    """Send each payload as one datagram to 127.0.0.1:port (from address
+    src, default 127.0.0.1)."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
+        if src:
+            s.bind((src, 0))
         for p in payloads:
             s.sendto(p, ("127.0.0.1", port))
             if gap:
