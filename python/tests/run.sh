@@ -44,7 +44,8 @@ if [ -n "$so" ] && ldd "$so" 2>/dev/null | grep -q 'libasan\.so'; then
 	asan=$(${CC:-gcc} -print-file-name=libasan.so)
 	LD_PRELOAD=$asan${LD_PRELOAD:+:$LD_PRELOAD}
 	ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:${ASAN_OPTIONS:-}
-	export LD_PRELOAD ASAN_OPTIONS
+	NFQB_PY_ASAN=1
+	export LD_PRELOAD ASAN_OPTIONS NFQB_PY_ASAN
 	echo "python/tests/run.sh: ASan build: LD_PRELOAD=$LD_PRELOAD"
 fi
 

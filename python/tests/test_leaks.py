@@ -2,6 +2,7 @@
 """No growth: many packets through the compat API and the native API
 leave the process's memory and Python's object count where they were."""
 import gc
+import os
 import threading
 import time
 
@@ -81,5 +82,7 @@ def test_no_growth(ns):
     gc.collect()
     rss1, obj1 = rss_kb(), len(gc.get_objects())
     assert obj1 - obj0 < 200, (obj0, obj1)
-    assert rss1 - rss0 < 4096, (rss0, rss1)
+    # (under ASan freed memory waits in its quarantine: RSS grows)
+    if not os.environ.get("NFQB_PY_ASAN"):
+        assert rss1 - rss0 < 4096, (rss0, rss1)
     assert threading.active_count() < 5
