@@ -73,7 +73,7 @@ python/stage/.stamp: python/_nfqb.la $(NFQBPY_PY) $(NFQBPY_SHIM)
 	touch $@
 
 # libtool's .la has no use beside a Python module
-install-exec-hook:
+install-data-hook:
 	rm -f "$(DESTDIR)$(nfqbpydir)/_nfqb.la"
 
 clean-local:
@@ -84,16 +84,18 @@ clean-local:
 TESTS += python/tests/run.sh
 AM_TESTS_ENVIRONMENT += \
 	NFQB_PYTHON="$(PYTHON)"; export NFQB_PYTHON; \
-	NFQB_PY_STAGE="$(abs_top_builddir)/python/stage"; export NFQB_PY_STAGE; \
-	NFQB_PY_LIBDIR="$(abs_top_builddir)/lib/.libs"; export NFQB_PY_LIBDIR;
-endif
+	NFQB_PY_STAGE="$(abs_top_builddir)/python/stage"; export NFQB_PY_STAGE;
 
 # The Python benchmark (root, a few minutes): python-netfilterqueue 1.1.0
 # (built from its tarball into a cache outside the clone) against
 # nfqb.netfilterqueue and nfqb.Queue, side by side in one nfqb-bench run.
 NFQB_PYBENCH_ARGS ?= --mode stream,tcp --sizes 64 --gso off --tcp-flows 1,8 --quick
 .PHONY: bench-python
-bench-python: utils/nfqb-bench
+bench-python: utils/nfqb-bench all-local
 	@pynfq=$$(NFQB_PYTHON="$(PYTHON)" $(top_srcdir)/python/bench/build-pynfq.sh) && \
-	NFQB_BENCH_PYNFQ_DIR=$$pynfq ./utils/nfqb-bench \
-		-c py-nfq,py-compat,py-batch $(NFQB_PYBENCH_ARGS)
+	NFQB_BENCH_PYNFQ_DIR=$$pynfq NFQB_BENCH_PYTHON="$(PYTHON)" \
+	NFQB_BENCH_PYCONSUMER="$(abs_top_srcdir)/python/bench/pyconsumer.py" \
+	NFQB_BENCH_PYNFQB_DIR="$(abs_top_builddir)/python/stage" \
+	./utils/nfqb-bench -c py-nfq,py-compat,py-batch $(NFQB_PYBENCH_ARGS)
+endif
+

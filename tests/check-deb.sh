@@ -18,6 +18,10 @@
 #     (pkg-config), check that it binds to the versioned symbols and run it
 #     with LD_LIBRARY_PATH: nfqb_version() must equal the package version.
 #     The unpacked tools must run too (--help).
+#  7. python3-nfq-batch: the unpacked nfqb imports with the unpacked
+#     library, and (as root) an unchanged python-netfilterqueue program
+#     runs on it through the shim in a private network namespace, its
+#     packets checked at a receiver.
 #
 # NFQB_KEEP=1 keeps the scratch directory (printed at the end).  Ends with
 # "N passed, N failed" and exits non-zero on any failure.
@@ -112,7 +116,8 @@ ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 deb_lib=$work/src/libnfq-batch0_${version}_${arch}.deb
 deb_dev=$work/src/libnfq-batch-dev_${version}_${arch}.deb
 deb_tools=$work/src/libnfq-batch-tools_${version}_${arch}.deb
-for d in "$deb_lib" "$deb_dev" "$deb_tools"; do
+deb_py=$work/src/python3-nfq-batch_${version}_${arch}.deb
+for d in "$deb_lib" "$deb_dev" "$deb_tools" "$deb_py"; do
 	[ -f "$d" ] || die "not built: ${d##*/}"
 done
 echo "check-deb: built:"
@@ -177,17 +182,33 @@ expect "$deb_dev" /usr/include/libnfq-batch/libnfq-batch.h \
 	/usr/include/libnfq-batch/pool.h "$L/libnfq-batch.so" \
 	"$L/pkgconfig/libnfq-batch.pc" "$@"
 refuse "$deb_dev" "$L/libnfq-batch.so.0.*" '.*\.la' '.*\.a' '/usr/bin/.*' \
-	'/usr/share/man/man8/.*'
+	'/usr/share/man/man8/.*' '/usr/share/man/man3/nfqb-python.*' \
+	'/usr/lib/python3/.*'
 expect "$deb_tools" /usr/bin/nfqb-stat /usr/bin/nfqb-verdict /usr/bin/nfqb-bench \
 	/usr/share/man/man8/nfqb-stat.8.gz /usr/share/man/man8/nfqb-verdict.8.gz \
 	/usr/share/man/man8/nfqb-bench.8.gz
 refuse "$deb_tools" "$L/.*" '/usr/include/.*' '/usr/share/man/man3/.*'
+P=/usr/lib/python3/dist-packages/nfqb
+expect "$deb_py" $P/__init__.py $P/netfilterqueue.py $P/aio.py $P/shim.py \
+	$P/_protocols.py $P/_nfqb.pyi $P/py.typed \
+	$P/_shim/netfilterqueue/__init__.py "$P/_nfqb\.cpython-.*\.so" \
+	/usr/share/man/man3/nfqb-python.3.gz
+refuse "$deb_py" "$L/.*" '.*\.la' '/usr/include/.*' '/usr/bin/.*' \
+	'/usr/share/man/man3/nfqb_.*' '/usr/share/man/man3/libnfq-batch.*'
 
 # Dependencies as debian/control promises them.
 dep_dev=$(dpkg-deb -f "$deb_dev" Depends)
 case $dep_dev in
 *"libnfq-batch0 (= $version)"*libmnl-dev*liburcu-dev*) ok "libnfq-batch-dev Depends: $dep_dev" ;;
 *) bad "libnfq-batch-dev Depends: $dep_dev" ;;
+esac
+dep_py=$(dpkg-deb -f "$deb_py" Depends)
+case $dep_py in
+*python3*) case $dep_py in
+	*libnfq-batch0*) ok "python3-nfq-batch Depends: $dep_py" ;;
+	*) bad "python3-nfq-batch Depends: $dep_py (no libnfq-batch0)" ;;
+	esac ;;
+*) bad "python3-nfq-batch Depends: $dep_py (no python3)" ;;
 esac
 dep_tools=$(dpkg-deb -f "$deb_tools" Depends)
 case $dep_tools in
@@ -278,6 +299,80 @@ for t in nfqb-stat nfqb-verdict nfqb-bench; do
 		bad "unpacked $t --help"
 	fi
 done
+
+# --- 7. the Python binding ----------------------------------------------
+dpkg-deb -x "$deb_py" "$root"
+pydir=$root/usr/lib/python3/dist-packages
+if out=$(cd / && PYTHONPATH=$pydir LD_LIBRARY_PATH=$root$L python3 -c \
+	'import nfqb, nfqb.netfilterqueue, nfqb.aio, nfqb.shim; print(nfqb.__file__, nfqb.library_version())'); then
+	case $out in
+	"$pydir/nfqb/__init__.py $uversion") ok "unpacked nfqb imports: $out" ;;
+	*) bad "unpacked nfqb: $out (expected $pydir/nfqb/__init__.py $uversion)" ;;
+	esac
+else
+	bad "the unpacked nfqb does not import"
+fi
+ext=$(ls "$pydir"/nfqb/_nfqb.cpython-*.so 2>/dev/null | head -n 1)
+if [ -n "$ext" ] &&
+   LD_LIBRARY_PATH=$root$L ldd "$ext" | grep -qF "$root$L/libnfq-batch.so.0"; then
+	ok "the extension loads libnfq-batch.so.0 from the unpacked package"
+else
+	bad "the extension ${ext:-(missing)} does not load the unpacked library"
+fi
+if [ "$(id -u)" -eq 0 ] && command -v iptables >/dev/null 2>&1; then
+	ns=nfqbdeb-$$
+	cat >"$work/prog.py" <<'EOP'
+from netfilterqueue import NetfilterQueue
+def cb(pkt):
+    pkt.set_mark(12)
+    pkt.accept()
+    if pkt.id == 3:
+        raise SystemExit(0)
+q = NetfilterQueue()
+q.bind(0, cb)
+print("bound", flush=True)
+q.run()
+EOP
+	cat >"$work/receive.py" <<'EOP'
+import socket, struct, sys
+r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+r.setsockopt(socket.SOL_SOCKET, 75, 1)        # SO_RCVMARK
+r.bind(("127.0.0.1", 5000))
+r.settimeout(5)
+print("ready", flush=True)
+got = [r.recvmsg(100, 64) for _ in range(3)]
+got = [(d, struct.unpack("I", a[0][2][:4])[0]) for d, a, _, _ in got]
+sys.exit(0 if got == [(b"p%d" % i, 12) for i in range(3)] else 1)
+EOP
+	ip netns add "$ns" && ip netns exec "$ns" ip link set lo up &&
+	ip netns exec "$ns" iptables -w -A INPUT -p udp --dport 5000 \
+		-j NFQUEUE --queue-num 0
+	ip netns exec "$ns" python3 "$work/receive.py" >"$work/rx.out" 2>&1 &
+	rxpid=$!
+	(cd / && PYTHONPATH=$pydir LD_LIBRARY_PATH=$root$L \
+		ip netns exec "$ns" python3 -m nfqb.shim "$work/prog.py") \
+		>"$work/prog.out" 2>&1 &
+	progpid=$!
+	n=0
+	while ! grep -q bound "$work/prog.out" 2>/dev/null ||
+	      ! grep -q ready "$work/rx.out" 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -lt 100 ] || break
+		sleep 0.1
+	done
+	ip netns exec "$ns" python3 -c 'import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(3):
+    s.sendto(b"p%d" % i, ("127.0.0.1", 5000))'
+	if wait "$progpid" && wait "$rxpid"; then
+		ok "the unpacked nfqb runs an unchanged python-netfilterqueue program (shim): 3 packets marked and accepted"
+	else
+		bad "unpacked nfqb, shim program: $(cat "$work/prog.out") / receiver: $(cat "$work/rx.out")"
+	fi
+	ip netns del "$ns" 2>/dev/null
+else
+	echo "check-deb: not root: the unpacked nfqb is not run on packets"
+fi
 
 echo "$pass passed, $failn failed"
 [ "$failn" -eq 0 ]

@@ -17,12 +17,6 @@ utils_nfqb_bench_SOURCES = \
 	utils/nfqb-bench-daq.c \
 	utils/nfqb-bench-py.c
 utils_nfqb_bench_CFLAGS = $(AM_CFLAGS) $(NFQ_CFLAGS) $(LIBMNL_CFLAGS)
-if BUILD_PYTHON
-# the Python consumers: the interpreter, the script and the staged nfqb
-utils_nfqb_bench_CFLAGS += -DNFQB_PY_INTERP='"$(PYTHON)"' \
-	-DNFQB_PY_CONSUMER='"$(abs_top_srcdir)/python/bench/pyconsumer.py"' \
-	-DNFQB_PY_STAGE='"$(abs_top_builddir)/python/stage"'
-endif
 if BUILD_DAQ_MODULE
 # the daqtest consumers: where daqtest and the modules are
 utils_nfqb_bench_CFLAGS += -DNFQB_BENCH_DAQ \

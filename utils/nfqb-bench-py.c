@@ -17,12 +17,13 @@
  * Readiness is queue 0 showing up bound; at the stop signal the consumer
  * passes SIGTERM on and reads "packets N" from the script's output.
  *
- * Where things are (the environment overrides the build's defaults):
- * NFQB_BENCH_PYTHON (the interpreter; default the one configure found),
- * NFQB_BENCH_PYCONSUMER (the script), NFQB_BENCH_PYNFQB_DIR (the nfqb
- * package's parent: default the build tree's python/stage),
+ * Where things are, from the environment (`make bench-python` sets them
+ * all for the build tree; no build path is compiled in):
+ * NFQB_BENCH_PYTHON (the interpreter, default /usr/bin/python3),
+ * NFQB_BENCH_PYCONSUMER (python/bench/pyconsumer.py), NFQB_BENCH_PYNFQB_DIR
+ * (the directory holding the nfqb package; unset: the installed one),
  * NFQB_BENCH_PYNFQ_DIR (python-netfilterqueue's: the output of
- * build-pynfq.sh; `make bench-python` sets it).
+ * build-pynfq.sh).
  *
  * bench_print_py() reports them against python-netfilterqueue: paired
  * ratios per repetition and the targets of issue 24.
@@ -37,15 +38,6 @@
 
 #include "nfqb-bench.h"
 
-#ifndef NFQB_PY_INTERP
-#define NFQB_PY_INTERP "/usr/bin/python3"
-#endif
-#ifndef NFQB_PY_CONSUMER
-#define NFQB_PY_CONSUMER ""
-#endif
-#ifndef NFQB_PY_STAGE
-#define NFQB_PY_STAGE ""
-#endif
 
 static const char *env_or(const char *name, const char *def)
 {
@@ -119,8 +111,8 @@ static int py_fail(struct bench_cons *c, const char *msg)
 static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 		    const char *impl)
 {
-	const char *python = env_or("NFQB_BENCH_PYTHON", NFQB_PY_INTERP);
-	const char *script = env_or("NFQB_BENCH_PYCONSUMER", NFQB_PY_CONSUMER);
+	const char *python = env_or("NFQB_BENCH_PYTHON", "/usr/bin/python3");
+	const char *script = env_or("NFQB_BENCH_PYCONSUMER", "");
 	const char *path;
 	char tmpl[] = "/tmp/nfqb-bench-py.XXXXXX", maxlen[16], sock[16];
 	char tail[150], msg[160];
@@ -135,13 +127,12 @@ static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 		if (!path || !*path)
 			return py_fail(c, "NFQB_BENCH_PYNFQ_DIR is not set: build python-netfilterqueue with python/bench/build-pynfq.sh (make bench-python does)");
 	} else {
-		path = env_or("NFQB_BENCH_PYNFQB_DIR", NFQB_PY_STAGE);
-		if (!*path)
-			return py_fail(c, "no nfqb package: built without Python, set NFQB_BENCH_PYNFQB_DIR");
+		/* "": the installed nfqb */
+		path = env_or("NFQB_BENCH_PYNFQB_DIR", "");
 	}
 	if (!*script || access(script, R_OK)) {
 		snprintf(msg, sizeof(msg),
-			 "no consumer script '%.100s' (set NFQB_BENCH_PYCONSUMER)",
+			 "no consumer script '%.100s': set NFQB_BENCH_PYCONSUMER to python/bench/pyconsumer.py (make bench-python does)",
 			 script);
 		return py_fail(c, msg);
 	}
@@ -172,7 +163,8 @@ static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 		signal(SIGINT, SIG_DFL);
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
-		setenv("PYTHONPATH", path, 1);
+		if (*path)
+			setenv("PYTHONPATH", path, 1);
 		setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
 		execv(python, argv);
 		_exit(127);

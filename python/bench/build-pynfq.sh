@@ -15,6 +15,7 @@
 # Python version; a build is done once. Needs cython3, python3-dev,
 # libnetfilter-queue-dev and python3-setuptools (tests/deps.sh installs
 # them). The interpreter: $NFQB_PYTHON, else /usr/bin/python3, else python3.
+# Exit status 77 when the tarball is nowhere, 1 when the build failed.
 set -eu
 
 name=python-netfilterqueue-1.1.0.tar.gz
@@ -36,7 +37,7 @@ if [ -z "$tarball" ]; then
 fi
 if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
 	echo "build-pynfq: $name not found (set NFQB_PYNFQ_TARBALL)" >&2
-	exit 1
+	exit 77
 fi
 python=${NFQB_PYTHON:-}
 if [ -z "$python" ]; then
