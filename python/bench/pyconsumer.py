@@ -31,6 +31,9 @@ def callback(pkt):
 
 
 def on_term(signum, frame):
+    # the first SIGTERM stops; later ones (nfqb-bench repeats it) must not
+    # kill the process while it reports
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise Stop()
 
 
@@ -54,9 +57,14 @@ def run_batch(args):
     import nfqb
     global count
     stop = []
-    signal.signal(signal.SIGTERM, lambda s, f: stop.append(s))
+
+    def on_term_batch(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stop.append(signum)
+
+    signal.signal(signal.SIGTERM, on_term_batch)
     q = nfqb.Queue(0, maxlen=args.maxlen, rcvbuf=args.sock_len,
-                   flags_off=nfqb.F_GSO)
+                   flags_off=nfqb.F_GSO, buffers=args.buffers)
     while not stop:
         pkts = q.recv(64)
         for p in pkts:
@@ -72,6 +80,7 @@ def main():
     ap.add_argument("impl", choices=("pynfq", "compat", "batch"))
     ap.add_argument("--maxlen", type=int, default=4096)
     ap.add_argument("--sock-len", type=int, default=16 << 20)
+    ap.add_argument("--buffers", type=int, default=0)
     args = ap.parse_args()
     if args.impl == "pynfq":
         import netfilterqueue as mod

@@ -303,8 +303,11 @@ static void pkt_dealloc(struct pypkt *p)
 
 		PyErr_Fetch(&t, &v, &tb);
 		pkt_default(p);
+		/* (an aio wake-up that raised; never report the object
+		 * being freed itself) */
 		if (PyErr_Occurred())
-			PyErr_WriteUnraisable((PyObject *)p);
+			PyErr_WriteUnraisable(p->queue ? (PyObject *)p->queue :
+						       NULL);
 		PyErr_Restore(t, v, tb);
 	}
 	Py_CLEAR(p->given_payload);

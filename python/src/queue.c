@@ -158,11 +158,11 @@ void q_after_decision(struct pyq *self)
 		return;
 	self->wakeup = NULL;
 	r = PyObject_CallNoArgs(w);
-	Py_DECREF(w);
 	if (r)
 		Py_DECREF(r);
 	else
 		PyErr_WriteUnraisable(w);
+	Py_DECREF(w);
 }
 
 struct pyq *q_new(PyTypeObject *type)
