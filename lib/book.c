@@ -10,7 +10,15 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "plan.h"
+#include "queue.h"
+#include "seam.h"
+
+/* (nfqb_book_at() for the others) */
+static struct nfqb_entry *entry(const struct nfqb_book *b, uint32_t i)
+{
+	return &b->v[i & (b->cap - 1)];
+}
 
 int nfqb_book_alloc(struct nfqb_book *b, uint32_t cap)
 {
@@ -18,13 +26,11 @@ int nfqb_book_alloc(struct nfqb_book *b, uint32_t cap)
 
 	while (c < cap)
 		c <<= 1;
-	b->v = calloc(c, sizeof(*b->v));
-	if (!b->v) {
-		errno = ENOMEM;
+	*b = (struct nfqb_book){ 0 };
+	b->v = nfqb_calloc(c, sizeof(*b->v));
+	if (!b->v)
 		return -1;
-	}
 	b->cap = c;
-	b->head = b->tail = 0;
 	return 0;
 }
 
@@ -35,15 +41,30 @@ void nfqb_book_free(struct nfqb_book *b)
 	b->cap = 0;
 }
 
-bool nfqb_book_empty(const struct nfqb_book *b)
+static void book_trim(struct nfqb_book *b)
 {
-	return b->head == b->tail;
+	while (b->head != b->tail && entry(b, b->head)->kind == NFQB_E_DONE)
+		b->head++;
 }
 
-void nfqb_book_trim(struct nfqb_book *b)
+bool nfqb_book_settled(struct nfqb_book *b)
 {
-	while (b->head != b->tail && nfqb_book_at(b, b->head)->kind == NFQB_E_DONE)
-		b->head++;
+	book_trim(b);
+	return nfqb_book_empty(b);
+}
+
+/* Per-packet verdicts from now on. */
+static void fall_back(struct nfqb_queue *q)
+{
+	if (q->book.fallback)
+		return;
+	q->book.fallback = true;
+	nfqb_stat_inc(q, fallbacks);
+}
+
+void nfqb_book_fallback(struct nfqb_queue *q)
+{
+	fall_back(q);
 }
 
 /* Room for one more entry, keeping the last one for an open gap. */
@@ -55,7 +76,7 @@ static bool book_room(const struct nfqb_book *b)
 static struct nfqb_entry *book_push(struct nfqb_book *b, uint8_t kind,
 				    uint32_t id)
 {
-	struct nfqb_entry *e = nfqb_book_at(b, b->tail++);
+	struct nfqb_entry *e = entry(b, b->tail++);
 
 	e->kind = kind;
 	e->id = id;
@@ -68,7 +89,7 @@ static struct nfqb_entry *book_last(struct nfqb_book *b)
 {
 	if (b->head == b->tail)
 		return NULL;
-	return nfqb_book_at(b, b->tail - 1);
+	return entry(b, b->tail - 1);
 }
 
 /*
@@ -101,10 +122,9 @@ static void close_gap(struct nfqb_queue *q, uint32_t id)
 		/* ids went backwards or jumped too far: we cannot tell which
 		 * ids the unreadable messages had. Per-packet verdicts from
 		 * now on; the kernel drops them at unbind. */
-		q->fallback = true;
-		nfqb_stat_inc(q, fallbacks);
+		fall_back(q);
 		e->kind = NFQB_E_DONE;
-		nfqb_book_trim(b);
+		book_trim(b);
 		b->unreadable = 0;
 		return;
 	}
@@ -113,7 +133,7 @@ static void close_gap(struct nfqb_queue *q, uint32_t id)
 	e->n = n;
 	nfqb_stat_add(q, gap_ids, n);
 	b->unreadable = 0;
-	nfqb_book_trim(b);
+	book_trim(b);
 }
 
 /*
@@ -128,7 +148,7 @@ static void gap_exclude(struct nfqb_queue *q, uint32_t id)
 	uint32_t i, tail = b->tail;
 
 	for (i = b->head; i != tail; i++) {
-		struct nfqb_entry *e = nfqb_book_at(b, i);
+		struct nfqb_entry *e = entry(b, i);
 		uint32_t off = id - e->id;
 
 		if (e->kind == NFQB_E_DEFAULT && e->id == id) {
@@ -174,16 +194,13 @@ static void note_id(struct nfqb_queue *q, uint32_t id)
 {
 	struct nfqb_book *b = &q->book;
 
-	if (q->adopted && !b->have_last)
+	if (q->sk.adopted && !b->have_last)
 		orphans_head(q, id);
 	close_gap(q, id);
 	if (b->have_last && !nfqb_id_after(id, b->last_id)) {
 		/* the last id stays the highest seen: gaps are reckoned
 		 * from it */
-		if (!q->fallback) {
-			q->fallback = true;
-			nfqb_stat_inc(q, fallbacks);
-		}
+		fall_back(q);
 		gap_exclude(q, id);
 		return;
 	}
@@ -204,6 +221,12 @@ int nfqb_book_add_packet(struct nfqb_queue *q, struct nfqb_packet *p)
 	e = book_push(b, NFQB_E_PKT, p->id);
 	e->p = p;
 	nfqb_stat_inc(q, outstanding);
+	if (q->conf.timeout_ms) {
+		uint64_t due = p->arrival_ns + q->conf.timeout_ms * 1000000ull;
+
+		if (!b->expire_due || due < b->expire_due)
+			b->expire_due = due;
+	}
 	return 0;
 }
 
@@ -213,7 +236,7 @@ static bool book_has_id(const struct nfqb_book *b, uint32_t id)
 	uint32_t i;
 
 	for (i = b->head; i != b->tail; i++) {
-		const struct nfqb_entry *e = nfqb_book_at(b, i);
+		const struct nfqb_entry *e = entry(b, i);
 
 		if ((e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT) &&
 		    e->id == id)
@@ -236,10 +259,7 @@ void nfqb_book_add_default(struct nfqb_queue *q, uint32_t id)
 		 * or the message is corrupt. Per-packet verdicts from now on;
 		 * its id gets the default unless it is the id of a packet we
 		 * track (then it cannot be its own). */
-		if (!q->fallback) {
-			q->fallback = true;
-			nfqb_stat_inc(q, fallbacks);
-		}
+		fall_back(q);
 		if (book_has_id(b, id)) {
 			nfqb_book_add_unreadable(q);
 			return;
@@ -264,42 +284,23 @@ void nfqb_book_add_unreadable(struct nfqb_queue *q)
 	book_push(b, NFQB_E_GAP_OPEN, 0);
 }
 
-/* NEW or PENDING -> @to (EXPIRED, DEFAULTED) with the default verdict. */
-static bool default_one(struct nfqb_queue *q, struct nfqb_packet *p,
-			uint32_t to, uint64_t now)
-{
-	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_acquire);
-	uint32_t st = NFQB_SG_STATE(sg);
-
-	if (st != NFQB_PS_NEW && st != NFQB_PS_PENDING)
-		return false;
-	if (!atomic_compare_exchange_strong_explicit(&p->sg, &sg,
-			NFQB_SG(NFQB_SG_GEN(sg), to),
-			memory_order_acq_rel, memory_order_acquire))
-		return false;	/* decided meanwhile */
-	p->decided_ns = now;
-	p->d = (struct nfqb_decision){ .verdict = q->default_verdict };
-	return true;
-}
-
 void nfqb_book_expire(struct nfqb_queue *q, uint64_t now)
 {
 	struct nfqb_book *b = &q->book;
-	uint64_t tmo = q->timeout_ms * 1000000ull;
+	uint64_t tmo = q->conf.timeout_ms * 1000000ull;
 	uint64_t next = 0;
 	uint32_t i;
 
-	q->expire_due = 0;
+	b->expire_due = 0;
 	if (!tmo)
 		return;
 	for (i = b->head; i != b->tail; i++) {
-		struct nfqb_entry *e = nfqb_book_at(b, i);
+		struct nfqb_entry *e = entry(b, i);
 		uint32_t st;
 
 		if (e->kind != NFQB_E_PKT)
 			continue;
-		st = NFQB_SG_STATE(atomic_load_explicit(&e->p->sg,
-							memory_order_acquire));
+		st = nfqb_pkt_state(e->p);
 		/* handed out or not: the timeout counts from arrival */
 		if (st != NFQB_PS_PENDING && st != NFQB_PS_NEW)
 			continue;
@@ -308,12 +309,13 @@ void nfqb_book_expire(struct nfqb_queue *q, uint64_t now)
 				next = e->p->arrival_ns + tmo;
 			continue;
 		}
-		if (default_one(q, e->p, NFQB_PS_EXPIRED, now)) {
+		if (nfqb_pkt_default(e->p, NFQB_PS_EXPIRED,
+				     q->conf.default_verdict, now)) {
 			nfqb_stat_inc(q, timeouts);
-			atomic_fetch_add(&q->posted, 1);
+			nfqb_post_add(&q->post, 1);
 		}
 	}
-	q->expire_due = next;
+	b->expire_due = next;
 }
 
 unsigned int nfqb_book_default_all(struct nfqb_queue *q)
@@ -324,14 +326,71 @@ unsigned int nfqb_book_default_all(struct nfqb_queue *q)
 	uint32_t i;
 
 	for (i = b->head; i != b->tail; i++) {
-		struct nfqb_entry *e = nfqb_book_at(b, i);
+		struct nfqb_entry *e = entry(b, i);
 
 		if (e->kind == NFQB_E_PKT &&
-		    default_one(q, e->p, NFQB_PS_DEFAULTED, now))
+		    nfqb_pkt_default(e->p, NFQB_PS_DEFAULTED,
+				     q->conf.default_verdict, now))
 			n++;
 	}
 	nfqb_stat_add(q, defaults, n);
-	atomic_fetch_add(&q->posted, n);
-	q->nready = 0;
+	nfqb_post_add(&q->post, n);
 	return n;
+}
+
+/* --- what the kernel took ------------------------------------------------ */
+
+static void release_entry(struct nfqb_queue *q, struct nfqb_entry *e)
+{
+	if (e->kind == NFQB_E_PKT)
+		nfqb_pkt_put(&q->bufs, e->p);
+	if (e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT)
+		nfqb_stat_sub(q, outstanding, 1);
+	e->kind = NFQB_E_DONE;
+	e->p = NULL;
+}
+
+static void release_run(struct nfqb_queue *q, uint32_t first, uint32_t last)
+{
+	uint32_t k;
+
+	for (k = first; k != last + 1; k++) {
+		struct nfqb_entry *e = entry(&q->book, k);
+
+		if (e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT ||
+		    e->kind == NFQB_E_GAP_HEAD)
+			release_entry(q, e);
+	}
+}
+
+/* The first @count ids of a gap were sent. */
+static void release_gap(struct nfqb_entry *e, uint32_t count)
+{
+	e->id += count;
+	e->n -= count;
+	if (!e->n)
+		e->kind = NFQB_E_DONE;
+}
+
+void nfqb_book_release(struct nfqb_queue *q, const struct nfqb_plan *pl)
+{
+	struct nfqb_book *b = &q->book;
+	unsigned int i;
+
+	for (i = 0; i < pl->nitems; i++) {
+		const struct nfqb_item *it = &pl->items[i];
+
+		switch (it->type) {
+		case NFQB_I_SINGLE:
+			release_entry(q, entry(b, it->first));
+			break;
+		case NFQB_I_BATCH:
+			release_run(q, it->first, it->last);
+			break;
+		case NFQB_I_GAP:
+			release_gap(entry(b, it->first), it->count);
+			break;
+		}
+	}
+	book_trim(b);
 }

@@ -11,16 +11,29 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/seam.h \
 	lib/seam.c \
 	lib/abi.c \
+	lib/pkt.h \
 	lib/pkt.c \
+	lib/parse.h \
 	lib/parse.c \
+	lib/rx.h \
 	lib/rx.c \
+	lib/book.h \
 	lib/book.c \
+	lib/verdict.h \
 	lib/verdict.c \
+	lib/plan.h \
 	lib/plan.c \
+	lib/msg.h \
 	lib/msg.c \
+	lib/tx.h \
 	lib/tx.c \
+	lib/cfg.h \
+	lib/cfg.c \
+	lib/loop.h \
 	lib/loop.c \
+	lib/pace.h \
 	lib/pace.c \
+	lib/queue.h \
 	lib/queue.c \
 	lib/stats.c \
 	lib/pool-int.h \

@@ -9,7 +9,8 @@
 #include <sys/socket.h>
 #include <libmnl/libmnl.h>
 
-#include "internal.h"
+#include "msg.h"
+#include "pkt.h"
 
 /* mnl_attr_put() leaves the padding as it was: zero it, so what we send
  * never carries stale bytes. */

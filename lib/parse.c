@@ -9,7 +9,7 @@
 #include <string.h>
 #include <libmnl/libmnl.h>
 
-#include "internal.h"
+#include "parse.h"
 
 /* Minimum payload length of each attribute; @exact: the kernel always sends
  * exactly that many bytes, anything else is malformed. */
@@ -642,22 +642,4 @@ NFQB_EXPORT uint32_t nfqb_pkt_network_offset(const struct nfqb_packet *h)
 	if (p->tb[NFQA_L2HDR])
 		len = mnl_attr_get_payload_len(p->tb[NFQA_L2HDR]);
 	return len;
-}
-
-NFQB_EXPORT void nfqb_pkt_set_user(struct nfqb_packet *h, void *user)
-{
-	struct nfqb_packet *p = nfqb_pkt_from_handle(h);
-
-	if (!p)
-		return;
-	p->user = user;
-}
-
-NFQB_EXPORT void *nfqb_pkt_user(const struct nfqb_packet *h)
-{
-	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
-
-	if (!p)
-		return NULL;
-	return p->user;
 }

@@ -2,16 +2,16 @@
 /*
  * Packet descriptors and receive buffers: a fixed table of descriptors
  * reused oldest first, handles that carry a generation so a dead handle is
- * never mistaken for the packet now in its descriptor, and the buffers
- * received datagrams live in until their packets are verdicted.
+ * never mistaken for the packet now in its descriptor, every change of a
+ * descriptor's state, and the buffers received datagrams live in until
+ * their packets are verdicted.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#include "internal.h"
-
+#include "pkt.h"
+#include "seam.h"
 
 struct nfqb_packet *nfqb_pkt_handle(struct nfqb_packet *p)
 {
@@ -44,55 +44,138 @@ struct nfqb_packet *nfqb_pkt_from_handle(const struct nfqb_packet *h)
 
 /* The descriptor table: oldest-freed first, so a descriptor is reused as
  * late as possible. */
-int nfqb_pkt_alloc_all(struct nfqb_queue *q, unsigned int n)
+static int alloc_pkts(struct nfqb_bufs *b, struct nfqb_queue *q,
+		      unsigned int n)
 {
 	unsigned int i;
 
 	/* aligned: on 32-bit builds the low bits of a handle are its tag */
-	q->pkts = aligned_alloc(_Alignof(struct nfqb_packet),
-				(size_t)n * sizeof(*q->pkts));
-	if (!q->pkts) {
-		errno = ENOMEM;
+	b->pkts = nfqb_aligned_alloc(_Alignof(struct nfqb_packet),
+				     (size_t)n * sizeof(*b->pkts));
+	if (!b->pkts)
 		return -1;
-	}
-	memset(q->pkts, 0, (size_t)n * sizeof(*q->pkts));
-	q->npkts = n;
-	q->free_head = q->free_tail = NULL;
+	memset(b->pkts, 0, (size_t)n * sizeof(*b->pkts));
+	b->npkts = n;
+	b->free_head = b->free_tail = NULL;
 	for (i = 0; i < n; i++) {
-		struct nfqb_packet *p = &q->pkts[i];
+		struct nfqb_packet *p = &b->pkts[i];
 
 		p->q = q;
-		if (q->free_tail)
-			q->free_tail->next_free = p;
+		if (b->free_tail)
+			b->free_tail->next_free = p;
 		else
-			q->free_head = p;
-		q->free_tail = p;
+			b->free_head = p;
+		b->free_tail = p;
 	}
 	return 0;
 }
 
-void nfqb_pkt_free_all(struct nfqb_queue *q)
+static void free_pkts(struct nfqb_packet *pkts, unsigned int n)
 {
 	unsigned int i;
 
-	for (i = 0; q->pkts && i < q->npkts; i++)
-		free(q->pkts[i].d.payload);
-	free(q->pkts);
-	q->pkts = NULL;
-	q->npkts = 0;
-	q->free_head = q->free_tail = NULL;
+	for (i = 0; pkts && i < n; i++)
+		free(pkts[i].d.payload);
+	free(pkts);
 }
 
-struct nfqb_packet *nfqb_pkt_get(struct nfqb_queue *q)
+/* @count buffers of the largest message: reserved, committed only where
+ * the kernel writes; a LIFO free list, lowest first (hot buffers get
+ * reused). */
+static int alloc_slots(struct nfqb_bufs *b, unsigned int count)
 {
-	struct nfqb_packet *p = q->free_head;
+	unsigned int i;
+
+	b->slot_mem = nfqb_reserve((size_t)NFQB_SLOT_SIZE * count);
+	if (!b->slot_mem)
+		return -1;
+	b->nslots = count;
+	b->slots = nfqb_calloc(count, sizeof(*b->slots));
+	if (!b->slots)
+		return -1;
+	for (i = count; i-- > 0;) {
+		b->slots[i].data = b->slot_mem + (size_t)i * NFQB_SLOT_SIZE;
+		b->slots[i].next_free = b->free_slots;
+		b->free_slots = &b->slots[i];
+	}
+	b->nfree_slots = count;
+	return 0;
+}
+
+static void free_slots(struct nfqb_bufs *b)
+{
+	if (b->slot_mem)
+		nfqb_unreserve(b->slot_mem, (size_t)NFQB_SLOT_SIZE * b->nslots);
+	free(b->slots);
+	b->slot_mem = NULL;
+	b->slots = NULL;
+	b->free_slots = NULL;
+	b->nslots = b->nfree_slots = 0;
+}
+
+/* Descriptors twice as many as buffers: a dead handle finds its descriptor
+ * reused as late as possible. */
+int nfqb_bufs_alloc(struct nfqb_bufs *b, struct nfqb_queue *q,
+		    unsigned int count)
+{
+	*b = (struct nfqb_bufs){ 0 };
+	if (alloc_slots(b, count) < 0 || alloc_pkts(b, q, count * 2) < 0) {
+		nfqb_bufs_free(b);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void nfqb_bufs_free(struct nfqb_bufs *b)
+{
+	free_slots(b);
+	free_pkts(b->pkts, b->npkts);
+	b->pkts = NULL;
+	b->npkts = 0;
+	while (b->retired_n)
+		free(b->retired[--b->retired_n]);
+}
+
+int nfqb_bufs_replace(struct nfqb_bufs *b, struct nfqb_bufs *fresh)
+{
+	if (b->retired_n == NFQB_MAX_RETIRED) {
+		errno = EBUSY;
+		return -1;
+	}
+	/* nothing is outstanding: no payload copy in the old table */
+	fresh->retired_n = b->retired_n;
+	memcpy(fresh->retired, b->retired, sizeof(b->retired));
+	fresh->retired[fresh->retired_n++] = b->pkts;
+	free_slots(b);
+	*b = *fresh;
+	return 0;
+}
+
+/* Descriptors are reused oldest first (a dead handle meets its descriptor
+ * reused as late as possible), so the next one is cold: fetch it while
+ * this one is parsed. */
+static void prefetch_pkt(const struct nfqb_packet *p)
+{
+	const char *c = (const char *)p;
+	size_t i;
+
+	for (i = 0; i < sizeof(*p); i += 64)
+		__builtin_prefetch(c + i, 1);
+}
+
+struct nfqb_packet *nfqb_pkt_get(struct nfqb_bufs *b)
+{
+	struct nfqb_packet *p = b->free_head;
 	uint64_t sg;
 
 	if (!p)
 		return NULL;
-	q->free_head = p->next_free;
-	if (!q->free_head)
-		q->free_tail = NULL;
+	b->free_head = p->next_free;
+	if (b->free_head)
+		prefetch_pkt(b->free_head);
+	else
+		b->free_tail = NULL;
 	p->next_free = NULL;
 	p->slot = NULL;
 	p->user = NULL;
@@ -107,7 +190,15 @@ struct nfqb_packet *nfqb_pkt_get(struct nfqb_queue *q)
 	return p;
 }
 
-void nfqb_pkt_put(struct nfqb_queue *q, struct nfqb_packet *p)
+void nfqb_pkt_attach(struct nfqb_packet *p, struct nfqb_slot *s,
+		     uint64_t now)
+{
+	p->slot = s;
+	s->refs++;
+	p->arrival_ns = now;
+}
+
+void nfqb_pkt_put(struct nfqb_bufs *b, struct nfqb_packet *p)
 {
 	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
 	uint32_t st = NFQB_PS_FREE;
@@ -115,7 +206,7 @@ void nfqb_pkt_put(struct nfqb_queue *q, struct nfqb_packet *p)
 	free(p->d.payload);
 	p->d.payload = NULL;
 	if (p->slot)
-		nfqb_slot_put(q, p->slot);
+		nfqb_slot_put(b, p->slot);
 	p->slot = NULL;
 	if (NFQB_SG_STATE(sg) == NFQB_PS_EXPIRED) {
 		st = NFQB_PS_FREE_EXPIRED;
@@ -125,32 +216,131 @@ void nfqb_pkt_put(struct nfqb_queue *q, struct nfqb_packet *p)
 	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg), st),
 			      memory_order_release);
 	p->next_free = NULL;
-	if (q->free_tail)
-		q->free_tail->next_free = p;
+	if (b->free_tail)
+		b->free_tail->next_free = p;
 	else
-		q->free_head = p;
-	q->free_tail = p;
+		b->free_head = p;
+	b->free_tail = p;
 }
 
-struct nfqb_slot *nfqb_slot_get(struct nfqb_queue *q)
+/* --- state changes ------------------------------------------------------- */
+
+bool nfqb_pkt_hand_out(struct nfqb_packet *p)
 {
-	struct nfqb_slot *s = q->free_slots;
+	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
+
+	if (NFQB_SG_STATE(sg) != NFQB_PS_NEW)
+		return false;	/* decided while waiting */
+	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_PENDING),
+			      memory_order_release);
+	return true;
+}
+
+void nfqb_pkt_take_back(struct nfqb_packet *p)
+{
+	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
+
+	if (NFQB_SG_STATE(sg) == NFQB_PS_PENDING)
+		atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg),
+						      NFQB_PS_NEW),
+				      memory_order_release);
+}
+
+/* Why a decision on a handle is refused. */
+static int refusal(const struct nfqb_packet *p, uint64_t sg, uint32_t tag)
+{
+	uint32_t st = NFQB_SG_STATE(sg);
+	uint32_t age = (nfqb_sg_tag(sg) - tag) & NFQB_TAG_MASK;
+	uint64_t bits;
+
+	if (!age)
+		return st == NFQB_PS_EXPIRED || st == NFQB_PS_FREE_EXPIRED ?
+		       ETIMEDOUT : EALREADY;
+	/* reused since: was its packet decided by the timeout? */
+	bits = atomic_load_explicit(&p->expired_bits, memory_order_relaxed);
+	return age < 64 && (bits >> age) & 1 ? ETIMEDOUT : EALREADY;
+}
+
+int nfqb_pkt_claim(struct nfqb_packet *p, uint32_t tag, uint64_t *sgp)
+{
+	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_acquire);
+
+	for (;;) {
+		if (nfqb_sg_tag(sg) != tag ||
+		    NFQB_SG_STATE(sg) != NFQB_PS_PENDING)
+			return refusal(p, sg, tag);
+		if (atomic_compare_exchange_weak_explicit(&p->sg, &sg,
+				NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_CLAIMED),
+				memory_order_acq_rel, memory_order_acquire)) {
+			*sgp = sg;
+			return 0;
+		}
+	}
+}
+
+void nfqb_pkt_decide(struct nfqb_packet *p, uint64_t sg,
+		     const struct nfqb_decision *d, uint64_t now)
+{
+	p->d = *d;
+	p->decided_ns = now;
+	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_DECIDED),
+			      memory_order_release);
+}
+
+bool nfqb_pkt_default(struct nfqb_packet *p, uint32_t to, uint32_t verdict,
+		      uint64_t now)
+{
+	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_acquire);
+	uint32_t st = NFQB_SG_STATE(sg);
+
+	if (st != NFQB_PS_NEW && st != NFQB_PS_PENDING)
+		return false;
+	if (!atomic_compare_exchange_strong_explicit(&p->sg, &sg,
+			NFQB_SG(NFQB_SG_GEN(sg), to),
+			memory_order_acq_rel, memory_order_acquire))
+		return false;	/* decided meanwhile */
+	p->decided_ns = now;
+	p->d = (struct nfqb_decision){ .verdict = verdict };
+	return true;
+}
+
+/* --- the application's pointer ------------------------------------------ */
+
+NFQB_EXPORT void nfqb_pkt_set_user(struct nfqb_packet *h, void *user)
+{
+	struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	if (p)
+		p->user = user;
+}
+
+NFQB_EXPORT void *nfqb_pkt_user(const struct nfqb_packet *h)
+{
+	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
+
+	return p ? p->user : NULL;
+}
+
+/* --- receive buffers ------------------------------------------------------ */
+
+struct nfqb_slot *nfqb_slot_get(struct nfqb_bufs *b)
+{
+	struct nfqb_slot *s = b->free_slots;
 
 	if (!s)
 		return NULL;
-	q->free_slots = s->next_free;
-	q->nfree_slots--;
+	b->free_slots = s->next_free;
+	b->nfree_slots--;
 	s->refs = 1;
 	s->len = 0;
 	return s;
 }
 
 /* An allocated buffer for a datagram read while none is free. */
-struct nfqb_slot *nfqb_slot_get_heap(struct nfqb_queue *q)
+struct nfqb_slot *nfqb_slot_get_heap(void)
 {
 	struct nfqb_slot *s = nfqb_malloc(sizeof(*s));
 
-	(void)q;
 	if (!s)
 		return NULL;
 	s->data = nfqb_malloc(NFQB_SLOT_SIZE);
@@ -165,7 +355,7 @@ struct nfqb_slot *nfqb_slot_get_heap(struct nfqb_queue *q)
 	return s;
 }
 
-void nfqb_slot_put(struct nfqb_queue *q, struct nfqb_slot *s)
+void nfqb_slot_put(struct nfqb_bufs *b, struct nfqb_slot *s)
 {
 	if (--s->refs)
 		return;
@@ -174,7 +364,7 @@ void nfqb_slot_put(struct nfqb_queue *q, struct nfqb_slot *s)
 		free(s);
 		return;
 	}
-	s->next_free = q->free_slots;
-	q->free_slots = s;
-	q->nfree_slots++;
+	s->next_free = b->free_slots;
+	b->free_slots = s;
+	b->nfree_slots++;
 }

@@ -27,7 +27,8 @@
  *  5. the plan stops where the next message would exceed the budget; what
  *     follows is planned by the next call, after this plan was sent.
  */
-#include "internal.h"
+#include "book.h"
+#include "plan.h"
 
 /* A batch walks the kernel's queue from its head while the id is not after
  * its max (serial arithmetic): a run may span at most this many ids. */

@@ -130,116 +130,163 @@ static void wake_workers(struct nfqb_pool *pool, const bool *touched)
 			pool_thread_wake(&pool->threads[w]);
 }
 
-void *pool_reader_main(void *arg)
-{
-	struct pool_thread *t = arg;
-	struct nfqb_pool *pool = t->pool;
-	struct nfqb_queue *q = pool->queues[t->qi];
+/* What a reader holds: the packets of its last read, up to @cnt, of which
+ * those before @pos are in the rings. */
+struct reader {
+	struct pool_thread *t;
+	struct nfqb_queue *q;
 	struct nfqb_packet *vec[POOL_VEC];
 	unsigned int dest[POOL_VEC];
-	unsigned int pos = 0, cnt = 0, i;
-	bool touched[pool->nworkers];
-	uint64_t seen = 0;
+	unsigned int pos, cnt;
+	bool *touched;		/* workers whose ring got packets */
+};
 
-	pool_thread_setup(t);
-	while (!pool_stopping(pool)) {
-		bool blocked = false, starved = false;
-		uint64_t posted;
-		int n;
+/* Hand on what is waiting; false if a ring is full. */
+static bool reader_push(struct reader *rd)
+{
+	struct nfqb_pool *pool = rd->t->pool;
 
-		memset(touched, 0, sizeof(touched));
-		/* hand on what is waiting (after a full ring) */
-		while (pos < cnt) {
-			if (!ring_push(pool_ring_of(pool, t->index, dest[pos]),
-				       vec[pos])) {
-				blocked = true;
-				break;
-			}
-			touched[dest[pos]] = true;
-			pos++;
-		}
-		n = -1;
-		errno = EAGAIN;
-		if (!blocked) {
-			n = nfqb_recv(q, vec, POOL_VEC);
-			if (n > 0) {
-				cnt = (unsigned int)n;
-				pos = 0;
-				t->loc[PSTAT(received)] += cnt;
-				t->loc[PSTAT(batches)]++;
-				for (i = 0; i < cnt; i++)
-					dest[i] = (unsigned int)
-						(((flow_hash(pool, vec[i]) >> 32) *
-						  pool->nworkers) >> 32);
-				while (pos < cnt) {
-					if (!ring_push(pool_ring_of(pool, t->index,
-							       dest[pos]),
-						       vec[pos])) {
-						blocked = true;
-						break;
-					}
-					touched[dest[pos]] = true;
-					pos++;
-				}
-			}
-		} else if (nfqb_flush(q) < 0 && !pool_transient(errno)) {
-			pool_thread_fail(t, errno);
-			break;
-		} else {
-			errno = EAGAIN;	/* blocked: wait for ring room */
-		}
-		if (blocked)
-			t->loc[PSTAT(dispatch_full)]++;
-		wake_workers(pool, touched);
-		if (n > 0 && !blocked)
-			continue;
-		if (n < 0 && !pool_transient(errno)) {
-			pool_thread_fail(t, errno);
-			break;
-		}
-		if (n < 0 && (errno == EINTR || errno == ENOBUFS))
-			continue;
-		/* ENOSPC (ENOMEM): the buffers are with the workers and the
-		 * application; their decisions wake us, not the socket */
-		starved = !blocked && n < 0 && errno != EAGAIN;
-		pool_queue_snapshot(t, q, false);
-		pool_stats_publish(t);
-		/* sleep until packets come, workers post decisions (which
-		 * also frees ring room), a timer is due, or stop */
-		atomic_store(&t->sleeping, true);
-		atomic_thread_fence(memory_order_seq_cst);
-		posted = atomic_load(&t->posted);
-		if (posted != seen) {
-			seen = posted;
-			atomic_store(&t->sleeping, false);
-			continue;
-		}
-		pool_thread_sleep(t, q, !blocked && !starved,
-				  blocked ? POOL_BLOCKED_POLL_MS :
-					    pool_sleep_timeout(t, q));
-		seen = atomic_load(&t->posted);
+	while (rd->pos < rd->cnt) {
+		unsigned int w = rd->dest[rd->pos];
+
+		if (!ring_push(pool_ring_of(pool, rd->t->index, w),
+			       rd->vec[rd->pos]))
+			return false;
+		rd->touched[w] = true;
+		rd->pos++;
 	}
-	/* what was never handed to a worker: the default verdict */
-	for (; pos < cnt; pos++) {
-		nfqb_verdict(vec[pos], pool->default_verdict);
+	return true;
+}
+
+/* Read and hand on by flow: the packets read, or -1 with errno. */
+static int reader_read(struct reader *rd, bool *blocked)
+{
+	struct pool_thread *t = rd->t;
+	struct nfqb_pool *pool = t->pool;
+	unsigned int i;
+	int n = nfqb_recv(rd->q, rd->vec, POOL_VEC);
+
+	if (n <= 0)
+		return n;
+	rd->cnt = (unsigned int)n;
+	rd->pos = 0;
+	t->loc[PSTAT(received)] += rd->cnt;
+	t->loc[PSTAT(batches)]++;
+	for (i = 0; i < rd->cnt; i++)
+		rd->dest[i] = (unsigned int)(((flow_hash(pool, rd->vec[i]) >>
+					       32) * pool->nworkers) >> 32);
+	*blocked = !reader_push(rd);
+	return n;
+}
+
+static bool reader_posted(struct pool_thread *t)
+{
+	return atomic_load(&t->posted) != t->posted_seen;
+}
+
+/* Sleep until packets come, workers post decisions (which also frees ring
+ * room), a timer is due, or stop. ENOSPC (ENOMEM): the buffers are with
+ * the workers and the application; their decisions wake us, not the
+ * socket. */
+static void reader_sleep(struct reader *rd, bool blocked, bool starved)
+{
+	struct pool_thread *t = rd->t;
+	struct pool_doze z = {
+		.q = rd->q,
+		.readable = !blocked && !starved,
+		.tmo = blocked ? POOL_BLOCKED_POLL_MS :
+				 pool_sleep_timeout(t, rd->q),
+		.busy = reader_posted,
+	};
+
+	pool_queue_snapshot(t, rd->q, false);
+	pool_stats_publish(t);
+	pool_thread_doze(t, &z);
+	t->posted_seen = atomic_load(&t->posted);
+}
+
+/* One round: hand on, read, sleep. False when the reader must stop. */
+static bool reader_round(struct reader *rd)
+{
+	struct pool_thread *t = rd->t;
+	bool blocked;
+	int n = -1;
+
+	memset(rd->touched, 0, t->pool->nworkers * sizeof(*rd->touched));
+	blocked = !reader_push(rd);	/* what waits after a full ring */
+	errno = EAGAIN;
+	if (!blocked)
+		n = reader_read(rd, &blocked);
+	else if (nfqb_flush(rd->q) < 0 && !pool_transient(errno))
+		n = -1;		/* with the flush's errno */
+	else
+		errno = EAGAIN;	/* blocked: wait for ring room */
+	if (blocked)
+		t->loc[PSTAT(dispatch_full)]++;
+	wake_workers(t->pool, rd->touched);
+	if (n > 0 && !blocked)
+		return true;
+	if (n < 0 && !pool_transient(errno)) {
+		pool_thread_fail(t, errno);
+		return false;
+	}
+	if (n < 0 && (errno == EINTR || errno == ENOBUFS))
+		return true;
+	reader_sleep(rd, blocked, !blocked && n < 0 && errno != EAGAIN);
+	return true;
+}
+
+static bool workers_running(struct pool_thread *t)
+{
+	return atomic_load(&t->pool->workers_exited) < t->pool->nworkers;
+}
+
+static bool workers_gone(struct pool_thread *t)
+{
+	return !workers_running(t);
+}
+
+/* Stop: the default verdict for what was never handed to a worker; the
+ * workers decide what they hold, then exit; then the queue is finished. */
+static void reader_finish(struct reader *rd)
+{
+	struct pool_thread *t = rd->t;
+	struct nfqb_pool *pool = t->pool;
+	struct pool_doze z = { .q = rd->q, .tmo = 10, .busy = workers_gone };
+
+	for (; rd->pos < rd->cnt; rd->pos++) {
+		nfqb_verdict(rd->vec[rd->pos], pool->default_verdict);
 		t->loc[PSTAT(defaults)]++;
 	}
 	atomic_store(&t->done_pushing, true);
 	wake_workers(pool, NULL);
-	/* the workers decide what they hold, then exit */
-	for (i = 0; atomic_load(&pool->workers_exited) < pool->nworkers; i++) {
-		if (nfqb_flush(q) < 0 && !pool_transient(errno)) {
+	while (workers_running(t)) {
+		if (nfqb_flush(rd->q) < 0 && !pool_transient(errno)) {
 			pool_thread_fail(t, errno);
 			break;
 		}
-		atomic_store(&t->sleeping, true);
-		atomic_thread_fence(memory_order_seq_cst);
-		if (atomic_load(&pool->workers_exited) >= pool->nworkers)
+		if (!pool_thread_doze(t, &z))
 			break;
-		pool_thread_sleep(t, q, false, 10);
 	}
-	atomic_store(&t->sleeping, false);
-	pool_drain_deferred(t, q);
-	pool_queue_finish(t, q);
+	pool_drain_deferred(t, rd->q);
+	pool_queue_finish(t, rd->q);
+}
+
+void *pool_reader_main(void *arg)
+{
+	struct pool_thread *t = arg;
+	struct nfqb_pool *pool = t->pool;
+	bool touched[pool->nworkers];
+	struct reader rd = {
+		.t = t,
+		.q = pool->queues[t->qi],
+		.touched = touched,
+	};
+
+	pool_thread_setup(t);
+	while (!pool_stopping(pool))
+		if (!reader_round(&rd))
+			break;
+	reader_finish(&rd);
 	return NULL;
 }

@@ -5,9 +5,10 @@
  *
  * Sleeping and waking: every pool thread has an eventfd and a `sleeping`
  * flag. A thread about to sleep sets the flag, looks once more for work,
- * then polls; whoever makes work for it (ring push, decisions posted) makes
- * that visible first and then writes the eventfd if the flag was set
- * (Dekker, with seq_cst fences on both sides).
+ * then polls (pool_thread_doze(), the one place that does); whoever makes
+ * work for it (ring push, decisions posted) makes that visible first and
+ * then writes the eventfd if the flag was set (Dekker, with seq_cst fences
+ * on both sides).
  *
  * Stop: nfqb_pool_stop() sets a flag and writes the stop eventfd every
  * thread polls. Queue-per-worker: the worker stops reading, waits up to
@@ -50,7 +51,6 @@
 #define _LGPL_SOURCE
 #endif
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -65,7 +65,8 @@
 #include <urcu/urcu-qsbr.h>
 
 
-#include "internal.h"
+#include "queue.h"
+#include "seam.h"
 #include <libnfq-batch/pool.h>
 
 #define POOL_VEC		64
@@ -98,6 +99,7 @@ struct pool_thread {
 	bool finished;		/* owner: its queue is shut down */
 	_Atomic bool sleeping;
 	_Atomic uint64_t posted;	/* reader: decisions by workers */
+	uint64_t posted_seen;		/* reader: ... when it last looked */
 	_Atomic bool done_pushing;	/* reader: no more ring pushes */
 	_Atomic uint64_t qs_seq;	/* worker: quiescent-state handshake */
 	uint64_t qs_local;
@@ -140,8 +142,19 @@ struct nfqb_pool {
 /* The pool thread running now (NULL on other threads). */
 extern __thread struct pool_thread *pool_cur_thread;
 
+/* How a thread sleeps (pool_thread_doze()): on @q's wake-up eventfd (NULL:
+ * none) and, if @readable, its socket, for up to @tmo ms, unless @busy. */
+struct pool_doze {
+	struct nfqb_queue *q;
+	bool readable;
+	int tmo;
+	bool (*busy)(struct pool_thread *t);
+	bool rcu;
+};
+
 /* --- pool-thread.c -------------------------------------------------------- */
 bool pool_stopping(const struct nfqb_pool *pool);
+void pool_signal_stop(struct nfqb_pool *pool);
 void pool_evfd_signal(int fd);
 void pool_evfd_clear(int fd);
 void pool_thread_wake(struct pool_thread *t);
@@ -151,8 +164,10 @@ void pool_queue_snapshot(struct pool_thread *t, struct nfqb_queue *q,
 unsigned int pool_queue_outstanding(struct nfqb_queue *q);
 int pool_sleep_timeout(struct pool_thread *t, struct nfqb_queue *q);
 bool pool_transient(int err);
-void pool_thread_sleep(struct pool_thread *t, struct nfqb_queue *q,
-		       bool readable, int tmo);
+bool pool_thread_doze(struct pool_thread *t, const struct pool_doze *z);
+void pool_rcu_quiescent(struct pool_thread *t);
+void pool_rcu_offline(struct pool_thread *t);
+void pool_rcu_online(void);
 void pool_thread_fail(struct pool_thread *t, int err);
 void pool_drain_deferred(struct pool_thread *t, struct nfqb_queue *q);
 void pool_queue_finish(struct pool_thread *t, struct nfqb_queue *q);

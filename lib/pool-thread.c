@@ -26,6 +26,13 @@ void pool_evfd_signal(int fd)
 	errno = saved;
 }
 
+/* Stop: the flag, then the eventfd every thread polls (nfqb_pool_fd()). */
+void pool_signal_stop(struct nfqb_pool *pool)
+{
+	atomic_store_explicit(&pool->stop, true, memory_order_release);
+	pool_evfd_signal(pool->stop_evfd);
+}
+
 void pool_evfd_clear(int fd)
 {
 	uint64_t v;
@@ -108,6 +115,31 @@ bool pool_transient(int err)
 	       err == ENOSPC || err == ENOMEM;
 }
 
+/* --- RCU ------------------------------------------------------------------ */
+
+/*
+ * A worker announces a quiescent state. The release store before it is for
+ * race detectors, which do not see liburcu's own synchronization: the
+ * policy setter acquire-loads every qs_seq after the grace period, which
+ * orders every read of the old policy before its free in their model too.
+ */
+void pool_rcu_quiescent(struct pool_thread *t)
+{
+	atomic_store_explicit(&t->qs_seq, ++t->qs_local, memory_order_release);
+	urcu_qsbr_quiescent_state();
+}
+
+void pool_rcu_offline(struct pool_thread *t)
+{
+	atomic_store_explicit(&t->qs_seq, ++t->qs_local, memory_order_release);
+	urcu_qsbr_thread_offline();
+}
+
+void pool_rcu_online(void)
+{
+	urcu_qsbr_thread_online();
+}
+
 /* --- sleeping ----------------------------------------------------------- */
 
 /* Poll the thread's eventfd, the stop eventfd (unless stopping), the
@@ -115,8 +147,8 @@ bool pool_transient(int err)
  * unless @q is NULL) and, if @readable, @q's socket, for up to @tmo ms.
  * The caller has set t->sleeping and found no work after a seq_cst
  * fence. */
-void pool_thread_sleep(struct pool_thread *t, struct nfqb_queue *q,
-		       bool readable, int tmo)
+static void pool_thread_sleep(struct pool_thread *t, struct nfqb_queue *q,
+			      bool readable, int tmo)
 {
 	struct pollfd pfd[4];
 	nfds_t n = 0, qev = 0;
@@ -127,18 +159,42 @@ void pool_thread_sleep(struct pool_thread *t, struct nfqb_queue *q,
 					    .events = POLLIN };
 	if (q) {
 		qev = n;
-		pfd[n++] = (struct pollfd){ .fd = q->evfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = q->sk.evfd, .events = POLLIN };
 	}
 	if (q && readable)
 		pfd[n++] = (struct pollfd){ .fd = nfqb_queue_fd(q),
 					    .events = POLLIN };
-	if (poll(pfd, n, tmo) > 0) {
+	if (nfqb_sys_poll(pfd, n, tmo) > 0) {
 		if (pfd[0].revents & POLLIN)
 			pool_evfd_clear(t->evfd);
 		if (qev && (pfd[qev].revents & POLLIN))
 			nfqb_loop_clear_wakeup(q);
 	}
 	atomic_store(&t->sleeping, false);
+}
+
+/*
+ * The one way a pool thread goes to sleep: it says so (t->sleeping), a
+ * fence, one more look for work (@busy; NULL: nothing to look at), then
+ * pool_thread_sleep(). Whoever makes work for it makes that visible first
+ * and then wakes a thread that says it sleeps (pool_thread_wake(): Dekker,
+ * seq_cst on both sides). @rcu: a worker, offline while it sleeps. False
+ * if it found work instead of sleeping.
+ */
+bool pool_thread_doze(struct pool_thread *t, const struct pool_doze *z)
+{
+	atomic_store(&t->sleeping, true);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (z->busy && z->busy(t)) {
+		atomic_store(&t->sleeping, false);
+		return false;
+	}
+	if (z->rcu)
+		pool_rcu_offline(t);
+	pool_thread_sleep(t, z->q, z->readable, z->tmo);
+	if (z->rcu)
+		pool_rcu_online();
+	return true;
 }
 
 /* A fatal error: the first one is the pool's (nfqb_pool_error(),
@@ -148,7 +204,7 @@ void pool_thread_fail(struct pool_thread *t, int err)
 	int none = 0;
 
 	atomic_compare_exchange_strong(&t->pool->fatal, &none, err);
-	nfqb_pool_stop(t->pool);
+	pool_signal_stop(t->pool);
 }
 
 /* Wait (bounded by drain_ms) until no packet of @q is out with the
@@ -171,9 +227,7 @@ void pool_drain_deferred(struct pool_thread *t, struct nfqb_queue *q)
 		tmo = pool_sleep_timeout(t, q);
 		if ((uint64_t)tmo * 1000000ull > deadline - now)
 			tmo = (int)((deadline - now + 999999) / 1000000);
-		atomic_store(&t->sleeping, true);
-		atomic_thread_fence(memory_order_seq_cst);
-		pool_thread_sleep(t, q, false, tmo);
+		pool_thread_doze(t, &(struct pool_doze){ .q = q, .tmo = tmo });
 	}
 }
 

@@ -7,31 +7,6 @@
  */
 #include "pool-int.h"
 
-/* --- RCU ------------------------------------------------------------------ */
-
-/*
- * A worker announces a quiescent state. The release store before it is for
- * race detectors, which do not see liburcu's own synchronization: the
- * policy setter acquire-loads every qs_seq after the grace period, which
- * orders every read of the old policy before its free in their model too.
- */
-static void worker_quiescent(struct pool_thread *t)
-{
-	atomic_store_explicit(&t->qs_seq, ++t->qs_local, memory_order_release);
-	urcu_qsbr_quiescent_state();
-}
-
-static void worker_offline(struct pool_thread *t)
-{
-	atomic_store_explicit(&t->qs_seq, ++t->qs_local, memory_order_release);
-	urcu_qsbr_thread_offline();
-}
-
-static void worker_online(void)
-{
-	urcu_qsbr_thread_online();
-}
-
 /* --- deciding one packet --------------------------------------------------- */
 
 static void count_verdict(struct pool_thread *t, const struct nfqb_verdict *v)
@@ -89,7 +64,7 @@ static void decide_ready(struct pool_thread *t, struct nfqb_queue *q,
 {
 	unsigned int k;
 
-	for (k = 0; q->nready && k < 1000; k++) {
+	for (k = 0; nfqb_queue_nready(q) && k < 1000; k++) {
 		int i, n = nfqb_recv(q, vec, POOL_VEC);
 
 		if (n <= 0)
@@ -103,29 +78,67 @@ static void decide_ready(struct pool_thread *t, struct nfqb_queue *q,
 
 /* --- queue per worker --------------------------------------------------- */
 
+/* Decide what nfqb_recv() handed out. */
+static void qpw_decide(struct pool_thread *t, struct nfqb_queue *q,
+		       struct nfqb_packet **vec, int n)
+{
+	int i;
+
+	t->loc[PSTAT(received)] += (unsigned int)n;
+	t->loc[PSTAT(batches)]++;
+	for (i = 0; i < n; i++)
+		decide_packet(t, vec[i]);
+	pool_queue_snapshot(t, q, false);
+	pool_stats_publish(t);
+	pool_rcu_quiescent(t);
+}
+
+/* The socket ran dry (EAGAIN), or every buffer is out (ENOSPC, ENOMEM):
+ * linger in the middle of a stream, else sleep. False on a fatal error. */
+static bool qpw_idle(struct pool_thread *t, struct nfqb_queue *q)
+{
+	/* starved: the socket stays unread until a decision (the queue's
+	 * eventfd) or a timer */
+	bool starved = errno != EAGAIN;
+	struct pool_doze z = { .q = q, .readable = !starved, .rcu = true };
+
+	/* drained in the middle of a stream: the queue's adaptive linger
+	 * (nfqb_queue_set_linger()) may pause to let the next packets
+	 * gather, one wake-up and one batch for many */
+	if (!starved && nfqb_pace_streaming(&q->pace)) {
+		int r;
+
+		pool_rcu_offline(t);
+		r = nfqb_loop_linger(q, POOL_VEC);
+		pool_rcu_online();
+		if (r < 0 && !pool_transient(errno)) {
+			pool_thread_fail(t, errno);
+			return false;
+		}
+		if (r > 0)
+			return true;
+	}
+	pool_queue_snapshot(t, q, false);
+	pool_stats_publish(t);
+	z.tmo = pool_sleep_timeout(t, q);
+	pool_thread_doze(t, &z);
+	return true;
+}
+
 void *pool_qpw_main(void *arg)
 {
 	struct pool_thread *t = arg;
 	struct nfqb_pool *pool = t->pool;
 	struct nfqb_queue *q = pool->queues[t->qi];
 	struct nfqb_packet *vec[POOL_VEC];
-	bool streaming = false, starved;
 
 	pool_thread_setup(t);
 	urcu_qsbr_register_thread();
 	while (!pool_stopping(pool)) {
-		int i, n = nfqb_recv(q, vec, POOL_VEC);
+		int n = nfqb_recv(q, vec, POOL_VEC);
 
 		if (n > 0) {
-			if (n >= 2)
-				streaming = true;
-			t->loc[PSTAT(received)] += (unsigned int)n;
-			t->loc[PSTAT(batches)]++;
-			for (i = 0; i < n; i++)
-				decide_packet(t, vec[i]);
-			pool_queue_snapshot(t, q, false);
-			pool_stats_publish(t);
-			worker_quiescent(t);
+			qpw_decide(t, q, vec, n);
 			continue;
 		}
 		if (!pool_transient(errno)) {
@@ -134,33 +147,8 @@ void *pool_qpw_main(void *arg)
 		}
 		if (errno == EINTR || errno == ENOBUFS)
 			continue;
-		/* ENOSPC (ENOMEM): every buffer is with the application, or
-		 * none could be had: the socket stays unread until a decision
-		 * (the queue's eventfd) or a timer */
-		starved = errno != EAGAIN;
-		/* drained in the middle of a stream: the queue's adaptive
-		 * linger (nfqb_queue_set_linger()) may pause to let the next
-		 * packets gather, one wake-up and one batch for many */
-		if (streaming && !starved) {
-			int r;
-
-			streaming = false;
-			worker_offline(t);
-			r = nfqb_loop_linger(q, POOL_VEC);
-			worker_online();
-			if (r < 0 && !pool_transient(errno)) {
-				pool_thread_fail(t, errno);
-				break;
-			}
-			if (r > 0)
-				continue;
-		}
-		pool_queue_snapshot(t, q, false);
-		pool_stats_publish(t);
-		atomic_store(&t->sleeping, true);
-		worker_offline(t);
-		pool_thread_sleep(t, q, !starved, pool_sleep_timeout(t, q));
-		worker_online();
+		if (!qpw_idle(t, q))
+			break;
 	}
 	/* packets the library read and did not hand out (the linger's
 	 * read): the callback decides them now; left there, they would
@@ -168,7 +156,7 @@ void *pool_qpw_main(void *arg)
 	 * drain_ms for them with the socket unread (the soak saw it
 	 * overflow) */
 	decide_ready(t, q, vec);
-	worker_offline(t);
+	pool_rcu_offline(t);
 	urcu_qsbr_unregister_thread();
 	pool_drain_deferred(t, q);
 	pool_queue_finish(t, q);
@@ -197,61 +185,70 @@ static bool rings_empty(struct nfqb_pool *pool, unsigned int w)
 	return true;
 }
 
+/* Work, or the end of it: a packet in a ring, or every reader done. */
+static bool worker_busy(struct pool_thread *t)
+{
+	struct nfqb_pool *pool = t->pool;
+
+	return !rings_empty(pool, t->index) ||
+	       (pool_stopping(pool) && readers_done(pool));
+}
+
+/* Take what the rings hold and decide it; false if they were empty. */
+static bool worker_round(struct pool_thread *t, struct nfqb_packet **vec)
+{
+	struct nfqb_pool *pool = t->pool;
+	uint64_t depth = 0;
+	bool any = false;
+	unsigned int r, i, n;
+
+	for (r = 0; r < pool->nqueues; r++) {
+		struct pool_ring *ring = pool_ring_of(pool, r, t->index);
+		struct pool_thread *rd = &pool->threads[pool->nworkers + r];
+
+		n = pool_ring_pop(ring, vec, POOL_VEC);
+		if (!n)
+			continue;
+		any = true;
+		t->loc[PSTAT(batches)]++;
+		for (i = 0; i < n; i++)
+			decide_packet(t, vec[i]);
+		atomic_fetch_add(&rd->posted, n);
+		pool_thread_wake(rd);
+		depth += pool_ring_count(ring);
+	}
+	t->loc[PSTAT(ring_depth)] = depth;
+	pool_stats_publish(t);
+	if (any)
+		pool_rcu_quiescent(t);
+	return any;
+}
+
 void *pool_worker_main(void *arg)
 {
 	struct pool_thread *t = arg;
 	struct nfqb_pool *pool = t->pool;
+	struct pool_doze z = { .tmo = POOL_IDLE_MS, .busy = worker_busy,
+			       .rcu = true };
 	struct nfqb_packet *vec[POOL_VEC];
-	unsigned int r, i, n, idle = 0;
+	unsigned int r, idle = 0;
 
 	pool_thread_setup(t);
 	urcu_qsbr_register_thread();
 	for (;;) {
-		bool any = false, fin;
-		uint64_t depth = 0;
-
-		for (r = 0; r < pool->nqueues; r++) {
-			struct pool_ring *ring = pool_ring_of(pool, r, t->index);
-			struct pool_thread *rd = &pool->threads[pool->nworkers + r];
-
-			n = pool_ring_pop(ring, vec, POOL_VEC);
-			if (!n)
-				continue;
-			any = true;
-			t->loc[PSTAT(batches)]++;
-			for (i = 0; i < n; i++)
-				decide_packet(t, vec[i]);
-			atomic_fetch_add(&rd->posted, n);
-			pool_thread_wake(rd);
-			depth += pool_ring_count(ring);
-		}
-		if (any) {
-			t->loc[PSTAT(ring_depth)] = depth;
-			pool_stats_publish(t);
-			worker_quiescent(t);
+		if (worker_round(t, vec)) {
 			idle = 0;
 			continue;
 		}
 		/* nothing in any ring: done, or sleep */
-		fin = pool_stopping(pool) && readers_done(pool);
-		if (fin && rings_empty(pool, t->index))
+		if (pool_stopping(pool) && readers_done(pool) &&
+		    rings_empty(pool, t->index))
 			break;
-		t->loc[PSTAT(ring_depth)] = 0;
-		pool_stats_publish(t);
 		if (idle++ < 2)
 			continue;	/* a little spinning before sleeping */
-		atomic_store(&t->sleeping, true);
-		atomic_thread_fence(memory_order_seq_cst);
-		if (!rings_empty(pool, t->index) ||
-		    (pool_stopping(pool) && readers_done(pool))) {
-			atomic_store(&t->sleeping, false);
-			continue;
-		}
-		worker_offline(t);
-		pool_thread_sleep(t, NULL, false, POOL_IDLE_MS);
-		worker_online();
+		pool_thread_doze(t, &z);
 	}
-	worker_offline(t);
+	pool_rcu_offline(t);
 	urcu_qsbr_unregister_thread();
 	atomic_fetch_add(&pool->workers_exited, 1);
 	for (r = 0; r < pool->nqueues; r++)

@@ -24,7 +24,7 @@ static int config_queue(struct nfqb_pool *pool, struct nfqb_queue *q)
 		return -1;
 	if (c->maxlen && nfqb_queue_set_maxlen(q, c->maxlen) < 0)
 		return -1;
-	if (c->buffers && c->buffers != q->nslots &&
+	if (c->buffers && c->buffers != q->bufs.nslots &&
 	    nfqb_queue_set_buffers(q, c->buffers) < 0)
 		return -1;
 	if (c->rcvbuf && nfqb_queue_set_rcvbuf(q, c->rcvbuf) < 0)
@@ -90,146 +90,186 @@ static void pool_free(struct nfqb_pool *pool)
 	free(pool);
 }
 
-/* Create, binding the queues (@fds NULL) or adopting the sockets in @fds. */
-static struct nfqb_pool *pool_new(const struct nfqb_pool_config *ucfg,
-				  size_t size, const int *fds)
+/* The caller's configuration, read and checked. 0 or an errno. */
+static int pool_config(struct nfqb_pool_config *c,
+		       const struct nfqb_pool_config *ucfg, size_t size)
 {
-	const struct nfqb_pool_config *cfg;
-	struct nfqb_pool_config c;
-	struct nfqb_pool *pool;
-	unsigned int i, ring_size;
-	int err;
+	int err = nfqb_struct_in(c, sizeof(*c), NFQB_POOL_CONFIG_SIZE_MIN,
+				 ucfg, size);
 
-	err = nfqb_struct_in(&c, sizeof(c), NFQB_POOL_CONFIG_SIZE_MIN, ucfg,
-			     size);
-	if (err) {
-		errno = err;
+	if (err)
+		return err;
+	if (!c->cb || !c->queue_count ||
+	    (unsigned int)c->queue_first + c->queue_count > 65536 ||
+	    (c->mode != NFQB_POOL_QUEUE_PER_WORKER &&
+	     c->mode != NFQB_POOL_DISPATCH) ||
+	    (c->ring_size & (c->ring_size - 1)) ||
+	    c->ring_size > (1u << 24) || (c->ncpus && !c->cpus) ||
+	    (c->mode == NFQB_POOL_DISPATCH && c->workers > 1024))
+		return EINVAL;
+	return 0;
+}
+
+/* The pool's memory for @c: its tables, nothing started, no fd. */
+static struct nfqb_pool *pool_alloc(const struct nfqb_pool_config *c)
+{
+	struct nfqb_pool *pool = nfqb_calloc(1, sizeof(*pool));
+	unsigned int i;
+
+	if (!pool)
 		return NULL;
-	}
-	cfg = &c;
-	if (!cfg->cb || !cfg->queue_count ||
-	    (unsigned int)cfg->queue_first + cfg->queue_count > 65536 ||
-	    (cfg->mode != NFQB_POOL_QUEUE_PER_WORKER &&
-	     cfg->mode != NFQB_POOL_DISPATCH) ||
-	    (cfg->ring_size & (cfg->ring_size - 1)) ||
-	    cfg->ring_size > (1u << 24) || (cfg->ncpus && !cfg->cpus) ||
-	    (cfg->mode == NFQB_POOL_DISPATCH && cfg->workers > 1024)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	pool = calloc(1, sizeof(*pool));
-	if (!pool) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	pool->cfg = *cfg;
+	pool->cfg = *c;
 	pool->stop_evfd = -1;
 	pthread_mutex_init(&pool->policy_lock, NULL);
-	atomic_init(&pool->policy, cfg->policy);
+	atomic_init(&pool->policy, c->policy);
 	if (!pool->cfg.drain_ms)
 		pool->cfg.drain_ms = POOL_DRAIN_DEFAULT_MS;
-	pool->default_verdict = cfg->default_drop ? NFQB_DROP : NFQB_ACCEPT;
-	pool->nqueues = cfg->queue_count;
-	if (cfg->mode == NFQB_POOL_DISPATCH) {
-		pool->nworkers = cfg->workers ? cfg->workers : cfg->queue_count;
-		pool->nthreads = pool->nworkers + pool->nqueues;
-	} else {
-		pool->nworkers = pool->nqueues;
-		pool->nthreads = pool->nqueues;
-	}
-	if (cfg->ncpus) {
-		pool->cpus = calloc(cfg->ncpus, sizeof(int));
-		if (!pool->cpus)
-			goto fail_nomem;
-		memcpy(pool->cpus, cfg->cpus, cfg->ncpus * sizeof(int));
-		pool->cfg.cpus = pool->cpus;
-	}
-	pool->queues = calloc(pool->nqueues, sizeof(*pool->queues));
-	pool->handed = malloc(pool->nqueues * sizeof(*pool->handed));
-	pool->qsnap = calloc(pool->nqueues, sizeof(*pool->qsnap));
-	pool->threads = calloc(pool->nthreads, sizeof(*pool->threads));
+	pool->default_verdict = c->default_drop ? NFQB_DROP : NFQB_ACCEPT;
+	pool->nqueues = c->queue_count;
+	pool->nworkers = pool->nqueues;
+	if (c->mode == NFQB_POOL_DISPATCH)
+		pool->nworkers = c->workers ? c->workers : c->queue_count;
+	pool->nthreads = pool->nworkers;
+	if (c->mode == NFQB_POOL_DISPATCH)
+		pool->nthreads += pool->nqueues;
+	pool->cpus = nfqb_calloc(c->ncpus ? c->ncpus : 1, sizeof(int));
+	pool->queues = nfqb_calloc(pool->nqueues, sizeof(*pool->queues));
+	pool->handed = nfqb_calloc(pool->nqueues, sizeof(*pool->handed));
+	pool->qsnap = nfqb_calloc(pool->nqueues, sizeof(*pool->qsnap));
+	pool->threads = nfqb_calloc(pool->nthreads, sizeof(*pool->threads));
 	if (pool->threads)	/* pool_free() closes what is not -1 */
 		for (i = 0; i < pool->nthreads; i++)
 			pool->threads[i].evfd = -1;
-	if (!pool->queues || !pool->qsnap || !pool->threads || !pool->handed)
-		goto fail_nomem;
-	for (i = 0; i < pool->nqueues; i++)
-		pool->handed[i] = -1;
-	for (i = 0; i < pool->nqueues; i++)
-		pthread_mutex_init(&pool->qsnap[i].lock, NULL);
+	if (pool->qsnap)
+		for (i = 0; i < pool->nqueues; i++)
+			pthread_mutex_init(&pool->qsnap[i].lock, NULL);
+	if (pool->handed)
+		for (i = 0; i < pool->nqueues; i++)
+			pool->handed[i] = -1;
+	if (pool->cpus && c->ncpus) {
+		memcpy(pool->cpus, c->cpus, c->ncpus * sizeof(int));
+		pool->cfg.cpus = pool->cpus;
+	}
+	return pool;
+}
+
+/* Each thread's role, CPU and eventfd; the stop eventfd. 0 or an errno. */
+static int pool_threads(struct nfqb_pool *pool)
+{
+	const struct nfqb_pool_config *c = &pool->cfg;
+	unsigned int i;
+
 	for (i = 0; i < pool->nthreads; i++) {
 		struct pool_thread *t = &pool->threads[i];
 
 		t->pool = pool;
-		t->evfd = -1;
-		t->reader = cfg->mode == NFQB_POOL_DISPATCH &&
+		t->reader = c->mode == NFQB_POOL_DISPATCH &&
 			    i >= pool->nworkers;
 		t->index = t->reader ? i - pool->nworkers : i;
 		t->qi = t->index;
-		t->cpu = cfg->ncpus ? pool->cpus[i % cfg->ncpus] : -1;
+		t->cpu = c->ncpus ? pool->cpus[i % c->ncpus] : -1;
 		t->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (t->evfd < 0) {
-			err = errno;
-			goto fail;
-		}
+		if (t->evfd < 0)
+			return errno;
 	}
 	pool->stop_evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (pool->stop_evfd < 0) {
-		err = errno;
-		goto fail;
-	}
-	if (cfg->mode == NFQB_POOL_DISPATCH) {
-		size_t nr = (size_t)pool->nqueues * pool->nworkers;
+	return pool->stop_evfd < 0 ? errno : 0;
+}
 
-		ring_size = cfg->ring_size ? cfg->ring_size : POOL_RING_DEFAULT;
-		pool->rings = calloc(nr, sizeof(*pool->rings));
-		pool->ring_mem = calloc(nr * ring_size, sizeof(void *));
-		if (!pool->rings || !pool->ring_mem)
-			goto fail_nomem;
-		for (i = 0; i < nr; i++) {
-			pool->rings[i].mask = ring_size - 1;
-			pool->rings[i].v = pool->ring_mem + (size_t)i * ring_size;
-		}
+/* Dispatch: a ring from every reader to every worker. 0 or ENOMEM. */
+static int pool_rings(struct nfqb_pool *pool)
+{
+	size_t nr = (size_t)pool->nqueues * pool->nworkers, i;
+	unsigned int size = pool->cfg.ring_size ? pool->cfg.ring_size :
+			    POOL_RING_DEFAULT;
+
+	if (pool->cfg.mode != NFQB_POOL_DISPATCH)
+		return 0;
+	pool->rings = nfqb_calloc(nr, sizeof(*pool->rings));
+	pool->ring_mem = nfqb_calloc(nr * size, sizeof(void *));
+	if (!pool->rings || !pool->ring_mem)
+		return ENOMEM;
+	for (i = 0; i < nr; i++) {
+		pool->rings[i].mask = size - 1;
+		pool->rings[i].v = pool->ring_mem + i * size;
 	}
+	return 0;
+}
+
+/* Bind the queues (@fds NULL) or adopt the sockets in @fds, and configure
+ * them. 0 or an errno. */
+static int pool_queues(struct nfqb_pool *pool, const int *fds)
+{
+	const struct nfqb_pool_config *c = &pool->cfg;
+	unsigned int i;
+
 	for (i = 0; i < pool->nqueues; i++) {
+		uint16_t num = (uint16_t)(c->queue_first + i);
 		struct nfqb_queue *q;
 
 		if (fds)
-			q = nfqb_queue_adopt_n(fds[i],
-					       (uint16_t)(cfg->queue_first + i),
-					       cfg->buffers ? cfg->buffers :
+			q = nfqb_queue_adopt_n(fds[i], num, c->buffers ?
+					       c->buffers :
 					       NFQB_DEFAULT_BUFFERS);
 		else
-			q = nfqb_queue_open((uint16_t)(cfg->queue_first + i));
+			q = nfqb_queue_open(num);
 		pool->queues[i] = q;
-		if (!q || config_queue(pool, q) < 0) {
-			err = errno;
-			goto fail;
-		}
+		if (!q || config_queue(pool, q) < 0)
+			return errno;
 	}
-	return pool;
+	return 0;
+}
 
-fail_nomem:
-	err = ENOMEM;
-fail:
+/* A create that failed: the sockets in @fds stay the caller's, neither
+ * closed nor unbound. */
+static void pool_unwind(struct nfqb_pool *pool, const int *fds)
+{
+	unsigned int i;
+
 	atomic_store(&pool->policy, NULL);
-	if (fds) {
-		/* the sockets stay the caller's: not closed, not unbound */
-		for (i = 0; i < pool->nqueues; i++) {
-			struct nfqb_queue *q = pool->queues[i];
+	for (i = 0; fds && i < pool->nqueues; i++) {
+		struct nfqb_queue *q = pool->queues[i];
 
-			if (q && nfqb_queue_release(q) < 0) {
-				/* what it read and could not verdict is
-				 * still queued: the next owner defaults it
-				 * (orphans, see nfqb_queue_adopt()) */
-				atomic_store(&q->shut, true);
-				q->fd = -1;
-			}
-		}
+		/* what it read and could not verdict is still queued: the
+		 * next owner defaults it (orphans, see nfqb_queue_adopt()) */
+		if (q && nfqb_queue_release(q) < 0)
+			nfqb_queue_abandon(q);
 	}
 	pool_free(pool);
-	errno = err;
-	return NULL;
+}
+
+/* Create, binding the queues (@fds NULL) or adopting the sockets in @fds. */
+static struct nfqb_pool *pool_new(const struct nfqb_pool_config *ucfg,
+				  size_t size, const int *fds)
+{
+	struct nfqb_pool_config c;
+	struct nfqb_pool *pool;
+	int err = pool_config(&c, ucfg, size);
+
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	pool = pool_alloc(&c);
+	if (!pool) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!pool->cpus || !pool->queues || !pool->handed || !pool->qsnap ||
+	    !pool->threads)
+		err = ENOMEM;
+	if (!err)
+		err = pool_threads(pool);
+	if (!err)
+		err = pool_rings(pool);
+	if (!err)
+		err = pool_queues(pool, fds);
+	if (err) {
+		pool_unwind(pool, fds);
+		errno = err;
+		return NULL;
+	}
+	return pool;
 }
 
 NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg,
@@ -252,8 +292,7 @@ NFQB_EXPORT void nfqb_pool_stop(struct nfqb_pool *pool)
 {
 	if (!pool)
 		return;
-	atomic_store_explicit(&pool->stop, true, memory_order_release);
-	pool_evfd_signal(pool->stop_evfd);
+	pool_signal_stop(pool);
 }
 
 /* The thread that owns queue queue_first + @qi. */
@@ -280,54 +319,42 @@ static int join_all(struct nfqb_pool *pool)
 	return atomic_load(&pool->fatal);
 }
 
-NFQB_EXPORT int nfqb_pool_start(struct nfqb_pool *pool)
+static int start_thread(struct pool_thread *t)
 {
-	unsigned int i;
+	struct nfqb_pool *pool = t->pool;
+	void *(*fn)(void *);
+	pthread_attr_t attr;
 	int ret;
 
-	if (!pool) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (pool->started) {
-		errno = EALREADY;
-		return -1;
-	}
-	pool->started = true;
-	for (i = 0; i < pool->nthreads; i++) {
-		struct pool_thread *t = &pool->threads[i];
-		void *(*fn)(void *);
-		pthread_attr_t attr;
+	if (pool->cfg.mode == NFQB_POOL_QUEUE_PER_WORKER)
+		fn = pool_qpw_main;
+	else
+		fn = t->reader ? pool_reader_main : pool_worker_main;
+	if (t->cpu >= CPU_SETSIZE)
+		return EINVAL;
+	pthread_attr_init(&attr);
+	if (t->cpu >= 0) {
+		cpu_set_t set;
 
-		if (pool->cfg.mode == NFQB_POOL_QUEUE_PER_WORKER)
-			fn = pool_qpw_main;
-		else
-			fn = t->reader ? pool_reader_main : pool_worker_main;
-		pthread_attr_init(&attr);
-		if (t->cpu >= 0) {
-			cpu_set_t set;
-
-			if (t->cpu >= CPU_SETSIZE) {
-				ret = EINVAL;
-				pthread_attr_destroy(&attr);
-				goto fail;
-			}
-			CPU_ZERO(&set);
-			CPU_SET(t->cpu, &set);
-			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-		}
-		ret = pthread_create(&t->tid, &attr, fn, t);
-		pthread_attr_destroy(&attr);
-		if (ret)
-			goto fail;
+		CPU_ZERO(&set);
+		CPU_SET(t->cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	ret = pthread_create(&t->tid, &attr, fn, t);
+	pthread_attr_destroy(&attr);
+	if (!ret)
 		t->started = true;
-	}
-	return 0;
+	return ret;
+}
 
-fail:
+/* A thread did not start (@ret): stop the others, and shut down the
+ * queues of owners that never ran. */
+static int start_failed(struct nfqb_pool *pool, int ret)
+{
+	int none = 0;
+	unsigned int i;
+
 	nfqb_pool_stop(pool);
-	/* the started threads shut their queues down; the queues of owners
-	 * that never ran are shut down below, after the join */
 	if (pool->cfg.mode == NFQB_POOL_DISPATCH) {
 		/* readers never started: mark them done so workers exit */
 		for (i = pool->nworkers; i < pool->nthreads; i++)
@@ -348,13 +375,31 @@ fail:
 	}
 	pool->waited = true;
 	pool->err = ret;
-	{
-		int none = 0;
-
-		atomic_compare_exchange_strong(&pool->fatal, &none, ret);
-	}
+	atomic_compare_exchange_strong(&pool->fatal, &none, ret);
 	errno = ret;
 	return -1;
+}
+
+NFQB_EXPORT int nfqb_pool_start(struct nfqb_pool *pool)
+{
+	unsigned int i;
+	int ret;
+
+	if (!pool) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (pool->started) {
+		errno = EALREADY;
+		return -1;
+	}
+	pool->started = true;
+	for (i = 0; i < pool->nthreads; i++) {
+		ret = start_thread(&pool->threads[i]);
+		if (ret)
+			return start_failed(pool, ret);
+	}
+	return 0;
 }
 
 NFQB_EXPORT int nfqb_pool_wait(struct nfqb_pool *pool)

@@ -9,12 +9,16 @@
  * batching). Nothing is sent here.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <libmnl/libmnl.h>
 
-#include "internal.h"
+#include "book.h"
+#include "parse.h"
+#include "queue.h"
+#include "seam.h"
 
 #define PACKET_TYPE	((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET)
 
@@ -31,7 +35,7 @@ static bool msg_fits(const struct nlmsghdr *nlh, size_t rem)
 static void handle_error(struct nfqb_queue *q, const struct nlmsghdr *nlh)
 {
 	const struct nlmsgerr *e;
-	struct nfqb_ack *a = &q->ack;
+	struct nfqb_rx *rx = &q->rx;
 	uint32_t seq;
 	uint16_t type;
 
@@ -43,12 +47,14 @@ static void handle_error(struct nfqb_queue *q, const struct nlmsghdr *nlh)
 	seq = e->msg.nlmsg_seq;
 	type = e->msg.nlmsg_type & 0xff;
 	if (type == NFQNL_MSG_CONFIG) {
-		if (a->first_seq && !a->done &&
-		    seq - a->first_seq <= a->last_seq - a->first_seq) {
-			a->err = -e->error;
-			a->done = true;
+		/* the first answer to the request waiting (not a late or a
+		 * repeated acknowledgement) */
+		if (nfqb_cfg_waiting(&q->cfg, seq) &&
+		    rx->ack_for != q->cfg.first_seq) {
+			rx->ack_for = q->cfg.first_seq;
+			rx->ack_err = -e->error;
 		}
-		return;		/* a late or repeated acknowledgement */
+		return;
 	}
 	if (e->error == 0)
 		return;
@@ -63,39 +69,43 @@ static void handle_error(struct nfqb_queue *q, const struct nlmsghdr *nlh)
 	 * there, and a later batch could reach them. No batch from now on. */
 	nfqb_stat_inc(q, verdict_errors);
 	if (e->error == -EPERM)	/* no CAP_NET_ADMIN: nfqb_recv() says so */
-		q->refused = EPERM;
-	if (!q->fallback) {
-		q->fallback = true;
-		nfqb_stat_inc(q, fallbacks);
-	}
+		rx->refused = EPERM;
+	nfqb_book_fallback(q);
+}
+
+int nfqb_rx_take_refused(struct nfqb_rx *rx)
+{
+	int err = rx->refused;
+
+	rx->refused = 0;
+	return err;
 }
 
 /* The ready list holds handles: an entry whose packet the verdict timeout
  * decided (and whose descriptor may hold another packet since) is dead and
  * skipped. */
-static void ready_compact(struct nfqb_queue *q)
+static void ready_compact(struct nfqb_rx *rx)
 {
-	unsigned int i, n = 0, mask = q->ready_cap - 1;
+	unsigned int i, n = 0, mask = rx->ready_cap - 1;
 
-	for (i = 0; i < q->nready; i++) {
-		struct nfqb_packet *h = q->ready[(q->ready_head + i) & mask];
+	for (i = 0; i < rx->nready; i++) {
+		struct nfqb_packet *h = rx->ready[(rx->ready_head + i) & mask];
 		struct nfqb_packet *p = nfqb_pkt_from_handle(h);
 
-		if (p && NFQB_SG_STATE(atomic_load_explicit(&p->sg,
-				memory_order_relaxed)) == NFQB_PS_NEW)
-			q->ready[(q->ready_head + n++) & mask] = h;
+		if (p && nfqb_pkt_state(p) == NFQB_PS_NEW)
+			rx->ready[(rx->ready_head + n++) & mask] = h;
 	}
-	q->nready = n;
+	rx->nready = n;
 }
 
-static void ready_push(struct nfqb_queue *q, struct nfqb_packet *p)
+static void ready_push(struct nfqb_rx *rx, struct nfqb_packet *p)
 {
 	/* there are never more live entries than descriptors */
-	if (q->nready == q->ready_cap)
-		ready_compact(q);
-	q->ready[(q->ready_head + q->nready) & (q->ready_cap - 1)] =
+	if (rx->nready == rx->ready_cap)
+		ready_compact(rx);
+	rx->ready[(rx->ready_head + rx->nready) & (rx->ready_cap - 1)] =
 		nfqb_pkt_handle(p);
-	q->nready++;
+	rx->nready++;
 }
 
 /* A message of ours we cannot hand out: the default verdict by id if we
@@ -109,7 +119,7 @@ static void track_unusable(struct nfqb_queue *q, const void *msg, size_t len)
 		nfqb_book_add_unreadable(q);
 		return;
 	}
-	if (res_id != q->num)
+	if (res_id != q->sk.num)
 		return;		/* not of our queue: no id of ours */
 	nfqb_book_add_default(q, id);
 }
@@ -117,35 +127,30 @@ static void track_unusable(struct nfqb_queue *q, const void *msg, size_t len)
 static void handle_packet(struct nfqb_queue *q, struct nfqb_slot *s,
 			  const struct nlmsghdr *nlh, uint64_t now)
 {
-	struct nfqb_packet *p = nfqb_pkt_get(q);
+	struct nfqb_packet *p = nfqb_pkt_get(&q->bufs);
 
 	if (!p) {
 		track_unusable(q, nlh, nlh->nlmsg_len);
 		return;
 	}
 	if (nfqb_parse_packet(p, nlh) != NFQB_PARSE_OK ||
-	    p->res_id != q->num) {
+	    p->res_id != q->sk.num) {
 		nfqb_stat_inc(q, rejected_malformed);
-		nfqb_pkt_put(q, p);
+		nfqb_pkt_put(&q->bufs, p);
 		track_unusable(q, nlh, nlh->nlmsg_len);
 		return;
 	}
-	p->arrival_ns = now;
-	if (q->timeout_ms && (!q->expire_due ||
-			      now + q->timeout_ms * 1000000ull < q->expire_due))
-		q->expire_due = now + q->timeout_ms * 1000000ull;
+	nfqb_pkt_attach(p, s, now);
 	if (nfqb_book_add_packet(q, p) < 0) {
-		nfqb_pkt_put(q, p);
+		nfqb_pkt_put(&q->bufs, p);
 		nfqb_book_add_unreadable(q);
 		return;
 	}
-	p->slot = s;
-	s->refs++;
 	nfqb_stat_inc(q, packets);
 	if (p->tb[NFQA_PAYLOAD])
 		nfqb_stat_add(q, bytes,
 			      mnl_attr_get_payload_len(p->tb[NFQA_PAYLOAD]));
-	ready_push(q, p);
+	ready_push(&q->rx, p);
 }
 
 /* Walk the messages of one datagram from the kernel. */
@@ -211,35 +216,56 @@ static void handle_datagram(struct nfqb_queue *q, struct nfqb_slot *s,
  * @heap. Returns how many. */
 static unsigned int rx_prepare(struct nfqb_queue *q, unsigned int n, bool heap)
 {
+	struct nfqb_rx *rx = &q->rx;
 	unsigned int i;
 
-	if (n > q->vlen)
-		n = q->vlen;
-	if (n > q->nfree_slots)
-		n = q->nfree_slots;
+	if (n > rx->vlen)
+		n = rx->vlen;
+	if (n > q->bufs.nfree_slots)
+		n = q->bufs.nfree_slots;
 	if (!n && heap) {
-		q->rx_slots[0] = nfqb_slot_get_heap(q);
-		n = q->rx_slots[0] ? 1 : 0;
+		rx->slots[0] = nfqb_slot_get_heap();
+		n = rx->slots[0] ? 1 : 0;
 	} else {
 		for (i = 0; i < n; i++)
-			q->rx_slots[i] = nfqb_slot_get(q);
+			rx->slots[i] = nfqb_slot_get(&q->bufs);
 	}
 	for (i = 0; i < n; i++) {
-		struct msghdr *m = &q->mmsg[i].msg_hdr;
+		struct msghdr *m = &rx->mmsg[i].msg_hdr;
 
-		q->iov[i].iov_base = q->rx_slots[i]->data;
-		q->iov[i].iov_len = NFQB_SLOT_SIZE;
+		rx->iov[i].iov_base = rx->slots[i]->data;
+		rx->iov[i].iov_len = NFQB_SLOT_SIZE;
 		memset(m, 0, sizeof(*m));
-		m->msg_name = &q->addrs[i];
-		m->msg_namelen = sizeof(q->addrs[i]);
-		m->msg_iov = &q->iov[i];
+		m->msg_name = &rx->addrs[i];
+		m->msg_namelen = sizeof(rx->addrs[i]);
+		m->msg_iov = &rx->iov[i];
 		m->msg_iovlen = 1;
 	}
 	return n;
 }
 
+/* The socket failed us: give the buffers back, count. */
+static int rx_failed(struct nfqb_queue *q, unsigned int n)
+{
+	struct nfqb_rx *rx = &q->rx;
+	int err = errno;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		nfqb_slot_put(&q->bufs, rx->slots[i]);
+	if (err == ENOBUFS) {
+		nfqb_stat_inc(q, enobufs);
+		rx->overflows++;	/* an ack may be lost */
+	}
+	if (err == EAGAIN)
+		rx->last_full = false;
+	errno = err;
+	return -1;
+}
+
 int nfqb_rx_read(struct nfqb_queue *q, unsigned int want, bool heap)
 {
+	struct nfqb_rx *rx = &q->rx;
 	unsigned int i, n = rx_prepare(q, want, heap);
 	uint64_t now;
 	int r;
@@ -248,101 +274,98 @@ int nfqb_rx_read(struct nfqb_queue *q, unsigned int want, bool heap)
 		errno = heap ? ENOMEM : ENOSPC;
 		return -1;
 	}
-	r = recvmmsg(q->fd, q->mmsg, n, MSG_DONTWAIT, NULL);
+	r = nfqb_sys_recvmmsg(q->sk.fd, rx->mmsg, n);
 	nfqb_stat_inc(q, recv_calls);
-	if (r < 0) {
-		int err = errno;
-
-		for (i = 0; i < n; i++)
-			nfqb_slot_put(q, q->rx_slots[i]);
-		if (err == ENOBUFS) {
-			nfqb_stat_inc(q, enobufs);
-			q->ack.overflow = true;	/* an ack may be lost */
-		}
-		if (err == EAGAIN)
-			q->last_recv_full = false;
-		errno = err;
-		return -1;
-	}
-	q->last_recv_full = (unsigned int)r == n;
-	if (r >= 2)
-		q->streaming = true;
+	if (r < 0)
+		return rx_failed(q, n);
+	rx->last_full = (unsigned int)r == n;
 	now = nfqb_now_ns();
+	rx->read_ns = now;
 	for (i = 0; i < n; i++) {
-		struct nfqb_slot *s = q->rx_slots[i];
+		struct nfqb_slot *s = rx->slots[i];
 
 		if (i < (unsigned int)r)
-			handle_datagram(q, s, &q->addrs[i], q->mmsg[i].msg_len,
-					q->mmsg[i].msg_hdr.msg_flags, now);
-		nfqb_slot_put(q, s);
+			handle_datagram(q, s, &rx->addrs[i], rx->mmsg[i].msg_len,
+					rx->mmsg[i].msg_hdr.msg_flags, now);
+		nfqb_slot_put(&q->bufs, s);
 	}
 	return r;
 }
 
-int nfqb_rx_inject(struct nfqb_queue *q, const void *buf, size_t len,
-		   uint32_t from_pid, int flags)
-{
-	struct sockaddr_nl from = {
-		.nl_family = AF_NETLINK,
-		.nl_pid = from_pid,
-	};
-	struct nfqb_slot *s = nfqb_slot_get(q);
-
-	if (!s) {
-		errno = EAGAIN;
-		return -1;
-	}
-	if (len > NFQB_SLOT_SIZE) {
-		len = NFQB_SLOT_SIZE;
-		flags |= MSG_TRUNC;
-	}
-	memcpy(s->data, buf, len);
-	handle_datagram(q, s, &from, len, flags, nfqb_now_ns());
-	nfqb_slot_put(q, s);
-	return 0;
-}
-
-unsigned int nfqb_ready_pop(struct nfqb_queue *q, struct nfqb_packet **vec,
+unsigned int nfqb_ready_pop(struct nfqb_rx *rx, struct nfqb_packet **vec,
 			    unsigned int max)
 {
 	unsigned int n = 0;
 
-	while (n < max && q->nready) {
-		struct nfqb_packet *p = nfqb_pkt_from_handle(q->ready[q->ready_head]);
-		uint64_t sg;
+	while (n < max && rx->nready) {
+		struct nfqb_packet *h = rx->ready[rx->ready_head];
+		struct nfqb_packet *p = nfqb_pkt_from_handle(h);
 
-		q->ready_head = (q->ready_head + 1) & (q->ready_cap - 1);
-		q->nready--;
-		if (!p)
-			continue;	/* decided while waiting, reused */
-		sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
-		if (NFQB_SG_STATE(sg) != NFQB_PS_NEW)
-			continue;	/* decided while waiting */
-		atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg),
-						      NFQB_PS_PENDING),
-				      memory_order_release);
-		vec[n++] = nfqb_pkt_handle(p);
+		rx->ready_head = (rx->ready_head + 1) & (rx->ready_cap - 1);
+		rx->nready--;
+		/* decided while waiting (and maybe reused): skipped */
+		if (p && nfqb_pkt_hand_out(p))
+			vec[n++] = h;
 	}
 	return n;
 }
 
-void nfqb_ready_unpop(struct nfqb_queue *q, unsigned int n)
+void nfqb_ready_unpop(struct nfqb_rx *rx, unsigned int n)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
 		struct nfqb_packet *p;
-		uint64_t sg;
 
-		q->ready_head = (q->ready_head - 1) & (q->ready_cap - 1);
-		q->nready++;
-		p = nfqb_pkt_from_handle(q->ready[q->ready_head]);
-		if (!p)
-			continue;
-		sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
-		if (NFQB_SG_STATE(sg) == NFQB_PS_PENDING)
-			atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg),
-							      NFQB_PS_NEW),
-					      memory_order_release);
+		rx->ready_head = (rx->ready_head - 1) & (rx->ready_cap - 1);
+		rx->nready++;
+		p = nfqb_pkt_from_handle(rx->ready[rx->ready_head]);
+		if (p)
+			nfqb_pkt_take_back(p);
 	}
+}
+
+void nfqb_ready_clear(struct nfqb_rx *rx)
+{
+	rx->nready = 0;
+}
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t c = 1;
+
+	while (c < n)
+		c <<= 1;
+	return c;
+}
+
+int nfqb_rx_alloc(struct nfqb_rx *rx, unsigned int npkts)
+{
+	*rx = (struct nfqb_rx){ .vlen = NFQB_RECV_VLEN };
+	rx->mmsg = nfqb_calloc(rx->vlen, sizeof(*rx->mmsg));
+	rx->iov = nfqb_calloc(rx->vlen, sizeof(*rx->iov));
+	rx->addrs = nfqb_calloc(rx->vlen, sizeof(*rx->addrs));
+	rx->slots = nfqb_calloc(rx->vlen, sizeof(*rx->slots));
+	rx->ready_cap = pow2_at_least(npkts);
+	rx->ready = nfqb_calloc(rx->ready_cap, sizeof(*rx->ready));
+	if (!rx->mmsg || !rx->iov || !rx->addrs || !rx->slots || !rx->ready) {
+		nfqb_rx_free(rx);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void nfqb_rx_free(struct nfqb_rx *rx)
+{
+	free(rx->mmsg);
+	free(rx->iov);
+	free(rx->addrs);
+	free(rx->slots);
+	free(rx->ready);
+	rx->mmsg = NULL;
+	rx->iov = NULL;
+	rx->addrs = NULL;
+	rx->slots = NULL;
+	rx->ready = NULL;
 }

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "queue.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.0.0"

@@ -7,65 +7,48 @@
  * reaches the packet that came into its descriptor since.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <libmnl/libmnl.h>
 
-#include "internal.h"
-
-
-/* Why a decision on a handle is refused. */
-static int refused(struct nfqb_queue *q, uint64_t sg, uint32_t tag,
-		   const struct nfqb_packet *p)
-{
-	uint32_t st = NFQB_SG_STATE(sg);
-	uint32_t age = (nfqb_sg_tag(sg) - tag) & NFQB_TAG_MASK;
-	uint64_t bits;
-
-	nfqb_stat_inc(q, late_verdicts);
-	if (!age)
-		return st == NFQB_PS_EXPIRED || st == NFQB_PS_FREE_EXPIRED ?
-		       ETIMEDOUT : EALREADY;
-	/* reused since: was its packet decided by the timeout? */
-	bits = atomic_load_explicit(&p->expired_bits, memory_order_relaxed);
-	return age < 64 && (bits >> age) & 1 ? ETIMEDOUT : EALREADY;
-}
+#include "queue.h"
+#include "seam.h"
 
 /* PENDING -> CLAIMED for the generation of the handle; 0 or an errno. */
 static int claim(struct nfqb_queue *q, struct nfqb_packet *p, uint32_t tag,
 		 uint64_t *sgp)
 {
-	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_acquire);
+	int err = nfqb_pkt_claim(p, tag, sgp);
 
-	for (;;) {
-		if (nfqb_sg_tag(sg) != tag || NFQB_SG_STATE(sg) != NFQB_PS_PENDING)
-			return refused(q, sg, tag, p);
-		if (atomic_compare_exchange_weak_explicit(&p->sg, &sg,
-				NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_CLAIMED),
-				memory_order_acq_rel, memory_order_acquire)) {
-			*sgp = sg;
-			return 0;
-		}
-	}
+	if (err)
+		nfqb_stat_inc_any(q, late_verdicts);
+	return err;
 }
 
 /* Record @d on a claimed packet. */
 static void record(struct nfqb_queue *q, struct nfqb_packet *p, uint64_t sg,
 		   const struct nfqb_decision *d, bool owner)
 {
-	p->d = *d;
-	p->decided_ns = nfqb_now_ns();
-	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_DECIDED),
-			      memory_order_release);
-	atomic_fetch_add_explicit(&q->posted, 1, memory_order_seq_cst);
+	/* the owner decides what its last read brought: that read's time
+	 * is early enough for the latency bound (a held decision goes out no
+	 * later for it), and saves a clock read per packet */
+	nfqb_pkt_decide(p, sg, d, owner ? q->rx.read_ns : nfqb_now_ns());
+	atomic_fetch_add_explicit(&q->post.posted, 1, memory_order_seq_cst);
 	if (!owner)
 		nfqb_loop_wake(q);
+}
+
+void nfqb_post_quiesce(struct nfqb_post *po)
+{
+	while (atomic_load_explicit(&po->inflight, memory_order_acquire))
+		sched_yield();
 }
 
 /*
  * Record a decision. Another thread may be closing the queue as soon as it
  * sees the decision: a deciding thread other than the owner holds
- * q->inflight across every access to the queue, and close waits for it.
+ * q->post.inflight across every access to the queue, and close waits for it.
  * Returns 0 or an errno.
  */
 static int decide(struct nfqb_packet *h, const struct nfqb_decision *d)
@@ -79,12 +62,12 @@ static int decide(struct nfqb_packet *h, const struct nfqb_decision *d)
 	if (!h)
 		return EINVAL;
 	q = p->q;
-	owner = atomic_load_explicit(&q->owner, memory_order_relaxed) ==
-		(unsigned long)pthread_self();
+	owner = nfqb_loop_is_owner(q);
 	if (!owner)
-		atomic_fetch_add_explicit(&q->inflight, 1, memory_order_acq_rel);
+		atomic_fetch_add_explicit(&q->post.inflight, 1,
+					  memory_order_acq_rel);
 	if (atomic_load(&q->shut)) {
-		nfqb_stat_inc(q, late_verdicts);
+		nfqb_stat_inc_any(q, late_verdicts);
 		err = ESHUTDOWN;
 	} else {
 		err = claim(q, p, nfqb_handle_tag(h), &sg);
@@ -92,7 +75,8 @@ static int decide(struct nfqb_packet *h, const struct nfqb_decision *d)
 			record(q, p, sg, d, owner);
 	}
 	if (!owner)
-		atomic_fetch_sub_explicit(&q->inflight, 1, memory_order_release);
+		atomic_fetch_sub_explicit(&q->post.inflight, 1,
+					  memory_order_release);
 	return err;
 }
 

@@ -2,7 +2,7 @@
 /*
  * libFuzzer target: the whole datagram path of a socketless queue.
  *
- * Datagrams from the input go in with nfqb_rx_inject() as if received; the
+ * Datagrams from the input go in with nfqbt_rx_inject() as if received; the
  * packets parsed from them are taken with nfqb_ready_pop(), their getters
  * called, and decided with nfqb_verdict(), nfqb_verdict_mark(),
  * nfqb_verdict_ex() or nfqb_verdict_batch(), now or later; nfqb_flush()
@@ -56,8 +56,9 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 
-#include "internal.h"
-#include "seam.h"
+#include "../unit/testq.h"
+#include "parse.h"
+#include "plan.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -79,19 +80,19 @@ static ssize_t fz_sent(const uint8_t *buf, size_t len);
 
 static struct nfqb_queue *fz_queue_alloc(unsigned int nbuffers)
 {
-	return nfqb_queue_alloc_detached(FZ_QUEUE_NUM, nbuffers);
+	return nfqbt_queue_detached(FZ_QUEUE_NUM, nbuffers);
 }
 
 static int fz_inject(struct nfqb_queue *q, const void *buf, size_t len,
 		     uint32_t from_pid, int flags)
 {
-	return nfqb_rx_inject(q, buf, len, from_pid, flags);
+	return nfqbt_rx_inject(q, buf, len, from_pid, flags);
 }
 
 static unsigned int fz_pop(struct nfqb_queue *q, struct nfqb_packet **vec,
 			   unsigned int max)
 {
-	return nfqb_ready_pop(q, vec, max);
+	return nfqb_ready_pop(&q->rx, vec, max);
 }
 
 
@@ -1014,7 +1015,7 @@ static void record(struct nfqb_queue *q, struct fz_in *in, uint8_t ctl,
 		      flags) < 0) {
 		if (errno != EAGAIN && errno != ENOBUFS && errno != ENOSPC &&
 		    !(errno == ENOMEM && fz.failed_allocs))
-			fz_fail("record %u: nfqb_rx_inject: %s", fz.record,
+			fz_fail("record %u: nfqbt_rx_inject: %s", fz.record,
 				strerror(errno));
 		/* not received: it stays in the socket, as far as the
 		 * kernel knows; this run drops it */
@@ -1073,7 +1074,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz.trace = getenv("NFQB_FUZZ_TRACE") != NULL;
 	fz.model_ok = true;
 	fz.now = 1000000000ull;
-	nfqb_seam_install(&seam);
+	nfqbt_seam_install(&seam);
 	fz.fake_clock = nfqb_now_ns() == fz.now;
 
 	h0 = in_u8(&in);
@@ -1088,7 +1089,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	q = fz_queue_alloc((h0 & 7) + 1);
 	if (!q)
-		fz_fail("nfqb_queue_alloc_detached: %s", strerror(errno));
+		fz_fail("nfqbt_queue_detached: %s", strerror(errno));
 	configure(q, h0, h3);
 	fz.alloc_armed = true;
 
@@ -1109,7 +1110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz.napp = 0;
 	nfqb_queue_close(q);
 	model_complete();
-	nfqb_seam_install(NULL);
+	nfqbt_seam_install(NULL);
 	free(fz.ents);
 	free(fz.app);
 	fz.ents = NULL;

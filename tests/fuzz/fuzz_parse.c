@@ -13,7 +13,7 @@
 #include <string.h>
 #include <linux/netlink.h>
 
-#include "internal.h"
+#include "parse.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

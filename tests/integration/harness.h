@@ -74,6 +74,8 @@ void nfqbt_rule_queue(uint16_t dport, uint16_t qnum, bool bypass);
 
 /* Monotonic clock in milliseconds. */
 uint64_t nfqbt_now_ms(void);
+/* CPU time (user + system) of the calling thread, in milliseconds. */
+uint64_t nfqbt_thread_cpu_ms(void);
 void nfqbt_sleep_ms(unsigned int ms);
 
 /* --- UDP receiver (a thread) ------------------------------------------- */

@@ -29,7 +29,7 @@
 
 /* The kernel's uapi nfnetlink_queue.h (through internal.h) before
  * libnetfilter_queue's older copy of it, which shares its include guard. */
-#include "lib/internal.h"
+#include "lib/parse.h"
 
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>

@@ -30,8 +30,9 @@
 
 #include <libnfq-batch/pool.h>
 
-#include "internal.h"
+#include "queue.h"
 #include "seam.h"
+#include "../unit/testq.h"
 #include "harness.h"
 
 #define PORT	5031
@@ -1074,7 +1075,7 @@ static int detach_shut(void)
 
 static int detach_nosock(void)
 {
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(QNUM, 4);
+	struct nfqb_queue *q = nfqbt_queue_detached(QNUM, 4);
 	int err;
 
 	ck_assert_ptr_nonnull(q);

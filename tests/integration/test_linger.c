@@ -34,7 +34,8 @@
 #include <libnfq-batch/pool.h>
 
 #include "harness.h"
-#include "internal.h"
+#include "queue.h"
+#include "seam.h"
 
 #define PORT	5300
 #define QNUM	0
@@ -53,7 +54,7 @@ static int watch_sleep(void *data, uint64_t ns)
 
 	(void)data;
 	pauses++;
-	if (atomic_load(&q->posted) != q->posted_seen)
+	if (atomic_load(&q->post.posted) != q->tx.posted_seen)
 		pauses_holding++;
 	if (fail_every && pauses % fail_every == 0) {
 		pauses_failed++;

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/resource.h>
 #include <linux/netlink.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
@@ -110,33 +109,24 @@ static void app_round(struct app *a, int max_ms)
 	ck_assert_int_ge(poll(&pfd, 1, tmo), 0);
 }
 
-static uint64_t thread_cpu_ms(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_THREAD, &ru);
-	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-}
-
 /* After the traffic: nothing arrives, nothing is due; the loop must
  * sleep. */
 static void assert_idle(struct app *a, const char *what)
 {
 	unsigned long calls = a->calls;
-	uint64_t cpu = thread_cpu_ms(), end = nfqbt_now_ms() + IDLE_MS;
+	uint64_t cpu = nfqbt_thread_cpu_ms(), end = nfqbt_now_ms() + IDLE_MS;
 
 	while (nfqbt_now_ms() < end)
 		app_round(a, (int)(end - nfqbt_now_ms()) + 1);
 	fprintf(stderr, "%s: idle %u ms: %lu calls, %llu ms CPU\n", what,
 		IDLE_MS, a->calls - calls,
-		(unsigned long long)(thread_cpu_ms() - cpu));
+		(unsigned long long)(nfqbt_thread_cpu_ms() - cpu));
 	ck_assert_msg(a->calls - calls <= IDLE_CALLS_MAX,
 		      "%s: %lu nfqb_recv() calls in %u ms of idle", what,
 		      a->calls - calls, IDLE_MS);
-	ck_assert_msg(thread_cpu_ms() - cpu <= IDLE_CPU_MAX_MS,
+	ck_assert_msg(nfqbt_thread_cpu_ms() - cpu <= IDLE_CPU_MAX_MS,
 		      "%s: %llu ms of CPU in %u ms of idle", what,
-		      (unsigned long long)(thread_cpu_ms() - cpu), IDLE_MS);
+		      (unsigned long long)(nfqbt_thread_cpu_ms() - cpu), IDLE_MS);
 }
 
 static void assert_calls(const struct app *a, const char *what)

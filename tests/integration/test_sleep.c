@@ -26,7 +26,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/resource.h>
 #include <linux/netlink.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
@@ -85,15 +84,6 @@ static void *waker_main(void *arg)
 	else
 		nfqb_queue_interrupt(w->q);
 	return NULL;
-}
-
-static uint64_t thread_cpu_ms(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_THREAD, &ru);
-	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
 }
 
 /* --- the ways to sleep ---------------------------------------------------- */
@@ -224,11 +214,11 @@ static void run_way(enum way way, enum wake how)
 	w.q = s.q;
 	ck_assert_int_eq(pthread_create(&w.thread, NULL, waker_main, &w), 0);
 	t0 = nfqbt_now_ms();
-	cpu0 = thread_cpu_ms();
+	cpu0 = nfqbt_thread_cpu_ms();
 	n = nfqb_recv(s.q, v, 8);
 	err = errno;
 	back = nfqbt_now_ms();
-	cpu = thread_cpu_ms() - cpu0;
+	cpu = nfqbt_thread_cpu_ms() - cpu0;
 	pthread_join(w.thread, NULL);
 	ck_assert_msg(n == -1 && err == EINTR,
 		      "%s, %s: nfqb_recv() returned %d (%s) after %llu ms, "

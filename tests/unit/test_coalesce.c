@@ -19,9 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <libmnl/libmnl.h>
 
-#include "internal.h"
+#include "testq.h"
+#include "parse.h"
+#include "plan.h"
 #include "txhook.h"
 
 #define MAXPKT 512
@@ -222,9 +225,9 @@ static void arrive(struct nfqb_queue *q, struct model *m, uint32_t id)
 		fprintf(stderr, "arrive %u\n", id);
 	k->id = id;
 	k->queued = true;
-	ck_assert_int_eq(nfqb_rx_inject(q, buf, build_packet(buf, id), 0, 0),
+	ck_assert_int_eq(nfqbt_rx_inject(q, buf, build_packet(buf, id), 0, 0),
 			 0);
-	ck_assert_uint_eq(nfqb_ready_pop(q, &v, 1), 1);
+	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &v, 1), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(v), id);
 	k->view = v;
 }
@@ -309,12 +312,12 @@ static void run_case(unsigned int seed, bool monotonic, bool timeouts)
 
 	ck_assert_ptr_nonnull(m);
 	m->seed = seed;
-	q = nfqb_queue_alloc_detached(QNUM, MAXPKT);
+	q = nfqbt_queue_detached(QNUM, MAXPKT);
 	ck_assert_ptr_nonnull(q);
 	nfqbt_set_tx_hook(q, kernel_rx, m);
 	/* long enough that only the forced timer runs below expire packets */
 	if (timeouts)
-		q->timeout_ms = 1000000;
+		q->conf.timeout_ms = 1000000;
 	nfqb_queue_set_batch_limit(q, 1 + rnd(&s) % 80);
 
 	switch (rnd(&s) % 3) {
@@ -438,7 +441,7 @@ END_TEST
 START_TEST(batch_and_hold)
 {
 	struct model *m = calloc(1, sizeof(*m));
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(QNUM, 64);
+	struct nfqb_queue *q = nfqbt_queue_detached(QNUM, 64);
 	struct nfqb_stats st;
 	unsigned int i;
 
@@ -488,11 +491,11 @@ END_TEST
 START_TEST(adopted_orphans)
 {
 	struct model *m = calloc(1, sizeof(*m));
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(QNUM, 64);
+	struct nfqb_queue *q = nfqbt_queue_detached(QNUM, 64);
 	struct nfqb_stats st;
 	unsigned int i;
 
-	q->adopted = true;
+	q->sk.adopted = true;
 	nfqbt_set_tx_hook(q, kernel_rx, m);
 	for (i = 0; i < 10; i++) {	/* the orphans: never seen by us */
 		struct mpkt *k = &m->p[m->n++];
@@ -522,7 +525,7 @@ START_TEST(adopted_orphans)
 
 	/* not adopted: one batch, ours */
 	memset(m, 0, sizeof(*m));
-	q = nfqb_queue_alloc_detached(QNUM, 64);
+	q = nfqbt_queue_detached(QNUM, 64);
 	nfqbt_set_tx_hook(q, kernel_rx, m);
 	for (i = 0; i < 10; i++)
 		arrive(q, m, 100 + i);
@@ -544,7 +547,7 @@ END_TEST
 START_TEST(timeout_default)
 {
 	struct model *m = calloc(1, sizeof(*m));
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(QNUM, 64);
+	struct nfqb_queue *q = nfqbt_queue_detached(QNUM, 64);
 	struct nfqb_stats st;
 
 	nfqbt_set_tx_hook(q, kernel_rx, m);
@@ -571,7 +574,7 @@ END_TEST
 START_TEST(explicit_batch)
 {
 	struct model *m = calloc(1, sizeof(*m));
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(QNUM, 64);
+	struct nfqb_queue *q = nfqbt_queue_detached(QNUM, 64);
 	uint32_t mark = 77;
 	unsigned int i;
 
@@ -608,7 +611,7 @@ END_TEST
 START_TEST(all_accept_ratio)
 {
 	struct model *m = calloc(1, sizeof(*m));
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(QNUM, MAXPKT);
+	struct nfqb_queue *q = nfqbt_queue_detached(QNUM, MAXPKT);
 	struct nfqb_stats st;
 	unsigned int i, j;
 

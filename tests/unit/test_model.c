@@ -6,7 +6,7 @@
  * The model kernel assigns packet ids to queue QNUM, strictly increasing
  * (some cases start just below the 2^32 wrap), holds every id it queued and
  * puts one datagram per packet in a model socket. The library reads them
- * through nfqb_rx_inject() and hands packets out through nfqb_ready_pop().
+ * through nfqbt_rx_inject() and hands packets out through nfqb_ready_pop().
  * Some ids never reach the library properly:
  *   lost           the id is consumed, nothing is queued (a harmless gap,
  *                  as when the kernel could not deliver: ENOBUFS)
@@ -63,7 +63,7 @@
  *     nfqb_queue_next_timeout() tells the truth ("truth" cases): 0 when
  *     something is overdue, no later than the next deadline, -1 when
  *     nothing is pending; the receive buffers of verdicted packets come
- *     back (no EAGAIN from nfqb_rx_inject() while fewer packets than
+ *     back (no EAGAIN from nfqbt_rx_inject() while fewer packets than
  *     buffers wait for their verdict); a view stays intact until its
  *     verdict;
  *  P8 the counters (read just before close) match the model: timeouts,
@@ -117,8 +117,9 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
-#include "internal.h"
-#include "seam.h"
+#include "testq.h"
+#include "parse.h"
+#include "plan.h"
 #include "nlbuild.h"
 
 #ifndef NLM_F_CAPPED
@@ -1299,7 +1300,7 @@ static int deliver_one(struct model *m, struct nfqb_queue *q)
 	}
 	g = m->fifo[m->fh % FIFO_CAP];
 	pthread_mutex_unlock(&m->mu);
-	r = nfqb_rx_inject(q, g.buf, g.len, g.from, g.flags);
+	r = nfqbt_rx_inject(q, g.buf, g.len, g.from, g.flags);
 	e = errno;
 	pthread_mutex_lock(&m->mu);
 	if (r < 0) {
@@ -1307,7 +1308,7 @@ static int deliver_one(struct model *m, struct nfqb_queue *q)
 		if (e == EAGAIN)
 			return -1;
 		if (e != ENOMEM || atomic_load(&m->allocs_failed) == af0)
-			mfail(m, "nfqb_rx_inject() failed: %s", strerror(e));
+			mfail(m, "nfqbt_rx_inject() failed: %s", strerror(e));
 		return 0;
 	}
 	m->fh++;
@@ -1455,7 +1456,7 @@ static unsigned int pop_some(struct model *m, struct nfqb_queue *q,
 
 	if (max > 64)
 		max = 64;
-	n = nfqb_ready_pop(q, vec, max);
+	n = nfqb_ready_pop(&q->rx, vec, max);
 	pthread_mutex_lock(&m->mu);
 	for (i = 0; i < m->n; i++)
 		any_final |= m->p[i].finalized_ready;
@@ -1935,7 +1936,7 @@ static void settle(struct model *m, struct nfqb_queue *q, bool check)
 	pthread_mutex_unlock(&m->mu);
 }
 
-/* EAGAIN from nfqb_rx_inject(): are the buffers really all in use? */
+/* EAGAIN from nfqbt_rx_inject(): are the buffers really all in use? */
 static void on_eagain(struct model *m, struct nfqb_queue *q)
 {
 	unsigned int held, exp;
@@ -1951,7 +1952,7 @@ static void on_eagain(struct model *m, struct nfqb_queue *q)
 	pthread_mutex_lock(&m->mu);
 	held = held_count(m, &exp);
 	if (held < m->nbuf)
-		mfail(m, "nfqb_rx_inject(): EAGAIN (no free buffer), but only %u "
+		mfail(m, "nfqbt_rx_inject(): EAGAIN (no free buffer), but only %u "
 		     "packets of %u buffers wait for their verdict%s: the "
 		     "buffers of verdicted packets are not given back", held,
 		     m->nbuf, exp ? " (the application holds packets the "
@@ -2232,7 +2233,7 @@ static struct nfqb_queue *setup(struct model *m)
 	m->batch_limit = 1 + rnd(&m->rs, 80);
 	atomic_store(&m->now, T0);
 
-	q = nfqb_queue_alloc_detached(QNUM, m->nbuf);
+	q = nfqbt_queue_detached(QNUM, m->nbuf);
 	ck_assert_ptr_nonnull(q);
 	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, m->dflt), 0);
 	ck_assert_int_eq(nfqb_queue_set_batch_limit(q, m->batch_limit), 0);
@@ -2369,14 +2370,14 @@ static struct model *model_new(const struct scen *sc, unsigned long seed)
 			.data = m,
 		};
 
-		nfqb_seam_install(&seam);
+		nfqbt_seam_install(&seam);
 	}
 	return m;
 }
 
 static void model_free(struct model *m)
 {
-	nfqb_seam_install(NULL);
+	nfqbt_seam_install(NULL);
 	while (m->fh != m->ft)
 		free(m->fifo[m->fh++ % FIFO_CAP].buf);
 	pthread_cond_destroy(&m->cv);

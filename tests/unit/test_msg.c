@@ -17,7 +17,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "internal.h"
+#include "testq.h"
+#include "parse.h"
+#include "plan.h"
 #include "txhook.h"
 #include "nlbuild.h"
 
@@ -545,7 +547,7 @@ static void queue_to(uint16_t target, uint32_t flags, uint32_t exp_word)
 		.verdict = NFQB_QUEUE, .flags = flags, .queue_num = target,
 	};
 	struct capture *cap = calloc(1, sizeof(*cap));
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 16);
+	struct nfqb_queue *q = nfqbt_queue_detached(9, 16);
 	struct nfqb_packet *p;
 	struct nfqb_stats st;
 	struct nlb b;
@@ -555,8 +557,8 @@ static void queue_to(uint16_t target, uint32_t flags, uint32_t exp_word)
 	ck_assert_ptr_nonnull(q);
 	nfqbt_set_tx_hook(q, capture_hook, cap);
 	nlb_simple_packet(&b, 9, 42, 20);
-	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_ready_pop(q, &p, 1), 1);
+	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &p, 1), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(p), 42);
 	ck_assert_int_eq(nfqb_verdict_ex(p, &v, sizeof(v)), 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
@@ -601,7 +603,7 @@ START_TEST(test_bypass_needs_queue)
 	struct nfqb_verdict v = {
 		.verdict = NFQB_ACCEPT, .flags = NFQB_V_BYPASS,
 	};
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 16);
+	struct nfqb_queue *q = nfqbt_queue_detached(9, 16);
 	struct capture *cap = calloc(1, sizeof(*cap));
 	struct nfqb_packet *p;
 	struct nlb b;
@@ -610,8 +612,8 @@ START_TEST(test_bypass_needs_queue)
 	ck_assert_ptr_nonnull(cap);
 	nfqbt_set_tx_hook(q, capture_hook, cap);	/* a detached queue has no socket */
 	nlb_simple_packet(&b, 9, 1, 0);
-	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_ready_pop(q, &p, 1), 1);
+	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &p, 1), 1);
 	errno = 0;
 	ck_assert_int_eq(nfqb_verdict_ex(p, &v, sizeof(v)), -1);
 	ck_assert_int_eq(errno, EINVAL);
@@ -657,15 +659,15 @@ static void big_payload(uint32_t plen, bool ok)
 		.payload = pl, .payload_len = plen,
 	};
 	struct big_seen seen = { 0 };
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(1, 4);
+	struct nfqb_queue *q = nfqbt_queue_detached(1, 4);
 	struct nfqb_packet *p;
 	struct nlb b;
 
 	ck_assert_ptr_nonnull(q);
 	nfqbt_set_tx_hook(q, big_hook, &seen);
 	nlb_simple_packet(&b, 1, 1, 0);
-	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_ready_pop(q, &p, 1), 1);
+	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &p, 1), 1);
 	errno = 0;
 	if (!ok) {
 		ck_assert_msg(nfqb_verdict_ex(p, &v, sizeof(v)) == -1 && errno == EMSGSIZE,

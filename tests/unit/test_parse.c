@@ -16,7 +16,9 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
-#include "internal.h"
+#include "testq.h"
+#include "parse.h"
+#include "plan.h"
 #include "txhook.h"
 #include "nlbuild.h"
 
@@ -94,7 +96,7 @@ static struct rxq rxq_open(uint16_t num)
 
 	r.cap = calloc(1, sizeof(*r.cap));
 	ck_assert_ptr_nonnull(r.cap);
-	r.q = nfqb_queue_alloc_detached(num, 16);
+	r.q = nfqbt_queue_detached(num, 16);
 	ck_assert_ptr_nonnull(r.q);
 	nfqbt_set_tx_hook(r.q, capture_hook, r.cap);
 	return r;
@@ -127,7 +129,7 @@ static void inject(struct nfqb_queue *q, const struct nlb *b, size_t len,
 {
 	void *m = nlb_dup(b, len);
 
-	ck_assert_int_eq(nfqb_rx_inject(q, m, len, pid, flags), 0);
+	ck_assert_int_eq(nfqbt_rx_inject(q, m, len, pid, flags), 0);
 	free(m);
 }
 
@@ -384,7 +386,7 @@ START_TEST(test_full_rx)
 
 	build_full(&b, NFQB_FAMILY_IPV4, 1);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 1);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 1);
 	check_full(vec[0], nfqb_pkt_from_handle(vec[0])->slot->data);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 1);
@@ -525,7 +527,7 @@ START_TEST(test_minimal_rx)
 
 	nlb_simple_packet(&b, QN, 1, 0);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 1);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 1);
 	check_minimal(vec[0], 1);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 1);
@@ -955,7 +957,7 @@ static void expect_rejected(const char *name, struct nlb *b, size_t len)
 
 	r = rxq_open(QN);
 	inject(r.q, b, len, 0, 0);
-	ck_assert_msg(nfqb_ready_pop(r.q, vec, 2) == 0,
+	ck_assert_msg(nfqb_ready_pop(&r.q->rx, vec, 2) == 0,
 		      "%s: a packet came out", name);
 	st = qstats(r.q);
 	ck_assert_msg(st.rejected_malformed == 1,
@@ -1140,7 +1142,7 @@ START_TEST(test_rx_valid)
 
 	nlb_simple_packet(&b, QN, 0x100, 40);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 1);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 0x100);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 1);
@@ -1164,7 +1166,7 @@ START_TEST(test_rx_foreign)
 
 	nlb_simple_packet(&b, QN, 0x100, 40);
 	inject(r.q, &b, b.len, 1234, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 0);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 0);
 	ck_assert_uint_eq(st.rejected_foreign, 1);
@@ -1178,7 +1180,7 @@ START_TEST(test_rx_foreign)
 	ck_assert_uint_eq(r.cap->n, 0);
 	/* the queue still works */
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 1);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 1);
 	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
 	ck_assert_uint_eq(rxq_close(&r), 1);
 }
@@ -1193,7 +1195,7 @@ START_TEST(test_rx_other_queue)
 
 	nlb_simple_packet(&b, QN + 1, 0x100, 40);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 0);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 0);
 	ck_assert_uint_eq(st.rejected_malformed, 1);
@@ -1212,7 +1214,7 @@ static void truncated(uint32_t defv)
 	build_full(&b, 2, 1);
 	/* what recvmsg gave: the first 100 bytes, header intact */
 	inject(r.q, &b, 100, 0, MSG_TRUNC);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 0);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.rejected_truncated, 1);
 	ck_assert_uint_eq(st.packets, 0);
@@ -1248,7 +1250,7 @@ START_TEST(test_rx_truncated_no_hdr)
 
 	build_full(&b, 2, 1);
 	inject(r.q, &b, 28, 0, MSG_TRUNC);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 0);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.rejected_truncated, 1);
 	ck_assert_int_ge(nfqb_flush(r.q), 0);
@@ -1284,7 +1286,7 @@ START_TEST(test_rx_error_enoent)
 
 	build_error(&b, -ENOENT, 36);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 0);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.kernel_errors, 1);
 	ck_assert_uint_eq(st.enoent_errors, 1);
@@ -1318,7 +1320,7 @@ START_TEST(test_rx_error_enoent)
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.kernel_errors, 2);
 	ck_assert_uint_eq(st.rejected_foreign, 1);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 0);
 	ck_assert_uint_eq(rxq_close(&r), 0);
 }
 END_TEST
@@ -1336,7 +1338,7 @@ START_TEST(test_rx_two_in_one)
 	ck_assert_uint_eq(b.len % 4, 0);
 	nlb_raw(&b, b2.buf, b2.len);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 2);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 2);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 20);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[1]), 21);
 	ck_assert_ptr_nonnull(nfqb_pkt_payload(vec[0], &len));
@@ -1368,7 +1370,7 @@ START_TEST(test_rx_mixed)
 	mal_no_hdr(&m);
 	nlb_raw(&b, m.buf, m.len);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 1);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 30);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 1);
@@ -1394,7 +1396,7 @@ START_TEST(test_rx_second_past_end)
 	nlb_simple_packet(&b2, QN, 41, 64);
 	nlb_raw(&b, b2.buf, b2.len);
 	inject(r.q, &b, first + 20, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 1);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 40);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 1);
@@ -1420,7 +1422,7 @@ START_TEST(test_rx_ids_backwards)
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.fallbacks, 1);
 	ck_assert_uint_eq(st.packets, 2);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 2);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 2);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 10);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[1]), 5);
 	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
@@ -1449,7 +1451,7 @@ START_TEST(test_rx_ids_wrap)
 	ck_assert(!nfqb_queue_fallback(r.q));
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.fallbacks, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(r.q, vec, 4), 2);
+	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 2);
 	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_verdict(vec[1], NFQB_ACCEPT), 0);
 	ck_assert_uint_eq(rxq_close(&r), 1);
@@ -1466,7 +1468,7 @@ START_TEST(test_rx_no_buffer)
 	unsigned int i, n;
 
 	ck_assert_ptr_nonnull(cap);
-	q = nfqb_queue_alloc_detached(QN, 4);
+	q = nfqbt_queue_detached(QN, 4);
 	ck_assert_ptr_nonnull(q);
 	nfqbt_set_tx_hook(q, capture_hook, cap);
 	for (i = 0; i < 4; i++) {
@@ -1475,16 +1477,16 @@ START_TEST(test_rx_no_buffer)
 	}
 	nlb_simple_packet(&b, QN, 200, 8);
 	errno = 0;
-	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), -1);
+	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), -1);
 	ck_assert_int_eq(errno, EAGAIN);
-	n = nfqb_ready_pop(q, vec, 20);
+	n = nfqb_ready_pop(&q->rx, vec, 20);
 	ck_assert_uint_eq(n, 4);
 	for (i = 0; i < n; i++)
 		ck_assert_int_eq(nfqb_verdict(vec[i], NFQB_ACCEPT), 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
 	/* buffers back: accepted again */
 	inject(q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(q, vec, 20), 1);
+	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, vec, 20), 1);
 	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	free(cap);

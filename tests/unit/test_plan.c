@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "testq.h"
+#include "parse.h"
+#include "plan.h"
 #include "nlbuild.h"
 #include "txhook.h"
 
@@ -252,8 +254,8 @@ static struct nfqb_packet *rx_one(struct nfqb_queue *q, uint32_t id)
 	struct nlb b;
 
 	nlb_simple_packet(&b, 9, id, 20);
-	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_ready_pop(q, &p, 1), 1);
+	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &p, 1), 1);
 	return p;
 }
 
@@ -262,7 +264,7 @@ static struct nfqb_packet *rx_one(struct nfqb_queue *q, uint32_t id)
  * datagram, and nothing was released before the kernel took it. */
 START_TEST(test_tx_failed_send_keeps_order)
 {
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 128);
+	struct nfqb_queue *q = nfqbt_queue_detached(9, 128);
 	struct nfqb_packet *p[64];
 	struct nfqb_stats st;
 	struct sent s = { .fail = 4 };
@@ -318,7 +320,7 @@ END_TEST
  * by one, and no batch spans it. */
 START_TEST(test_tx_malformed_defaults)
 {
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 64);
+	struct nfqb_queue *q = nfqbt_queue_detached(9, 64);
 	struct nfqb_packet *a, *c, *d;
 	struct sent s = { 0 };
 	struct nfqb_stats st;
@@ -333,12 +335,12 @@ START_TEST(test_tx_malformed_defaults)
 	nlb_pkt_hdr(&b, 11, 0x0800, 1);
 	nlb_attr_be16(&b, NFQA_MARK, 1);	/* 2 bytes: must be 4 */
 	nlb_finish(&b);
-	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
 	/* 12: the header itself is broken */
 	nlb_init_packet(&b, 2, 9);
 	nlb_attr(&b, NFQA_PACKET_HDR, "\0\0\0\x0c", 4);
 	nlb_finish(&b);
-	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
 	c = rx_one(q, 13);
 	d = rx_one(q, 14);
 	ck_assert_int_eq(nfqb_verdict(a, NFQB_ACCEPT), 0);
@@ -372,7 +374,7 @@ END_TEST
  * past the datagram, and a packet after it still parsed in a later one. */
 START_TEST(test_rx_huge_nlmsg_len)
 {
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 16);
+	struct nfqb_queue *q = nfqbt_queue_detached(9, 16);
 	struct nfqb_packet *p;
 	struct nfqb_stats st;
 	struct sent s = { 0 };
@@ -384,11 +386,11 @@ START_TEST(test_rx_huge_nlmsg_len)
 	nlb_simple_packet(&b, 9, 5, 20);
 	len = 0x80000010u;
 	memcpy(b.buf, &len, sizeof(len));
-	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_ready_pop(q, &p, 1), 0);
+	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &p, 1), 0);
 	len = 0xfffffff0u;
 	memcpy(b.buf, &len, sizeof(len));
-	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
 	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
 	ck_assert_uint_eq(st.rejected_malformed, 2);
 	p = rx_one(q, 7);
@@ -412,7 +414,7 @@ END_TEST
  * in the library comes out later, intact, and takes its own verdict. */
 START_TEST(test_verdict_batch_handed_only)
 {
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 16);
+	struct nfqb_queue *q = nfqbt_queue_detached(9, 16);
 	struct nfqb_packet *p[2];
 	struct sent s = { 0 };
 	struct nlb b;
@@ -420,17 +422,17 @@ START_TEST(test_verdict_batch_handed_only)
 	ck_assert_ptr_nonnull(q);
 	nfqbt_set_tx_hook(q, kernel_take, &s);
 	nlb_simple_packet(&b, 9, 40, 20);
-	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
 	nlb_simple_packet(&b, 9, 41, 20);
-	ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_ready_pop(q, p, 1), 1);
+	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, p, 1), 1);
 	ck_assert_int_eq(nfqb_verdict_batch(q, 41, NFQB_DROP, NULL), 1);
 	ck_assert_int_eq(nfqb_verdict_batch(q, 41, NFQB_DROP, NULL), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_int_eq(nfqb_flush(q), 1);
 	ck_assert_uint_eq(s.id[0], 40);
 	ck_assert_uint_eq(s.verdict[0], NFQB_DROP);
-	ck_assert_uint_eq(nfqb_ready_pop(q, &p[1], 1), 1);
+	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &p[1], 1), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(p[1]), 41);
 	ck_assert_int_eq(nfqb_verdict(p[1], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_flush(q), 1);
@@ -448,50 +450,50 @@ END_TEST
  * on us, and a fixed duration or NFQB_LINGER_AUTO can be chosen. */
 START_TEST(test_linger_policy)
 {
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 16);
+	struct nfqb_queue *q = nfqbt_queue_detached(9, 16);
 	uint64_t t = 1000000000ull, ns;
 	unsigned int i;
 
 	ck_assert_ptr_nonnull(q);
 	/* nothing known of the pace yet: no pause */
-	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 0);
+	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);
 	/* a packet every 4 us: 32 of them take 128 us */
 	for (i = 0; i < 200; i++)
-		nfqb_loop_note_read(q, 1, t += 4000);
-	ns = nfqb_loop_linger_ns(q, t);
+		nfqb_pace_note_read(q, 1, q->rx.nready, t += 4000);
+	ns = nfqb_pace_linger_ns(q, t);
 	ck_assert_uint_ge(ns, 120000);
 	ck_assert_uint_le(ns, 130000);
 	/* a pause that brings what the pace promised: keep pausing */
-	nfqb_loop_linger_done(q, ns, 32, t);
-	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), ns);
+	nfqb_pace_linger_done(q, ns, 32, t);
+	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), ns);
 	/* one that brings under a quarter: the stream waits on us, no pause
 	 * for 10 ms, then 20 ms after the next such pause */
-	nfqb_loop_linger_done(q, ns, 7, t);
-	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t + 9999999), 0);
-	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t + 10000000), ns);
+	nfqb_pace_linger_done(q, ns, 7, t);
+	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t + 9999999), 0);
+	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t + 10000000), ns);
 	t += 10000000;
-	nfqb_loop_linger_done(q, ns, 0, t);
-	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t + 19999999), 0);
-	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t + 20000000), ns);
+	nfqb_pace_linger_done(q, ns, 0, t);
+	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t + 19999999), 0);
+	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t + 20000000), ns);
 	t += 20000000;
 	/* a sparse stream: capped at 200 us */
 	for (i = 0; i < 200; i++)
-		nfqb_loop_note_read(q, 1, t += 50000);
-	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 200000);
+		nfqb_pace_note_read(q, 1, q->rx.nready, t += 50000);
+	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 200000);
 	/* a very dense one: under 5 us is not worth a syscall */
 	for (i = 0; i < 400; i++)
-		nfqb_loop_note_read(q, 64, t += 6400);
-	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 0);
+		nfqb_pace_note_read(q, 64, q->rx.nready, t += 6400);
+	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);
 	/* fixed: always that long, never backed off; then adaptive again */
 	ck_assert_int_eq(nfqb_queue_set_linger(q, 300), 0);
-	nfqb_loop_linger_done(q, 300000, 0, t);
-	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 300000);
+	nfqb_pace_linger_done(q, 300000, 0, t);
+	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 300000);
 	ck_assert_int_eq(nfqb_queue_set_linger(q, 0), 0);
-	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 0);
+	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);
 	ck_assert_int_eq(nfqb_queue_set_linger(q, 1000000), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_int_eq(nfqb_queue_set_linger(q, NFQB_LINGER_AUTO), 0);
-	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 0);	/* dense */
+	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);	/* dense */
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 }
 END_TEST
@@ -552,7 +554,7 @@ static void pace_read(struct nfqb_queue *q, unsigned int nbulk,
 		      uint16_t sport, unsigned int n, bool tcp, uint64_t now)
 {
 	static uint32_t id = 1;
-	unsigned int first = q->nready, i;
+	unsigned int first = q->rx.nready, i;
 	struct nfqb_packet *p[64];
 	uint8_t ip[24];
 	struct nlb b;
@@ -563,11 +565,11 @@ static void pace_read(struct nfqb_queue *q, unsigned int nbulk,
 		nlb_pkt_hdr(&b, id++, 0x0800, 1);
 		nlb_attr(&b, 10, ip, sizeof(ip));
 		nlb_finish(&b);
-		ck_assert_int_eq(nfqb_rx_inject(q, b.buf, b.len, 0, 0), 0);
+		ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
 	}
-	nfqb_pace_note_read(q, first, now);
+	nfqb_pace_note_read(q, nbulk + n, first, now);
 	/* decided at once: the descriptors come back */
-	i = nfqb_ready_pop(q, p, 64);
+	i = nfqb_ready_pop(&q->rx, p, 64);
 	while (i)
 		ck_assert_int_eq(nfqb_verdict(p[--i], NFQB_ACCEPT), 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
@@ -578,7 +580,7 @@ static void pace_read(struct nfqb_queue *q, unsigned int nbulk,
  * alone in small reads, or in runs, it does not; TCP always does. */
 START_TEST(test_pace_waiting)
 {
-	struct nfqb_queue *q = nfqb_queue_alloc_detached(9, 256);
+	struct nfqb_queue *q = nfqbt_queue_detached(9, 256);
 	uint64_t t = 1000000000ull;
 	struct nfqb_stats st;
 	struct sent s = { 0 };
@@ -589,44 +591,44 @@ START_TEST(test_pace_waiting)
 	/* runs of a bulk flow: nothing waits */
 	for (i = 0; i < 20; i++)
 		pace_read(q, 8, 0, 0, false, t += 100000);
-	ck_assert(!nfqb_pace_waiting(q, t));
+	ck_assert(!nfqb_pace_waiting(&q->pace, t));
 	/* a flow alone in small reads: no evidence */
 	for (i = 0; i < 20; i++)
 		pace_read(q, 1, 2000, 1, false, t += 100000);
-	ck_assert(!nfqb_pace_waiting(q, t));
+	ck_assert(!nfqb_pace_waiting(&q->pace, t));
 	/* alone in big reads: the LONE-th appearance after the first shows */
 	for (i = 0; i < NFQB_PACE_LONE; i++) {
 		pace_read(q, 5, 3000, 1, false, t += 100000);
-		ck_assert(!nfqb_pace_waiting(q, t));
+		ck_assert(!nfqb_pace_waiting(&q->pace, t));
 	}
 	pace_read(q, 5, 3000, 1, false, t += 100000);
-	ck_assert(nfqb_pace_waiting(q, t));
-	ck_assert_uint_eq(nfqb_loop_linger_ns(q, t), 0);
+	ck_assert(nfqb_pace_waiting(&q->pace, t));
+	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);
 	/* until the next read, however late (its packets may still be with
 	 * the application) */
-	ck_assert(nfqb_pace_waiting(q, t + 10 * NFQB_PACE_QUIET_NS));
+	ck_assert(nfqb_pace_waiting(&q->pace, t + 10 * NFQB_PACE_QUIET_NS));
 	/* then for the quiet time after it showed */
 	pace_read(q, 8, 0, 0, false, t += 1000);
-	ck_assert(nfqb_pace_waiting(q, t - 1000 + NFQB_PACE_QUIET_NS - 1));
-	ck_assert(!nfqb_pace_waiting(q, t - 1000 + NFQB_PACE_QUIET_NS));
+	ck_assert(nfqb_pace_waiting(&q->pace, t - 1000 + NFQB_PACE_QUIET_NS - 1));
+	ck_assert(!nfqb_pace_waiting(&q->pace, t - 1000 + NFQB_PACE_QUIET_NS));
 	/* it keeps showing while it stays alone, even in small reads */
 	pace_read(q, 0, 3000, 1, false, t += NFQB_PACE_QUIET_NS);
-	ck_assert(nfqb_pace_waiting(q, t));
+	ck_assert(nfqb_pace_waiting(&q->pace, t));
 	/* a run of it (that read still shows it: it came alone before); it
 	 * no longer waits after */
 	pace_read(q, 0, 3000, 2, false, t += 100000);
 	pace_read(q, 5, 3000, 1, false, t += NFQB_PACE_QUIET_NS);
-	ck_assert(!nfqb_pace_waiting(q, t));
+	ck_assert(!nfqb_pace_waiting(&q->pace, t));
 	/* forgotten after the memory time: counts from zero again */
 	pace_read(q, 5, 4000, 1, false, t += 100000);
 	for (i = 0; i < NFQB_PACE_LONE - 1; i++)
 		pace_read(q, 5, 4000, 1, false, t += 100000);
 	t += NFQB_PACE_MEMORY_NS + 1;
 	pace_read(q, 5, 4000, 1, false, t);
-	ck_assert(!nfqb_pace_waiting(q, t));
+	ck_assert(!nfqb_pace_waiting(&q->pace, t));
 	/* one TCP segment is enough */
 	pace_read(q, 0, 5000, 1, true, t += 100000);
-	ck_assert(nfqb_pace_waiting(q, t));
+	ck_assert(nfqb_pace_waiting(&q->pace, t));
 	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
 	ck_assert_uint_eq(st.linger_waiting, 4);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);

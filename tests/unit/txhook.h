@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "internal.h"
+#include "testq.h"
 
 typedef int (*nfqbt_tx_fn)(struct nfqb_queue *q, const void *buf, size_t len,
 			   void *data);
@@ -56,7 +56,7 @@ static inline void nfqbt_set_tx_hook(struct nfqb_queue *q, nfqbt_tx_fn fn,
 	nfqbt_txhook.q = q;
 	nfqbt_txhook.fn = fn;
 	nfqbt_txhook.data = data;
-	nfqb_seam_install(fn ? &s : NULL);
+	nfqbt_seam_install(fn ? &s : NULL);
 }
 
 #endif

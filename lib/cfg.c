@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Configuration round trips: send a request with NLM_F_ACK, read the socket
+ * (rx.c) until its acknowledgement comes, into spare buffers if the
+ * application holds every receive buffer, and send it again if the socket
+ * overflowed or stayed quiet (the ack may be lost). Owner thread, or any
+ * thread while the owner does not run (open, close).
+ */
+#include <errno.h>
+
+#include "queue.h"
+#include "seam.h"
+
+#define CONFIG_TIMEOUT_MS	5000
+/* Without an acknowledgement this long after the socket went quiet, a
+ * configuration request is sent again (its ack may have been lost to a
+ * full socket). */
+#define CONFIG_RESEND_MS	100
+/* A request the socket would not take: tried this often, 1 ms apart. */
+#define CONFIG_SEND_TRIES	50
+
+static bool transient(int err)
+{
+	return err == ENOBUFS || err == ENOMEM || err == EAGAIN ||
+	       err == EINTR;
+}
+
+static int send_request(struct nfqb_queue *q, nfqb_cfg_build build,
+			const void *arg)
+{
+	struct nfqb_cfg *c = &q->cfg;
+	unsigned char buf[512];
+	int tries = 0;
+	size_t len;
+
+	if (!++c->seq)
+		c->seq++;	/* 0 stands for no request */
+	len = build(buf, c->seq, q, arg);
+	if (!c->first_seq)
+		c->first_seq = c->seq;
+	c->last_seq = c->seq;
+	for (;;) {
+		int r = nfqb_sys_send_kernel(q->sk.fd, buf, len);
+
+		nfqb_stat_inc(q, send_calls);
+		if (!r)
+			return 0;
+		if (!transient(errno) || ++tries > CONFIG_SEND_TRIES)
+			return -1;
+		nfqb_sys_nap(1);
+	}
+}
+
+static bool answered(const struct nfqb_queue *q)
+{
+	return q->rx.ack_for == q->cfg.first_seq;
+}
+
+/* Wait up to @ms for the socket and read what it has, into spare buffers
+ * if need be; whether it stayed quiet. */
+static bool read_answers(struct nfqb_queue *q, int ms)
+{
+	struct pollfd pfd = { .fd = q->sk.fd, .events = POLLIN };
+	int r = nfqb_sys_poll(&pfd, 1, ms);
+
+	if (r <= 0)
+		return r == 0;
+	do {
+		r = nfqb_rx_read(q, q->rx.vlen, true);
+	} while (r > 0 && !answered(q));
+	return false;
+}
+
+/* Send, read until answered, resend while the answer may be lost. */
+static int round_trip(struct nfqb_queue *q, nfqb_cfg_build build,
+		      const void *arg)
+{
+	uint64_t now = nfqb_now_ns();
+	uint64_t deadline = now + CONFIG_TIMEOUT_MS * 1000000ull;
+	uint32_t overflows = q->rx.overflows;
+
+	if (send_request(q, build, arg) < 0)
+		return -1;
+	while (!answered(q) && now < deadline) {
+		int ms = (int)((deadline - now) / 1000000) + 1;
+		bool quiet;
+
+		quiet = read_answers(q, ms > CONFIG_RESEND_MS ?
+					CONFIG_RESEND_MS : ms);
+		if (!answered(q) && (quiet || q->rx.overflows != overflows)) {
+			/* quiet, or overflowed: the ack may be lost */
+			overflows = q->rx.overflows;
+			nfqb_stat_inc(q, config_resends);
+			if (send_request(q, build, arg) < 0)
+				return -1;
+		}
+		now = nfqb_now_ns();
+	}
+	if (!answered(q)) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	if (q->rx.ack_err) {
+		errno = q->rx.ack_err;
+		return -1;
+	}
+	return 0;
+}
+
+int nfqb_cfg_request(struct nfqb_queue *q, nfqb_cfg_build build,
+		     const void *arg)
+{
+	int r, err;
+
+	if (q->sk.fd < 0) {
+		errno = ENOTCONN;
+		return -1;
+	}
+	q->cfg.first_seq = 0;
+	r = round_trip(q, build, arg);
+	err = errno;
+	q->cfg.first_seq = 0;
+	errno = err;
+	return r;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Configuration round trips (cfg.c): send a request with NLM_F_ACK, read
+ * the socket (rx.c) until its acknowledgement comes, send it again if it
+ * may have been lost.
+ *
+ * Owner: cfg.c alone writes struct nfqb_cfg; rx.c reads the window of
+ * sequence numbers to match acknowledgements.
+ */
+#ifndef NFQB_CFG_H
+#define NFQB_CFG_H
+
+#include "internal.h"
+
+struct nfqb_cfg {
+	uint32_t seq;		/* of the last request */
+	uint32_t first_seq;	/* of the request waiting, 0: none */
+	uint32_t last_seq;	/* ... and of its last resend */
+};
+
+/* Builds a request with the given seq into @buf; returns its length. */
+typedef size_t (*nfqb_cfg_build)(void *buf, uint32_t seq,
+				 const struct nfqb_queue *q, const void *arg);
+/* Send one request and wait for its acknowledgement. Returns 0 or -1 with
+ * the kernel's errno (ETIMEDOUT, ENOTCONN without a socket). */
+int nfqb_cfg_request(struct nfqb_queue *q, nfqb_cfg_build build,
+		     const void *arg);
+/* Is @seq one of the request waiting for its acknowledgement? */
+static inline bool nfqb_cfg_waiting(const struct nfqb_cfg *c, uint32_t seq)
+{
+	return c->first_seq && seq - c->first_seq <= c->last_seq - c->first_seq;
+}
+
+#endif /* NFQB_CFG_H */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The planner (plan.c): pure. The book's entries in, the list of verdict
+ * messages out; no syscalls, no clock, no globals. It reads the book and
+ * the decisions and writes only the plan (owner: plan.c writes struct
+ * nfqb_plan, whose memory the transport keeps).
+ */
+#ifndef NFQB_PLAN_H
+#define NFQB_PLAN_H
+
+#include "book.h"
+#include "msg.h"
+
+enum nfqb_item_type {
+	NFQB_I_SINGLE,		/* one NFQNL_MSG_VERDICT for entry .first */
+	NFQB_I_BATCH,		/* one NFQNL_MSG_VERDICT_BATCH, entries
+				 * [.first, .last] of one run */
+	NFQB_I_GAP,		/* .count single default verdicts from .id */
+};
+
+struct nfqb_item {
+	uint8_t type;
+	uint32_t first, last;	/* book positions */
+	uint32_t id;		/* SINGLE: id; BATCH: max id; GAP: first id */
+	uint32_t count;		/* BATCH: packets; GAP: ids */
+	const struct nfqb_decision *d;
+	size_t size;		/* bytes of its message(s) */
+};
+
+struct nfqb_plan_in {
+	const struct nfqb_book *book;
+	const struct nfqb_decision *dflt;	/* the default verdict */
+	bool singles;		/* no batches (fallback, coalescer off) */
+	bool force;		/* decided packets behind an undecided one go
+				 * out too (as singles) */
+	uint64_t held_cutoff;	/* ... and so do those decided at or
+				 * before this time (latency bound) */
+	size_t budget;		/* bytes the messages may take */
+};
+
+struct nfqb_plan {
+	struct nfqb_item *items;
+	unsigned int nitems, cap;
+	size_t bytes;
+	bool more;		/* stopped at the budget, more to send */
+	uint32_t held;		/* decided, waiting behind an undecided one */
+	uint64_t oldest_held_ns;	/* decision time of the oldest held */
+	uint64_t oldest_pending_ns;	/* arrival of the oldest undecided */
+};
+
+/* Plan the messages for what is decided. Fills @out (items up to its
+ * cap). Returns the number of items. */
+unsigned int nfqb_plan(const struct nfqb_plan_in *in, struct nfqb_plan *out);
+
+#endif /* NFQB_PLAN_H */
