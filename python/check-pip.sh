@@ -13,9 +13,9 @@
 #     (Debian's python3-setuptools and python3-wheel).
 #
 # Each installed nfqb must import from its environment (outside the tree)
-# and pass packets: an unchanged python-netfilterqueue program run through
-# the shim (python3 -m nfqb.shim) in a private network namespace, checked
-# at a receiver. Needs root, python3-venv, build-essential, pkg-config,
+# and pass packets (python/tests/smoke-shim.sh: an unchanged
+# python-netfilterqueue program through the shim, in a private network
+# namespace, checked at a receiver). Needs root, python3-venv, build-essential, pkg-config,
 # libmnl-dev, liburcu-dev. Ends with "N passed, N failed".
 set -u
 
@@ -23,14 +23,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 python=${NFQB_PYTHON:-/usr/bin/python3}
 [ -x "$python" ] || python=python3
 work=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-pip.XXXXXX")
-ns=nfqbpip-$$
 pass=0
 fail=0
-cleanup() {
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
+trap 'rm -rf "$work"' EXIT
 ok() { echo "check-pip: PASS: $*"; pass=$((pass + 1)); }
 bad() { echo "check-pip: FAIL: $*" >&2; fail=$((fail + 1)); }
 
@@ -40,34 +35,6 @@ mkdir -p "$work/src"
 	configure.ac include lib python) |
 	tar -C "$work/src" -xf -
 
-# an unchanged python-netfilterqueue program: marks and accepts 3 packets
-cat >"$work/prog.py" <<'EOP'
-from netfilterqueue import NetfilterQueue
-def cb(pkt):
-    pkt.set_mark(11)
-    pkt.accept()
-    if pkt.id == 3:
-        raise SystemExit(0)
-q = NetfilterQueue()
-q.bind(0, cb)
-print("bound", flush=True)
-q.run()
-EOP
-cat >"$work/receive.py" <<'EOP'
-import socket, struct, sys
-r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-r.setsockopt(socket.SOL_SOCKET, 75, 1)        # SO_RCVMARK
-r.bind(("127.0.0.1", 5000))
-r.settimeout(5)
-print("ready", flush=True)
-got = []
-for _ in range(3):
-    data, anc, _, _ = r.recvmsg(100, 64)
-    got.append((data, struct.unpack("I", anc[0][2][:4])[0]))
-print(got, flush=True)
-sys.exit(0 if got == [(b"p%d" % i, 11) for i in range(3)] else 1)
-EOP
-
 smoke() {	# smoke VENV NAME
 	v=$1
 	where=$(cd / && "$v/bin/python" -c 'import nfqb._nfqb as m; print(m.__file__)') ||
@@ -76,31 +43,11 @@ smoke() {	# smoke VENV NAME
 	"$v"/*) ok "$2: nfqb imports from the environment ($where)" ;;
 	*) bad "$2: nfqb imported from $where"; return ;;
 	esac
-	ip netns del "$ns" 2>/dev/null
-	ip netns add "$ns" && ip netns exec "$ns" ip link set lo up &&
-	ip netns exec "$ns" iptables -w -A INPUT -p udp --dport 5000 \
-		-j NFQUEUE --queue-num 0 || { bad "$2: namespace set-up"; return; }
-	ip netns exec "$ns" "$python" "$work/receive.py" >"$work/rx.out" 2>&1 &
-	rxpid=$!
-	ip netns exec "$ns" "$v/bin/python" -m nfqb.shim "$work/prog.py" \
-		>"$work/prog.out" 2>&1 &
-	pid=$!
-	n=0
-	while ! grep -q bound "$work/prog.out" || ! grep -q ready "$work/rx.out"; do
-		n=$((n + 1))
-		[ $n -lt 100 ] || break
-		sleep 0.1
-	done
-	ip netns exec "$ns" "$python" -c 'import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for i in range(3):
-    s.sendto(b"p%d" % i, ("127.0.0.1", 5000))'
-	if wait "$pid" && wait "$rxpid"; then
+	if "$top/python/tests/smoke-shim.sh" "$v/bin/python"; then
 		ok "$2: an unchanged python-netfilterqueue program through the shim: 3 packets marked and accepted"
 	else
-		bad "$2: the shim program: $(cat "$work/prog.out") / receiver: $(cat "$work/rx.out")"
+		bad "$2: the shim program on packets (above)"
 	fi
-	ip netns del "$ns"
 }
 
 # 1. a plain venv

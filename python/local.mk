@@ -13,6 +13,13 @@ NFQBPY_PY = \
 	python/nfqb/_nfqb.pyi \
 	python/nfqb/py.typed
 NFQBPY_SHIM = python/nfqb/_shim/netfilterqueue/__init__.py
+NFQBPY_SRC = \
+	python/src/nfqbpy.h \
+	python/src/module.c \
+	python/src/packet.c \
+	python/src/queue.c \
+	python/src/compat.c \
+	python/src/pool.c
 NFQBPY_TESTS = \
 	python/tests/conftest.py \
 	python/tests/nsutil.py \
@@ -22,32 +29,21 @@ NFQBPY_TESTS = \
 	python/tests/test_aio.py \
 	python/tests/test_leaks.py
 
-EXTRA_DIST += $(NFQBPY_PY) $(NFQBPY_SHIM) $(NFQBPY_TESTS) \
+EXTRA_DIST += $(NFQBPY_PY) $(NFQBPY_SHIM) $(NFQBPY_TESTS) $(NFQBPY_SRC) \
 	python/setup.py \
 	python/README.md \
 	python/nfqb-python.3 \
 	python/tests/run.sh \
+	python/tests/smoke-shim.sh \
 	python/bench/pyconsumer.py \
 	python/bench/build-pynfq.sh \
-	python/check-pip.sh \
-	python/src/nfqbpy.h \
-	python/src/module.c \
-	python/src/packet.c \
-	python/src/queue.c \
-	python/src/compat.c \
-	python/src/pool.c
+	python/check-pip.sh
 
 if BUILD_PYTHON
 nfqbpydir = $(nfqb_pythondir)/nfqb
 nfqbpyshimdir = $(nfqbpydir)/_shim/netfilterqueue
 nfqbpy_LTLIBRARIES = python/_nfqb.la
-python__nfqb_la_SOURCES = \
-	python/src/nfqbpy.h \
-	python/src/module.c \
-	python/src/packet.c \
-	python/src/queue.c \
-	python/src/compat.c \
-	python/src/pool.c
+python__nfqb_la_SOURCES = $(NFQBPY_SRC)
 # Python's headers break strict aliasing rules; only PyInit__nfqb is
 # exported (PyMODINIT_FUNC), the rest is hidden
 python__nfqb_la_CFLAGS = $(AM_CFLAGS) $(PYTHON_CFLAGS) \
@@ -90,7 +86,6 @@ AM_TESTS_ENVIRONMENT += \
 # (built from its tarball into a cache outside the clone) against
 # nfqb.netfilterqueue and nfqb.Queue, side by side in one nfqb-bench run.
 NFQB_PYBENCH_ARGS ?= --mode stream,tcp --sizes 64 --gso off --tcp-flows 1,8 --quick
-.PHONY: bench-python
 bench-python: utils/nfqb-bench all-local
 	@pynfq=$$(NFQB_PYTHON="$(PYTHON)" $(top_srcdir)/python/bench/build-pynfq.sh) && \
 	NFQB_BENCH_PYNFQ_DIR=$$pynfq NFQB_BENCH_PYTHON="$(PYTHON)" \

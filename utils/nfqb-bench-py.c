@@ -39,36 +39,6 @@
 #include "nfqb-bench.h"
 
 
-static const char *env_or(const char *name, const char *def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : def;
-}
-
-static bool queue0_bound(void)
-{
-	char line[256];
-	unsigned int q;
-	bool found = false;
-	FILE *f = fopen("/proc/net/netfilter/nfnetlink_queue", "re");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%u", &q) == 1 && q == 0)
-			found = true;
-	fclose(f);
-	return found;
-}
-
-static uint64_t num_after(const char *text, const char *key)
-{
-	const char *p = strstr(text, key);
-
-	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
-}
-
 static void read_output(int fd, struct bench_cons *c, char *tail,
 			size_t tail_len)
 {
@@ -84,12 +54,12 @@ static void read_output(int fd, struct bench_cons *c, char *tail,
 		return;
 	buf[n] = '\0';
 	if (!strncmp(buf, "packets ", 8) || strstr(buf, "\npackets "))
-		c->packets = num_after(buf, "packets ");
-	c->recv_calls = num_after(buf, " recv_calls ");
-	c->send_calls = num_after(buf, " send_calls ");
-	c->verdict_msgs = num_after(buf, " verdict_msgs ");
-	c->batch_msgs = num_after(buf, " batch_msgs ");
-	c->enobufs = num_after(buf, "enobufs ");
+		c->packets = bench_num_after(buf, "packets ");
+	c->recv_calls = bench_num_after(buf, " recv_calls ");
+	c->send_calls = bench_num_after(buf, " send_calls ");
+	c->verdict_msgs = bench_num_after(buf, " verdict_msgs ");
+	c->batch_msgs = bench_num_after(buf, " batch_msgs ");
+	c->enobufs = bench_num_after(buf, "enobufs ");
 	if (tail_len) {
 		const char *t = n > (ssize_t)tail_len - 1 ?
 				buf + n - (tail_len - 1) : buf;
@@ -103,7 +73,7 @@ static void read_output(int fd, struct bench_cons *c, char *tail,
 
 static int py_fail(struct bench_cons *c, const char *msg)
 {
-	snprintf(c->err, sizeof(c->err), "%s", msg);
+	snprintf(c->err, sizeof(c->err), "%.*s", (int)sizeof(c->err) - 1, msg);
 	__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
 	return -1;
 }
@@ -111,12 +81,11 @@ static int py_fail(struct bench_cons *c, const char *msg)
 static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 		    const char *impl)
 {
-	const char *python = env_or("NFQB_BENCH_PYTHON", "/usr/bin/python3");
-	const char *script = env_or("NFQB_BENCH_PYCONSUMER", "");
+	const char *python = bench_env_or("NFQB_BENCH_PYTHON", "/usr/bin/python3");
+	const char *script = bench_env_or("NFQB_BENCH_PYCONSUMER", "");
 	const char *path;
 	char tmpl[] = "/tmp/nfqb-bench-py.XXXXXX", maxlen[16], sock[16];
-	char tail[150], msg[160];
-	double waited = 0;
+	char tail[150], msg[256];
 	int fd, st;
 	pid_t pid;
 
@@ -128,7 +97,7 @@ static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 			return py_fail(c, "NFQB_BENCH_PYNFQ_DIR is not set: build python-netfilterqueue with python/bench/build-pynfq.sh (make bench-python does)");
 	} else {
 		/* "": the installed nfqb */
-		path = env_or("NFQB_BENCH_PYNFQB_DIR", "");
+		path = bench_env_or("NFQB_BENCH_PYNFQB_DIR", "");
 	}
 	if (!*script || access(script, R_OK)) {
 		snprintf(msg, sizeof(msg),
@@ -153,16 +122,10 @@ static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 		return -1;
 	}
 	if (pid == 0) {
-		sigset_t set;
 		char *argv[] = { (char *)python, (char *)script, (char *)impl,
 				 "--maxlen", maxlen, "--sock-len", sock, NULL };
 
-		sigemptyset(&set);
-		sigprocmask(SIG_SETMASK, &set, NULL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
+		bench_child_setup(fd);
 		if (*path)
 			setenv("PYTHONPATH", path, 1);
 		setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
@@ -170,38 +133,25 @@ static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 		_exit(127);
 	}
 
-	while (!queue0_bound()) {
-		if (waitpid(pid, &st, WNOHANG) == pid) {
-			read_output(fd, c, tail, sizeof(tail));
-			snprintf(msg, sizeof(msg),
-				 "%s exited before binding: %.120s", impl,
-				 tail);
-			close(fd);
-			return py_fail(c, msg);
-		}
-		if (bench_stop || waited > 20) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			close(fd);
-			return py_fail(c, "the Python consumer did not bind queue 0 in 20 s");
-		}
-		usleep(2000);
-		waited += 0.002;
+	switch (bench_child_bound(pid, 0, 20, &st)) {
+	case 0:
+		break;
+	case 1:
+		read_output(fd, c, tail, sizeof(tail));
+		snprintf(msg, sizeof(msg), "%s exited before binding: %.120s",
+			 impl, tail);
+		close(fd);
+		return py_fail(c, msg);
+	default:
+		close(fd);
+		return py_fail(c, "the Python consumer did not bind queue 0 in 20 s");
 	}
 	bench_cons_ready(c);
 
-	for (;;) {
-		pid_t r = waitpid(pid, &st, 0);
-
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR) {
-			bench_cons_fail(c, "waitpid(python)", errno);
-			close(fd);
-			return -1;
-		}
-		if (bench_stop)
-			kill(pid, SIGTERM);
+	if (bench_child_wait(pid, &st) < 0) {
+		bench_cons_fail(c, "waitpid(python)", errno);
+		close(fd);
+		return -1;
 	}
 	bench_cons_quiet();
 	read_output(fd, c, tail, sizeof(tail));
@@ -233,29 +183,6 @@ int bench_py_batch(const struct bench_cfg *cfg, struct bench_cons *c)
 
 /* --- report ---------------------------------------------------------------- */
 
-static bool has(const struct bench_set *s, enum bench_kind k)
-{
-	unsigned int i;
-
-	for (i = 0; i < s->nkinds; i++)
-		if (s->kinds[i] == k)
-			return true;
-	return false;
-}
-
-static void fmt(char *buf, size_t len, const struct bench_stat *st,
-		int prec)
-{
-	if (!st->n)
-		snprintf(buf, len, "-");
-	else if (prec < 0)
-		snprintf(buf, len, "%.0f (%.0f..%.0f)", st->med, st->min,
-			 st->max);
-	else
-		snprintf(buf, len, "%.*f (%.*f..%.*f)", prec, st->med, prec,
-			 st->min, prec, st->max);
-}
-
 struct py_target {
 	char name[80];
 	struct bench_stat st;
@@ -270,7 +197,7 @@ void bench_print_py(FILE *f, const struct bench_set *s)
 	struct py_target t[2 * BENCH_MAX_SCEN];
 	unsigned int si, i, nt = 0;
 
-	if (!has(s, BENCH_PY_NFQ))
+	if (!bench_has_kind(s, BENCH_PY_NFQ))
 		return;
 	fprintf(f, "\nPython consumers against python-netfilterqueue 1.1.0 "
 		"(py-nfq), ratios paired per repetition, median (min..max):\n");
@@ -295,16 +222,16 @@ void bench_print_py(FILE *f, const struct bench_set *s)
 			struct bench_stat st;
 			char a[64], b[64], c[64], d[64];
 
-			if (!has(s, k))
+			if (!bench_has_kind(s, k))
 				continue;
 			st = bench_stat_of(s, si, k, perf);
-			fmt(a, sizeof(a), &st, udp ? -1 : 2);
+			bench_fmt_stat(a, sizeof(a), &st, udp ? -1 : 2);
 			st = bench_paired(s, si, k, BENCH_PY_NFQ, perf, false);
-			fmt(b, sizeof(b), &st, 2);
+			bench_fmt_stat(b, sizeof(b), &st, 2);
 			st = bench_stat_of(s, si, k, cpu);
-			fmt(c, sizeof(c), &st, -1);
+			bench_fmt_stat(c, sizeof(c), &st, -1);
 			st = bench_paired(s, si, k, BENCH_PY_NFQ, cpu, false);
-			fmt(d, sizeof(d), &st, 2);
+			bench_fmt_stat(d, sizeof(d), &st, 2);
 			fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n",
 				bench_consumers[k].label, a,
 				k == BENCH_PY_NFQ ? "1" : b, c,
@@ -313,7 +240,7 @@ void bench_print_py(FILE *f, const struct bench_set *s)
 		for (i = 0; i < 2 && nt + 1 < sizeof(t) / sizeof(t[0]); i++) {
 			enum bench_kind k = ours[i];
 
-			if (!has(s, k))
+			if (!bench_has_kind(s, k))
 				continue;
 			if (udp && sc->payload == 64) {
 				snprintf(t[nt].name, sizeof(t[nt].name),
@@ -343,7 +270,7 @@ void bench_print_py(FILE *f, const struct bench_set *s)
 		bool met = t[i].st.n && (t[i].le ? t[i].st.med <= t[i].limit :
 					  t[i].st.med >= t[i].limit);
 
-		fmt(v, sizeof(v), &t[i].st, 2);
+		bench_fmt_stat(v, sizeof(v), &t[i].st, 2);
 		fprintf(f, "  %-44s %-20s (%s %.2f)  %s\n", t[i].name, v,
 			t[i].le ? "<=" : ">=", t[i].limit,
 			!t[i].st.n ? "not measured" : met ? "met" : "NOT met");

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define BENCH_PORT		9999
 #define BENCH_LOAD_PORT		9998		/* latency under load: the load */
@@ -285,6 +286,10 @@ struct bench_stat bench_paired(const struct bench_set *s, int scen,
 			       enum bench_kind k, enum bench_kind ref,
 			       enum bench_metric m, bool diff);
 double bench_median(double *v, unsigned int n);
+bool bench_has_kind(const struct bench_set *s, enum bench_kind k);
+/* "median (min..max)", "-" without runs; @prec digits (-1: automatic) */
+void bench_fmt_stat(char *buf, size_t len, const struct bench_stat *st,
+		    int prec);
 void bench_json_str(FILE *f, const char *str);
 void bench_print_ratios(FILE *f, const struct bench_set *s, int scen);
 void bench_print_tcp(FILE *f, const struct bench_set *s);
@@ -325,6 +330,21 @@ int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c);
 /* nfqb-bench-daq.c (built with the DAQ module only) */
 int bench_daq_nfq(const struct bench_cfg *cfg, struct bench_cons *c);
 int bench_daq_nfqb(const struct bench_cfg *cfg, struct bench_cons *c);
+
+/* nfqb-bench-child.c: consumers that are another program */
+const char *bench_env_or(const char *name, const char *def);
+uint64_t bench_num_after(const char *text, const char *key);
+bool bench_queue_bound(unsigned int num);
+/* in the forked child: signals as by default, output into @out_fd */
+void bench_child_setup(int out_fd);
+/* Wait until child @pid has bound queue @num: 0; 1 if it exited first
+ * (*status set); -1 if not within @max_s seconds or the run was stopped
+ * (the child is killed and reaped). */
+int bench_child_bound(pid_t pid, unsigned int num, double max_s,
+		      int *status);
+/* Wait for child @pid to end, passing the run's stop on as SIGTERM: 0
+ * (*status set), or -1 with errno. */
+int bench_child_wait(pid_t pid, int *status);
 
 /* nfqb-bench-py.c: the Python consumers, and their report */
 int bench_py_nfq(const struct bench_cfg *cfg, struct bench_cons *c);

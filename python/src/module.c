@@ -34,6 +34,27 @@ int nfqbpy_conv_u32(PyObject *o, void *out)
 	return nfqbpy_u32(o, "argument", out) < 0 ? 0 : 1;
 }
 
+void nfqbpy_link_add(struct nfqbpy_link **head, struct nfqbpy_link *l)
+{
+	l->prev = NULL;
+	l->next = *head;
+	if (*head)
+		(*head)->prev = l;
+	*head = l;
+}
+
+/* unlinks @l if it is linked (a second call does nothing) */
+void nfqbpy_link_del(struct nfqbpy_link **head, struct nfqbpy_link *l)
+{
+	if (l->prev)
+		l->prev->next = l->next;
+	else if (*head == l)
+		*head = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	l->prev = l->next = NULL;
+}
+
 /* An int in 0..2**32-1 (TypeError, OverflowError otherwise). */
 int nfqbpy_u32(PyObject *o, const char *name, uint32_t *out)
 {

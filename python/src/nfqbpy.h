@@ -31,6 +31,7 @@
 #include <Python.h>
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -47,6 +48,17 @@
 #define NFQBPY_VEC		64
 /* the most recv() may ask for at once */
 #define NFQBPY_VEC_MAX		1024
+
+/* Objects still open, for the exit hook (under the GIL). */
+struct nfqbpy_link {
+	struct nfqbpy_link *prev, *next;
+};
+
+#define nfqbpy_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+void nfqbpy_link_add(struct nfqbpy_link **head, struct nfqbpy_link *l);
+void nfqbpy_link_del(struct nfqbpy_link **head, struct nfqbpy_link *l);
 
 struct pyq {
 	PyObject_HEAD
@@ -66,7 +78,7 @@ struct pyq {
 	unsigned int vec_pos, vec_n;
 	uint64_t py_defaults;		/* default verdicts given here */
 	uint32_t latency_us;		/* as set (nfqb_queue_set_latency()) */
-	struct pyq *prev, *next;	/* open queues, for the exit hook */
+	struct nfqbpy_link live;	/* open queues, for the exit hook */
 	PyObject *weakrefs;
 };
 
@@ -112,7 +124,7 @@ struct pypool {
 	uint32_t default_verdict;
 	PyObject *exc_type, *exc_value, *exc_tb;	/* first error */
 	uint64_t cb_errors;
-	struct pypool *prev, *next;	/* live pools, for the exit hook */
+	struct nfqbpy_link live;	/* live pools, for the exit hook */
 	PyObject *weakrefs;
 };
 

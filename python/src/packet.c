@@ -322,29 +322,17 @@ static void pkt_dealloc(struct pypkt *p)
 
 /* --- verdicts ------------------------------------------------------------ */
 
-static PyObject *pkt_accept(struct pypkt *p, PyObject *unused)
-{
-	(void)unused;
-	if (decide(p, NFQB_ACCEPT, NULL) < 0)
-		return NULL;
-	Py_RETURN_NONE;
+#define VERDICT_METHOD(name, v)						\
+static PyObject *pkt_##name(struct pypkt *p, PyObject *unused)		\
+{									\
+	(void)unused;							\
+	if (decide(p, v, NULL) < 0)					\
+		return NULL;						\
+	Py_RETURN_NONE;							\
 }
-
-static PyObject *pkt_drop(struct pypkt *p, PyObject *unused)
-{
-	(void)unused;
-	if (decide(p, NFQB_DROP, NULL) < 0)
-		return NULL;
-	Py_RETURN_NONE;
-}
-
-static PyObject *pkt_repeat(struct pypkt *p, PyObject *unused)
-{
-	(void)unused;
-	if (decide(p, NFQB_REPEAT, NULL) < 0)
-		return NULL;
-	Py_RETURN_NONE;
-}
+VERDICT_METHOD(accept, NFQB_ACCEPT)
+VERDICT_METHOD(drop, NFQB_DROP)
+VERDICT_METHOD(repeat, NFQB_REPEAT)
 
 /* a bytes object of at most 65531 bytes from any buffer; new reference */
 static PyObject *payload_arg(PyObject *o)
@@ -451,17 +439,22 @@ static PyObject *live_payload(struct pypkt *p)
 	return PyBytes_FromStringAndSize((const char *)data, len);
 }
 
+/* set_payload()'s bytes, else retain()'s, else NULL; a new reference */
+static PyObject *held_payload(struct pypkt *p)
+{
+	PyObject *b = p->given_payload ? p->given_payload : p->owned_payload;
+
+	Py_XINCREF(b);
+	return b;
+}
+
 static PyObject *pkt_get_payload(struct pypkt *p, PyObject *unused)
 {
+	PyObject *b = held_payload(p);
+
 	(void)unused;
-	if (p->given_payload) {
-		Py_INCREF(p->given_payload);
-		return p->given_payload;
-	}
-	if (p->owned_payload) {
-		Py_INCREF(p->owned_payload);
-		return p->owned_payload;
-	}
+	if (b)
+		return b;
 	/* compat: the payload is the callback's, unless retained */
 	if ((p->flags & PK_COMPAT) && !(p->flags & PK_IN_CB)) {
 		PyErr_SetString(PyExc_RuntimeError,
@@ -703,30 +696,19 @@ static int timestamp(struct pypkt *p, uint64_t *ns)
 	return nfqb_pkt_timestamp(p->h, ns);
 }
 
-static PyObject *get_timestamp(struct pypkt *p, void *c)
+/* timestamp (closure NULL: float seconds) and timestamp_ns */
+static PyObject *get_timestamp(struct pypkt *p, void *ns_wanted)
 {
 	uint64_t ns = 0;
 	int r = timestamp(p, &ns);
 
-	(void)c;
 	if (r < 0)
 		return NULL;
 	if (!r)
 		Py_RETURN_NONE;
+	if (ns_wanted)
+		return PyLong_FromUnsignedLongLong(ns);
 	return PyFloat_FromDouble((double)ns / 1e9);
-}
-
-static PyObject *get_timestamp_ns(struct pypkt *p, void *c)
-{
-	uint64_t ns = 0;
-	int r = timestamp(p, &ns);
-
-	(void)c;
-	if (r < 0)
-		return NULL;
-	if (!r)
-		Py_RETURN_NONE;
-	return PyLong_FromUnsignedLongLong(ns);
 }
 
 static PyObject *get_hwaddr(struct pypkt *p, void *c)
@@ -751,15 +733,11 @@ static PyObject *get_hwaddr(struct pypkt *p, void *c)
 
 static PyObject *get_payload(struct pypkt *p, void *c)
 {
+	PyObject *b = held_payload(p);
+
 	(void)c;
-	if (p->given_payload) {
-		Py_INCREF(p->given_payload);
-		return p->given_payload;
-	}
-	if (p->owned_payload) {
-		Py_INCREF(p->owned_payload);
-		return p->owned_payload;
-	}
+	if (b)
+		return b;
 	if (!readable(p)) {
 		gone_error(p);
 		return NULL;
@@ -847,33 +825,21 @@ static PyObject *get_vlan(struct pypkt *p, void *c)
 	return Py_BuildValue("(II)", (unsigned int)proto, (unsigned int)tci);
 }
 
-static PyObject *get_l2hdr(struct pypkt *p, void *c)
-{
-	const void *d;
-	uint32_t len;
-
-	(void)c;
-	if (live(p) < 0)
-		return NULL;
-	d = nfqb_pkt_l2hdr(p->h, &len);
-	if (!d)
-		Py_RETURN_NONE;
-	return PyBytes_FromStringAndSize(d, len);
+#define LIVE_BLOB_GETTER(name, fn)					\
+static PyObject *get_##name(struct pypkt *p, void *c)			\
+{									\
+	const void *d;							\
+	uint32_t len;							\
+	(void)c;							\
+	if (live(p) < 0)						\
+		return NULL;						\
+	d = fn(p->h, &len);						\
+	if (!d)								\
+		Py_RETURN_NONE;						\
+	return PyBytes_FromStringAndSize(d, len);			\
 }
-
-static PyObject *get_ct(struct pypkt *p, void *c)
-{
-	const void *d;
-	uint32_t len;
-
-	(void)c;
-	if (live(p) < 0)
-		return NULL;
-	d = nfqb_pkt_ct(p->h, &len);
-	if (!d)
-		Py_RETURN_NONE;
-	return PyBytes_FromStringAndSize(d, len);
-}
+LIVE_BLOB_GETTER(l2hdr, nfqb_pkt_l2hdr)
+LIVE_BLOB_GETTER(ct, nfqb_pkt_ct)
 
 static PyObject *pkt_attr(struct pypkt *p, PyObject *arg)
 {
@@ -912,7 +878,7 @@ static PyGetSetDef pkt_getset[] = {
 	{ "payload_len", (getter)get_payload_len, NULL, "Length of the payload copied to us.", NULL },
 	{ "decided", (getter)get_decided, NULL, "True once the packet has its verdict.", NULL },
 	{ "timestamp", (getter)get_timestamp, NULL, "Receive time (seconds since the epoch, float), or None.", NULL },
-	{ "timestamp_ns", (getter)get_timestamp_ns, NULL, "Receive time in nanoseconds since the epoch, or None.", NULL },
+	{ "timestamp_ns", (getter)get_timestamp, NULL, "Receive time in nanoseconds since the epoch, or None.", (void *)"ns" },
 	{ "hwaddr", (getter)get_hwaddr, NULL, "Source hardware address (bytes), or None.", NULL },
 	{ "payload", (getter)get_payload, NULL,
 	  "The payload (bytes, from the network header; None in COPY_META mode): readable until the verdict, after it only if retained or set.", NULL },

@@ -32,7 +32,7 @@
 
 static pthread_key_t tstate_key;
 static PyInterpreterState *interp;	/* the pools' callbacks run in it */
-static struct pypool *live_pools;	/* under the GIL */
+static struct nfqbpy_link *live_pools;	/* under the GIL */
 
 /* A pool thread ends: its Python thread state goes with it. */
 static void tstate_end(void *ts)
@@ -176,21 +176,12 @@ static const char *const pool_kwlist[] = {
 
 static void live_add(struct pypool *self)
 {
-	self->next = live_pools;
-	if (live_pools)
-		live_pools->prev = self;
-	live_pools = self;
+	nfqbpy_link_add(&live_pools, &self->live);
 }
 
 static void live_del(struct pypool *self)
 {
-	if (self->prev)
-		self->prev->next = self->next;
-	else if (live_pools == self)
-		live_pools = self->next;
-	if (self->next)
-		self->next->prev = self->prev;
-	self->prev = self->next = NULL;
+	nfqbpy_link_del(&live_pools, &self->live);
 }
 
 static PyObject *pool_make(PyTypeObject *type, PyObject *args, PyObject *kw,
@@ -822,7 +813,7 @@ static PyObject *mod_atexit(PyObject *m, PyObject *unused)
 	(void)m;
 	(void)unused;
 	while (live_pools) {
-		struct pypool *p = live_pools;
+		struct pypool *p = nfqbpy_of(live_pools, struct pypool, live);
 		PyObject *r;
 
 		Py_INCREF(p);

@@ -74,25 +74,16 @@ bool q_usable(struct pyq *self)
 	return self->q && !self->closing;
 }
 
-static struct pyq *live_queues;		/* under the GIL */
+static struct nfqbpy_link *live_queues;	/* under the GIL */
 
 static void live_add(struct pyq *self)
 {
-	self->next = live_queues;
-	if (live_queues)
-		live_queues->prev = self;
-	live_queues = self;
+	nfqbpy_link_add(&live_queues, &self->live);
 }
 
 static void live_del(struct pyq *self)
 {
-	if (self->prev)
-		self->prev->next = self->next;
-	else if (live_queues == self)
-		live_queues = self->next;
-	if (self->next)
-		self->next->prev = self->prev;
-	self->prev = self->next = NULL;
+	nfqbpy_link_del(&live_queues, &self->live);
 }
 
 /*
@@ -131,7 +122,7 @@ int q_flush_now(struct pyq *self)
 void q_close_all(void)
 {
 	while (live_queues) {
-		struct pyq *q = live_queues;
+		struct pyq *q = nfqbpy_of(live_queues, struct pyq, live);
 
 		Py_INCREF(q);
 		if (q_close(q, true) < 0)

@@ -37,6 +37,17 @@ def stop(nfq, t):
         raise t.error
 
 
+def through(cb, rx, msgs, want=None, **bind):
+    """Bind queue 0 to cb, run() in a thread, send msgs to port 5000,
+    collect want (default: all) at rx, unbind."""
+    nfq = NetfilterQueue()
+    nfq.bind(0, cb, **bind)
+    t = start(nfq)
+    send(5000, msgs)
+    rx.collect(len(msgs) if want is None else want)
+    stop(nfq, t)
+
+
 def test_constants():
     assert (COPY_NONE, COPY_META, COPY_PACKET) == (0, 1, 2)
     assert PROTOCOLS[6] == "TCP" and PROTOCOLS[17] == "UDP"
@@ -63,13 +74,8 @@ def test_accept_all_attributes(ns, rx):
     # (SO_TIMESTAMP; the kernel turns stamping on asynchronously)
     rx.sock.setsockopt(socket.SOL_SOCKET, 29, 1)
     time.sleep(0.2)
-    nfq = NetfilterQueue()
-    nfq.bind(0, cb)
-    t = start(nfq)
     msgs = numbered(200)
-    send(5000, msgs)
-    rx.collect(200)
-    stop(nfq, t)
+    through(cb, rx, msgs)
     assert rx.payloads() == msgs          # each once, in order
     assert [s[0] for s in seen] == list(range(1, 201))
     lo = socket.if_nametoindex("lo")
@@ -100,12 +106,7 @@ def test_drop_and_mark_checked_at_receiver(ns, rx):
             assert pkt.mark == 0          # the packet's own, unchanged
             pkt.accept()
 
-    nfq = NetfilterQueue()
-    nfq.bind(0, cb)
-    t = start(nfq)
-    send(5000, numbered(90))
-    rx.collect(60)
-    stop(nfq, t)
+    through(cb, rx, numbered(90), 60)
     got = {int(d[1:]): m for d, m in rx.got}
     assert sorted(got) == [n for n in range(90) if n % 3]
     assert all(m == 1000 + n for n, m in got.items())
@@ -123,12 +124,7 @@ def test_mark_of_the_packet(ns, rx):
         marks.append((pkt.mark, pkt.get_mark()))
         pkt.accept()
 
-    nfq = NetfilterQueue()
-    nfq.bind(0, cb)
-    t = start(nfq)
-    send(5000, numbered(3))
-    rx.collect(3)
-    stop(nfq, t)
+    through(cb, rx, numbered(3), 3)
     assert marks == [(7, 7), (7, 9)] * 3
     assert [m for _, m in rx.got] == [9, 9, 9]
 
@@ -155,13 +151,8 @@ def test_set_payload_checked_at_receiver(ns, rx, how):
         assert pkt.get_payload_len() == 28 + len(new)
         pkt.accept()
 
-    nfq = NetfilterQueue()
-    nfq.bind(0, cb)
-    t = start(nfq)
     msgs = numbered(20)
-    send(5000, msgs)
-    rx.collect(20)
-    stop(nfq, t)
+    through(cb, rx, msgs)
     want = {"same length": [m.upper() for m in msgs],
             "shorter": [m[:3] for m in msgs],
             "longer": [m * 20 for m in msgs]}[how]
@@ -178,12 +169,7 @@ def test_scapy_parses_the_payload(ns, rx):
                        bytes(ip[UDP].payload), ip.len))
         pkt.accept()
 
-    nfq = NetfilterQueue()
-    nfq.bind(0, cb)
-    t = start(nfq)
-    send(5000, [b"scapy-parsed"])
-    rx.collect(1)
-    stop(nfq, t)
+    through(cb, rx, [b"scapy-parsed"], 1)
     assert parsed == [("127.0.0.1", "127.0.0.1", 17, 5000, b"scapy-parsed",
                        28 + 12)]
 
@@ -198,12 +184,7 @@ def test_repeat(ns, rx):
         pkt.set_mark(1)
         pkt.repeat()
 
-    nfq = NetfilterQueue()
-    nfq.bind(0, cb)
-    t = start(nfq)
-    send(5000, numbered(10))
-    rx.collect(10)
-    stop(nfq, t)
+    through(cb, rx, numbered(10), 10)
     assert len(calls) == 10
     assert rx.payloads() == numbered(10)
     assert {m for _, m in rx.got} == {1}
@@ -604,12 +585,7 @@ def test_output_hook(ns, rx):
                      pkt.get_hw()))
         pkt.accept()
 
-    nfq = NetfilterQueue()
-    nfq.bind(0, cb)
-    t = start(nfq)
-    send(5000, [b"out"])
-    rx.collect(1)
-    stop(nfq, t)
+    through(cb, rx, [b"out"], 1)
     assert seen == [(3, 0, socket.if_nametoindex("lo"), 0.0, None)]
 
 
