@@ -43,7 +43,10 @@ so=$(ls "$stage"/nfqb/_nfqb*.so 2>/dev/null | head -n 1)
 if [ -n "$so" ] && ldd "$so" 2>/dev/null | grep -q 'libasan\.so'; then
 	asan=$(${CC:-gcc} -print-file-name=libasan.so)
 	LD_PRELOAD=$asan${LD_PRELOAD:+:$LD_PRELOAD}
-	ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:${ASAN_OPTIONS:-}
+	# after the caller's options: the last one wins, and run-all.sh's
+	# stage 2 sets detect_leaks=1 (the interpreter's and ip's exit-time
+	# leaks would fail every test)
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:verify_asan_link_order=0
 	NFQB_PY_ASAN=1
 	export LD_PRELOAD ASAN_OPTIONS NFQB_PY_ASAN
 	echo "python/tests/run.sh: ASan build: LD_PRELOAD=$LD_PRELOAD"
