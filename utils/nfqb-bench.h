@@ -128,6 +128,10 @@ struct bench_cons {
 	/* TCP mode only (counting costs a little) */
 	uint64_t gso_packets;		/* packets marked GSO by the kernel */
 	uint64_t bytes;			/* packet bytes as queued */
+	/* Python consumers: CPU time before binding and after the stop (the
+	 * interpreter's start, imports, exit), taken off the consumer's */
+	uint64_t outside_user_ns;
+	uint64_t outside_sys_ns;
 };
 
 /* The result of one run, written by the run process. */
@@ -151,7 +155,8 @@ struct bench_result {
 	uint64_t kq_user_dropped;	/* kernel: socket full */
 	double elapsed;			/* s, first send to last delivery */
 	double pps;			/* sent / elapsed */
-	uint64_t cons_user_ns;		/* consumer process, whole life */
+	uint64_t cons_user_ns;		/* consumer process, whole life (a Python
+				 * one: less its start and exit) */
 	uint64_t cons_sys_ns;
 	long cons_maxrss_kb;
 	uint64_t traffic_user_ns;	/* traffic process, traffic window */
