@@ -313,11 +313,13 @@ else
 	bad "the unpacked nfqb does not import"
 fi
 ext=$(ls "$pydir"/nfqb/_nfqb.cpython-*.so 2>/dev/null | head -n 1)
-if [ -n "$ext" ] &&
-   LD_LIBRARY_PATH=$root$L ldd "$ext" | grep -qF "$root$L/libnfq-batch.so.0"; then
+lddout=
+[ -z "$ext" ] || lddout=$(LD_LIBRARY_PATH=$root$L ldd "$ext" 2>&1) || true
+# a here-string, not a pipe (see above: ldd | grep -q failed once so)
+if [ -n "$ext" ] && grep -qF "$root$L/libnfq-batch.so.0" <<<"$lddout"; then
 	ok "the extension loads libnfq-batch.so.0 from the unpacked package"
 else
-	bad "the extension ${ext:-(missing)} does not load the unpacked library"
+	bad "the extension ${ext:-(missing)} does not load the unpacked library: $(grep -F libnfq-batch <<<"$lddout" || echo "$lddout")"
 fi
 if [ "$(id -u)" -eq 0 ] && command -v iptables >/dev/null 2>&1; then
 	if "$src/python/tests/smoke-shim.sh" python3 PYTHONPATH="$pydir" \

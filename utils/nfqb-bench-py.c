@@ -77,6 +77,14 @@ static void read_output(int fd, struct bench_cons *c, char *tail,
 	}
 }
 
+/* the last @n characters of @s: where a traceback says what failed */
+static const char *last_chars(const char *s, size_t n)
+{
+	size_t l = strlen(s);
+
+	return l > n ? s + l - n : s;
+}
+
 static int py_fail(struct bench_cons *c, const char *msg)
 {
 	snprintf(c->err, sizeof(c->err), "%.*s", (int)sizeof(c->err) - 1, msg);
@@ -144,8 +152,8 @@ static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 		break;
 	case 1:
 		read_output(fd, c, tail, sizeof(tail));
-		snprintf(msg, sizeof(msg), "%s exited before binding: %.120s",
-			 impl, tail);
+		snprintf(msg, sizeof(msg), "%s exited before binding: %s",
+			 impl, last_chars(tail, 120));
 		close(fd);
 		return py_fail(c, msg);
 	default:
@@ -163,10 +171,11 @@ static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 	read_output(fd, c, tail, sizeof(tail));
 	close(fd);
 	if (!bench_stop || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		snprintf(msg, sizeof(msg), "%s %s (%s %d): %.100s", impl,
+		snprintf(msg, sizeof(msg), "%s %s (%s %d): %s", impl,
 			 bench_stop ? "failed" : "exited during the run",
 			 WIFEXITED(st) ? "exit" : "signal",
-			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), tail);
+			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+			 last_chars(tail, 100));
 		return py_fail(c, msg);
 	}
 	return 0;
