@@ -90,3 +90,20 @@ int bench_child_wait(pid_t pid, int *status)
 			kill(pid, SIGTERM);
 	}
 }
+
+int bench_child_run(pid_t pid, struct bench_cons *c, const char *what,
+		    int *status)
+{
+	char name[64];
+	int err;
+
+	bench_cons_ready(c);
+	if (bench_child_wait(pid, status) < 0) {
+		err = errno;
+		snprintf(name, sizeof(name), "waitpid(%s)", what);
+		bench_cons_fail(c, name, err);
+		return -1;
+	}
+	bench_cons_quiet();
+	return 0;
+}

@@ -217,14 +217,10 @@ static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
 		close(fd);
 		return -1;
 	}
-	bench_cons_ready(c);
-
-	if (bench_child_wait(pid, &st) < 0) {
-		bench_cons_fail(c, "waitpid(daqtest)", errno);
+	if (bench_child_run(pid, c, "daqtest", &st) < 0) {
 		close(fd);
 		return -1;
 	}
-	bench_cons_quiet();
 	read_output(fd, ours, c);
 	if (!bench_stop) {
 		/* daqtest gave up by itself: say why (its error line) */

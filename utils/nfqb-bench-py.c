@@ -160,14 +160,10 @@ static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 		close(fd);
 		return py_fail(c, "the Python consumer did not bind queue 0 in 20 s");
 	}
-	bench_cons_ready(c);
-
-	if (bench_child_wait(pid, &st) < 0) {
-		bench_cons_fail(c, "waitpid(python)", errno);
+	if (bench_child_run(pid, c, "python", &st) < 0) {
 		close(fd);
 		return -1;
 	}
-	bench_cons_quiet();
 	read_output(fd, c, tail, sizeof(tail));
 	close(fd);
 	if (!bench_stop || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {

@@ -350,6 +350,11 @@ int bench_child_bound(pid_t pid, unsigned int num, double max_s,
 /* Wait for child @pid to end, passing the run's stop on as SIGTERM: 0
  * (*status set), or -1 with errno. */
 int bench_child_wait(pid_t pid, int *status);
+/* The run of a bound child @pid: tell the run the consumer is ready, wait
+ * for the child to end (bench_child_wait()), then quiet down. 0 (*status
+ * set), or -1 with @c failed ("waitpid(@what)"). */
+int bench_child_run(pid_t pid, struct bench_cons *c, const char *what,
+		    int *status);
 
 /* nfqb-bench-py.c: the Python consumers, and their report */
 int bench_py_nfq(const struct bench_cfg *cfg, struct bench_cons *c);
