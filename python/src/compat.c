@@ -220,27 +220,31 @@ static PyObject *compat_bind(struct pycompat *self, PyObject *args,
 	nfqb_queue_set_default_verdict(q->q, q->default_verdict);
 	q->busy = true;
 	q->owner = (unsigned long)pthread_self();
-	Py_BEGIN_ALLOW_THREADS
-	what = "segmenting GSO packets (flags)";
-	rc = nfqb_queue_set_flags(q->q, 0, NFQB_F_GSO);
-	if (!rc) {
-		what = "copy mode";
-		rc = nfqb_queue_set_copy_mode(q->q, mode, range);
-	}
-	if (!rc) {
-		what = "max_len";
-		rc = nfqb_queue_set_maxlen(q->q, max_len);
-	}
+	/* the socket's buffer and ours first: packets flow into the queue
+	 * from its bind on, and come in while the requests below wait for
+	 * the kernel's answers */
+	what = "sock_len";
+	rc = nfqb_queue_set_rcvbuf(q->q, sock_len);
 	if (!rc) {
 		what = "buffers";
-		rc = nfqb_queue_set_buffers(q->q, buffers);
-	}
-	if (!rc) {
-		what = "sock_len";
-		rc = nfqb_queue_set_rcvbuf(q->q, sock_len);
+		rc = q_set_buffers(q, buffers);
 	}
 	err = errno;
-	Py_END_ALLOW_THREADS
+	if (!rc) {
+		Py_BEGIN_ALLOW_THREADS
+		what = "segmenting GSO packets (flags)";
+		rc = nfqb_queue_set_flags(q->q, 0, NFQB_F_GSO);
+		if (!rc) {
+			what = "copy mode";
+			rc = nfqb_queue_set_copy_mode(q->q, mode, range);
+		}
+		if (!rc) {
+			what = "max_len";
+			rc = nfqb_queue_set_maxlen(q->q, max_len);
+		}
+		err = errno;
+		Py_END_ALLOW_THREADS
+	}
 	q->busy = false;
 	if (rc < 0) {
 		nfqbpy_oserror(err, what);
@@ -352,6 +356,7 @@ static int run_loop(struct pyq *q, bool block)
 		}
 		if (q->close_asked || q->closing)
 			return 0;
+		q_buffers_pending(q);
 		Py_BEGIN_ALLOW_THREADS
 		n = nfqb_recv(q->q, q->vec, NFQBPY_VEC);
 		err = errno;

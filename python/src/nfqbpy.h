@@ -78,6 +78,8 @@ struct pyq {
 	unsigned int vec_pos, vec_n;
 	uint64_t py_defaults;		/* default verdicts given here */
 	uint32_t latency_us;		/* as set (nfqb_queue_set_latency()) */
+	uint32_t want_buffers;		/* asked for while packets were held
+					 * (EBUSY): set once the queue is idle */
 	struct nfqbpy_link live;	/* open queues, for the exit hook */
 	PyObject *weakrefs;
 };
@@ -148,6 +150,8 @@ int q_leave_closing(struct pyq *self);
 bool q_usable(struct pyq *self);
 struct pyq *q_new(PyTypeObject *type);
 int q_open(struct pyq *self, uint16_t num, int nsfd);
+int q_set_buffers(struct pyq *self, uint32_t count);
+void q_buffers_pending(struct pyq *self);
 int q_close(struct pyq *self, bool from_gc);
 int q_flush_now(struct pyq *self);
 int q_flush_all(struct pyq *self);

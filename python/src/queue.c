@@ -218,6 +218,29 @@ int q_open(struct pyq *self, uint16_t num, int nsfd)
 	return 0;
 }
 
+/*
+ * The buffer count (nfqb_queue_set_buffers()), or, when packets that came
+ * while the queue was being configured are held already (EBUSY: traffic
+ * flows as soon as the queue is bound), later: q_buffers_pending() before
+ * each receive sets it once the queue is idle. 0, or -1 with errno.
+ */
+int q_set_buffers(struct pyq *self, uint32_t count)
+{
+	if (nfqb_queue_set_buffers(self->q, count) == 0)
+		return 0;
+	if (errno != EBUSY)
+		return -1;
+	self->want_buffers = count;
+	return 0;
+}
+
+void q_buffers_pending(struct pyq *self)
+{
+	if (self->want_buffers &&
+	    nfqb_queue_set_buffers(self->q, self->want_buffers) == 0)
+		self->want_buffers = 0;
+}
+
 /* Wait, without the GIL, until the thread holding the role lets go. */
 static void wait_not_busy(struct pyq *self)
 {
@@ -365,7 +388,11 @@ static int apply_opts(struct pyq *self, const struct qopts *o, bool adopted)
 		if (nfqb_queue_set_enobufs(q, v) < 0)
 			return set_err(errno, "enobufs (ENOBUFS_REPORT or ENOBUFS_IGNORE)");
 	}
-	if (o->buffers && nfqb_queue_set_buffers(q, o->buffers) < 0)
+	/* the socket's buffer and ours before the configuration's round
+	 * trips: packets flow into the queue from its bind on */
+	if (o->rcvbuf && nfqb_queue_set_rcvbuf(q, (size_t)o->rcvbuf) < 0)
+		return set_err(errno, "rcvbuf");
+	if (o->buffers && q_set_buffers(self, o->buffers) < 0)
 		return set_err(errno, "buffers (1..65536)");
 	nfqb_queue_set_nonblock(q, o->nonblock);
 
@@ -382,10 +409,6 @@ static int apply_opts(struct pyq *self, const struct qopts *o, bool adopted)
 		what = "flags";
 		rc = nfqb_queue_set_flags(q, has_flags ? flags : 0,
 					  (has_flags ? flags : 0) | off);
-	}
-	if (!rc && o->rcvbuf) {
-		what = "rcvbuf";
-		rc = nfqb_queue_set_rcvbuf(q, (size_t)o->rcvbuf);
 	}
 	err = errno;
 	Py_END_ALLOW_THREADS
@@ -559,6 +582,7 @@ static PyObject *queue_recv(struct pyq *self, PyObject *args, PyObject *kw)
 		nb_changed = true;
 	}
 	for (;;) {
+		q_buffers_pending(self);
 		Py_BEGIN_ALLOW_THREADS
 		n = nfqb_recv(self->q, self->vec, max);
 		err = errno;

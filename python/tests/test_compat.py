@@ -771,3 +771,38 @@ def test_shim_runs_an_unchanged_program(ns, rx, tmp_path):
     rx.collect(4)
     assert rx.payloads() == numbered(4)
     assert {m for _, m in rx.got} == {3}
+
+
+def test_bind_under_traffic(ns, rx):
+    """bind() while packets flow into the queue (the usual case: the rule
+    is there first) succeeds every time, and unbind() after it leaves the
+    queue unbound. The packets that come while bind() configures the
+    queue used to make it fail: read while it waited for the kernel's
+    answers, they held receive buffers before the buffer count for
+    max_len was set (OSError EBUSY, "buffers")."""
+    ns.queue_rule(0, 5000)
+    flood = subprocess.Popen(
+        [sys.executable, "-c",
+         "import socket, time\n"
+         "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+         "end = time.monotonic() + 20\n"
+         "n = 0\n"
+         "while time.monotonic() < end and n < 3000000:\n"
+         "    try:\n"
+         "        s.sendto(b'f', ('127.0.0.1', 5000))\n"
+         "    except OSError:\n"
+         "        pass\n"
+         "    n += 1\n"])
+    try:
+        time.sleep(0.3)
+        for i in range(20):
+            nfq = NetfilterQueue()
+            nfq.bind(0, lambda p: p.accept(), max_len=4096,
+                     sock_len=8 << 20)
+            nfq.run(block=False)
+            nfq.unbind()
+            k = kstat(0)
+            assert k is None, "still bound after unbind()"
+    finally:
+        flood.kill()
+        flood.wait()
