@@ -95,7 +95,7 @@ install_pass=0
 install_fail=0
 runs=()
 
-banner() { printf '\n======== %s ========\n' "$*"; }
+banner() { printf '\n======== %s (%s, run-all +%d s) ========\n' "$*" "$(date +%T)" "$SECONDS"; }
 
 stage_failed() {
 	echo "run-all: FAILED: $*" >&2
