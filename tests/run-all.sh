@@ -504,6 +504,7 @@ if [ "$kernel_fail" -ne 0 ]; then
 	grep -E '^=== (RUN|PASS|FAIL)|FAIL|run-qemu.sh:|check.sh:|build.sh:' \
 		"${kernel_out:-/dev/null}" 2>/dev/null | grep -v '^=== RUN' | tail -60
 fi
+[ "$soak_fail" -eq 0 ] || echo "run-all: the soak failed (make -C build-werror soak; its output is under the soak banner)"
 [ "$fuzz_fail" -eq 0 ] || echo "run-all: the fuzz targets failed (tests/fuzz/run.sh, build-fuzz/)"
 [ "$py_fail" -eq 0 ] || echo "run-all: the Python binding's pip check or benchmark failed (stage 10)"
 [ "$total_fail" -eq 0 ] || ok=0
