@@ -66,7 +66,7 @@ static bool read_answers(struct nfqb_queue *q, int ms)
 	if (r <= 0)
 		return r == 0;
 	do {
-		r = nfqb_rx_read(q, q->rx.vlen, true);
+		r = nfqb_rx_read_any(q, q->rx.vlen);
 	} while (r > 0 && !answered(q));
 	return false;
 }

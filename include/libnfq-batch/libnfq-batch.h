@@ -649,8 +649,8 @@ int nfqb_queue_next_timeout(const struct nfqb_queue *q);
  * nfqb_queue_interrupt()), ESHUTDOWN (the queue was shut down), EPERM
  * (the kernel refused verdicts: no CAP_NET_ADMIN; reported once per
  * refusal read, see the guarantees), or the error of the socket or of a
- * send (a failed send is kept and retried; a
- * transient one is not reported). EINTR, ENOBUFS, ENOSPC and EAGAIN pass:
+ * send (a failed send is kept and retried; a transient one is not
+ * reported; one seen by a call that returns packets, by the next call). EINTR, ENOBUFS, ENOSPC and EAGAIN pass:
  * call again (after ENOSPC, once decisions free buffers); the others
  * mean the queue cannot go on.
  */

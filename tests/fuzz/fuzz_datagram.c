@@ -3,7 +3,7 @@
  * libFuzzer target: the whole datagram path of a socketless queue.
  *
  * Datagrams from the input go in with nfqbt_rx_inject() as if received; the
- * packets parsed from them are taken with nfqb_ready_pop(), their getters
+ * packets parsed from them are taken with nfqb_book_serve(), their getters
  * called, and decided with nfqb_verdict(), nfqb_verdict_mark(),
  * nfqb_verdict_ex() or nfqb_verdict_batch(), now or later; nfqb_flush()
  * sends; nfqb_queue_close() ends it. Everything the library sends goes
@@ -92,7 +92,7 @@ static int fz_inject(struct nfqb_queue *q, const void *buf, size_t len,
 static unsigned int fz_pop(struct nfqb_queue *q, struct nfqb_packet **vec,
 			   unsigned int max)
 {
-	return nfqb_ready_pop(&q->rx, vec, max);
+	return nfqb_book_serve(q, 0, vec, max);
 }
 
 

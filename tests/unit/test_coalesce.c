@@ -227,7 +227,7 @@ static void arrive(struct nfqb_queue *q, struct model *m, uint32_t id)
 	k->queued = true;
 	ck_assert_int_eq(nfqbt_rx_inject(q, buf, build_packet(buf, id), 0, 0),
 			 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &v, 1), 1);
+	ck_assert_uint_eq(nfqb_book_serve(q, 0, &v, 1), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(v), id);
 	k->view = v;
 }

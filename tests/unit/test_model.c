@@ -6,7 +6,7 @@
  * The model kernel assigns packet ids to queue QNUM, strictly increasing
  * (some cases start just below the 2^32 wrap), holds every id it queued and
  * puts one datagram per packet in a model socket. The library reads them
- * through nfqbt_rx_inject() and hands packets out through nfqb_ready_pop().
+ * through nfqbt_rx_inject() and hands packets out through nfqb_book_serve().
  * Some ids never reach the library properly:
  *   lost           the id is consumed, nothing is queued (a harmless gap,
  *                  as when the kernel could not deliver: ENOBUFS)
@@ -1439,7 +1439,7 @@ static void skipped(struct model *m, unsigned int upto, const struct mpkt *by,
 			return;
 		} else {
 			mfail(m, "id %u waits in the ready list, but "
-			      "nfqb_ready_pop() has nothing more to hand out",
+			      "nfqb_book_serve() has nothing more to hand out",
 			      k->id);
 			return;
 		}
@@ -1456,7 +1456,7 @@ static unsigned int pop_some(struct model *m, struct nfqb_queue *q,
 
 	if (max > 64)
 		max = 64;
-	n = nfqb_ready_pop(&q->rx, vec, max);
+	n = nfqb_book_serve(q, 0, vec, max);
 	pthread_mutex_lock(&m->mu);
 	for (i = 0; i < m->n; i++)
 		any_final |= m->p[i].finalized_ready;

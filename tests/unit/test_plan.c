@@ -255,7 +255,7 @@ static struct nfqb_packet *rx_one(struct nfqb_queue *q, uint32_t id)
 
 	nlb_simple_packet(&b, 9, id, 20);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &p, 1), 1);
+	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p, 1), 1);
 	return p;
 }
 
@@ -387,7 +387,7 @@ START_TEST(test_rx_huge_nlmsg_len)
 	len = 0x80000010u;
 	memcpy(b.buf, &len, sizeof(len));
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &p, 1), 0);
+	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p, 1), 0);
 	len = 0xfffffff0u;
 	memcpy(b.buf, &len, sizeof(len));
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
@@ -425,14 +425,14 @@ START_TEST(test_verdict_batch_handed_only)
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
 	nlb_simple_packet(&b, 9, 41, 20);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, p, 1), 1);
+	ck_assert_uint_eq(nfqb_book_serve(q, 0, p, 1), 1);
 	ck_assert_int_eq(nfqb_verdict_batch(q, 41, NFQB_DROP, NULL), 1);
 	ck_assert_int_eq(nfqb_verdict_batch(q, 41, NFQB_DROP, NULL), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_int_eq(nfqb_flush(q), 1);
 	ck_assert_uint_eq(s.id[0], 40);
 	ck_assert_uint_eq(s.verdict[0], NFQB_DROP);
-	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &p[1], 1), 1);
+	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p[1], 1), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(p[1]), 41);
 	ck_assert_int_eq(nfqb_verdict(p[1], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_flush(q), 1);
@@ -445,6 +445,42 @@ START_TEST(test_verdict_batch_handed_only)
 }
 END_TEST
 
+/* --- The linger (pace.c) ------------------------------------------------- */
+
+static uint64_t paused_ns;
+
+static int record_pause(void *data, uint64_t ns)
+{
+	(void)data;
+	paused_ns = ns;
+	return 0;
+}
+
+static void pace_seam(void)
+{
+	struct nfqb_seam s = { .sleep_ns = record_pause };
+
+	nfqbt_seam_install(&s);
+}
+
+/* The pause the linger takes at @t (0: none): taken, what it brought
+ * comes with the next read_at(). */
+static uint64_t pause_at(struct nfqb_queue *q, uint64_t t)
+{
+	paused_ns = 0;
+	ck_assert_int_ge(nfqb_pace_wait(q, NFQB_WAIT_PAUSE, t), 0);
+	return paused_ns;
+}
+
+/* A read at @t brought @n datagrams of a packet each. */
+static void read_at(struct nfqb_queue *q, unsigned int n, uint64_t t)
+{
+	q->rx.got = q->rx.npkts = n;
+	q->rx.nflows = 0;
+	q->rx.read_ns = t;
+	nfqb_pace_note_read(q);
+}
+
 /* The adaptive linger's policy: the pause gathers about 32 packets at the
  * stream's pace (5..200 us), backs off when a pause shows the stream waits
  * on us, and a fixed duration or NFQB_LINGER_AUTO can be chosen. */
@@ -455,46 +491,53 @@ START_TEST(test_linger_policy)
 	unsigned int i;
 
 	ck_assert_ptr_nonnull(q);
+	pace_seam();
 	/* nothing known of the pace yet: no pause */
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);
+	ck_assert_uint_eq(pause_at(q, t), 0);
 	/* a packet every 4 us: 32 of them take 128 us */
 	for (i = 0; i < 200; i++)
-		nfqb_pace_note_read(q, 1, q->rx.nready, t += 4000);
-	ns = nfqb_pace_linger_ns(q, t);
+		read_at(q, 1, t += 4000);
+	ns = pause_at(q, t);
 	ck_assert_uint_ge(ns, 120000);
 	ck_assert_uint_le(ns, 130000);
 	/* a pause that brings what the pace promised: keep pausing */
-	nfqb_pace_linger_done(q, ns, 32, t);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), ns);
+	read_at(q, 32, t += ns);
+	ck_assert_uint_eq(pause_at(q, t), ns);
 	/* one that brings under a quarter: the stream waits on us, no pause
 	 * for 10 ms, then 20 ms after the next such pause */
-	nfqb_pace_linger_done(q, ns, 7, t);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t + 9999999), 0);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t + 10000000), ns);
+	read_at(q, 7, t += ns);
+	ck_assert_uint_eq(pause_at(q, t + 9999999), 0);
 	t += 10000000;
-	nfqb_pace_linger_done(q, ns, 0, t);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t + 19999999), 0);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t + 20000000), ns);
+	ck_assert_uint_gt(ns = pause_at(q, t), 0);
+	/* that one brings nothing: the stream ended, longer quiet */
+	read_at(q, 0, t += ns);
+	ck_assert(!q->pace.streaming);
+	ck_assert_uint_eq(pause_at(q, t + 19999999), 0);
 	t += 20000000;
+	ck_assert_uint_gt(ns = pause_at(q, t), 0);
+	read_at(q, 64, t += ns);
 	/* a sparse stream: capped at 200 us */
 	for (i = 0; i < 200; i++)
-		nfqb_pace_note_read(q, 1, q->rx.nready, t += 50000);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 200000);
+		read_at(q, 1, t += 50000);
+	ck_assert_uint_eq(pause_at(q, t), 200000);
 	/* a very dense one: under 5 us is not worth a syscall */
 	for (i = 0; i < 400; i++)
-		nfqb_pace_note_read(q, 64, q->rx.nready, t += 6400);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);
+		read_at(q, 64, t += 6400);
+	ck_assert_uint_eq(pause_at(q, t), 0);
 	/* fixed: always that long, never backed off; then adaptive again */
 	ck_assert_int_eq(nfqb_queue_set_linger(q, 300), 0);
-	nfqb_pace_linger_done(q, 300000, 0, t);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 300000);
+	ck_assert_uint_eq(pause_at(q, t), 300000);
+	read_at(q, 0, t += 300000);
+	ck_assert_uint_eq(pause_at(q, t), 300000);
+	read_at(q, 0, t += 300000);
 	ck_assert_int_eq(nfqb_queue_set_linger(q, 0), 0);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);
+	ck_assert_uint_eq(pause_at(q, t), 0);
 	ck_assert_int_eq(nfqb_queue_set_linger(q, 1000000), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_int_eq(nfqb_queue_set_linger(q, NFQB_LINGER_AUTO), 0);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);	/* dense */
+	ck_assert_uint_eq(pause_at(q, t), 0);	/* dense */
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_seam_install(NULL);
 }
 END_TEST
 
@@ -513,49 +556,66 @@ static void ip4(uint8_t *b, uint8_t proto, uint16_t sport)
 	b[23] = 53;
 }
 
+/* nfqb_parse_flow() of a packet whose payload is @len bytes at @b. */
+static uint32_t flow(const uint8_t *b, size_t len)
+{
+	static struct nfqb_packet p;
+	struct {
+		struct nlattr a;
+		uint8_t b[64];
+	} attr;
+
+	ck_assert_uint_le(len, sizeof(attr.b));
+	attr.a.nla_len = (uint16_t)(sizeof(attr.a) + len);
+	attr.a.nla_type = NFQA_PAYLOAD;
+	memcpy(attr.b, b, len);
+	p.tb[NFQA_PAYLOAD] = &attr.a;
+	return nfqb_parse_flow(&p);
+}
+
 START_TEST(test_pace_flow_tag)
 {
 	uint8_t a[24], b[24], v6[44];
-	bool clocked;
 	uint32_t ta;
 
 	ip4(a, 17, 1000);
 	ip4(b, 17, 1001);
-	ta = nfqb_pace_flow_tag(a, sizeof(a), &clocked);
-	ck_assert_uint_ne(ta, 0);
-	ck_assert(!clocked);
-	ck_assert_uint_eq(nfqb_pace_flow_tag(a, sizeof(a), &clocked), ta);
-	ck_assert_uint_ne(nfqb_pace_flow_tag(b, sizeof(b), &clocked), ta);
+	ta = flow(a, sizeof(a));
+	ck_assert_uint_gt(ta, NFQB_FLOW_ACKED);
+	ck_assert_uint_eq(flow(a, sizeof(a)), ta);
+	ck_assert_uint_ne(flow(b, sizeof(b)), ta);
 	/* a later fragment has no ports: the same tag for any bytes there */
 	a[6] = 0x01;
-	ta = nfqb_pace_flow_tag(a, sizeof(a), &clocked);
+	ta = flow(a, sizeof(a));
 	a[20] = 0x99;
-	ck_assert_uint_eq(nfqb_pace_flow_tag(a, sizeof(a), &clocked), ta);
+	ck_assert_uint_eq(flow(a, sizeof(a)), ta);
+	/* TCP: its sender waits on us */
 	ip4(a, 6, 1000);
-	ck_assert_uint_ne(nfqb_pace_flow_tag(a, sizeof(a), &clocked), 0);
-	ck_assert(clocked);
+	ck_assert_uint_eq(flow(a, sizeof(a)), NFQB_FLOW_ACKED);
 	/* too short, not IP */
-	ck_assert_uint_eq(nfqb_pace_flow_tag(a, 19, &clocked), 0);
-	ck_assert(!clocked);
+	ck_assert_uint_eq(flow(a, 19), 0);
 	a[0] = 0x55;
-	ck_assert_uint_eq(nfqb_pace_flow_tag(a, sizeof(a), &clocked), 0);
+	ck_assert_uint_eq(flow(a, sizeof(a)), 0);
 	memset(v6, 0, sizeof(v6));
 	v6[0] = 0x60;
 	v6[6] = 132;	/* SCTP */
-	ck_assert_uint_ne(nfqb_pace_flow_tag(v6, sizeof(v6), &clocked), 0);
-	ck_assert(clocked);
-	ck_assert_uint_eq(nfqb_pace_flow_tag(v6, 39, &clocked), 0);
+	ck_assert_uint_eq(flow(v6, sizeof(v6)), NFQB_FLOW_ACKED);
+	v6[6] = 17;
+	ck_assert_uint_gt(flow(v6, sizeof(v6)), NFQB_FLOW_ACKED);
+	ck_assert_uint_eq(flow(v6, 39), 0);
 }
 END_TEST
 
-/* One read: @nbulk packets of a bulk UDP flow, then @n of flow @sport;
- * @tcp: those are TCP. */
+/* One read at @now: @nbulk packets of a bulk UDP flow, then @n of flow
+ * @sport (@tcp: those are TCP), all in one datagram. */
 static void pace_read(struct nfqb_queue *q, unsigned int nbulk,
 		      uint16_t sport, unsigned int n, bool tcp, uint64_t now)
 {
 	static uint32_t id = 1;
-	unsigned int first = q->rx.nready, i;
+	static uint8_t dgram[64 * 128];
 	struct nfqb_packet *p[64];
+	size_t len = 0;
+	unsigned int i;
 	uint8_t ip[24];
 	struct nlb b;
 
@@ -565,14 +625,25 @@ static void pace_read(struct nfqb_queue *q, unsigned int nbulk,
 		nlb_pkt_hdr(&b, id++, 0x0800, 1);
 		nlb_attr(&b, 10, ip, sizeof(ip));
 		nlb_finish(&b);
-		ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
+		ck_assert_uint_le(len + b.len, sizeof(dgram));
+		memcpy(dgram + len, b.buf, b.len);
+		len += b.len;
 	}
-	nfqb_pace_note_read(q, nbulk + n, first, now);
+	if (len)
+		ck_assert_int_eq(nfqbt_rx_inject(q, dgram, len, 0, 0), 0);
+	ck_assert_uint_eq(q->rx.npkts, nbulk + n);
+	q->rx.read_ns = now;
+	nfqb_pace_note_read(q);
 	/* decided at once: the descriptors come back */
-	i = nfqb_ready_pop(&q->rx, p, 64);
+	i = nfqb_book_serve(q, 0, p, 64);
 	while (i)
 		ck_assert_int_eq(nfqb_verdict(p[--i], NFQB_ACCEPT), 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
+}
+
+static bool waiting(const struct nfqb_queue *q, uint64_t t)
+{
+	return t < q->pace.waiting_until;
 }
 
 /* A flow that comes alone in NFQB_PACE_LONE big reads in a row waits on
@@ -591,44 +662,44 @@ START_TEST(test_pace_waiting)
 	/* runs of a bulk flow: nothing waits */
 	for (i = 0; i < 20; i++)
 		pace_read(q, 8, 0, 0, false, t += 100000);
-	ck_assert(!nfqb_pace_waiting(&q->pace, t));
+	ck_assert(!waiting(q, t));
 	/* a flow alone in small reads: no evidence */
 	for (i = 0; i < 20; i++)
 		pace_read(q, 1, 2000, 1, false, t += 100000);
-	ck_assert(!nfqb_pace_waiting(&q->pace, t));
+	ck_assert(!waiting(q, t));
 	/* alone in big reads: the LONE-th appearance after the first shows */
 	for (i = 0; i < NFQB_PACE_LONE; i++) {
 		pace_read(q, 5, 3000, 1, false, t += 100000);
-		ck_assert(!nfqb_pace_waiting(&q->pace, t));
+		ck_assert(!waiting(q, t));
 	}
 	pace_read(q, 5, 3000, 1, false, t += 100000);
-	ck_assert(nfqb_pace_waiting(&q->pace, t));
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);
+	ck_assert(waiting(q, t));
+	ck_assert_uint_eq(pause_at(q, t), 0);
 	/* until the next read, however late (its packets may still be with
 	 * the application) */
-	ck_assert(nfqb_pace_waiting(&q->pace, t + 10 * NFQB_PACE_QUIET_NS));
+	ck_assert(waiting(q, t + 10 * NFQB_PACE_QUIET_NS));
 	/* then for the quiet time after it showed */
 	pace_read(q, 8, 0, 0, false, t += 1000);
-	ck_assert(nfqb_pace_waiting(&q->pace, t - 1000 + NFQB_PACE_QUIET_NS - 1));
-	ck_assert(!nfqb_pace_waiting(&q->pace, t - 1000 + NFQB_PACE_QUIET_NS));
+	ck_assert(waiting(q, t - 1000 + NFQB_PACE_QUIET_NS - 1));
+	ck_assert(!waiting(q, t - 1000 + NFQB_PACE_QUIET_NS));
 	/* it keeps showing while it stays alone, even in small reads */
 	pace_read(q, 0, 3000, 1, false, t += NFQB_PACE_QUIET_NS);
-	ck_assert(nfqb_pace_waiting(&q->pace, t));
+	ck_assert(waiting(q, t));
 	/* a run of it (that read still shows it: it came alone before); it
 	 * no longer waits after */
 	pace_read(q, 0, 3000, 2, false, t += 100000);
 	pace_read(q, 5, 3000, 1, false, t += NFQB_PACE_QUIET_NS);
-	ck_assert(!nfqb_pace_waiting(&q->pace, t));
+	ck_assert(!waiting(q, t));
 	/* forgotten after the memory time: counts from zero again */
 	pace_read(q, 5, 4000, 1, false, t += 100000);
 	for (i = 0; i < NFQB_PACE_LONE - 1; i++)
 		pace_read(q, 5, 4000, 1, false, t += 100000);
 	t += NFQB_PACE_MEMORY_NS + 1;
 	pace_read(q, 5, 4000, 1, false, t);
-	ck_assert(!nfqb_pace_waiting(&q->pace, t));
+	ck_assert(!waiting(q, t));
 	/* one TCP segment is enough */
 	pace_read(q, 0, 5000, 1, true, t += 100000);
-	ck_assert(nfqb_pace_waiting(&q->pace, t));
+	ck_assert(waiting(q, t));
 	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
 	ck_assert_uint_eq(st.linger_waiting, 4);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
