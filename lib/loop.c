@@ -156,7 +156,7 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 				return -1;
 			continue;
 		}
-		n = nfqb_rx_read(q, max);
+		n = nfqb_rx_read(q, q->rx.vlen);
 		nfqb_pace_note_read(q);
 		if (n < 0 && errno != EAGAIN && errno != ENOSPC)
 			return -1;
@@ -168,7 +168,7 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
  * the socket dry in the middle of a stream. Send what may not wait, and
  * pause if the linger says so, then read. 1: packets came, 0: none (no
  * pause, or the stream ended), -1 with errno. */
-int nfqb_loop_linger(struct nfqb_queue *q, unsigned int max)
+int nfqb_loop_linger(struct nfqb_queue *q)
 {
 	uint64_t now = nfqb_now_ns();
 	int r;
@@ -179,7 +179,7 @@ int nfqb_loop_linger(struct nfqb_queue *q, unsigned int max)
 	r = nfqb_pace_wait(q, NFQB_WAIT_PAUSE, now);
 	if (r <= 0)
 		return r;
-	r = nfqb_rx_read(q, max);
+	r = nfqb_rx_read(q, q->rx.vlen);
 	nfqb_pace_note_read(q);
 	if (r < 0 && errno != EAGAIN && errno != ENOSPC)
 		return -1;

@@ -41,6 +41,6 @@ int nfqb_loop_run_timers(struct nfqb_queue *q, uint64_t now);
 /* The pool's queue per worker found the socket dry mid-stream: send what
  * may not wait, pause if the linger says so (nfqb_queue_set_linger()),
  * read. 1: packets came, 0: none, -1 with errno. */
-int nfqb_loop_linger(struct nfqb_queue *q, unsigned int max);
+int nfqb_loop_linger(struct nfqb_queue *q);
 
 #endif /* NFQB_LOOP_H */

@@ -113,11 +113,15 @@ static void note_rate(struct nfqb_pace *pc, unsigned int n, uint64_t now)
 	pc->last_read_ns = now;
 }
 
-/* A pause of @ns brought @got datagrams: nothing ends the stream. If the
- * stream brought under a quarter of what its pace before promised, it
+/* A pause of @ns (asked for: we may have slept longer) brought @got
+ * datagrams. Nothing ends the stream; but the decisions went out before
+ * it, so an empty pause stretched nobody's round trip. If the stream
+ * brought some, but under a quarter of what its pace before promised, it
  * slowed down because we paused (its sender waits on us: request/response,
  * TCP's acknowledgements), and pausing again would only stretch its round
- * trips: no pause for a while, longer each time it shows again. */
+ * trips: no pause for a while, longer each time it shows again. A read
+ * that filled its vector brought at least that much, maybe more: it shows
+ * no slowing down. */
 static void paused(struct nfqb_queue *q, uint64_t ns, unsigned int got,
 		   uint64_t now)
 {
@@ -126,10 +130,10 @@ static void paused(struct nfqb_queue *q, uint64_t ns, unsigned int got,
 
 	if (!got)
 		pc->streaming = false;
-	if (q->conf.linger_fixed || !pc->gap_ns)
+	if (!got || q->conf.linger_fixed || !pc->gap_ns)
 		return;
 	promised = ns / pc->gap_ns;
-	if (got && (uint64_t)got * 4 >= promised) {
+	if (q->rx.last_full || (uint64_t)got * 4 >= promised) {
 		pc->backoff_ns = 0;
 		return;
 	}
@@ -147,7 +151,7 @@ void nfqb_pace_note_read(struct nfqb_queue *q)
 	uint64_t now = q->rx.read_ns;
 
 	if (pc->paused_at) {
-		paused(q, now > pc->paused_at ? now - pc->paused_at : 0, n, now);
+		paused(q, pc->pause_ns, n, now);
 		pc->paused_at = 0;
 	}
 	if (!n)
@@ -261,6 +265,7 @@ static int plan_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now,
 	if (*ns) {
 		nfqb_stat_inc(q, linger_pauses);
 		q->pace.paused_at = now;
+		q->pace.pause_ns = *ns;
 		return PAUSE_READ;
 	}
 	return how == NFQB_WAIT_PAUSE ? LOOK_AGAIN : SLEEP;

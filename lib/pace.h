@@ -55,6 +55,7 @@ struct nfqb_pace {
 	uint64_t backoff_ns;
 	uint64_t paused_at;	/* a pause began then; the next read tells
 				 * what it brought (0: none) */
+	uint64_t pause_ns;	/* ... how long it was to be */
 	uint64_t starved_at;	/* no free buffer since then (0: there is) */
 	/* flows that wait on us */
 	uint32_t round;		/* reads so far */

@@ -109,7 +109,7 @@ static bool qpw_idle(struct pool_thread *t, struct nfqb_queue *q)
 		int r;
 
 		pool_rcu_offline(t);
-		r = nfqb_loop_linger(q, POOL_VEC);
+		r = nfqb_loop_linger(q);
 		pool_rcu_online();
 		if (r < 0 && !pool_transient(errno)) {
 			pool_thread_fail(t, errno);

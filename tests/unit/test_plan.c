@@ -503,17 +503,28 @@ START_TEST(test_linger_policy)
 	/* a pause that brings what the pace promised: keep pausing */
 	read_at(q, 32, t += ns);
 	ck_assert_uint_eq(pause_at(q, t), ns);
-	/* one that brings under a quarter: the stream waits on us, no pause
-	 * for 10 ms, then 20 ms after the next such pause */
+	/* one that brings some, under a quarter: the stream waits on us, no
+	 * pause for 10 ms, then 20 ms after the next such pause */
 	read_at(q, 7, t += ns);
 	ck_assert_uint_eq(pause_at(q, t + 9999999), 0);
 	t += 10000000;
 	ck_assert_uint_gt(ns = pause_at(q, t), 0);
-	/* that one brings nothing: the stream ended, longer quiet */
-	read_at(q, 0, t += ns);
-	ck_assert(!q->pace.streaming);
+	read_at(q, 7, t += ns);
 	ck_assert_uint_eq(pause_at(q, t + 19999999), 0);
 	t += 20000000;
+	/* one that brings nothing ends the stream; it stretched nobody (the
+	 * decisions went out before it): no quiet time */
+	ck_assert_uint_gt(ns = pause_at(q, t), 0);
+	read_at(q, 0, t += ns);
+	ck_assert(!q->pace.streaming);
+	ck_assert_uint_gt(ns = pause_at(q, t), 0);
+	/* one we overslept: the pace promised for the pause asked for */
+	read_at(q, 10, t += 10 * ns);
+	ck_assert_uint_gt(ns = pause_at(q, t), 0);
+	/* one whose read filled its vector brought at least that much */
+	q->rx.last_full = true;
+	read_at(q, 1, t += ns);
+	q->rx.last_full = false;
 	ck_assert_uint_gt(ns = pause_at(q, t), 0);
 	read_at(q, 64, t += ns);
 	/* a sparse stream: capped at 200 us */
