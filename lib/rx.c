@@ -5,9 +5,9 @@
  * every length by us), each message read into what the book needs to know
  * of it: a packet parsed into the next free descriptor, or, for one that
  * cannot be handed out, its id (it gets the default verdict by id) or the
- * fact that its id is unreadable (a gap). Error replies are matched to the
- * configuration request waiting for its acknowledgement, or counted (a
- * refused verdict stops batching). Nothing is sent here.
+ * fact that its id is unreadable (a gap). Answers to configuration
+ * requests are kept for cfg.c, errors about verdicts counted (a refused
+ * verdict stops batching). Nothing is sent here.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -49,13 +49,11 @@ static void read_error(struct nfqb_queue *q, const struct nlmsghdr *nlh,
 	seq = e->msg.nlmsg_seq;
 	type = e->msg.nlmsg_type & 0xff;
 	if (type == NFQNL_MSG_CONFIG) {
-		/* the first answer to the request waiting (not a late or a
-		 * repeated acknowledgement) */
-		if (nfqb_cfg_waiting(&q->cfg, seq) &&
-		    rx->ack_for != q->cfg.first_seq) {
-			rx->ack_for = q->cfg.first_seq;
-			rx->ack_err = -e->error;
-		}
+		if (rx->nacks < NFQB_RX_ACKS)
+			rx->acks[rx->nacks++] = (struct nfqb_rx_ack){
+				.seq = seq, .err = -e->error };
+		else
+			rx->overflows++;	/* cfg.c may miss its own */
 		return;
 	}
 	if (e->error == 0)
@@ -198,7 +196,7 @@ int nfqb_rx_read(struct nfqb_queue *q, unsigned int want)
 	unsigned int i, n = rx_prepare(q, want);
 	int r, err;
 
-	rx->got = rx->npkts = rx->nflows = 0;
+	rx->got = rx->npkts = rx->nflows = rx->nacks = 0;
 	rx->nbytes = 0;
 	rx->want_flows = !q->conf.linger_fixed && q->conf.linger_us;
 	r = n ? nfqb_sys_recvmmsg(q->sk.fd, rx->mmsg, n) : -1;

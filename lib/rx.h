@@ -17,6 +17,8 @@
 
 #define NFQB_RECV_VLEN		64
 
+/* Answers to configuration requests a read keeps, at most. */
+#define NFQB_RX_ACKS		16
 /* The flows of a read's packets noted for pace.c, at most. */
 #define NFQB_RX_FLOWS		(2 * NFQB_RECV_VLEN)
 
@@ -42,10 +44,14 @@ struct nfqb_rx {
 	/* verdicts the kernel refused with EPERM (no CAP_NET_ADMIN): loop.c
 	 * reports each once */
 	uint32_t refusals;
-	/* acknowledgements of configuration requests (cfg.c asks) */
-	uint32_t ack_for;	/* first seq of the request answered */
-	int ack_err;		/* the kernel's errno in that answer */
-	uint32_t overflows;	/* ENOBUFS: an acknowledgement may be lost */
+	/* answers to configuration requests the last read brought: cfg.c
+	 * matches them to its request */
+	struct nfqb_rx_ack {
+		uint32_t seq;
+		int err;	/* the kernel's errno, 0: done */
+	} acks[NFQB_RX_ACKS];
+	unsigned int nacks;
+	uint32_t overflows;	/* ENOBUFS: an answer may be lost */
 };
 
 /* Scratch for the reads; 0 or -1 (ENOMEM). */
