@@ -30,8 +30,11 @@
 # sets build parallelism; CI=true makes a skipped test count as failed;
 # NFQB_NO_KERNEL=1 skips stage 7 (counted as a skip), except in CI, where
 # it always runs. NFQB_LIBDAQ_TARBALL names libdaq's tarball for stage 9
-# (default ../shared/third_party/libdaq-3.0.25.tar.gz beside the clone;
-# without it the stage is a skip, a failure in CI). The kernel image is cached outside the clone
+# (default: what tests/find-third-party.sh finds, in NFQB_THIRD_PARTY_DIR,
+# in its cache outside the clone, or as shared/third_party/ beside the
+# clone, its parents or its local git origin; without it the stage is a
+# skip, a failure in CI). The whole run works from a clone at any path
+# (/tmp, /root included). The kernel image is cached outside the clone
 # (NFQB_KERNEL_CACHE, default /var/cache/nfqb-kernel, keyed by a hash of
 # its inputs): only the first run on a machine builds it (6.12, about
 # 6 min at -j2 on a quiet 2-core machine); the guest suite itself takes
@@ -252,7 +255,7 @@ daq_check() {
 	local name=daq dir="$top/build-daq" prefix tarball
 	tarball=$("$top/tests/daq/find-tarball.sh" || true)
 	if [ ! -f "$tarball" ]; then
-		banner "daq: skipped, no libdaq tarball at $tarball (NFQB_LIBDAQ_TARBALL)"
+		banner "daq: skipped, no libdaq tarball (tests/find-third-party.sh; NFQB_LIBDAQ_TARBALL, NFQB_THIRD_PARTY_DIR)"
 		daq_skip=1
 		return 0
 	fi

@@ -9,8 +9,9 @@
 #   tests/daq/build-libdaq.sh PREFIX [TARBALL]
 #
 # TARBALL defaults to what tests/daq/find-tarball.sh finds:
-# $NFQB_LIBDAQ_TARBALL, or shared/third_party/libdaq-3.0.25.tar.gz beside
-# the clone or one of its parents.  A PREFIX
+# $NFQB_LIBDAQ_TARBALL, or libdaq-3.0.25.tar.gz where
+# tests/find-third-party.sh looks (beside the clone, its parents or its
+# local git origin, or in the cache outside the clone).  A PREFIX
 # that already holds a complete build of the same tarball is reused
 # (PREFIX/.tarball-sha256).  Needs autoconf, automake, libtool, libmnl-dev.
 # NFQB_JOBS sets the build parallelism (default: nproc).
@@ -22,7 +23,7 @@ tarball=${2:-$("$top/tests/daq/find-tarball.sh" || true)}
 jobs=${NFQB_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 if [ ! -f "$tarball" ]; then
-	echo "build-libdaq: no tarball at $tarball (set NFQB_LIBDAQ_TARBALL)" >&2
+	echo "build-libdaq: no tarball at $tarball (set NFQB_LIBDAQ_TARBALL or NFQB_THIRD_PARTY_DIR)" >&2
 	exit 1
 fi
 mkdir -p "$prefix"

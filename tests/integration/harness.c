@@ -3,7 +3,9 @@
  * Integration test harness; see harness.h for how cleanup is guaranteed.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/netlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -693,8 +695,18 @@ int nfqbt_decide_drop(struct nfqb_packet *p, uint32_t seq, void *data)
 	return 0;
 }
 
+/* The process that runs the suite (the tests are its children). */
+static pid_t suite_pid;
+
+/* Where nfqbt_ips_staged() puts its copy, for the suite of @pid. */
+static void staged_dir(char *dir, size_t size, pid_t pid)
+{
+	snprintf(dir, size, "/run/nfqbt-stage.%d", (int)pid);
+}
+
 int nfqbt_run_suite(const char *name, Suite *s)
 {
+	char dir[64];
 	SRunner *sr;
 	int failed;
 
@@ -703,12 +715,38 @@ int nfqbt_run_suite(const char *name, Suite *s)
 			"iptables)\n", name);
 		return getenv("CI") ? 1 : 77;
 	}
+	suite_pid = getpid();
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_FORK);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	/* what nfqbt_ips_staged() made for the tests */
+	staged_dir(dir, sizeof(dir), suite_pid);
+	nfqbt_rm_rf(dir);
 	return failed ? 1 : 0;
+}
+
+void nfqbt_rm_rf(const char *dir)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			nfqbt_rm_rf(path);
+		else
+			unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
 }
 
 int nfqbt_decide_mark(struct nfqb_packet *p, uint32_t seq, void *data)
@@ -754,6 +792,160 @@ bool nfqbt_find_ips(char *path, size_t size)
 		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/..");
 	}
 	return false;
+}
+
+/* Copy @src to @dst (created with @mode, replaced if there); ck_assert on
+ * failure. */
+static void copy_file(const char *src, const char *dst, mode_t mode)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out;
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	ck_assert_msg(in >= 0, "%s: %s", src, strerror(errno));
+	unlink(dst);
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	ck_assert_msg(out >= 0, "%s: %s", dst, strerror(errno));
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_msg(write(out, buf, n) == n, "%s: %s", dst,
+			      strerror(errno));
+	ck_assert_msg(n == 0, "%s: %s", src, strerror(errno));
+	close(in);
+	ck_assert_msg(close(out) == 0, "%s: %s", dst, strerror(errno));
+	ck_assert(chmod(dst, mode) == 0);
+}
+
+static bool is_elf(const char *path)
+{
+	char magic[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool elf;
+
+	if (fd < 0)
+		return false;
+	elf = read(fd, magic, 4) == 4 && !memcmp(magic, "\177ELF", 4);
+	close(fd);
+	return elf;
+}
+
+void nfqbt_stage_program(const char *prog, const char *builddir,
+			 const char *dir, char *exe, size_t size)
+{
+	char elf[PATH_MAX], top[PATH_MAX], path[PATH_MAX + 64];
+	char line[PATH_MAX + 128], *base, *name, *lib, *end;
+	char tmp[PATH_MAX], env[PATH_MAX + 64];
+	int pfd[2], status, copied = 0;
+	const char *old;
+	size_t toplen;
+	FILE *f;
+	pid_t pid;
+
+	/* the program itself: a libtool wrapper script runs .libs/NAME */
+	snprintf(elf, sizeof(elf), "%s", prog);
+	if (!is_elf(elf)) {
+		snprintf(tmp, sizeof(tmp), "%s", prog);
+		base = basename(tmp);
+		snprintf(path, sizeof(path), "%s", prog);
+		snprintf(elf, sizeof(elf), "%s/.libs/%s", dirname(path), base);
+	}
+	ck_assert_msg(is_elf(elf), "%s: not a program, nor a libtool wrapper "
+		      "of one (%s)", prog, elf);
+	ck_assert_msg(realpath(builddir, top), "%s: %s", builddir,
+		      strerror(errno));
+	toplen = strlen(top);
+
+	snprintf(path, sizeof(path), "%s/bin", dir);
+	ck_assert_msg(mkdir(path, 0755) == 0 || errno == EEXIST, "%s: %s",
+		      path, strerror(errno));
+	snprintf(path, sizeof(path), "%s/lib", dir);
+	ck_assert_msg(mkdir(path, 0755) == 0 || errno == EEXIST, "%s: %s",
+		      path, strerror(errno));
+	snprintf(tmp, sizeof(tmp), "%s", prog);
+	ck_assert_msg((size_t)snprintf(exe, size, "%s/bin/%s", dir,
+				       basename(tmp)) < size, "%s: too long",
+		      dir);
+	copy_file(elf, exe, 0755);
+
+	/* its libraries from the build tree, as its libtool wrapper finds
+	 * them (LD_LIBRARY_PATH=BUILDDIR/lib/.libs): ldd's lines
+	 * "\tSONAME => PATH (ADDRESS)" */
+	old = getenv("LD_LIBRARY_PATH");
+	snprintf(env, sizeof(env), "LD_LIBRARY_PATH=%s/lib/.libs%s%s", top,
+		 old && *old ? ":" : "", old ? old : "");
+	ck_assert(pipe2(pfd, O_CLOEXEC) == 0);
+	fflush(NULL);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		char *const argv[] = { "ldd", elf, NULL };
+		char *const envp[] = { env, "PATH=/usr/bin:/bin", NULL };
+
+		dup2(pfd[1], 1);
+		execve("/usr/bin/ldd", argv, envp);
+		_exit(127);
+	}
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	ck_assert(f);
+	while (fgets(line, sizeof(line), f)) {
+		name = line + strspn(line, " \t");
+		end = strstr(name, " => ");
+		if (!end)
+			continue;
+		*end = 0;
+		lib = end + 4;
+		end = strstr(lib, " (");
+		if (end)
+			*end = 0;
+		lib[strcspn(lib, "\n")] = 0;
+		/* not found, or not from the build tree */
+		if (strncmp(lib, top, toplen) || lib[toplen] != '/')
+			continue;
+		snprintf(path, sizeof(path), "%s/lib/%s", dir, name);
+		copy_file(lib, path, 0644);
+		copied++;
+	}
+	fclose(f);
+	ck_assert(waitpid(pid, &status, 0) == pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "ldd %s failed", elf);
+	ck_assert_msg(copied > 0, "ldd %s: no library of the build tree %s",
+		      elf, top);
+}
+
+void nfqbt_stage_ips(const char *dir, char *exe, size_t size)
+{
+	char ips[PATH_MAX], top[PATH_MAX];
+
+	ck_assert_msg(nfqbt_find_ips(ips, sizeof(ips)), "examples/ips/nfqb-ips "
+		      "not found above this program");
+	/* BUILDDIR/examples/ips/nfqb-ips */
+	snprintf(top, sizeof(top), "%s", ips);
+	nfqbt_stage_program(ips, dirname(dirname(dirname(top))), dir, exe,
+			    size);
+}
+
+void nfqbt_ips_staged(char *exe, size_t size)
+{
+	char dir[64], env[PATH_MAX + 128];
+	const char *old = getenv("LD_LIBRARY_PATH");
+	struct stat st;
+
+	staged_dir(dir, sizeof(dir), suite_pid ? suite_pid : getpid());
+	ck_assert_msg((size_t)snprintf(exe, size, "%s/bin/nfqb-ips", dir) <
+		      size, "%s: too long", dir);
+	if (stat(exe, &st) != 0) {	/* else staged by an earlier test */
+		ck_assert_msg(mkdir(dir, 0755) == 0 || errno == EEXIST,
+			      "%s: %s", dir, strerror(errno));
+		ck_assert(chmod(dir, 0755) == 0);
+		nfqbt_stage_ips(dir, exe, size);
+	}
+	/* for the programs this test starts from now on */
+	ck_assert((size_t)snprintf(env, sizeof(env), "%s/lib%s%s", dir,
+				   old && *old ? ":" : "", old ? old : "") <
+		  sizeof(env));
+	setenv("LD_LIBRARY_PATH", env, 1);
 }
 
 bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,

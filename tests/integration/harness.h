@@ -270,6 +270,34 @@ void nfqbt_ips_rules(char *tmpl, const char *fmt, ...)
  * program: its path in @path, false if not found. */
 bool nfqbt_find_ips(char *path, size_t size);
 
+/* Make a program of the build tree runnable where a sandboxed service or
+ * another mount namespace can see it, whatever the path of the build tree
+ * (systemd's PrivateTmp= hides /tmp and /var/tmp, ProtectHome= /home,
+ * /root and /run/user): copy @prog (an executable, or the libtool wrapper
+ * script of one) to @dir/bin/, and the shared libraries it loads from the
+ * build tree @builddir (found as its wrapper finds them, in
+ * @builddir/lib/.libs) to @dir/lib/. Run the copy, whose path is put in
+ * @exe, with LD_LIBRARY_PATH=@dir/lib. ck_assert on failure. */
+void nfqbt_stage_program(const char *prog, const char *builddir,
+			 const char *dir, char *exe, size_t size);
+
+/* nfqbt_stage_program() of this build tree's examples/ips/nfqb-ips
+ * (nfqbt_find_ips()). */
+void nfqbt_stage_ips(const char *dir, char *exe, size_t size);
+
+/* This build's nfqb-ips staged (nfqbt_stage_ips()) once per test program
+ * in /run/nfqbt-stage.PID (PID: the process running the suite, which
+ * removes it after the suite), readable by every user: for a test that
+ * runs it as another user (--user nobody: its upgrade re-executes it and
+ * loads the library again, which a build tree under /root, mode 0700,
+ * hides from nobody) or in another mount namespace. Its path in @exe;
+ * puts /run/nfqbt-stage.PID/lib first in LD_LIBRARY_PATH, for the
+ * programs the calling test starts. Call it before creating threads. */
+void nfqbt_ips_staged(char *exe, size_t size);
+
+/* rm -rf @dir (bounded by the tree's depth; no symbolic link followed). */
+void nfqbt_rm_rf(const char *dir);
+
 /* Wait until *@counter >= @n; false on timeout. */
 bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,
 		      unsigned int timeout_ms);
