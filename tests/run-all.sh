@@ -225,8 +225,12 @@ else
 	[ "${NFQB_NO_KERNEL:-0}" = 1 ] &&
 		echo "run-all: CI=true: NFQB_NO_KERNEL=1 ignored, the kernel check runs"
 	banner "kernel: make -C build-werror check-kernel"
+	# the whole output is also kept, so that the summary can name the
+	# guest tests that failed (a CI log may show only its end)
+	kernel_out=$top/build-werror/check-kernel.out
 	if [ -f "$top/build-werror/config.status" ] &&
-	   make -C "$top/build-werror" check-kernel; then
+	   make -C "$top/build-werror" check-kernel 2>&1 | tee "$kernel_out" &&
+	   [ "${PIPESTATUS[0]}" -eq 0 ]; then
 		kernel_pass=1
 	else
 		kernel_fail=1
@@ -380,7 +384,11 @@ fi
 [ "$install_fail" -eq 0 ] || echo "run-all: the install check failed"
 [ "$abi_fail" -eq 0 ] || echo "run-all: the ABI check failed (tests/check-abi.sh)"
 [ "$deb_fail" -eq 0 ] || echo "run-all: the Debian package check failed"
-[ "$kernel_fail" -eq 0 ] || echo "run-all: the kernel check (make check-kernel) failed"
+if [ "$kernel_fail" -ne 0 ]; then
+	echo "run-all: the kernel check (make check-kernel) failed; its tests and failures:"
+	grep -E '^=== (RUN|PASS|FAIL)|FAIL|run-qemu.sh:|check.sh:|build.sh:' \
+		"${kernel_out:-/dev/null}" 2>/dev/null | grep -v '^=== RUN' | tail -60
+fi
 [ "$fuzz_fail" -eq 0 ] || echo "run-all: the fuzz targets failed (tests/fuzz/run.sh, build-fuzz/)"
 [ "$total_fail" -eq 0 ] || ok=0
 [ "$total_pass" -gt 0 ] || ok=0
