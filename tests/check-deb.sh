@@ -18,6 +18,10 @@
 #     (pkg-config), check that it binds to the versioned symbols and run it
 #     with LD_LIBRARY_PATH: nfqb_version() must equal the package version.
 #     The unpacked tools must run too (--help).
+#  7. python3-nfq-batch: the unpacked nfqb imports with the unpacked
+#     library, and (as root) an unchanged python-netfilterqueue program
+#     runs on it through the shim in a private network namespace, its
+#     packets checked at a receiver.
 #
 # NFQB_KEEP=1 keeps the scratch directory (printed at the end).  Ends with
 # "N passed, N failed" and exits non-zero on any failure.
@@ -112,7 +116,8 @@ ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 deb_lib=$work/src/libnfq-batch0_${version}_${arch}.deb
 deb_dev=$work/src/libnfq-batch-dev_${version}_${arch}.deb
 deb_tools=$work/src/libnfq-batch-tools_${version}_${arch}.deb
-for d in "$deb_lib" "$deb_dev" "$deb_tools"; do
+deb_py=$work/src/python3-nfq-batch_${version}_${arch}.deb
+for d in "$deb_lib" "$deb_dev" "$deb_tools" "$deb_py"; do
 	[ -f "$d" ] || die "not built: ${d##*/}"
 done
 echo "check-deb: built:"
@@ -177,17 +182,33 @@ expect "$deb_dev" /usr/include/libnfq-batch/libnfq-batch.h \
 	/usr/include/libnfq-batch/pool.h "$L/libnfq-batch.so" \
 	"$L/pkgconfig/libnfq-batch.pc" "$@"
 refuse "$deb_dev" "$L/libnfq-batch.so.0.*" '.*\.la' '.*\.a' '/usr/bin/.*' \
-	'/usr/share/man/man8/.*'
+	'/usr/share/man/man8/.*' '/usr/share/man/man3/nfqb-python.*' \
+	'/usr/lib/python3/.*'
 expect "$deb_tools" /usr/bin/nfqb-stat /usr/bin/nfqb-verdict /usr/bin/nfqb-bench \
 	/usr/share/man/man8/nfqb-stat.8.gz /usr/share/man/man8/nfqb-verdict.8.gz \
 	/usr/share/man/man8/nfqb-bench.8.gz
 refuse "$deb_tools" "$L/.*" '/usr/include/.*' '/usr/share/man/man3/.*'
+P=/usr/lib/python3/dist-packages/nfqb
+expect "$deb_py" $P/__init__.py $P/netfilterqueue.py $P/aio.py $P/shim.py \
+	$P/_protocols.py $P/_nfqb.pyi $P/py.typed \
+	$P/_shim/netfilterqueue/__init__.py "$P/_nfqb\.cpython-.*\.so" \
+	/usr/share/man/man3/nfqb-python.3.gz
+refuse "$deb_py" "$L/.*" '.*\.la' '/usr/include/.*' '/usr/bin/.*' \
+	'/usr/share/man/man3/nfqb_.*' '/usr/share/man/man3/libnfq-batch.*'
 
 # Dependencies as debian/control promises them.
 dep_dev=$(dpkg-deb -f "$deb_dev" Depends)
 case $dep_dev in
 *"libnfq-batch0 (= $version)"*libmnl-dev*liburcu-dev*) ok "libnfq-batch-dev Depends: $dep_dev" ;;
 *) bad "libnfq-batch-dev Depends: $dep_dev" ;;
+esac
+dep_py=$(dpkg-deb -f "$deb_py" Depends)
+case $dep_py in
+*python3*) case $dep_py in
+	*libnfq-batch0*) ok "python3-nfq-batch Depends: $dep_py" ;;
+	*) bad "python3-nfq-batch Depends: $dep_py (no libnfq-batch0)" ;;
+	esac ;;
+*) bad "python3-nfq-batch Depends: $dep_py (no python3)" ;;
 esac
 dep_tools=$(dpkg-deb -f "$deb_tools" Depends)
 case $dep_tools in
@@ -278,6 +299,38 @@ for t in nfqb-stat nfqb-verdict nfqb-bench; do
 		bad "unpacked $t --help"
 	fi
 done
+
+# --- 7. the Python binding ----------------------------------------------
+dpkg-deb -x "$deb_py" "$root"
+pydir=$root/usr/lib/python3/dist-packages
+if out=$(cd / && PYTHONPATH=$pydir LD_LIBRARY_PATH=$root$L python3 -c \
+	'import nfqb, nfqb.netfilterqueue, nfqb.aio, nfqb.shim; print(nfqb.__file__, nfqb.library_version())'); then
+	case $out in
+	"$pydir/nfqb/__init__.py $uversion") ok "unpacked nfqb imports: $out" ;;
+	*) bad "unpacked nfqb: $out (expected $pydir/nfqb/__init__.py $uversion)" ;;
+	esac
+else
+	bad "the unpacked nfqb does not import"
+fi
+ext=$(ls "$pydir"/nfqb/_nfqb.cpython-*.so 2>/dev/null | head -n 1)
+lddout=
+[ -z "$ext" ] || lddout=$(LD_LIBRARY_PATH=$root$L ldd "$ext" 2>&1) || true
+# a here-string, not a pipe (see above: ldd | grep -q failed once so)
+if [ -n "$ext" ] && grep -qF "$root$L/libnfq-batch.so.0" <<<"$lddout"; then
+	ok "the extension loads libnfq-batch.so.0 from the unpacked package"
+else
+	bad "the extension ${ext:-(missing)} does not load the unpacked library: $(grep -F libnfq-batch <<<"$lddout" || echo "$lddout")"
+fi
+if [ "$(id -u)" -eq 0 ] && command -v iptables >/dev/null 2>&1; then
+	if "$src/python/tests/smoke-shim.sh" python3 PYTHONPATH="$pydir" \
+		LD_LIBRARY_PATH="$root$L"; then
+		ok "the unpacked nfqb runs an unchanged python-netfilterqueue program (shim): 3 packets marked and accepted"
+	else
+		bad "the unpacked nfqb on packets (python/tests/smoke-shim.sh, above)"
+	fi
+else
+	echo "check-deb: not root: the unpacked nfqb is not run on packets"
+fi
 
 echo "$pass passed, $failn failed"
 [ "$failn" -eq 0 ]

@@ -14,12 +14,18 @@ set -euo pipefail
 # compilers) and runs daqtest in a namespace with nsenter (util-linux).
 # systemd: tests/integration/test_systemd runs nfqb-ips.service under a
 # systemd user manager (/lib/systemd/systemd; PID 1 need not be systemd).
+# The Python binding (python/): python3-dev builds it; python3-pytest and
+# python3-scapy run its tests; python3-venv, python3-setuptools and
+# python3-wheel its offline pip check; cython3 builds python-netfilterqueue
+# for its benchmark; dh-python its Debian package.
 PKGS=(build-essential autoconf automake libtool pkg-config
       libmnl-dev liburcu-dev check libnetfilter-queue-dev
       iptables iproute2 kmod iperf3 gnuplot-nox
       abigail-tools gcc-multilib
       libmnl-dev:i386 liburcu-dev:i386 check:i386
-      libnetfilter-queue-dev:i386 util-linux systemd)
+      libnetfilter-queue-dev:i386 util-linux systemd
+      python3-dev python3-pytest python3-scapy python3-venv
+      python3-setuptools python3-wheel cython3 dh-python)
 
 if [ "${NFQB_NO_APT:-0}" = 1 ]; then
 	echo "deps: NFQB_NO_APT=1, not installing packages"

@@ -22,6 +22,13 @@
 #      prefix (tests/daq/build-libdaq.sh), libnfq-batch configured
 #      --with-daq=yes against it, and tests/daq/test-daq.sh: libdaq's
 #      daqtest driving the stock nfq module and our daq_nfqb (about 2 min)
+#  10. the Python binding (python/): its pytest suite runs in stages 1
+#      and 2 (python/tests/run.sh in make check; under ASan in stage 2) and
+#      its package in stage 6; here python/check-pip.sh (pip installs it
+#      offline into fresh venvs, and it works) and a short run of the
+#      benchmark against python-netfilterqueue 1.1.0 (built from its
+#      tarball with cython3, like libdaq's: a skip without it, a failure
+#      in CI), about 2.5 min
 # Run as root on Debian 12 (integration tests use network namespaces,
 # iptables and nfnetlink_queue).  Exits non-zero if anything failed; the
 # last line is "N passed, N failed".
@@ -316,6 +323,39 @@ daq_check() {
 }
 daq_check || ok=0
 
+# 10. The Python binding: pip, offline, into fresh venvs (two tests
+# counted), and the benchmark against python-netfilterqueue (one run of
+# each consumer: it fails only if a run fails or loses packets).
+py_pass=0
+py_fail=0
+py_skip=0
+banner "python: python/check-pip.sh"
+if "$top/python/check-pip.sh"; then
+	py_pass=$((py_pass + 1))
+else
+	py_fail=$((py_fail + 1))
+	ok=0
+fi
+if [ -f "$top/build-werror/python/stage/.stamp" ]; then
+	banner "python: make -C build-werror bench-python (short)"
+	rc=0
+	pynfq=$("$top/python/bench/build-pynfq.sh") || rc=$?
+	if [ "$rc" -eq 77 ]; then
+		banner "python: benchmark skipped: no python-netfilterqueue-1.1.0.tar.gz (NFQB_PYNFQ_TARBALL)"
+		py_skip=1
+	elif [ "$rc" -ne 0 ]; then
+		stage_failed "python: building python-netfilterqueue for the benchmark"
+	elif make -C "$top/build-werror" bench-python \
+		NFQB_PYBENCH_ARGS="--mode stream --sizes 64 -n 20000 -r 1 --no-syscount"; then
+		py_pass=$((py_pass + 1))
+	else
+		py_fail=$((py_fail + 1))
+		ok=0
+	fi
+else
+	stage_failed "python: build-werror has no Python binding (python3-dev missing?)"
+fi
+
 # --- Counting ---------------------------------------------------------------
 # Per test program (one .trs each): its Check test cases when its log holds
 # Check summaries ("NN%: Checks: C, Failures: F, Errors: E"), otherwise the
@@ -368,9 +408,9 @@ for r in "${runs[@]}"; do
 	total_skip=$((total_skip + s))
 done
 
-total_pass=$((total_pass + install_pass + abi_pass + deb_pass + kernel_pass + fuzz_pass + soak_pass))
-total_fail=$((total_fail + install_fail + abi_fail + deb_fail + kernel_fail + fuzz_fail + soak_fail + stage_failures))
-total_skip=$((total_skip + kernel_skip + daq_skip))
+total_pass=$((total_pass + install_pass + abi_pass + deb_pass + kernel_pass + fuzz_pass + soak_pass + py_pass))
+total_fail=$((total_fail + install_fail + abi_fail + deb_fail + kernel_fail + fuzz_fail + soak_fail + py_fail + stage_failures))
+total_skip=$((total_skip + kernel_skip + daq_skip + py_skip))
 if [ "$total_skip" -gt 0 ]; then
 	if [ "${CI:-}" = true ]; then
 		echo "run-all: $total_skip test program(s) skipped; in CI a skip is a failure"
@@ -390,6 +430,7 @@ if [ "$kernel_fail" -ne 0 ]; then
 		"${kernel_out:-/dev/null}" 2>/dev/null | grep -v '^=== RUN' | tail -60
 fi
 [ "$fuzz_fail" -eq 0 ] || echo "run-all: the fuzz targets failed (tests/fuzz/run.sh, build-fuzz/)"
+[ "$py_fail" -eq 0 ] || echo "run-all: the Python binding's pip check or benchmark failed (stage 10)"
 [ "$total_fail" -eq 0 ] || ok=0
 [ "$total_pass" -gt 0 ] || ok=0
 echo "$total_pass passed, $total_fail failed"

@@ -14,7 +14,9 @@ utils_nfqb_bench_SOURCES = \
 	utils/nfqb-bench-ping.c \
 	utils/nfqb-bench-report.c \
 	utils/nfqb-bench-plot.c \
-	utils/nfqb-bench-daq.c
+	utils/nfqb-bench-daq.c \
+	utils/nfqb-bench-child.c \
+	utils/nfqb-bench-py.c
 utils_nfqb_bench_CFLAGS = $(AM_CFLAGS) $(NFQ_CFLAGS) $(LIBMNL_CFLAGS)
 if BUILD_DAQ_MODULE
 # the daqtest consumers: where daqtest and the modules are

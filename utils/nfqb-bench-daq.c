@@ -59,13 +59,6 @@
 #define NFQB_LIB_BUILD_DIR ""
 #endif
 
-static const char *env_or(const char *name, const char *def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : def;
-}
-
 static bool file_in(const char *dir, const char *name)
 {
 	char path[4096];
@@ -74,30 +67,6 @@ static bool file_in(const char *dir, const char *name)
 		return false;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return access(path, R_OK) == 0;
-}
-
-static bool queue_bound(unsigned int num)
-{
-	char line[256];
-	unsigned int q;
-	bool found = false;
-	FILE *f;
-
-	f = fopen("/proc/net/netfilter/nfnetlink_queue", "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%u", &q) == 1 && q == num)
-			found = true;
-	fclose(f);
-	return found;
-}
-
-static uint64_t num_after(const char *text, const char *key)
-{
-	const char *p = strstr(text, key);
-
-	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
 /* daqtest's statistics, and daq_nfqb's counters (debug), into @c */
@@ -112,21 +81,21 @@ static void read_output(int fd, bool ours, struct bench_cons *c)
 	if (n <= 0)
 		return;
 	buf[n] = '\0';
-	c->packets = num_after(buf, "Packets Received:");
+	c->packets = bench_num_after(buf, "Packets Received:");
 	if (!ours || !strstr(buf, "daq_nfqb: queue"))
 		return;
-	c->recv_calls = num_after(buf, " recv_calls ");
-	c->send_calls = num_after(buf, " send_calls ");
-	c->verdict_msgs = num_after(buf, " verdict_msgs ");
-	c->batch_msgs = num_after(buf, " batch_msgs ");
-	c->enobufs = num_after(buf, " enobufs ");
+	c->recv_calls = bench_num_after(buf, " recv_calls ");
+	c->send_calls = bench_num_after(buf, " send_calls ");
+	c->verdict_msgs = bench_num_after(buf, " verdict_msgs ");
+	c->batch_msgs = bench_num_after(buf, " batch_msgs ");
+	c->enobufs = bench_num_after(buf, " enobufs ");
 }
 
 static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
 		     bool ours)
 {
-	const char *daqtest = env_or("NFQB_BENCH_DAQTEST", NFQB_DAQTEST);
-	const char *stock = env_or("NFQB_BENCH_DAQ_STOCK_DIR",
+	const char *daqtest = bench_env_or("NFQB_BENCH_DAQTEST", NFQB_DAQTEST);
+	const char *stock = bench_env_or("NFQB_BENCH_DAQ_STOCK_DIR",
 				   NFQB_DAQ_STOCK_DIR);
 	const char *dir = getenv("NFQB_BENCH_DAQ_DIR");
 	const char *timeout = getenv("NFQB_BENCH_DAQ_TIMEOUT");
@@ -134,7 +103,6 @@ static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
 	char *argv[24];
 	int n = 0, fd, st;
 	pid_t pid;
-	double waited = 0;
 
 #ifndef NFQB_BENCH_DAQ
 	snprintf(c->err, sizeof(c->err),
@@ -212,14 +180,7 @@ static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
 		return -1;
 	}
 	if (pid == 0) {
-		sigset_t set;
-
-		sigemptyset(&set);
-		sigprocmask(SIG_SETMASK, &set, NULL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
+		bench_child_setup(fd);
 		/* the build tree's libnfq-batch, for an uninstalled module */
 		if (ours && *NFQB_LIB_BUILD_DIR && !getenv("LD_LIBRARY_PATH"))
 			setenv("LD_LIBRARY_PATH", NFQB_LIB_BUILD_DIR, 1);
@@ -228,54 +189,38 @@ static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
 	}
 
 	/* ready once daqtest has bound queue 0 (10 s at most) */
-	while (!queue_bound(0)) {
-		if (waitpid(pid, &st, WNOHANG) == pid) {
-			char msg[120] = "";
+	switch (bench_child_bound(pid, 0, 10, &st)) {
+	case 0:
+		break;
+	case 1: {
+		char msg[120] = "";
 
-			read_output(fd, ours, c);
-			if (lseek(fd, 0, SEEK_SET) == 0) {
-				ssize_t r = read(fd, msg, sizeof(msg) - 1);
+		read_output(fd, ours, c);
+		if (lseek(fd, 0, SEEK_SET) == 0) {
+			ssize_t r = read(fd, msg, sizeof(msg) - 1);
 
-				msg[r > 0 ? r : 0] = '\0';
-				for (char *p = msg; *p; p++)
-					if (*p == '\n')
-						*p = ' ';
-			}
-			snprintf(c->err, sizeof(c->err),
-				 "daqtest exited before binding: %s", msg);
-			__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
-			close(fd);
-			return -1;
+			msg[r > 0 ? r : 0] = '\0';
+			for (char *p = msg; *p; p++)
+				if (*p == '\n')
+					*p = ' ';
 		}
-		if (bench_stop || waited > 10) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			snprintf(c->err, sizeof(c->err),
-				 "daqtest did not bind queue 0 in 10 s");
-			__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
-			close(fd);
-			return -1;
-		}
-		usleep(2000);
-		waited += 0.002;
+		snprintf(c->err, sizeof(c->err),
+			 "daqtest exited before binding: %s", msg);
+		__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
+		close(fd);
+		return -1;
 	}
-	bench_cons_ready(c);
-
-	/* the stop signal ends waitpid() (no SA_RESTART): pass it on */
-	for (;;) {
-		pid_t r = waitpid(pid, &st, 0);
-
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR) {
-			bench_cons_fail(c, "waitpid(daqtest)", errno);
-			close(fd);
-			return -1;
-		}
-		if (bench_stop)
-			kill(pid, SIGTERM);
+	default:
+		snprintf(c->err, sizeof(c->err),
+			 "daqtest did not bind queue 0 in 10 s");
+		__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
+		close(fd);
+		return -1;
 	}
-	bench_cons_quiet();
+	if (bench_child_run(pid, c, "daqtest", &st) < 0) {
+		close(fd);
+		return -1;
+	}
 	read_output(fd, ours, c);
 	if (!bench_stop) {
 		/* daqtest gave up by itself: say why (its error line) */

@@ -180,7 +180,7 @@ static double spread_pct(const struct bench_stat *st)
 	return 100.0 * (st->max - st->min) / st->med;
 }
 
-static bool has_kind(const struct bench_set *s, enum bench_kind k)
+bool bench_has_kind(const struct bench_set *s, enum bench_kind k)
 {
 	unsigned int i;
 
@@ -199,8 +199,8 @@ static void fmt_num(char *buf, size_t len, double v, int prec)
 	snprintf(buf, len, "%.*f", prec, v);
 }
 
-static void fmt_stat(char *buf, size_t len, const struct bench_stat *st,
-		     int prec)
+void bench_fmt_stat(char *buf, size_t len, const struct bench_stat *st,
+		    int prec)
 {
 	char a[16], b[16], c[16];
 
@@ -226,7 +226,7 @@ static void print_noise(FILE *f, const struct bench_set *s, int scen,
 	bool few = false;
 
 	for (i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
-		if (!has_kind(s, refs[i]))
+		if (!bench_has_kind(s, refs[i]))
 			continue;
 		for (j = 0; j < nm; j++) {
 			struct bench_stat st = bench_stat_of(s, scen, refs[i],
@@ -268,9 +268,9 @@ void bench_print_ratios(FILE *f, const struct bench_set *s, int scen)
 		if (k == BENCH_REF_A || !bench_consumers[k].queues)
 			continue;
 		st = bench_paired(s, scen, k, BENCH_REF_A, BM_CPU_NS, false);
-		fmt_stat(a, sizeof(a), &st, 2);
+		bench_fmt_stat(a, sizeof(a), &st, 2);
 		st = bench_paired(s, scen, k, BENCH_REF_B, BM_CPU_NS, false);
-		fmt_stat(b, sizeof(b), &st, 2);
+		bench_fmt_stat(b, sizeof(b), &st, 2);
 		if (sc->drain) {
 			fprintf(f, "  %-22s CPU/pkt xA %-18s xB %s\n",
 				bench_consumers[k].label, a,
@@ -278,9 +278,9 @@ void bench_print_ratios(FILE *f, const struct bench_set *s, int scen)
 			continue;
 		}
 		st = bench_paired(s, scen, k, BENCH_REF_A, BM_PPS, false);
-		fmt_stat(c, sizeof(c), &st, 2);
+		bench_fmt_stat(c, sizeof(c), &st, 2);
 		st = bench_paired(s, scen, k, BENCH_REF_B, BM_PPS, false);
-		fmt_stat(d, sizeof(d), &st, 2);
+		bench_fmt_stat(d, sizeof(d), &st, 2);
 		fprintf(f, "  %-22s CPU/pkt xA %-18s xB %-18s | pkt/s xA %-18s xB %s\n",
 			bench_consumers[k].label, a,
 			k == BENCH_REF_B ? "1" : b, c,
@@ -338,14 +338,14 @@ void bench_print_tcp(FILE *f, const struct bench_set *s)
 				qd += r->kq_dropped + r->kq_user_dropped;
 			}
 			st = bench_stat_of(s, si, k, BM_GBPS);
-			fmt_stat(g, sizeof(g), &st, 2);
+			bench_fmt_stat(g, sizeof(g), &st, 2);
 			st = bench_paired(s, si, k, BENCH_REF_A, BM_GBPS, false);
-			fmt_stat(gr, sizeof(gr), &st, 2);
+			bench_fmt_stat(gr, sizeof(gr), &st, 2);
 			st = bench_stat_of(s, si, k, BM_CPU_GBIT);
-			fmt_stat(c, sizeof(c), &st, -1);
+			bench_fmt_stat(c, sizeof(c), &st, -1);
 			st = bench_paired(s, si, k, BENCH_REF_A, BM_CPU_GBIT,
 					  false);
-			fmt_stat(cr, sizeof(cr), &st, 2);
+			bench_fmt_stat(cr, sizeof(cr), &st, 2);
 			gso = bench_stat_of(s, si, k, BM_GSO_PCT);
 			pb = bench_stat_of(s, si, k, BM_PKT_BYTES);
 			re = bench_stat_of(s, si, k, BM_RETRANS);
@@ -457,16 +457,16 @@ void bench_print_latency(FILE *f, const struct bench_set *s)
 					fails++;
 			}
 			st = bench_stat_of(s, si, k, BM_P50);
-			fmt_stat(p50, sizeof(p50), &st, 1);
+			bench_fmt_stat(p50, sizeof(p50), &st, 1);
 			st = bench_stat_of(s, si, k, BM_P99);
-			fmt_stat(p99, sizeof(p99), &st, 1);
+			bench_fmt_stat(p99, sizeof(p99), &st, 1);
 			st = bench_stat_of(s, si, k, BM_P999);
-			fmt_stat(p999, sizeof(p999), &st, 0);
+			bench_fmt_stat(p999, sizeof(p999), &st, 0);
 			mx = bench_stat_of(s, si, k, BM_MAX);
 			st = bench_paired(s, si, k, BENCH_REF_A, BM_P99, false);
-			fmt_stat(rr, sizeof(rr), &st, 2);
+			bench_fmt_stat(rr, sizeof(rr), &st, 2);
 			st = bench_paired(s, si, k, BENCH_REF_A, BM_P99, true);
-			fmt_stat(dd, sizeof(dd), &st, 1);
+			bench_fmt_stat(dd, sizeof(dd), &st, 1);
 			fprintf(f, "  %-24s %-22s %-22s %-20s %7.0f | %-18s | %-24s | %6llu %4llu%s\n",
 				bench_consumers[k].label, p50, p99, p999,
 				mx.n ? mx.med : 0, k == BENCH_REF_A ? "1" : rr,

@@ -734,6 +734,11 @@ static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
 		}
 		res->cons_user_ns = tv_ns(&cru.ru_utime);
 		res->cons_sys_ns = tv_ns(&cru.ru_stime);
+		/* a Python consumer's start and exit are not per packet */
+		res->cons_user_ns -= c->outside_user_ns < res->cons_user_ns ?
+				     c->outside_user_ns : res->cons_user_ns;
+		res->cons_sys_ns -= c->outside_sys_ns < res->cons_sys_ns ?
+				    c->outside_sys_ns : res->cons_sys_ns;
 		res->cons_maxrss_kb = cru.ru_maxrss;
 		run_consumer = 0;
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || c->failed) {

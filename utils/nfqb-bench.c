@@ -54,6 +54,19 @@ const struct bench_consumer bench_consumers[BENCH_NKINDS] = {
 		.name = "daq-nfqb", .label = "daqtest -p, daq_nfqb",
 		.queues = 1, .run = bench_daq_nfqb,
 	},
+	/* Python: asked for by name; see nfqb-bench-py.c */
+	[BENCH_PY_NFQ] = {
+		.name = "py-nfq", .label = "py: netfilterqueue 1.1.0",
+		.queues = 1, .run = bench_py_nfq,
+	},
+	[BENCH_PY_COMPAT] = {
+		.name = "py-compat", .label = "py: nfqb.netfilterqueue",
+		.queues = 1, .run = bench_py_compat,
+	},
+	[BENCH_PY_BATCH] = {
+		.name = "py-batch", .label = "py: nfqb.Queue.recv",
+		.queues = 1, .run = bench_py_batch,
+	},
 };
 
 #define MAX_SIZES 8
@@ -130,7 +143,9 @@ static void usage(FILE *f)
 "  -c, --consumers LIST kernel,ref-a,ref-b,lib,lib-mixed,lib-pool2 (default\n"
 "                       all of these), daq-nfq,daq-nfqb (daqtest -p on libdaq's\n"
 "                       nfq module and on daq_nfqb; built --with-daq; stream\n"
-"                       mode only)\n"
+"                       mode only), py-nfq,py-compat,py-batch (Python:\n"
+"                       python-netfilterqueue 1.1.0, nfqb.netfilterqueue,\n"
+"                       nfqb.Queue; stream and tcp modes; make bench-python)\n"
 "  -q, --quick          100000 datagrams, 3 repetitions, shorter TCP and\n"
 "                       latency runs\n"
 "  -j, --json           machine-readable result on stdout\n"
@@ -1511,6 +1526,7 @@ static int do_compare(struct opts *o)
 			bench_print_latency(stdout, &set);
 		print_targets(stdout, sum, nsum, rn.bad, o->stream || o->drain);
 		bench_print_targets_new(stdout, &set);
+		bench_print_py(stdout, &set);
 	}
 	if (o->save) {
 		FILE *f = fopen(o->save, "w");

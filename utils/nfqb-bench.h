@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define BENCH_PORT		9999
 #define BENCH_LOAD_PORT		9998		/* latency under load: the load */
@@ -43,6 +44,11 @@ enum bench_kind {
 	 * for by name (--consumers daq-nfq,daq-nfqb) */
 	BENCH_DAQ_NFQ,		/* daqtest -p, libdaq's stock nfq module */
 	BENCH_DAQ_NFQB,		/* daqtest -p, our daq_nfqb module */
+	/* asked for by name (-c py-nfq,py-compat,py-batch): Python
+	 * consumers (nfqb-bench-py.c) */
+	BENCH_PY_NFQ,		/* python-netfilterqueue 1.1.0 */
+	BENCH_PY_COMPAT,	/* nfqb.netfilterqueue, the same callback */
+	BENCH_PY_BATCH,		/* nfqb.Queue.recv() */
 	BENCH_NKINDS,
 };
 
@@ -122,6 +128,10 @@ struct bench_cons {
 	/* TCP mode only (counting costs a little) */
 	uint64_t gso_packets;		/* packets marked GSO by the kernel */
 	uint64_t bytes;			/* packet bytes as queued */
+	/* Python consumers: CPU time before binding and after the stop (the
+	 * interpreter's start, imports, exit), taken off the consumer's */
+	uint64_t outside_user_ns;
+	uint64_t outside_sys_ns;
 };
 
 /* The result of one run, written by the run process. */
@@ -145,7 +155,8 @@ struct bench_result {
 	uint64_t kq_user_dropped;	/* kernel: socket full */
 	double elapsed;			/* s, first send to last delivery */
 	double pps;			/* sent / elapsed */
-	uint64_t cons_user_ns;		/* consumer process, whole life */
+	uint64_t cons_user_ns;		/* consumer process, whole life (a Python
+				 * one: less its start and exit) */
 	uint64_t cons_sys_ns;
 	long cons_maxrss_kb;
 	uint64_t traffic_user_ns;	/* traffic process, traffic window */
@@ -280,6 +291,10 @@ struct bench_stat bench_paired(const struct bench_set *s, int scen,
 			       enum bench_kind k, enum bench_kind ref,
 			       enum bench_metric m, bool diff);
 double bench_median(double *v, unsigned int n);
+bool bench_has_kind(const struct bench_set *s, enum bench_kind k);
+/* "median (min..max)", "-" without runs; @prec digits (-1: automatic) */
+void bench_fmt_stat(char *buf, size_t len, const struct bench_stat *st,
+		    int prec);
 void bench_json_str(FILE *f, const char *str);
 void bench_print_ratios(FILE *f, const struct bench_set *s, int scen);
 void bench_print_tcp(FILE *f, const struct bench_set *s);
@@ -320,6 +335,32 @@ int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c);
 /* nfqb-bench-daq.c (built with the DAQ module only) */
 int bench_daq_nfq(const struct bench_cfg *cfg, struct bench_cons *c);
 int bench_daq_nfqb(const struct bench_cfg *cfg, struct bench_cons *c);
+
+/* nfqb-bench-child.c: consumers that are another program */
+const char *bench_env_or(const char *name, const char *def);
+uint64_t bench_num_after(const char *text, const char *key);
+bool bench_queue_bound(unsigned int num);
+/* in the forked child: signals as by default, output into @out_fd */
+void bench_child_setup(int out_fd);
+/* Wait until child @pid has bound queue @num: 0; 1 if it exited first
+ * (*status set); -1 if not within @max_s seconds or the run was stopped
+ * (the child is killed and reaped). */
+int bench_child_bound(pid_t pid, unsigned int num, double max_s,
+		      int *status);
+/* Wait for child @pid to end, passing the run's stop on as SIGTERM: 0
+ * (*status set), or -1 with errno. */
+int bench_child_wait(pid_t pid, int *status);
+/* The run of a bound child @pid: tell the run the consumer is ready, wait
+ * for the child to end (bench_child_wait()), then quiet down. 0 (*status
+ * set), or -1 with @c failed ("waitpid(@what)"). */
+int bench_child_run(pid_t pid, struct bench_cons *c, const char *what,
+		    int *status);
+
+/* nfqb-bench-py.c: the Python consumers, and their report */
+int bench_py_nfq(const struct bench_cfg *cfg, struct bench_cons *c);
+int bench_py_compat(const struct bench_cfg *cfg, struct bench_cons *c);
+int bench_py_batch(const struct bench_cfg *cfg, struct bench_cons *c);
+void bench_print_py(FILE *f, const struct bench_set *s);
 
 /* helpers shared by consumers */
 void bench_cons_fail(struct bench_cons *c, const char *what, int err);

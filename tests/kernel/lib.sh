@@ -54,9 +54,10 @@ teardown() {
 	true
 }
 
-# wait_line FILE PATTERN [TENTHS]: wait until FILE contains PATTERN
+# wait_line FILE PATTERN [TENTHS]: wait until FILE contains PATTERN (30 s
+# by default: a loaded host makes the TCG guest many times slower)
 wait_line() {
-	local n=${3:-100}
+	local n=${3:-300}
 	while [ "$n" -gt 0 ]; do
 		grep -q "$2" "$1" 2>/dev/null && return 0
 		sleep 0.1
@@ -113,7 +114,7 @@ udp_case() {
 	# the guest is slow (TCG, KASAN, a loaded host): generous timeouts,
 	# the receiver stops early once it has what it expects ($IP, not the
 	# ip function: $! must be the receiver itself)
-	"$IP" netns exec b nfqt recv 9000 5000 "$want" > /tmp/recv.out &
+	"$IP" netns exec b nfqt recv 9000 30000 "$want" > /tmp/recv.out &
 	rpid=$!
 	ip netns exec "$lns" $LISTEN -t 20000 "$@" > /tmp/l.out 2>&1 &
 	lpid=$!
@@ -211,7 +212,7 @@ lib_verdict_cases() {
 lib_vlan_case() {
 	local desc=$1 lns=$2 q=$3 rpid lpid lrc
 	shift 3
-	B nfqt recv 9000 5000 5 > /tmp/recv.out &
+	B nfqt recv 9000 30000 5 > /tmp/recv.out &
 	rpid=$!
 	ip netns exec "$lns" nfqb-netdev -q "$q" -n 5 -t 20000 -v accept -V 10 -s "$@" > /tmp/l.out 2>&1 &
 	lpid=$!

@@ -10,7 +10,7 @@ table inet t {
 	}
 }
 NFT
-B nfqt recv 9000 5000 5 > /tmp/recv.out &
+B nfqt recv 9000 30000 5 > /tmp/recv.out &
 rpid=$!
 A nfqt listen -q 0 -n 5 -t 20000 -v accept -F 2 -k 3 > /tmp/l.out &
 lpid=$!

@@ -48,10 +48,10 @@ tcp_case() {
 	B nfqt trecv "$port" 20000 > /tmp/recv.out &
 	rpid=$!
 	# $IP, not the ip function: $! must be the listener itself
-	"$IP" netns exec "$lns" nfqt listen -q "$q" -n 0 -t 3000 -v accept "$@" > /tmp/l.out 2>&1 &
+	"$IP" netns exec "$lns" nfqt listen -q "$q" -n 0 -t 30000 -v accept "$@" > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
-	A timeout 60 nfqt tsend 10.0.0.2 "$port" $BYTES
+	A timeout 180 nfqt tsend 10.0.0.2 "$port" $BYTES
 	src=$?
 	wait $rpid
 	# the receiver has every byte (or gave up): stop the listener now

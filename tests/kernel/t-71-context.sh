@@ -64,7 +64,7 @@ check "queue then fwd: sent on dummy1" $(($(txp dummy1) - d1)) 10
 # the per-CPU recursion counter is balanced: dup keeps working from both
 # CPUs after many reinjections
 d0=$(txp dummy0)
-B nfqt listen -q 0 -n 0 -t 3000 -v accept > /tmp/l.out 2>&1 &
+B nfqt listen -q 0 -n 0 -t 10000 -v accept > /tmp/l.out 2>&1 &
 lpid=$!
 wait_line /tmp/l.out listening
 A nfqt send 10.0.0.2 9000 200 0 &
@@ -93,10 +93,10 @@ table inet ft {
 NFT
 ip netns exec c nfqt trecv 9003 20000 > /tmp/recv.out &
 rpid=$!
-B nfqt listen -q 1 -n 0 -t 3000 -G -v accept -F 5 -k 0 > /tmp/l.out 2>&1 &
+B nfqt listen -q 1 -n 0 -t 10000 -G -v accept -F 5 -k 0 > /tmp/l.out 2>&1 &
 lpid=$!
 wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
-A timeout 60 nfqt tsend 10.0.1.1 9003 2097152
+A timeout 180 nfqt tsend 10.0.1.1 9003 2097152
 check "flowtable: sender status" $? 0
 wait $rpid
 wait $lpid

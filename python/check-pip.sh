@@ -1,0 +1,74 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# python/check-pip.sh - nfqb installs with pip on Debian 12, offline, and
+# works: from a copy of what the build needs (python/, lib/, include/,
+# configure.ac), into two fresh virtual environments, never touching the
+# network (--no-index):
+#
+#  1. python3 -m venv V && V/bin/pip install --no-index ./python
+#     (pip's own setuptools; no pyproject.toml, so no build isolation);
+#  2. python3 -m venv --system-site-packages V &&
+#     V/bin/pip install --no-index --no-build-isolation ./python
+#     (Debian's python3-setuptools and python3-wheel).
+#
+# Each installed nfqb must import from its environment (outside the tree)
+# and pass packets (python/tests/smoke-shim.sh: an unchanged
+# python-netfilterqueue program through the shim, in a private network
+# namespace, checked at a receiver). Needs root, python3-venv, build-essential, pkg-config,
+# libmnl-dev, liburcu-dev. Ends with "N passed, N failed".
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+python=${NFQB_PYTHON:-/usr/bin/python3}
+[ -x "$python" ] || python=python3
+work=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-pip.XXXXXX")
+pass=0
+fail=0
+trap 'rm -rf "$work"' EXIT
+ok() { echo "check-pip: PASS: $*"; pass=$((pass + 1)); }
+bad() { echo "check-pip: FAIL: $*" >&2; fail=$((fail + 1)); }
+
+mkdir -p "$work/src"
+(cd "$top" && tar cf - --exclude=python/build --exclude='python/*.egg-info' \
+	--exclude='*.o' --exclude='*.lo' --exclude='.libs' --exclude='.deps' \
+	configure.ac include lib python) |
+	tar -C "$work/src" -xf -
+
+smoke() {	# smoke VENV NAME
+	v=$1
+	where=$(cd / && "$v/bin/python" -c 'import nfqb._nfqb as m; print(m.__file__)') ||
+		{ bad "$2: import nfqb"; return; }
+	case $where in
+	"$v"/*) ok "$2: nfqb imports from the environment ($where)" ;;
+	*) bad "$2: nfqb imported from $where"; return ;;
+	esac
+	if "$top/python/tests/smoke-shim.sh" "$v/bin/python"; then
+		ok "$2: an unchanged python-netfilterqueue program through the shim: 3 packets marked and accepted"
+	else
+		bad "$2: the shim program on packets (above)"
+	fi
+}
+
+# 1. a plain venv
+"$python" -m venv "$work/v1" || { bad "python3 -m venv (python3-venv)"; echo "$pass passed, $fail failed"; exit 1; }
+if (cd "$work/src" && "$work/v1/bin/pip" install --no-index ./python) >"$work/pip1.log" 2>&1; then
+	ok "python3 -m venv V && V/bin/pip install --no-index ./python"
+	smoke "$work/v1" "plain venv"
+else
+	tail -n 30 "$work/pip1.log" >&2
+	bad "pip install in a plain venv"
+fi
+
+# 2. with Debian's setuptools and wheel, no build isolation
+"$python" -m venv --system-site-packages "$work/v2"
+if (cd "$work/src" && "$work/v2/bin/pip" install --no-index --no-build-isolation ./python) >"$work/pip2.log" 2>&1; then
+	ok "python3 -m venv --system-site-packages V && V/bin/pip install --no-index --no-build-isolation ./python"
+	smoke "$work/v2" "venv with system site packages"
+else
+	tail -n 30 "$work/pip2.log" >&2
+	bad "pip install --no-build-isolation in a venv with system site packages"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * nfqb.netfilterqueue.NetfilterQueue: python-netfilterqueue 1.1's API on
+ * libnfq-batch (written from its documentation; none of its code).
+ *
+ * What run() does: one nfqb_recv() for up to 64 packets, the GIL released
+ * while it waits; the callback for each packet; the decisions leave,
+ * coalesced, with the next nfqb_recv(). Where the original's semantics are
+ * weak, these are ours (documented in nfqb-python(3)):
+ * - a packet the callback neither decides nor keeps (a reference that
+ *   outlives the callback) gets the default verdict (accept) when the
+ *   callback returns; a kept one when its last reference goes, undecided;
+ * - an exception from the callback leaves run() at once; the packets of
+ *   the batch not yet given to the callback wait in the library for the
+ *   next run() (or get the default verdict at unbind());
+ * - a signal ends a blocked run() at once (its handler's exception,
+ *   KeyboardInterrupt for Ctrl-C, comes out of run());
+ * - a verdict from another thread is safe at any time, and is sent at
+ *   once: a run() blocked in another thread is woken by it, and without a
+ *   run() the deciding call sends it itself;
+ * - unbind() gives every packet still undecided the default verdict
+ *   before it unbinds, from any thread (a run() in another thread is
+ *   interrupted and returns), or from the callback (run() returns after
+ *   it);
+ * - get_fd() is the netlink socket, as in the original; GSO packets are
+ *   segmented by the kernel before queueing, as in the original; copy
+ *   range up to 65531 bytes (the original capped it at 4016).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "nfqbpy.h"
+
+#define COMPAT_SOCK_LEN		2455552u	/* the original's default */
+
+struct pycompat {
+	PyObject_HEAD
+	struct pyq *queue;		/* the bound queue, or NULL */
+	int nsfd;			/* network namespace of sockfd, or -1 */
+	uint32_t default_verdict;
+	PyObject *weakrefs;
+};
+
+static PyObject *compat_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "af", "sockfd", "default_verdict", NULL };
+	int af = AF_INET, sockfd = -1;
+	PyObject *dvo = NULL;
+	struct pycompat *self;
+	uint32_t dv = NFQB_ACCEPT;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$iiO:NetfilterQueue",
+					 kwlist, &af, &sockfd, &dvo))
+		return NULL;
+	(void)af;	/* kernels since 3.8 ignore the family bind */
+	if (dvo) {
+		if (nfqbpy_verdict_arg(dvo, &dv) < 0)
+			return NULL;
+		if (dv != NFQB_ACCEPT && dv != NFQB_DROP) {
+			PyErr_SetString(PyExc_ValueError,
+					"default_verdict must be ACCEPT or DROP");
+			return NULL;
+		}
+	}
+	self = (struct pycompat *)type->tp_alloc(type, 0);
+	if (!self)
+		return NULL;
+	self->nsfd = -1;
+	self->default_verdict = dv;
+	if (sockfd >= 0) {
+		/* the socket's network namespace: the queue is opened
+		 * there (the socket itself is not used) */
+		self->nsfd = ioctl(sockfd, SIOCGSKNS);
+		if (self->nsfd < 0) {
+			nfqbpy_oserror(errno,
+				       "sockfd: cannot find its network namespace (SIOCGSKNS)");
+			Py_DECREF(self);
+			return NULL;
+		}
+	}
+	return (PyObject *)self;
+}
+
+/*
+ * Close @q (the default verdict for whatever is undecided, unbind). A
+ * run_socket() waiting in another thread sleeps in the recv() of its own
+ * socket object, a duplicate of ours, which the close does not wake: a
+ * message to ourselves, sent through a duplicate kept across the close,
+ * does (it stays in the socket, so a wait that starts later returns too).
+ */
+static int close_queue(struct pyq *q, bool quiet)
+{
+	struct sockaddr_nl me;
+	socklen_t len = sizeof(me);
+	struct nlmsghdr wake = {
+		.nlmsg_len = sizeof(wake),
+		.nlmsg_type = NLMSG_NOOP,
+	};
+	int rc, dupfd = -1;
+
+	if (q->q && q_usable(q))
+		dupfd = fcntl(nfqb_queue_socket_fd(q->q), F_DUPFD_CLOEXEC, 0);
+	rc = q_close(q, quiet);
+	if (dupfd >= 0) {
+		if (!q->q && getsockname(dupfd, (struct sockaddr *)&me, &len) == 0)
+			sendto(dupfd, &wake, sizeof(wake), MSG_DONTWAIT,
+			       (struct sockaddr *)&me, sizeof(me));
+		close(dupfd);
+	}
+	return rc;
+}
+
+static void compat_unbind_quiet(struct pycompat *self)
+{
+	struct pyq *q = self->queue;
+
+	if (!q)
+		return;
+	self->queue = NULL;
+	Py_CLEAR(q->callback);
+	close_queue(q, true);
+	Py_DECREF(q);
+}
+
+static void compat_dealloc(struct pycompat *self)
+{
+	PyObject_GC_UnTrack(self);
+	if (self->weakrefs)
+		PyObject_ClearWeakRefs((PyObject *)self);
+	compat_unbind_quiet(self);
+	if (self->nsfd >= 0)
+		close(self->nsfd);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int compat_traverse(struct pycompat *self, visitproc visit, void *arg)
+{
+	Py_VISIT(self->queue);
+	return 0;
+}
+
+static int compat_clear(struct pycompat *self)
+{
+	compat_unbind_quiet(self);
+	return 0;
+}
+
+/* the kernel's socket buffer is twice what was asked; warn as the
+ * original does when it is not (0, or -1 when the warning raised) */
+static int check_rcvbuf(struct pyq *q, uint32_t asked)
+{
+	int val = 0;
+	socklen_t len = sizeof(val);
+	int fd = nfqb_queue_socket_fd(q->q);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &val, &len) < 0)
+		return 0;
+	if ((uint64_t)val == 2ull * asked)
+		return 0;
+	return PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+				"Socket rcvbuf limit is now %d, requested %u.",
+				val, (unsigned int)asked);
+}
+
+static PyObject *compat_bind(struct pycompat *self, PyObject *args,
+			     PyObject *kw)
+{
+	static char *kwlist[] = { "queue_num", "user_callback", "max_len",
+				  "mode", "range", "sock_len", NULL };
+	uint32_t num, max_len = 1024, range = 65535, sock_len = COMPAT_SOCK_LEN;
+	uint32_t buffers;
+	int mode = NFQB_COPY_PACKET, rc, err;
+	PyObject *cb;
+	struct pyq *q;
+	const char *what = "";
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O|O&iO&O&:bind", kwlist,
+					 nfqbpy_conv_u32, &num, &cb,
+					 nfqbpy_conv_u32, &max_len, &mode,
+					 nfqbpy_conv_u32, &range,
+					 nfqbpy_conv_u32, &sock_len))
+		return NULL;
+	if (self->queue) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"A queue is already bound; use unbind() first");
+		return NULL;
+	}
+	if (num > 65535) {
+		PyErr_SetString(PyExc_ValueError, "queue_num must be 0..65535");
+		return NULL;
+	}
+	if (!PyCallable_Check(cb)) {
+		PyErr_Format(PyExc_TypeError,
+			     "user_callback must be callable, not %.100s",
+			     Py_TYPE(cb)->tp_name);
+		return NULL;
+	}
+	if (mode != NFQB_COPY_META && mode != NFQB_COPY_PACKET) {
+		PyErr_SetString(PyExc_ValueError,
+				"mode must be COPY_META or COPY_PACKET (in COPY_NONE the kernel drops every packet, unseen)");
+		return NULL;
+	}
+	q = q_new(&NfqbPy_QueueType);
+	if (!q)
+		return NULL;
+	q->compat = true;
+	q->default_verdict = self->default_verdict;
+	if (q_open(q, (uint16_t)num, self->nsfd) < 0) {
+		Py_DECREF(q);
+		return NULL;
+	}
+	/* up to max_len packets may wait in the kernel, and the
+	 * application may keep as many */
+	buffers = max_len < 1024 ? 1024 : max_len > 16384 ? 16384 : max_len;
+	nfqb_queue_set_default_verdict(q->q, q->default_verdict);
+	q->busy = true;
+	q->owner = (unsigned long)pthread_self();
+	/* the socket's buffer and ours first: packets flow into the queue
+	 * from its bind on, and come in while the requests below wait for
+	 * the kernel's answers */
+	what = "sock_len";
+	rc = nfqb_queue_set_rcvbuf(q->q, sock_len);
+	if (!rc) {
+		what = "buffers";
+		rc = q_set_buffers(q, buffers);
+	}
+	err = errno;
+	if (!rc) {
+		Py_BEGIN_ALLOW_THREADS
+		what = "segmenting GSO packets (flags)";
+		rc = nfqb_queue_set_flags(q->q, 0, NFQB_F_GSO);
+		if (!rc) {
+			what = "copy mode";
+			rc = nfqb_queue_set_copy_mode(q->q, mode, range);
+		}
+		if (!rc) {
+			what = "max_len";
+			rc = nfqb_queue_set_maxlen(q->q, max_len);
+		}
+		err = errno;
+		Py_END_ALLOW_THREADS
+	}
+	q->busy = false;
+	if (rc < 0) {
+		nfqbpy_oserror(err, what);
+		goto fail;
+	}
+	if (check_rcvbuf(q, sock_len) < 0)
+		goto fail;
+	Py_INCREF(cb);
+	q->callback = cb;
+	self->queue = q;
+	Py_RETURN_NONE;
+fail:
+	q_close(q, true);
+	Py_DECREF(q);
+	return NULL;
+}
+
+static PyObject *compat_unbind(struct pycompat *self, PyObject *unused)
+{
+	struct pyq *q = self->queue;
+	int rc;
+
+	(void)unused;
+	if (!q)
+		Py_RETURN_NONE;
+	self->queue = NULL;
+	/* the callback stays until run() is out (unbind() from it) */
+	rc = close_queue(q, false);
+	if (q->q == NULL)
+		Py_CLEAR(q->callback);
+	Py_DECREF(q);
+	if (rc < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static struct pyq *bound(struct pycompat *self)
+{
+	if (!self->queue || !q_usable(self->queue)) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"no queue bound: call bind() first");
+		return NULL;
+	}
+	return self->queue;
+}
+
+static PyObject *compat_get_fd(struct pycompat *self, PyObject *unused)
+{
+	struct pyq *q = bound(self);
+
+	(void)unused;
+	if (!q)
+		return NULL;
+	return PyLong_FromLong(nfqb_queue_socket_fd(q->q));
+}
+
+static PyObject *compat_get_queue(struct pycompat *self, void *c)
+{
+	(void)c;
+	if (!self->queue)
+		Py_RETURN_NONE;
+	Py_INCREF(self->queue);
+	return (PyObject *)self->queue;
+}
+
+/* One packet to the callback. 0, or -1 with the callback's exception. */
+static int deliver(struct pyq *q, struct nfqb_packet *h)
+{
+	struct pypkt *p;
+	PyObject *r, *arg[1];
+
+	p = pkt_new(q, NULL, h, PK_COMPAT | PK_IN_CB);
+	if (!p) {
+		if (!nfqb_verdict(h, q->default_verdict))
+			q->py_defaults++;
+		return -1;
+	}
+	arg[0] = (PyObject *)p;
+	r = PyObject_Vectorcall(q->callback, arg, 1, NULL);
+	p->flags &= ~PK_IN_CB;
+	if (Py_REFCNT(p) > 1) {
+		/* kept: what stays readable, now, while nothing is sent */
+		if (!(p->flags & PK_SNAP))
+			pkt_snapshot_held(p);
+	} else if (!(p->flags & PK_DECIDED)) {
+		pkt_default(p);
+	}
+	Py_DECREF(p);
+	if (!r)
+		return -1;
+	Py_DECREF(r);
+	return 0;
+}
+
+/*
+ * The receive loop (owner role held): until EAGAIN (non-blocking), an
+ * exception, or a close. 0, or -1 with an exception.
+ */
+static int run_loop(struct pyq *q, bool block)
+{
+	int n, err;
+
+	for (;;) {
+		while (q->vec_pos < q->vec_n) {
+			if (q->close_asked || q->closing)
+				return 0;
+			if (deliver(q, q->vec[q->vec_pos++]) < 0)
+				return -1;
+		}
+		if (q->close_asked || q->closing)
+			return 0;
+		q_buffers_pending(q);
+		Py_BEGIN_ALLOW_THREADS
+		n = nfqb_recv(q->q, q->vec, NFQBPY_VEC);
+		err = errno;
+		Py_END_ALLOW_THREADS
+		if (n > 0) {
+			q->vec_n = (unsigned int)n;
+			q->vec_pos = 0;
+			continue;
+		}
+		switch (err) {
+		case EINTR:
+			/* a signal: its handler runs (and may raise); an
+			 * interrupt: a close from another thread */
+			if (PyErr_CheckSignals() < 0)
+				return -1;
+			continue;
+		case ENOBUFS:		/* counted; go on */
+			continue;
+		case EAGAIN:
+			return 0;
+		case ENOSPC:
+			/* every buffer is held by kept packets: wait for
+			 * their decisions (the library waited 1 s) */
+			if (!block)
+				return 0;
+			if (PyErr_CheckSignals() < 0)
+				return -1;
+			continue;
+		default:
+			nfqbpy_oserror(err, "receive");
+			return -1;
+		}
+	}
+}
+
+static PyObject *run_once(struct pycompat *self, bool block)
+{
+	struct pyq *q = bound(self);
+	int rc;
+
+	if (!q)
+		return NULL;
+	if (!q->callback) {
+		PyErr_SetString(PyExc_RuntimeError, "no callback");
+		return NULL;
+	}
+	Py_INCREF(q);
+	if (q_enter(q) < 0) {
+		Py_DECREF(q);
+		return NULL;
+	}
+	if (!block)
+		nfqb_queue_set_nonblock(q->q, true);
+	rc = run_loop(q, block);
+	if (!block && q->q)
+		nfqb_queue_set_nonblock(q->q, false);
+	/* what the callbacks decided leaves now, whatever ends run(): an
+	 * exception that ends the program must not take decisions with it */
+	if (q->q && !q->closing)
+		q_flush_all(q);
+	if (q_leave_closing(q) < 0)
+		rc = -1;
+	if (!q->q) {
+		/* unbound meanwhile (from the callback) */
+		Py_CLEAR(q->callback);
+		if (self->queue == q) {
+			self->queue = NULL;
+			Py_DECREF(q);
+		}
+	}
+	Py_DECREF(q);
+	if (rc < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *compat_run(struct pycompat *self, PyObject *args,
+			    PyObject *kw)
+{
+	static char *kwlist[] = { "block", NULL };
+	int block = 1;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:run", kwlist, &block))
+		return NULL;
+	return run_once(self, block);
+}
+
+static PyObject *compat_run_socket(struct pycompat *self, PyObject *s)
+{
+	PyObject *r;
+
+	for (;;) {
+		if (!self->queue || !q_usable(self->queue))
+			Py_RETURN_NONE;		/* unbound */
+		r = run_once(self, false);
+		if (!r)
+			return NULL;
+		Py_DECREF(r);
+		if (!self->queue)
+			Py_RETURN_NONE;		/* unbound */
+		/* wait through the socket object (gevent can patch it),
+		 * without taking the message: the library reads it */
+		r = PyObject_CallMethod(s, "recv", "ii", 1, MSG_PEEK);
+		if (r) {
+			Py_DECREF(r);
+			continue;
+		}
+		if (PyErr_ExceptionMatches(PyExc_BlockingIOError)) {
+			PyErr_Clear();
+			Py_RETURN_NONE;	/* non-blocking: call again later */
+		}
+		if (PyErr_ExceptionMatches(PyExc_OSError)) {
+			PyObject *t, *v, *tb, *e;
+			long en = 0;
+
+			PyErr_Fetch(&t, &v, &tb);
+			PyErr_NormalizeException(&t, &v, &tb);
+			e = v ? PyObject_GetAttrString(v, "errno") : NULL;
+			if (e && PyLong_Check(e))
+				en = PyLong_AsLong(e);
+			Py_XDECREF(e);
+			if (en == ENOBUFS) {
+				Py_XDECREF(t);
+				Py_XDECREF(v);
+				Py_XDECREF(tb);
+				PyErr_Clear();
+				continue;
+			}
+			PyErr_Restore(t, v, tb);
+		}
+		return NULL;
+	}
+}
+
+static PyMethodDef compat_methods[] = {
+	{ "bind", (PyCFunction)(void (*)(void))compat_bind,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "bind(queue_num, user_callback, max_len=1024, mode=COPY_PACKET, range=65535, sock_len=2455552)\n\n"
+	  "Bind queue queue_num (0..65535); user_callback(packet) is called for each packet by run(). "
+	  "max_len: the kernel queue's length; mode: COPY_META or COPY_PACKET (COPY_NONE is refused: the kernel "
+	  "would drop every packet); range: bytes of each packet to copy (up to 65531); sock_len: the socket "
+	  "receive buffer. Raises OSError if the queue cannot be bound (EBUSY: another socket has it), "
+	  "RuntimeError if a queue is bound already." },
+	{ "unbind", (PyCFunction)compat_unbind, METH_NOARGS,
+	  "unbind()\n\nGive every packet still undecided the default verdict (accept), then unbind. "
+	  "From any thread (a run() elsewhere returns), or from the callback (run() returns after it)." },
+	{ "get_fd", (PyCFunction)compat_get_fd, METH_NOARGS,
+	  "get_fd() -> int\n\nThe netlink socket: readable when packets arrive; then call run(block=False)." },
+	{ "run", (PyCFunction)(void (*)(void))compat_run,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "run(block=True)\n\nCall the callback for every packet. Blocking: until an exception (the callback's, or "
+	  "a signal handler's: Ctrl-C stops it at once) or unbind(). block=False: what is there, then return." },
+	{ "run_socket", (PyCFunction)compat_run_socket, METH_O,
+	  "run_socket(s)\n\nAs run(), waiting through the socket object s (made from get_fd(), e.g. with "
+	  "socket.fromfd(fd, socket.AF_NETLINK, socket.SOCK_RAW)) so that gevent can patch the wait. "
+	  "Returns when s is non-blocking and nothing is there." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef compat_getset[] = {
+	{ "queue", (getter)compat_get_queue, NULL,
+	  "The bound nfqb.Queue (stats(), kstats, settings), or None. An extension of nfqb.", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+PyTypeObject NfqbPy_CompatType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "nfqb.netfilterqueue.NetfilterQueue",
+	.tp_basicsize = sizeof(struct pycompat),
+	.tp_dealloc = (destructor)compat_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+	.tp_doc = "NetfilterQueue(*, af=AF_INET, sockfd=-1, default_verdict=ACCEPT)\n\n"
+		  "python-netfilterqueue 1.1's NetfilterQueue on libnfq-batch. sockfd: a socket made in "
+		  "another network namespace; the queue is bound there (needs CAP_SYS_ADMIN to enter it). "
+		  "default_verdict: for packets nobody decides (an extension).",
+	.tp_traverse = (traverseproc)compat_traverse,
+	.tp_clear = (inquiry)compat_clear,
+	.tp_weaklistoffset = offsetof(struct pycompat, weakrefs),
+	.tp_methods = compat_methods,
+	.tp_getset = compat_getset,
+	.tp_new = compat_new,
+};
+
+int compat_module_init(PyObject *m)
+{
+	if (PyType_Ready(&NfqbPy_CompatType) < 0)
+		return -1;
+	Py_INCREF(&NfqbPy_CompatType);
+	if (PyModule_AddObject(m, "NetfilterQueue",
+			       (PyObject *)&NfqbPy_CompatType) < 0) {
+		Py_DECREF(&NfqbPy_CompatType);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,922 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * nfqb.Pool: the library's worker pool with a Python callback.
+ *
+ * The pool's threads are the library's; each takes the GIL for one packet
+ * (its Python thread state is made once per thread and kept until the
+ * thread ends) and gives it back before it goes back to the library, so
+ * every wait (the sockets, the rings, the other threads) happens without
+ * the GIL. Python code runs one callback at a time (the GIL); the
+ * receiving, dispatching, coalescing and sending run in parallel.
+ *
+ * The callback: callback(packet, policy) returns
+ * - ACCEPT, DROP or REPEAT: that verdict (with set_mark()/set_payload());
+ * - None: the callback decided the packet itself (packet.accept(), ...),
+ *   or keeps it to decide later from any thread (a reference that
+ *   outlives the callback); a packet neither decided nor kept gets the
+ *   pool's default verdict;
+ * - or raises: the packet gets the default verdict, the pool stops, and
+ *   wait() (run()) raises the exception.
+ *
+ * A started pool holds a reference to itself until it has stopped and
+ * been waited for (as a running thread does): it never vanishes while its
+ * threads use it. At interpreter exit every pool still running is stopped
+ * (nfqb/__init__.py registers _atexit()).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+
+#include "nfqbpy.h"
+
+static pthread_key_t tstate_key;
+static PyInterpreterState *interp;	/* the pools' callbacks run in it */
+static struct nfqbpy_link *live_pools;	/* under the GIL */
+
+/* A pool thread ends: its Python thread state goes with it. */
+static void tstate_end(void *ts)
+{
+	if (!ts || nfqbpy_finalizing())
+		return;
+	PyEval_RestoreThread(ts);
+	PyThreadState_Clear(ts);
+	PyThreadState_DeleteCurrent();	/* and gives the GIL back */
+}
+
+/* The GIL, on a pool thread: its thread state is made at the first
+ * packet (known to PyGILState_*() too) and kept until the thread ends. */
+static void gil_take(void)
+{
+	PyThreadState *ts = pthread_getspecific(tstate_key);
+
+	if (!ts) {
+		ts = PyThreadState_New(interp);
+		pthread_setspecific(tstate_key, ts);
+	}
+	PyEval_RestoreThread(ts);
+}
+
+static void gil_give(void)
+{
+	PyEval_SaveThread();
+}
+
+/* A policy the library let go of (after a grace period, or at destroy):
+ * on a thread of ours that has released the GIL, or a pool thread. */
+static void policy_free(void *policy)
+{
+	PyGILState_STATE g;
+
+	if (!policy || nfqbpy_finalizing())
+		return;
+	g = PyGILState_Ensure();
+	Py_DECREF((PyObject *)policy);
+	PyGILState_Release(g);
+}
+
+static void keep_error(struct pypool *self)
+{
+	self->cb_errors++;
+	if (!self->exc_type) {
+		PyErr_Fetch(&self->exc_type, &self->exc_value, &self->exc_tb);
+		if (self->pool)
+			nfqb_pool_stop(self->pool);
+	} else {
+		PyErr_Clear();
+	}
+}
+
+static int pool_cb(struct nfqb_packet *h, void *policy, void *cb_data,
+		   struct nfqb_verdict *v)
+{
+	struct pypool *self = cb_data;
+	struct pypkt *p;
+	PyObject *r, *args[2];
+	uint32_t verdict;
+	int ret;
+
+	if (nfqbpy_finalizing())
+		return NFQB_POOL_VERDICT;	/* the preset default */
+	gil_take();
+	p = pkt_new(NULL, self, h, PK_POOL_CB);
+	if (!p) {
+		keep_error(self);
+		gil_give();
+		return -1;
+	}
+	args[0] = (PyObject *)p;
+	args[1] = policy ? (PyObject *)policy : Py_None;
+	r = PyObject_Vectorcall(self->callback, args, 2, NULL);
+	p->flags &= ~PK_POOL_CB;
+	if (!r) {
+		keep_error(self);
+		if (p->flags & PK_DECIDED) {
+			ret = NFQB_POOL_DEFER;
+		} else {
+			p->flags |= PK_DECIDED;	/* the pool defaults it */
+			ret = -1;
+		}
+	} else if (r == Py_None) {
+		if (p->flags & PK_DECIDED || Py_REFCNT(p) > 1) {
+			ret = NFQB_POOL_DEFER;	/* decided, or kept */
+		} else {
+			p->flags |= PK_DECIDED;	/* the preset default */
+			ret = NFQB_POOL_VERDICT;
+		}
+	} else if (p->flags & PK_DECIDED) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"the callback decided the packet and returned a verdict too");
+		keep_error(self);
+		ret = NFQB_POOL_DEFER;
+	} else if (nfqbpy_verdict_arg(r, &verdict) < 0 ||
+		   verdict == NFQB_QUEUE) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_ValueError,
+					"return QUEUE through packet.verdict(QUEUE, queue=N)");
+		keep_error(self);
+		p->flags |= PK_DECIDED;
+		ret = -1;
+	} else if (p->given_payload) {
+		/* the payload is copied by the verdict call */
+		PyObject *res = PyObject_CallMethod((PyObject *)p, "verdict",
+						    "I", verdict);
+
+		if (res)
+			Py_DECREF(res);
+		else
+			keep_error(self);
+		p->flags |= PK_DECIDED;
+		ret = res ? NFQB_POOL_DEFER : -1;
+	} else {
+		if (Py_REFCNT(p) > 1)
+			pkt_snapshot(p);	/* kept: before the pool sends */
+		v->verdict = verdict;
+		if (p->flags & PK_MARK_SET) {
+			v->flags |= NFQB_V_MARK;
+			v->mark = p->given_mark;
+		}
+		p->flags |= PK_DECIDED;
+		ret = NFQB_POOL_VERDICT;
+	}
+	Py_XDECREF(r);
+	Py_DECREF(p);
+	gil_give();
+	return ret;
+}
+
+/* --- creation ------------------------------------------------------------ */
+
+static const char *const pool_kwlist[] = {
+	"callback", "queue", "count", "mode", "workers", "cpus", "flags",
+	"flags_off", "copy_range", "maxlen", "buffers", "rcvbuf",
+	"default_verdict", "ring_size", "drain_ms", "policy", "latency_us",
+	"batch_limit", "verdict_timeout_ms", NULL,
+};
+
+static void live_add(struct pypool *self)
+{
+	nfqbpy_link_add(&live_pools, &self->live);
+}
+
+static void live_del(struct pypool *self)
+{
+	nfqbpy_link_del(&live_pools, &self->live);
+}
+
+static PyObject *pool_make(PyTypeObject *type, PyObject *args, PyObject *kw,
+			   PyObject *fdlist)
+{
+	struct nfqb_pool_config cfg = { 0 };
+	uint32_t first = 0, count = 1, workers = 0, flags = 0, off = 0;
+	uint32_t copy_range = 0, maxlen = 0, buffers = 0, rcvbuf = 0;
+	uint32_t ring = 0, drain = 0, lat = 0, batch = 0, vto = 0, dv;
+	int mode = NFQB_POOL_QUEUE_PER_WORKER, err = 0;
+	PyObject *cb, *cpus = Py_None, *dvo = NULL, *policy = Py_None;
+	int *cpuv = NULL, *fds = NULL;
+	struct pypool *self;
+	Py_ssize_t i, ncpus = 0;
+	struct nfqb_pool *pool;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw,
+			"O|$O&O&iO&OO&O&O&O&O&O&OO&O&OO&O&O&:Pool",
+			(char **)pool_kwlist, &cb,
+			nfqbpy_conv_u32, &first, nfqbpy_conv_u32, &count,
+			&mode, nfqbpy_conv_u32, &workers, &cpus,
+			nfqbpy_conv_u32, &flags, nfqbpy_conv_u32, &off,
+			nfqbpy_conv_u32, &copy_range, nfqbpy_conv_u32, &maxlen,
+			nfqbpy_conv_u32, &buffers, nfqbpy_conv_u32, &rcvbuf,
+			&dvo, nfqbpy_conv_u32, &ring, nfqbpy_conv_u32, &drain,
+			&policy, nfqbpy_conv_u32, &lat,
+			nfqbpy_conv_u32, &batch, nfqbpy_conv_u32, &vto))
+		return NULL;
+	if (!PyCallable_Check(cb)) {
+		PyErr_Format(PyExc_TypeError,
+			     "callback must be callable, not %.100s",
+			     Py_TYPE(cb)->tp_name);
+		return NULL;
+	}
+	if (first > 65535 || count < 1 || first + count > 65536) {
+		PyErr_SetString(PyExc_ValueError,
+				"queues queue .. queue + count - 1 must be within 0..65535, count >= 1");
+		return NULL;
+	}
+	if (mode != NFQB_POOL_QUEUE_PER_WORKER && mode != NFQB_POOL_DISPATCH) {
+		PyErr_SetString(PyExc_ValueError,
+				"mode must be POOL_QUEUE_PER_WORKER or POOL_DISPATCH");
+		return NULL;
+	}
+	dv = NFQB_ACCEPT;
+	if (dvo && (nfqbpy_verdict_arg(dvo, &dv) < 0))
+		return NULL;
+	if (dv != NFQB_ACCEPT && dv != NFQB_DROP) {
+		PyErr_SetString(PyExc_ValueError,
+				"default_verdict must be ACCEPT or DROP");
+		return NULL;
+	}
+	if (cpus != Py_None) {
+		PyObject *seq = PySequence_Fast(cpus, "cpus must be a sequence of ints");
+
+		if (!seq)
+			return NULL;
+		ncpus = PySequence_Fast_GET_SIZE(seq);
+		cpuv = PyMem_Calloc(ncpus ? (size_t)ncpus : 1, sizeof(int));
+		for (i = 0; cpuv && i < ncpus; i++) {
+			uint32_t c;
+
+			if (nfqbpy_u32(PySequence_Fast_GET_ITEM(seq, i), "cpu",
+				       &c) < 0 || c > 0x7fffffff) {
+				if (!PyErr_Occurred())
+					PyErr_SetString(PyExc_ValueError, "bad cpu");
+				Py_DECREF(seq);
+				PyMem_Free(cpuv);
+				return NULL;
+			}
+			cpuv[i] = (int)c;
+		}
+		Py_DECREF(seq);
+		if (!cpuv)
+			return PyErr_NoMemory();
+	}
+	if (fdlist) {
+		PyObject *seq = PySequence_Fast(fdlist, "fds must be a sequence");
+
+		if (!seq) {
+			PyMem_Free(cpuv);
+			return NULL;
+		}
+		if (PySequence_Fast_GET_SIZE(seq) != (Py_ssize_t)count) {
+			PyErr_Format(PyExc_ValueError,
+				     "fds must hold count (%u) sockets",
+				     (unsigned int)count);
+			Py_DECREF(seq);
+			PyMem_Free(cpuv);
+			return NULL;
+		}
+		fds = PyMem_Calloc(count, sizeof(int));
+		for (i = 0; fds && i < (Py_ssize_t)count; i++) {
+			fds[i] = PyObject_AsFileDescriptor(
+					PySequence_Fast_GET_ITEM(seq, i));
+			if (fds[i] < 0) {
+				Py_DECREF(seq);
+				PyMem_Free(cpuv);
+				PyMem_Free(fds);
+				return NULL;
+			}
+		}
+		Py_DECREF(seq);
+		if (!fds) {
+			PyMem_Free(cpuv);
+			return PyErr_NoMemory();
+		}
+	}
+	self = (struct pypool *)type->tp_alloc(type, 0);
+	if (!self) {
+		PyMem_Free(cpuv);
+		PyMem_Free(fds);
+		return NULL;
+	}
+	Py_INCREF(cb);
+	self->callback = cb;
+	self->default_verdict = dv;
+	self->queue_first = (uint16_t)first;
+	self->queue_count = (uint16_t)count;
+
+	cfg.queue_first = (uint16_t)first;
+	cfg.queue_count = (uint16_t)count;
+	cfg.mode = mode;
+	cfg.workers = workers;
+	cfg.cpus = cpuv;
+	cfg.ncpus = (unsigned int)ncpus;
+	cfg.queue_flags = flags;
+	cfg.queue_flags_off = off;
+	cfg.copy_range = copy_range;
+	cfg.maxlen = maxlen;
+	cfg.buffers = buffers;
+	cfg.rcvbuf = rcvbuf;
+	cfg.default_drop = dv == NFQB_DROP;
+	cfg.ring_size = ring;
+	cfg.drain_ms = drain;
+	cfg.cb = pool_cb;
+	cfg.cb_data = self;
+	cfg.policy = policy == Py_None ? NULL : policy;
+	cfg.policy_free = policy_free;
+	cfg.latency_us = lat;
+	cfg.batch_limit = batch;
+	cfg.verdict_timeout_ms = vto;
+	Py_BEGIN_ALLOW_THREADS
+	pool = fds ? nfqb_pool_adopt(&cfg, sizeof(cfg), fds) :
+		     nfqb_pool_create(&cfg, sizeof(cfg));
+	err = errno;
+	Py_END_ALLOW_THREADS
+	PyMem_Free(cpuv);
+	PyMem_Free(fds);
+	if (!pool) {
+		Py_DECREF(self);
+		if (err == EINVAL)
+			PyErr_SetString(PyExc_ValueError,
+					"invalid pool configuration (ring_size a power of two, workers <= 1024, ...)");
+		else
+			nfqbpy_oserror(err, fdlist ? "adopt pool" : "create pool");
+		return NULL;
+	}
+	/* the library holds the initial policy now */
+	if (cfg.policy)
+		Py_INCREF(policy);
+	self->pool = pool;
+	live_add(self);
+	return (PyObject *)self;
+}
+
+static PyObject *pool_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+	return pool_make(type, args, kw, NULL);
+}
+
+static PyObject *pool_adopt(PyObject *cls, PyObject *args, PyObject *kw)
+{
+	PyObject *rest, *res;
+	Py_ssize_t n = PyTuple_GET_SIZE(args);
+
+	if (n < 2) {
+		PyErr_SetString(PyExc_TypeError,
+				"adopt(fds, callback, **options): fds and callback are required");
+		return NULL;
+	}
+	rest = PyTuple_GetSlice(args, 1, n);
+	if (!rest)
+		return NULL;
+	res = pool_make((PyTypeObject *)cls, rest, kw,
+			PyTuple_GET_ITEM(args, 0));
+	Py_DECREF(rest);
+	return res;
+}
+
+/* Stop, wait and free (GIL released around the waits); quiet. */
+static void pool_destroy(struct pypool *self)
+{
+	struct nfqb_pool *pool = self->pool;
+
+	if (!pool)
+		return;
+	self->closing = true;	/* no verdict of ours from now on */
+	live_del(self);
+	Py_BEGIN_ALLOW_THREADS
+	nfqb_pool_destroy(pool);
+	Py_END_ALLOW_THREADS
+	self->pool = NULL;
+}
+
+static int pool_traverse(struct pypool *self, visitproc visit, void *arg)
+{
+	Py_VISIT(self->callback);
+	Py_VISIT(self->exc_type);
+	Py_VISIT(self->exc_value);
+	Py_VISIT(self->exc_tb);
+	return 0;
+}
+
+static int pool_clear(struct pypool *self)
+{
+	/* a running pool holds itself: never cleared while running */
+	pool_destroy(self);
+	Py_CLEAR(self->callback);
+	Py_CLEAR(self->exc_type);
+	Py_CLEAR(self->exc_value);
+	Py_CLEAR(self->exc_tb);
+	return 0;
+}
+
+static void pool_dealloc(struct pypool *self)
+{
+	PyObject_GC_UnTrack(self);
+	if (self->weakrefs)
+		PyObject_ClearWeakRefs((PyObject *)self);
+	if (!nfqbpy_finalizing())
+		pool_clear(self);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int need_pool(struct pypool *self)
+{
+	if (self->pool && !self->closing)
+		return 0;
+	PyErr_SetString(PyExc_ValueError, "operation on a closed pool");
+	return -1;
+}
+
+/* --- running --------------------------------------------------------------- */
+
+static PyObject *pool_start(struct pypool *self, PyObject *unused)
+{
+	sigset_t all, old;
+	int rc, err;
+
+	(void)unused;
+	if (need_pool(self) < 0)
+		return NULL;
+	if (self->started) {
+		PyErr_SetString(PyExc_RuntimeError, "the pool was started already (a pool runs once)");
+		return NULL;
+	}
+	/* the pool's threads take no signal: they stay with Python's
+	 * main thread (Ctrl-C) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	Py_BEGIN_ALLOW_THREADS
+	rc = nfqb_pool_start(self->pool);
+	err = errno;
+	Py_END_ALLOW_THREADS
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	self->started = true;
+	if (rc < 0) {
+		self->waited = true;
+		return nfqbpy_oserror(err, "start");
+	}
+	Py_INCREF(self);	/* held while running, see above */
+	Py_RETURN_NONE;
+}
+
+static PyObject *pool_stop(struct pypool *self, PyObject *unused)
+{
+	(void)unused;
+	if (self->pool)
+		nfqb_pool_stop(self->pool);
+	self->stop_asked = true;
+	Py_RETURN_NONE;
+}
+
+/* The first callback exception, raised (moved out); 1 if one was set. */
+static int raise_kept(struct pypool *self)
+{
+	if (!self->exc_type)
+		return 0;
+	PyErr_Restore(self->exc_type, self->exc_value, self->exc_tb);
+	self->exc_type = self->exc_value = self->exc_tb = NULL;
+	return 1;
+}
+
+/* After the pool stopped: join it (GIL released), drop the running
+ * reference. 0, or -1 with an exception. */
+static int finish(struct pypool *self)
+{
+	int rc, err;
+
+	Py_BEGIN_ALLOW_THREADS
+	rc = nfqb_pool_wait(self->pool);
+	err = errno;
+	Py_END_ALLOW_THREADS
+	if (!self->waited) {
+		self->waited = true;
+		Py_DECREF(self);	/* the running reference */
+	}
+	if (raise_kept(self))
+		return -1;
+	if (rc < 0) {
+		nfqbpy_oserror(err, "pool");
+		return -1;
+	}
+	return 0;
+}
+
+static PyObject *pool_wait(struct pypool *self, PyObject *args,
+			   PyObject *kw)
+{
+	static char *kwlist[] = { "timeout", NULL };
+	PyObject *to = Py_None;
+	double timeout = -1, left;
+	struct pollfd pfd;
+	int r, err;
+	double deadline = 0;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:wait", kwlist, &to))
+		return NULL;
+	if (to != Py_None) {
+		timeout = PyFloat_AsDouble(to);
+		if (timeout == -1 && PyErr_Occurred())
+			return NULL;
+		if (timeout < 0)
+			timeout = 0;
+	}
+	if (need_pool(self) < 0)
+		return NULL;
+	if (!self->started) {
+		PyErr_SetString(PyExc_RuntimeError, "the pool was never started");
+		return NULL;
+	}
+	Py_INCREF(self);
+	if (self->waited)
+		goto done;
+	pfd.fd = nfqb_pool_fd(self->pool);
+	pfd.events = POLLIN;
+	if (timeout >= 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		deadline = ts.tv_sec + ts.tv_nsec / 1e9 + timeout;
+	}
+	for (;;) {
+		int ms = -1;
+
+		if (timeout >= 0) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			left = deadline - (ts.tv_sec + ts.tv_nsec / 1e9);
+			ms = left <= 0 ? 0 : (int)(left * 1000) + 1;
+		}
+		Py_BEGIN_ALLOW_THREADS
+		r = poll(&pfd, 1, ms);
+		err = errno;
+		Py_END_ALLOW_THREADS
+		if (r > 0)
+			break;
+		if (r < 0 && err != EINTR) {
+			Py_DECREF(self);
+			return nfqbpy_oserror(err, "poll");
+		}
+		if (PyErr_CheckSignals() < 0) {
+			Py_DECREF(self);
+			return NULL;
+		}
+		if (r == 0 && ms >= 0) {
+			Py_DECREF(self);
+			Py_RETURN_FALSE;
+		}
+	}
+	if (finish(self) < 0) {
+		Py_DECREF(self);
+		return NULL;
+	}
+done:
+	if (raise_kept(self)) {
+		Py_DECREF(self);
+		return NULL;
+	}
+	Py_DECREF(self);
+	Py_RETURN_TRUE;
+}
+
+static PyObject *pool_run(struct pypool *self, PyObject *unused)
+{
+	PyObject *r;
+
+	(void)unused;
+	if (!self->started) {
+		r = pool_start(self, NULL);
+		if (!r)
+			return NULL;
+		Py_DECREF(r);
+	}
+	r = pool_wait(self, PyTuple_New(0), NULL);
+	if (r)
+		return r;
+	/* Ctrl-C or another exception in this thread: stop, then wait
+	 * for the end, and raise what came */
+	if (self->pool && !self->waited) {
+		PyObject *t, *v, *tb;
+
+		PyErr_Fetch(&t, &v, &tb);
+		nfqb_pool_stop(self->pool);
+		Py_INCREF(self);
+		if (finish(self) < 0)
+			PyErr_Clear();
+		Py_DECREF(self);
+		PyErr_Restore(t, v, tb);
+	}
+	return NULL;
+}
+
+static PyObject *pool_close(struct pypool *self, PyObject *unused)
+{
+	int err = 0;
+
+	(void)unused;
+	if (!self->pool)
+		Py_RETURN_NONE;
+	Py_INCREF(self);
+	if (self->started && !self->waited) {
+		nfqb_pool_stop(self->pool);
+		err = finish(self);
+	}
+	pool_destroy(self);
+	Py_DECREF(self);
+	if (err < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *pool_handover(struct pypool *self, PyObject *unused)
+{
+	PyObject *list;
+	int *fds, rc, err;
+	unsigned int i, n;
+
+	(void)unused;
+	if (need_pool(self) < 0)
+		return NULL;
+	if (!self->started || self->waited) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"handover() needs a running pool");
+		return NULL;
+	}
+	n = self->queue_count;
+	fds = PyMem_Calloc(n, sizeof(int));
+	if (!fds)
+		return PyErr_NoMemory();
+	Py_BEGIN_ALLOW_THREADS
+	rc = nfqb_pool_handover(self->pool, fds, n);
+	err = errno;
+	Py_END_ALLOW_THREADS
+	if (!self->waited) {
+		self->waited = true;
+		self->stop_asked = true;
+		Py_DECREF(self);	/* never the last one: the caller's */
+	}
+	if (rc < 0 && err != EALREADY) {
+		PyMem_Free(fds);
+		if (raise_kept(self))
+			return NULL;
+		return nfqbpy_oserror(err, "handover");
+	}
+	list = PyList_New(n);
+	for (i = 0; list && i < n; i++) {
+		PyObject *v = PyLong_FromLong(fds[i]);
+
+		if (!v) {
+			Py_CLEAR(list);
+			break;
+		}
+		PyList_SET_ITEM(list, i, v);
+	}
+	PyMem_Free(fds);
+	return list;
+}
+
+static PyObject *pool_set_policy(struct pypool *self, PyObject *policy)
+{
+	int rc, err;
+
+	if (need_pool(self) < 0)
+		return NULL;
+	if (nfqb_pool_worker_index() >= 0) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"set_policy() from a pool callback would wait for itself");
+		return NULL;
+	}
+	Py_INCREF(policy);		/* the library's now */
+	Py_BEGIN_ALLOW_THREADS
+	rc = nfqb_pool_set_policy(self->pool, policy);
+	err = errno;
+	Py_END_ALLOW_THREADS
+	if (rc < 0) {
+		Py_DECREF(policy);
+		return nfqbpy_oserror(err, "set_policy");
+	}
+	Py_RETURN_NONE;
+}
+
+static PyObject *pool_stats_dict(const struct nfqb_pool_stats *st)
+{
+	return Py_BuildValue("{sKsKsKsKsKsKsKsKsKsKsKsKsKsK}",
+			     "received", st->received, "packets", st->packets,
+			     "accepted", st->accepted, "dropped", st->dropped,
+			     "other", st->other, "marked", st->marked,
+			     "deferred", st->deferred, "errors", st->errors,
+			     "batches", st->batches,
+			     "queue_depth", st->queue_depth,
+			     "ring_depth", st->ring_depth,
+			     "dispatch_full", st->dispatch_full,
+			     "defaults", st->defaults,
+			     "policy_swaps", st->policy_swaps);
+}
+
+static PyObject *pool_stats(struct pypool *self, PyObject *args)
+{
+	struct nfqb_pool_stats st;
+	int thread = -1;
+
+	if (!PyArg_ParseTuple(args, "|i:stats", &thread))
+		return NULL;
+	if (need_pool(self) < 0)
+		return NULL;
+	if (nfqb_pool_stats(self->pool, thread, &st, sizeof(st)) < 0) {
+		PyErr_SetString(PyExc_ValueError, "no such thread");
+		return NULL;
+	}
+	return pool_stats_dict(&st);
+}
+
+static PyObject *pool_queue_stats(struct pypool *self, PyObject *arg)
+{
+	struct nfqb_stats st;
+	uint32_t i;
+
+	if (nfqbpy_u32(arg, "index", &i) < 0)
+		return NULL;
+	if (need_pool(self) < 0)
+		return NULL;
+	if (nfqb_pool_queue_stats(self->pool, i, &st, sizeof(st)) < 0) {
+		PyErr_SetString(PyExc_ValueError, "no such queue index");
+		return NULL;
+	}
+	return nfqbpy_stats_dict(&st);
+}
+
+static PyObject *pool_fileno(struct pypool *self, PyObject *unused)
+{
+	(void)unused;
+	if (need_pool(self) < 0)
+		return NULL;
+	return PyLong_FromLong(nfqb_pool_fd(self->pool));
+}
+
+static PyObject *pool_worker_index(PyObject *cls, PyObject *unused)
+{
+	(void)cls;
+	(void)unused;
+	return PyLong_FromLong(nfqb_pool_worker_index());
+}
+
+static PyObject *get_threads(struct pypool *self, void *c)
+{
+	(void)c;
+	if (need_pool(self) < 0)
+		return NULL;
+	return PyLong_FromUnsignedLong(nfqb_pool_threads(self->pool));
+}
+
+static PyObject *get_stopping(struct pypool *self, void *c)
+{
+	(void)c;
+	if (!self->pool)
+		Py_RETURN_TRUE;
+	return PyBool_FromLong(nfqb_pool_stopping(self->pool));
+}
+
+static PyObject *get_error(struct pypool *self, void *c)
+{
+	(void)c;
+	if (!self->pool)
+		return PyLong_FromLong(0);
+	return PyLong_FromLong(nfqb_pool_error(self->pool));
+}
+
+static PyObject *get_cb_errors(struct pypool *self, void *c)
+{
+	(void)c;
+	return PyLong_FromUnsignedLongLong(self->cb_errors);
+}
+
+static PyObject *pool_enter(PyObject *self, PyObject *unused)
+{
+	(void)unused;
+	Py_INCREF(self);
+	return self;
+}
+
+static PyObject *pool_exit(struct pypool *self, PyObject *args)
+{
+	PyObject *r;
+
+	(void)args;
+	r = pool_close(self, NULL);
+	if (!r)
+		return NULL;
+	Py_DECREF(r);
+	Py_RETURN_FALSE;
+}
+
+/* At interpreter exit: stop and free every pool still there. */
+static PyObject *mod_atexit(PyObject *m, PyObject *unused)
+{
+	(void)m;
+	(void)unused;
+	while (live_pools) {
+		struct pypool *p = nfqbpy_of(live_pools, struct pypool, live);
+		PyObject *r;
+
+		Py_INCREF(p);
+		r = pool_close(p, NULL);
+		if (!r)
+			PyErr_WriteUnraisable((PyObject *)p);
+		Py_XDECREF(r);
+		live_del(p);	/* in case close failed early */
+		Py_DECREF(p);
+	}
+	q_close_all();
+	Py_RETURN_NONE;
+}
+
+static PyGetSetDef pool_getset[] = {
+	{ "threads", (getter)get_threads, NULL, "Number of pool threads.", NULL },
+	{ "stopping", (getter)get_stopping, NULL, "True once the pool was asked to stop (or stopped by itself).", NULL },
+	{ "error", (getter)get_error, NULL, "errno of the fatal error that stopped the pool, 0 if none.", NULL },
+	{ "callback_errors", (getter)get_cb_errors, NULL, "Exceptions raised by the callback.", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyMethodDef pool_methods[] = {
+	{ "start", (PyCFunction)pool_start, METH_NOARGS,
+	  "start()\n\nStart the pool's threads (once)." },
+	{ "stop", (PyCFunction)pool_stop, METH_NOARGS,
+	  "stop()\n\nAsk the pool to stop; returns at once (any thread)." },
+	{ "wait", (PyCFunction)(void (*)(void))pool_wait, METH_VARARGS | METH_KEYWORDS,
+	  "wait(timeout=None) -> bool\n\nWait (without the GIL) until the pool has stopped and unbound its "
+	  "queues; False on timeout. Raises the callback's exception if one stopped the pool. Signals are "
+	  "handled while waiting (Ctrl-C raises KeyboardInterrupt; the pool keeps running)." },
+	{ "run", (PyCFunction)pool_run, METH_NOARGS,
+	  "run()\n\nstart() if needed, then wait(); on an exception in this thread (Ctrl-C) the pool is "
+	  "stopped and waited for before it is raised." },
+	{ "close", (PyCFunction)pool_close, METH_NOARGS,
+	  "close()\n\nStop, wait, unbind, free. Packets kept past their callback then raise LateVerdictError." },
+	{ "handover", (PyCFunction)pool_handover, METH_NOARGS,
+	  "handover() -> list[int]\n\nStop, send every verdict, and return the queues' netlink sockets still "
+	  "bound (-1 for one that could not be handed over) for Pool.adopt() in the next process." },
+	{ "adopt", (PyCFunction)(void (*)(void))pool_adopt,
+	  METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+	  "Pool.adopt(fds, callback, **options) -> Pool\n\nA pool on queues already bound (from handover())." },
+	{ "set_policy", (PyCFunction)pool_set_policy, METH_O,
+	  "set_policy(policy)\n\nPublish a new policy object: callbacks get it from their next packet. "
+	  "Returns once no callback uses the old one (never from a callback)." },
+	{ "stats", (PyCFunction)pool_stats, METH_VARARGS,
+	  "stats(thread=-1) -> dict\n\nCounters of a pool thread, or of the whole pool." },
+	{ "queue_stats", (PyCFunction)pool_queue_stats, METH_O,
+	  "queue_stats(index) -> dict\n\nThe library counters of queue queue + index." },
+	{ "fileno", (PyCFunction)pool_fileno, METH_NOARGS,
+	  "fileno() -> int\n\nReadable once the pool stops (for event loops). Never read or close it." },
+	{ "worker_index", (PyCFunction)pool_worker_index, METH_NOARGS | METH_STATIC,
+	  "Pool.worker_index() -> int\n\nIn a callback, the worker's index; -1 on other threads." },
+	{ "__enter__", (PyCFunction)pool_enter, METH_NOARGS, NULL },
+	{ "__exit__", (PyCFunction)pool_exit, METH_VARARGS, NULL },
+	{ NULL, NULL, 0, NULL },
+};
+
+PyTypeObject NfqbPy_PoolType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "nfqb.Pool",
+	.tp_basicsize = sizeof(struct pypool),
+	.tp_dealloc = (destructor)pool_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+	.tp_doc = "Pool(callback, *, queue=0, count=1, mode=POOL_QUEUE_PER_WORKER, workers=0, cpus=None, "
+		  "flags=0, flags_off=0, copy_range=0, maxlen=0, buffers=0, rcvbuf=0, default_verdict=ACCEPT, "
+		  "ring_size=0, drain_ms=0, policy=None, latency_us=0, batch_limit=0, verdict_timeout_ms=0)\n\n"
+		  "The library's worker pool on queues queue .. queue + count - 1. callback(packet, policy) "
+		  "returns ACCEPT, DROP or REPEAT, or None when it decided (or keeps) the packet itself. "
+		  "Runs on the pool's threads, one callback at a time (the GIL); every wait is without the GIL.",
+	.tp_traverse = (traverseproc)pool_traverse,
+	.tp_clear = (inquiry)pool_clear,
+	.tp_weaklistoffset = offsetof(struct pypool, weakrefs),
+	.tp_methods = pool_methods,
+	.tp_getset = pool_getset,
+	.tp_new = pool_new,
+};
+
+static PyMethodDef atexit_def = {
+	"_atexit", mod_atexit, METH_NOARGS,
+	"_atexit()\n\nStop and free every pool, then close every queue still open (registered by nfqb at import)."
+};
+
+int pool_module_init(PyObject *m)
+{
+	PyObject *f;
+
+	interp = PyInterpreterState_Get();
+	if (pthread_key_create(&tstate_key, tstate_end)) {
+		PyErr_SetString(PyExc_OSError, "pthread_key_create");
+		return -1;
+	}
+	if (PyType_Ready(&NfqbPy_PoolType) < 0)
+		return -1;
+	Py_INCREF(&NfqbPy_PoolType);
+	if (PyModule_AddObject(m, "Pool", (PyObject *)&NfqbPy_PoolType) < 0) {
+		Py_DECREF(&NfqbPy_PoolType);
+		return -1;
+	}
+	f = PyCFunction_New(&atexit_def, NULL);
+	if (!f || PyModule_AddObject(m, "_atexit", f) < 0) {
+		Py_XDECREF(f);
+		return -1;
+	}
+	return 0;
+}

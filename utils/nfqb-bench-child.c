@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * nfqb-bench: consumers that are another program (daqtest, a Python
+ * process), forked by the consumer process: the child's start (the child
+ * side of the fork), its readiness (its queue bound in the kernel's
+ * list), the stop passed on, and what it printed.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nfqb-bench.h"
+
+const char *bench_env_or(const char *name, const char *def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : def;
+}
+
+uint64_t bench_num_after(const char *text, const char *key)
+{
+	const char *p = strstr(text, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+bool bench_queue_bound(unsigned int num)
+{
+	char line[256];
+	unsigned int q;
+	bool found = false;
+	FILE *f;
+
+	f = fopen("/proc/net/netfilter/nfnetlink_queue", "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%u", &q) == 1 && q == num)
+			found = true;
+	fclose(f);
+	return found;
+}
+
+void bench_child_setup(int out_fd)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	dup2(out_fd, STDOUT_FILENO);
+	dup2(out_fd, STDERR_FILENO);
+}
+
+int bench_child_bound(pid_t pid, unsigned int num, double max_s, int *status)
+{
+	double waited = 0;
+
+	while (!bench_queue_bound(num)) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return 1;
+		if (bench_stop || waited > max_s) {
+			kill(pid, SIGKILL);
+			waitpid(pid, status, 0);
+			return -1;
+		}
+		usleep(2000);
+		waited += 0.002;
+	}
+	return 0;
+}
+
+int bench_child_wait(pid_t pid, int *status)
+{
+	/* the stop signal ends waitpid() (no SA_RESTART): pass it on */
+	for (;;) {
+		pid_t r = waitpid(pid, status, 0);
+
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (bench_stop)
+			kill(pid, SIGTERM);
+	}
+}
+
+int bench_child_run(pid_t pid, struct bench_cons *c, const char *what,
+		    int *status)
+{
+	char name[64];
+	int err;
+
+	bench_cons_ready(c);
+	if (bench_child_wait(pid, status) < 0) {
+		err = errno;
+		snprintf(name, sizeof(name), "waitpid(%s)", what);
+		bench_cons_fail(c, name, err);
+		return -1;
+	}
+	bench_cons_quiet();
+	return 0;
+}

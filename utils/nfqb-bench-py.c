@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * nfqb-bench: the Python consumers (asked for by name: -c
+ * py-nfq,py-compat,py-batch). One Python process per run, forked by the
+ * consumer process (so it runs on the consumer's CPU, in the run's
+ * namespace, and its CPU time is the consumer's: wait4, children
+ * included), python/bench/pyconsumer.py with:
+ *
+ * - py-nfq: python-netfilterqueue 1.1.0 (built from its tarball by
+ *   python/bench/build-pynfq.sh into a cache outside the clone), a
+ *   callback that counts and accepts every packet;
+ * - py-compat: nfqb.netfilterqueue, the same callback;
+ * - py-batch: nfqb.Queue.recv(64), accept() for each packet.
+ *
+ * GSO packets are segmented by the kernel for all three
+ * (python-netfilterqueue cannot ask for them whole), whatever --gso says.
+ * Readiness is queue 0 showing up bound; at the stop signal the consumer
+ * passes SIGTERM on and reads "packets N" from the script's output, and
+ * the CPU time the script spent outside the measured window (before its
+ * queue was bound, after the stop), which the run takes off the
+ * consumer's: an interpreter's start costs 20 to 200 ms of CPU, as much
+ * as 100000 packets.
+ *
+ * Where things are, from the environment (`make bench-python` sets them
+ * all for the build tree; no build path is compiled in):
+ * NFQB_BENCH_PYTHON (the interpreter, default /usr/bin/python3),
+ * NFQB_BENCH_PYCONSUMER (python/bench/pyconsumer.py), NFQB_BENCH_PYNFQB_DIR
+ * (the directory holding the nfqb package; unset: the installed one),
+ * NFQB_BENCH_PYNFQ_DIR (python-netfilterqueue's: the output of
+ * build-pynfq.sh).
+ *
+ * bench_print_py() reports them against python-netfilterqueue: paired
+ * ratios per repetition and the targets of issue 24.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nfqb-bench.h"
+
+
+static void read_output(int fd, struct bench_cons *c, char *tail,
+			size_t tail_len)
+{
+	static char buf[65536];
+	ssize_t n;
+
+	if (tail_len)
+		tail[0] = '\0';
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (!strncmp(buf, "packets ", 8) || strstr(buf, "\npackets "))
+		c->packets = bench_num_after(buf, "packets ");
+	c->recv_calls = bench_num_after(buf, " recv_calls ");
+	c->send_calls = bench_num_after(buf, " send_calls ");
+	c->verdict_msgs = bench_num_after(buf, " verdict_msgs ");
+	c->batch_msgs = bench_num_after(buf, " batch_msgs ");
+	c->enobufs = bench_num_after(buf, "enobufs ");
+	c->outside_user_ns = bench_num_after(buf, "outside_user_ns ");
+	c->outside_sys_ns = bench_num_after(buf, "outside_sys_ns ");
+	if (tail_len) {
+		const char *t = n > (ssize_t)tail_len - 1 ?
+				buf + n - (tail_len - 1) : buf;
+
+		snprintf(tail, tail_len, "%.*s", (int)(tail_len - 1), t);
+		for (char *p = tail; *p; p++)
+			if (*p == '\n')
+				*p = ' ';
+	}
+}
+
+/* the last @n characters of @s: where a traceback says what failed */
+static const char *last_chars(const char *s, size_t n)
+{
+	size_t l = strlen(s);
+
+	return l > n ? s + l - n : s;
+}
+
+static int py_fail(struct bench_cons *c, const char *msg)
+{
+	snprintf(c->err, sizeof(c->err), "%.*s", (int)sizeof(c->err) - 1, msg);
+	__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
+	return -1;
+}
+
+static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
+		    const char *impl)
+{
+	const char *python = bench_env_or("NFQB_BENCH_PYTHON", "/usr/bin/python3");
+	const char *script = bench_env_or("NFQB_BENCH_PYCONSUMER", "");
+	const char *path;
+	char tmpl[] = "/tmp/nfqb-bench-py.XXXXXX", maxlen[16], sock[16];
+	char tail[150], msg[256];
+	int fd, st;
+	pid_t pid;
+
+	if (cfg->drain)
+		return py_fail(c, "the Python consumers cannot run in drain mode (SIGSTOP does not reach them): use --mode stream");
+	if (!strcmp(impl, "pynfq")) {
+		path = getenv("NFQB_BENCH_PYNFQ_DIR");
+		if (!path || !*path)
+			return py_fail(c, "NFQB_BENCH_PYNFQ_DIR is not set: build python-netfilterqueue with python/bench/build-pynfq.sh (make bench-python does)");
+	} else {
+		/* "": the installed nfqb */
+		path = bench_env_or("NFQB_BENCH_PYNFQB_DIR", "");
+	}
+	if (!*script || access(script, R_OK)) {
+		snprintf(msg, sizeof(msg),
+			 "no consumer script '%.100s': set NFQB_BENCH_PYCONSUMER to python/bench/pyconsumer.py (make bench-python does)",
+			 script);
+		return py_fail(c, msg);
+	}
+	fd = mkstemp(tmpl);
+	if (fd < 0) {
+		bench_cons_fail(c, "mkstemp", errno);
+		return -1;
+	}
+	unlink(tmpl);
+	snprintf(maxlen, sizeof(maxlen), "%u", cfg->maxlen);
+	/* the kernel doubles it: the same buffer as the C consumers */
+	snprintf(sock, sizeof(sock), "%u", cfg->rcvbuf / 2);
+
+	pid = fork();
+	if (pid < 0) {
+		bench_cons_fail(c, "fork", errno);
+		close(fd);
+		return -1;
+	}
+	if (pid == 0) {
+		char *argv[] = { (char *)python, (char *)script, (char *)impl,
+				 "--maxlen", maxlen, "--sock-len", sock, NULL };
+
+		bench_child_setup(fd);
+		if (*path)
+			setenv("PYTHONPATH", path, 1);
+		setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+		execv(python, argv);
+		_exit(127);
+	}
+
+	switch (bench_child_bound(pid, 0, 20, &st)) {
+	case 0:
+		break;
+	case 1:
+		read_output(fd, c, tail, sizeof(tail));
+		snprintf(msg, sizeof(msg), "%s exited before binding: %s",
+			 impl, last_chars(tail, 120));
+		close(fd);
+		return py_fail(c, msg);
+	default:
+		close(fd);
+		return py_fail(c, "the Python consumer did not bind queue 0 in 20 s");
+	}
+	if (bench_child_run(pid, c, "python", &st) < 0) {
+		close(fd);
+		return -1;
+	}
+	read_output(fd, c, tail, sizeof(tail));
+	close(fd);
+	if (!bench_stop || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		snprintf(msg, sizeof(msg), "%s %s (%s %d): %s", impl,
+			 bench_stop ? "failed" : "exited during the run",
+			 WIFEXITED(st) ? "exit" : "signal",
+			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+			 last_chars(tail, 100));
+		return py_fail(c, msg);
+	}
+	return 0;
+}
+
+int bench_py_nfq(const struct bench_cfg *cfg, struct bench_cons *c)
+{
+	return bench_py(cfg, c, "pynfq");
+}
+
+int bench_py_compat(const struct bench_cfg *cfg, struct bench_cons *c)
+{
+	return bench_py(cfg, c, "compat");
+}
+
+int bench_py_batch(const struct bench_cfg *cfg, struct bench_cons *c)
+{
+	return bench_py(cfg, c, "batch");
+}
+
+/* --- report ---------------------------------------------------------------- */
+
+struct py_target {
+	char name[80];
+	struct bench_stat st;
+	double limit;
+	bool le;
+};
+
+void bench_print_py(FILE *f, const struct bench_set *s)
+{
+	static const enum bench_kind ours[] = { BENCH_PY_COMPAT,
+						BENCH_PY_BATCH };
+	struct py_target t[2 * BENCH_MAX_SCEN];
+	unsigned int si, i, nt = 0;
+
+	if (!bench_has_kind(s, BENCH_PY_NFQ))
+		return;
+	fprintf(f, "\nPython consumers against python-netfilterqueue 1.1.0 "
+		"(py-nfq), ratios paired per repetition, median (min..max):\n");
+	for (si = 0; si < s->nscen; si++) {
+		const struct bench_scen *sc = &s->scen[si];
+		bool udp = sc->work == BENCH_WORK_UDP && !sc->drain;
+		bool tcp = sc->work == BENCH_WORK_TCP;
+		enum bench_metric perf = udp ? BM_PPS : BM_GBPS;
+		enum bench_metric cpu = udp ? BM_CPU_NS : BM_CPU_GBIT;
+
+		if (!udp && !tcp)
+			continue;
+		if (udp)
+			fprintf(f, "UDP %u B, streaming\n", sc->payload);
+		else
+			fprintf(f, "TCP, %s\n", sc->name);
+		fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n", "consumer",
+			udp ? "pkt/s" : "Gbit/s", "x py-nfq",
+			udp ? "CPU ns/pkt" : "CPU ms/Gbit", "x py-nfq");
+		for (i = 0; i < 3; i++) {
+			enum bench_kind k = i == 0 ? BENCH_PY_NFQ : ours[i - 1];
+			struct bench_stat st;
+			char a[64], b[64], c[64], d[64];
+
+			if (!bench_has_kind(s, k))
+				continue;
+			st = bench_stat_of(s, si, k, perf);
+			bench_fmt_stat(a, sizeof(a), &st, udp ? -1 : 2);
+			st = bench_paired(s, si, k, BENCH_PY_NFQ, perf, false);
+			bench_fmt_stat(b, sizeof(b), &st, 2);
+			st = bench_stat_of(s, si, k, cpu);
+			bench_fmt_stat(c, sizeof(c), &st, -1);
+			st = bench_paired(s, si, k, BENCH_PY_NFQ, cpu, false);
+			bench_fmt_stat(d, sizeof(d), &st, 2);
+			fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n",
+				bench_consumers[k].label, a,
+				k == BENCH_PY_NFQ ? "1" : b, c,
+				k == BENCH_PY_NFQ ? "1" : d);
+		}
+		for (i = 0; i < 2 && nt + 1 < sizeof(t) / sizeof(t[0]); i++) {
+			enum bench_kind k = ours[i];
+
+			if (!bench_has_kind(s, k))
+				continue;
+			if (udp && sc->payload == 64) {
+				snprintf(t[nt].name, sizeof(t[nt].name),
+					 "%s CPU/pkt, UDP 64 B",
+					 bench_consumers[k].name);
+				t[nt].st = bench_paired(s, si, k, BENCH_PY_NFQ,
+							BM_CPU_NS, false);
+				t[nt].limit = k == BENCH_PY_COMPAT ? 0.7 : 0.6;
+				t[nt++].le = true;
+			} else if (tcp) {
+				snprintf(t[nt].name, sizeof(t[nt].name),
+					 "%s Gbit/s, TCP %s",
+					 bench_consumers[k].name, sc->name);
+				t[nt].st = bench_paired(s, si, k, BENCH_PY_NFQ,
+							BM_GBPS, false);
+				t[nt].limit = 1.0;
+				t[nt++].le = false;
+			}
+		}
+	}
+	if (!nt)
+		return;
+	fprintf(f, "targets (issue 24; x python-netfilterqueue, paired "
+		"medians (min..max)):\n");
+	for (i = 0; i < nt; i++) {
+		char v[64];
+		bool met = t[i].st.n && (t[i].le ? t[i].st.med <= t[i].limit :
+					  t[i].st.med >= t[i].limit);
+
+		bench_fmt_stat(v, sizeof(v), &t[i].st, 2);
+		fprintf(f, "  %-44s %-20s (%s %.2f)  %s\n", t[i].name, v,
+			t[i].le ? "<=" : ">=", t[i].limit,
+			!t[i].st.n ? "not measured" : met ? "met" : "NOT met");
+	}
+}
