@@ -26,18 +26,33 @@
  * map PASS, WHITELIST and IGNORE to accept, BLOCK and BLACKLIST to drop,
  * REPLACE to accept with the (in place modified) payload.
  *
- * Every message gets exactly one verdict: the application's through
- * msg_finalize(), or the default verdict given by nfqb_queue_close() at
- * stop to the ones still outstanding.
+ * The contract with the application (Snort's SFDAQInstance):
+ * - Every packet gets exactly one verdict: the application's through
+ *   msg_finalize(), or the default verdict (nfqb_queue_close() at stop,
+ *   the verdict timeout), or, for what the application never sees (a
+ *   packet the kernel could not copy whole), the module's, counted as
+ *   filtered.
+ * - msg_finalize() always gives the message back (DAQ_SUCCESS): Snort
+ *   counts a message as returned only then.
+ * - A decision leaves the module without waiting for the next receive:
+ *   when the application has given back the last message of a receive, or
+ *   every message, or the latency bound is due.
+ * - The data of a message stays valid until its finalize, also past the
+ *   verdict timeout (the module then hands out copies).
+ * - interrupt() may run in another thread while stop() closes the queue.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -46,18 +61,26 @@
 
 #include <libnfq-batch/libnfq-batch.h>
 
-#define DAQ_NFQB_VERSION	1
+#define DAQ_NFQB_VERSION	2
 
 #define NFQB_DAQ_DEFAULT_POOL	256
 #define NFQB_DAQ_MAX_POOL	65536
 #define NFQB_DAQ_DEFAULT_MAXLEN	1024
+#define NFQB_LIB_BUFFERS	1024	/* the library's default */
+#define NFQB_MAX_COPY		65531	/* NFQNL_MAX_COPY_RANGE */
+#define NFQB_HELD_WAIT_MS	100	/* pool empty, no receive timeout */
 
 #define SET_ERROR(ctx, ...) base_api.set_errbuf((ctx)->modinst, __VA_ARGS__)
 
 struct nfqb_daq_desc {
 	DAQ_Msg_t msg;
 	DAQ_PktHdr_t pkthdr;
+	DAQ_PktDecodeData_t decode;
 	struct nfqb_packet *pkt;
+	uint8_t *base;			/* the packet from its first byte */
+	uint32_t off;			/* network header offset in base */
+	bool mangled;			/* changed by the module: send it */
+	uint8_t *copy;			/* own copy (verdict timeout) */
 	struct nfqb_daq_desc *next;
 };
 
@@ -65,6 +88,7 @@ struct nfqb_daq_ctx {
 	/* configuration */
 	DAQ_ModuleInstance_h modinst;
 	unsigned int queue_num;
+	bool queue_claimed;
 	int snaplen;
 	unsigned int timeout;		/* ms, 0: block until packets */
 	unsigned int queue_maxlen;
@@ -81,31 +105,58 @@ struct nfqb_daq_ctx {
 	uint32_t default_verdict;	/* NFQB_ACCEPT or NFQB_DROP */
 	uint32_t verdict_timeout;	/* ms, 0: never */
 	unsigned int rcvbuf;
+	uint32_t mss_clamp;		/* 0: off, UINT32_MAX: auto */
+	bool truncated_block;		/* drop what cannot be inspected */
+	enum { GSO_AUTO, GSO_ON, GSO_OFF } gso;
+	bool gso_on;			/* the queue's NFQB_F_GSO now */
 
-	/* state */
+	/* state (packet thread) */
 	struct nfqb_queue *q;
 	struct nfqb_daq_desc *descs;
 	struct nfqb_daq_desc *freelist;
+	struct nfqb_daq_desc *batch_last;	/* last message of a receive */
+	uint64_t unflushed_since;	/* ns: oldest decision not flushed */
+	uint64_t latency_ns;		/* the latency bound */
 	struct nfqb_packet **vec;
 	DAQ_MsgPoolInfo_t pool;
-	volatile bool interrupted;
+
+	/* what interrupt() may touch from another thread */
+	_Atomic(struct nfqb_queue *) irq_q;
+	atomic_uint irq_users;
+	atomic_bool interrupted;
 
 	/* counters */
 	DAQ_Stats_t stats;
 	struct nfqb_stats base;		/* library counters at the last reset */
-	struct nfqb_stats final;	/* library counters at stop */
+	struct nfqb_stats final;	/* library counters after the close */
+	struct nfqb_kstats kbase;	/* the kernel's at start or reset */
+	struct nfqb_kstats kfinal;	/* the kernel's just before the close */
+	bool have_kstats;
 	uint64_t replace_unchanged;	/* REPLACE sent as plain accept */
 	uint64_t verdict_failures;	/* nfqb_verdict*() refused */
 	uint64_t late_finalize;		/* finalize after stop */
+	uint64_t timed_out;		/* finalize after the verdict timeout */
+	uint64_t truncated;		/* longer than the kernel copies */
+	uint64_t mss_clamped;		/* SYNs whose MSS option was lowered */
+	uint64_t gso_off;		/* GSO turned off (auto) */
+	uint64_t resent;		/* of truncated: TCP GSO packets dropped
+					 * for TCP to send them again, cut
+					 * to size by the kernel */
+	uint64_t csum_trusted;		/* checksums vouched for by the kernel */
 };
 
 static DAQ_BaseAPI_t base_api;
 
+/* Queues bound by the instances of this process: two instances (Snort's
+ * packet threads) given the same queue are told at instantiate. */
+static pthread_mutex_t claims_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t claims[65536 / 8];
+
 static DAQ_VariableDesc_t nfqb_daq_vars[] = {
-	{ "debug", "Print the configuration and the library's counters at stop",
-	  DAQ_VAR_DESC_FORBIDS_ARGUMENT },
-	{ "fail_open", "Let the kernel accept packets when the queue is full",
-	  DAQ_VAR_DESC_FORBIDS_ARGUMENT },
+	{ "debug", "Print the configuration at start and the library's counters at stop",
+	  0 },
+	{ "fail_open", "Let the kernel accept packets when the queue is full (fail_open or fail_open=1; 0 turns it off)",
+	  0 },
 	{ "queue_maxlen", "Maximum queue length in the kernel (default: 1024)",
 	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
 	{ "batch_limit", "Flush verdicts when this many decided packets wait (1..65536, default: 64)",
@@ -119,10 +170,16 @@ static DAQ_VariableDesc_t nfqb_daq_vars[] = {
 	{ "verdict_timeout", "Give the default verdict to packets undecided this many ms (default: 0, never)",
 	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
 	{ "conntrack", "Ask for conntrack data: the conntrack id becomes the packet's flow id",
-	  DAQ_VAR_DESC_FORBIDS_ARGUMENT },
+	  0 },
 	{ "no_coalesce", "Send one verdict message per packet (no batch verdicts)",
-	  DAQ_VAR_DESC_FORBIDS_ARGUMENT },
-	{ "rcvbuf", "Socket receive buffer in bytes (default: queue_maxlen * snaplen)",
+	  0 },
+	{ "rcvbuf", "Socket receive buffer in bytes (default: queue_maxlen * 65535)",
+	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
+	{ "mss_clamp", "Lower the TCP MSS option of SYNs so that segments fit what the kernel copies: auto (default), off, or a ceiling",
+	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
+	{ "truncated", "Packets longer than the kernel copies (65531 bytes): pass (default) or block, uninspected, counted as filtered",
+	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
+	{ "gso", "Take GSO packets whole: auto (default: until one is longer than the kernel copies, then have the kernel segment them), on, off",
 	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
 };
 
@@ -200,10 +257,38 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max,
 	return 0;
 }
 
-/* "N" or "FIRST-LAST": instance i (1-based; 0 means unspecified, the
- * first) of a range takes queue FIRST + i - 1. */
+/* A flag variable: no value (on), or 1/0, yes/no, true/false, on/off. */
+static int parse_flag(const char *s, bool *out)
+{
+	static const char *const on[] = { "1", "yes", "true", "on" };
+	static const char *const off[] = { "0", "no", "false", "off" };
+	size_t i;
+
+	if (!s || !*s) {
+		*out = true;
+		return 0;
+	}
+	for (i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
+		if (!strcasecmp(s, on[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(s, off[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * "N" or "FIRST-LAST". A range gives instance i (1-based; 0 means
+ * unspecified, the first) queue FIRST + i - 1, and must have as many
+ * queues as there are instances: a wider one would leave queues unbound
+ * (their packets dropped, or passed by --queue-bypass, uninspected).
+ */
 static int parse_input(struct nfqb_daq_ctx *c, const char *input,
-		       unsigned int instance_id)
+		       unsigned int instance_id, unsigned int total)
 {
 	unsigned long first, last;
 	const char *dash;
@@ -211,6 +296,10 @@ static int parse_input(struct nfqb_daq_ctx *c, const char *input,
 
 	if (!input)
 		return -1;
+	if (instance_id == 0)
+		instance_id = 1;
+	if (total == 0)
+		total = 1;
 	dash = strchr(input, '-');
 	if (!dash)
 		return parse_uint(input, 0, 65535, &first) ? -1 :
@@ -222,8 +311,12 @@ static int parse_input(struct nfqb_daq_ctx *c, const char *input,
 	if (parse_uint(buf, 0, 65535, &first) ||
 	    parse_uint(dash + 1, 0, 65535, &last) || last < first)
 		return -1;
-	if (instance_id == 0)
-		instance_id = 1;
+	if (last - first + 1 != total) {
+		SET_ERROR(c, "%s: the range '%s' has %lu queues for %u instances (packet threads): each instance binds one queue, give as many (Snort: -z %lu)",
+			  __func__, input, last - first + 1, total,
+			  last - first + 1);
+		return -2;
+	}
 	if (first + instance_id - 1 > last) {
 		SET_ERROR(c, "%s: instance %u has no queue in the range '%s'",
 			  __func__, instance_id, input);
@@ -233,19 +326,57 @@ static int parse_input(struct nfqb_daq_ctx *c, const char *input,
 	return 0;
 }
 
+/* Claim the queue for this instance within the process. */
+static int claim_queue(struct nfqb_daq_ctx *c, unsigned int instance_id,
+		       unsigned int total)
+{
+	unsigned int q = c->queue_num;
+	int rc = 0;
+
+	pthread_mutex_lock(&claims_lock);
+	if (claims[q / 8] & (1u << (q % 8)))
+		rc = -1;
+	else
+		claims[q / 8] |= (uint8_t)(1u << (q % 8));
+	pthread_mutex_unlock(&claims_lock);
+	if (rc) {
+		SET_ERROR(c, "%s: queue %u is taken by another instance of this process (instance %u of %u): a queue has one reader; give each packet thread its own queue (-i N -i M ...) or one range for all (-i FIRST-LAST with iptables --queue-balance FIRST:LAST)",
+			  __func__, q, instance_id ? instance_id : 1,
+			  total ? total : 1);
+		return -1;
+	}
+	c->queue_claimed = true;
+	return 0;
+}
+
+static void release_queue(struct nfqb_daq_ctx *c)
+{
+	unsigned int q = c->queue_num;
+
+	if (!c->queue_claimed)
+		return;
+	pthread_mutex_lock(&claims_lock);
+	claims[q / 8] &= (uint8_t)~(1u << (q % 8));
+	pthread_mutex_unlock(&claims_lock);
+	c->queue_claimed = false;
+}
+
 static int parse_variable(struct nfqb_daq_ctx *c, const char *key,
 			  const char *val)
 {
 	unsigned long v;
+	bool on;
 
 	if (!strcmp(key, "debug")) {
-		c->debug = true;
+		return parse_flag(val, &c->debug);
 	} else if (!strcmp(key, "fail_open")) {
-		c->fail_open = true;
+		return parse_flag(val, &c->fail_open);
 	} else if (!strcmp(key, "conntrack")) {
-		c->conntrack = true;
+		return parse_flag(val, &c->conntrack);
 	} else if (!strcmp(key, "no_coalesce")) {
-		c->coalesce = false;
+		if (parse_flag(val, &on))
+			return -1;
+		c->coalesce = !on;
 	} else if (!strcmp(key, "queue_maxlen")) {
 		if (parse_uint(val, 1, UINT32_MAX, &v))
 			return -1;
@@ -282,6 +413,31 @@ static int parse_variable(struct nfqb_daq_ctx *c, const char *key,
 		if (parse_uint(val, 4096, INT_MAX / 2, &v))
 			return -1;
 		c->rcvbuf = v;
+	} else if (!strcmp(key, "mss_clamp")) {
+		if (val && !strcmp(val, "auto"))
+			c->mss_clamp = UINT32_MAX;
+		else if (val && !strcmp(val, "off"))
+			c->mss_clamp = 0;
+		else if (parse_uint(val, 88, 65535, &v))
+			return -1;
+		else
+			c->mss_clamp = v;
+	} else if (!strcmp(key, "gso")) {
+		if (val && !strcmp(val, "auto"))
+			c->gso = GSO_AUTO;
+		else if (val && !strcmp(val, "on"))
+			c->gso = GSO_ON;
+		else if (val && !strcmp(val, "off"))
+			c->gso = GSO_OFF;
+		else
+			return -1;
+	} else if (!strcmp(key, "truncated")) {
+		if (val && !strcmp(val, "pass"))
+			c->truncated_block = false;
+		else if (val && !strcmp(val, "block"))
+			c->truncated_block = true;
+		else
+			return -1;
 	} else {
 		return -2;
 	}
@@ -292,6 +448,11 @@ static int parse_variable(struct nfqb_daq_ctx *c, const char *key,
 
 static void pool_destroy(struct nfqb_daq_ctx *c)
 {
+	unsigned int i;
+
+	if (c->descs)
+		for (i = 0; i < c->pool.size; i++)
+			free(c->descs[i].copy);
 	free(c->descs);
 	free(c->vec);
 	c->descs = NULL;
@@ -306,15 +467,19 @@ static int pool_create(struct nfqb_daq_ctx *c, unsigned int size)
 
 	c->descs = calloc(size, sizeof(*c->descs));
 	c->vec = calloc(size, sizeof(*c->vec));
-	if (!c->descs || !c->vec) {
-		pool_destroy(c);
-		SET_ERROR(c, "%s: no memory for %u message descriptors",
-			  __func__, size);
-		return DAQ_ERROR_NOMEM;
-	}
+	if (!c->descs || !c->vec)
+		goto nomem;
 	for (i = size; i-- > 0;) {
 		struct nfqb_daq_desc *d = &c->descs[i];
 
+		/* with a verdict timeout the library may reuse a packet's
+		 * buffer while the application still reads it: hand out
+		 * copies instead */
+		if (c->verdict_timeout) {
+			d->copy = malloc(NFQB_MAX_COPY + 4);
+			if (!d->copy)
+				goto nomem;
+		}
 		d->msg.type = DAQ_MSG_TYPE_PACKET;
 		d->msg.hdr_len = sizeof(d->pkthdr);
 		d->msg.hdr = &d->pkthdr;
@@ -325,8 +490,33 @@ static int pool_create(struct nfqb_daq_ctx *c, unsigned int size)
 	}
 	c->pool.size = size;
 	c->pool.available = size;
-	c->pool.mem_size = size * (sizeof(*c->descs) + sizeof(*c->vec));
+	c->pool.mem_size = size * (sizeof(*c->descs) + sizeof(*c->vec) +
+				   (c->verdict_timeout ? NFQB_MAX_COPY + 4 : 0));
 	return DAQ_SUCCESS;
+nomem:
+	c->pool.size = size;
+	pool_destroy(c);
+	SET_ERROR(c, "%s: no memory for %u message descriptors", __func__,
+		  size);
+	return DAQ_ERROR_NOMEM;
+}
+
+/* Shrink the pool to @size descriptors (at start, nothing handed out). */
+static void pool_shrink(struct nfqb_daq_ctx *c, unsigned int size)
+{
+	unsigned int i;
+
+	c->freelist = NULL;
+	for (i = size; i-- > 0;) {
+		c->descs[i].next = c->freelist;
+		c->freelist = &c->descs[i];
+	}
+	for (i = size; i < c->pool.size; i++) {
+		free(c->descs[i].copy);
+		c->descs[i].copy = NULL;
+	}
+	c->pool.size = size;
+	c->pool.available = size;
 }
 
 static void desc_put(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d)
@@ -334,9 +524,188 @@ static void desc_put(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d)
 	d->pkt = NULL;
 	d->msg.data = NULL;
 	d->msg.data_len = 0;
+	d->msg.meta[DAQ_PKT_META_DECODE_DATA] = NULL;
+	d->mangled = false;
 	d->next = c->freelist;
 	c->freelist = d;
 	c->pool.available++;
+}
+
+/* --- Packets ------------------------------------------------------------- */
+
+static uint32_t csum_add(uint32_t sum, const uint8_t *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)b[i] << 8 | b[i + 1];
+	if (n & 1)
+		sum += (uint32_t)b[n - 1] << 8;
+	return sum;
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+struct l4_view {
+	uint8_t proto;		/* IPPROTO_*, 0 if not found */
+	bool ipv6;
+	uint32_t l4_off;	/* from the network header */
+	uint32_t l4_len;	/* as the IP header says */
+};
+
+/* Find the transport header of an IPv4 packet or an IPv6 one without
+ * extension headers (not a fragment) within @len bytes. */
+static bool l4_find(const uint8_t *ip, uint32_t len, struct l4_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	if (len < 20)
+		return false;
+	if (ip[0] >> 4 == 4) {
+		uint32_t ihl = (ip[0] & 0x0f) * 4u;
+		uint32_t tot = (uint32_t)ip[2] << 8 | ip[3];
+
+		if (ihl < 20 || tot < ihl || ((ip[6] & 0x3f) | ip[7]))
+			return false;	/* short, or a fragment */
+		v->proto = ip[9];
+		v->l4_off = ihl;
+		v->l4_len = tot - ihl;
+		return true;
+	}
+	if (ip[0] >> 4 == 6 && len >= 40) {
+		v->ipv6 = true;
+		v->proto = ip[6];
+		v->l4_off = 40;
+		v->l4_len = (uint32_t)ip[4] << 8 | ip[5];
+		return true;
+	}
+	return false;
+}
+
+/* The TCP checksum of the segment at @ip + v->l4_off, from scratch. */
+static uint16_t tcp_csum(const uint8_t *ip, const struct l4_view *v)
+{
+	const uint8_t *tcp = ip + v->l4_off;
+	uint32_t sum = 0;
+
+	if (v->ipv6)
+		sum = csum_add(sum, ip + 8, 32);
+	else
+		sum = csum_add(sum, ip + 12, 8);
+	sum += 6 + v->l4_len;
+	sum = csum_add(sum, tcp, 16);		/* up to the checksum */
+	sum = csum_add(sum, tcp + 18, v->l4_len - 18);
+	return csum_fold(sum);
+}
+
+/*
+ * A TCP SYN whose MSS option lets the peer send segments longer than the
+ * kernel can copy to us (65531 bytes with the headers: lo's MTU is 65536)
+ * gets a lower one: every segment of the connection then reaches the
+ * application whole. Rewritten in place, checksum recomputed from scratch
+ * (the kernel takes a changed payload as CHECKSUM_NONE); sent with the
+ * verdict. Returns true if the packet changed.
+ */
+static bool mss_clamp(struct nfqb_daq_ctx *c, uint8_t *ip, uint32_t len)
+{
+	struct l4_view v;
+	uint32_t ceiling, hl, i;
+	uint8_t *tcp;
+
+	if (!c->mss_clamp || !l4_find(ip, len, &v) || v.proto != 6 ||
+	    v.l4_off + v.l4_len > len || v.l4_len < 20)
+		return false;
+	tcp = ip + v.l4_off;
+	if (!(tcp[13] & 0x02))		/* SYN */
+		return false;
+	hl = (tcp[12] >> 4) * 4u;
+	if (hl < 20 || hl > v.l4_len)
+		return false;
+	ceiling = NFQB_MAX_COPY - v.l4_off - 20;
+	if (c->mss_clamp != UINT32_MAX && c->mss_clamp < ceiling)
+		ceiling = c->mss_clamp;
+	for (i = 20; i < hl;) {
+		uint8_t kind = tcp[i];
+		uint32_t olen, mss;
+
+		if (kind == 0)
+			break;
+		if (kind == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= hl)
+			break;
+		olen = tcp[i + 1];
+		if (olen < 2 || i + olen > hl)
+			break;
+		if (kind != 2 || olen != 4) {
+			i += olen;
+			continue;
+		}
+		mss = (uint32_t)tcp[i + 2] << 8 | tcp[i + 3];
+		if (mss <= ceiling)
+			return false;
+		tcp[i + 2] = (uint8_t)(ceiling >> 8);
+		tcp[i + 3] = (uint8_t)ceiling;
+		i = tcp_csum(ip, &v);
+		tcp[16] = (uint8_t)(i >> 8);
+		tcp[17] = (uint8_t)i;
+		c->mss_clamped++;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Tell Snort that the transport checksum needs no check when the kernel
+ * vouches for it: not computed yet (CHECKSUM_PARTIAL: a packet of this
+ * host, or forwarded from a local peer, its checksum filled in on the way
+ * out; Snort would see the placeholder as a bad checksum and inspect
+ * nothing), or verified already on input (the kernel then does not set
+ * NFQA_SKB_CSUM_NOTVERIFIED).
+ */
+static void desc_decode(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d,
+			struct nfqb_packet *p, const uint8_t *ip, uint32_t len)
+{
+	DAQ_PktDecodeData_t *dd = &d->decode;
+	enum nfqb_hook_point hook;
+	struct l4_view v;
+	bool good;
+
+	d->msg.meta[DAQ_PKT_META_DECODE_DATA] = NULL;
+	if (nfqb_pkt_csum_not_ready(p)) {
+		good = true;
+	} else {
+		hook = nfqb_pkt_hook_point(p);
+		good = (hook == NFQB_HOOK_PREROUTING ||
+			hook == NFQB_HOOK_INPUT ||
+			hook == NFQB_HOOK_FORWARD ||
+			hook == NFQB_HOOK_INGRESS) &&
+		       !nfqb_pkt_csum_not_verified(p);
+	}
+	if (!good || !l4_find(ip, len, &v) ||
+	    (v.proto != 6 && v.proto != 17) || v.l4_off + v.l4_len > len)
+		return;
+	memset(dd, 0, sizeof(*dd));
+	dd->flags.bits.l3 = 1;
+	dd->flags.bits.ipv4 = !v.ipv6;
+	dd->flags.bits.ipv6 = v.ipv6;
+	dd->flags.bits.l4 = 1;
+	dd->flags.bits.l4_checksum = 1;
+	dd->flags.bits.tcp = v.proto == 6;
+	dd->flags.bits.udp = v.proto == 17;
+	dd->l2_offset = DAQ_PKT_DECODE_OFFSET_INVALID;
+	dd->l3_offset = 0;
+	dd->l4_offset = (uint16_t)v.l4_off;
+	dd->payload_offset = DAQ_PKT_DECODE_OFFSET_INVALID;
+	dd->checksum_offset = DAQ_PKT_DECODE_OFFSET_INVALID;
+	d->msg.meta[DAQ_PKT_META_DECODE_DATA] = dd;
+	c->csum_trusted++;
 }
 
 /* Fill a descriptor from what the kernel gave with the packet. */
@@ -345,7 +714,7 @@ static void desc_fill(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d,
 {
 	DAQ_PktHdr_t *h = &d->pkthdr;
 	const uint8_t *data;
-	uint32_t len, mark, ctid;
+	uint32_t len, off, mark, ctid;
 
 	memset(h, 0, sizeof(*h));
 	h->ingress_group = DAQ_PKTHDR_UNKNOWN;
@@ -372,16 +741,34 @@ static void desc_fill(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d,
 		break;
 	}
 
-	data = nfqb_pkt_payload(p, &len);
 	/* The payload lives in the library's receive buffer (writable,
 	 * valid until the verdict): an application modifies it in place
 	 * before DAQ_VERDICT_REPLACE, as libdaq's API intends. */
-	d->msg.data = (uint8_t *)(uintptr_t)data;
-	d->msg.data_len = data ? len : 0;
+	data = nfqb_pkt_payload(p, &len);
+	if (!data)
+		len = 0;
+	if (d->copy && len) {
+		memcpy(d->copy, data, len);
+		data = d->copy;
+	}
+	d->base = (uint8_t *)(uintptr_t)data;
+	/* at netdev egress the packet starts at its link-layer header:
+	 * the message starts at the network header (DLT_RAW) */
+	off = nfqb_pkt_network_offset(p);
+	if (off > len)
+		off = len;
+	d->off = off;
+	d->msg.data = d->base ? d->base + off : NULL;
+	d->msg.data_len = len - off;
 	h->pktlen = nfqb_pkt_orig_len(p);
+	h->pktlen = h->pktlen > off ? h->pktlen - off : 0;
 	if (h->pktlen < d->msg.data_len)
 		h->pktlen = d->msg.data_len;
 	d->pkt = p;
+	d->mangled = d->msg.data && mss_clamp(c, d->msg.data,
+					      d->msg.data_len);
+	if (d->msg.data)
+		desc_decode(c, d, p, d->msg.data, d->msg.data_len);
 }
 
 /* --- Module API ------------------------------------------------------------- */
@@ -410,9 +797,9 @@ static int nfqb_daq_get_variable_descs(const DAQ_VariableDesc_t **table)
 static int nfqb_daq_instantiate(const DAQ_ModuleConfig_h cfg,
 				DAQ_ModuleInstance_h modinst, void **ctxp)
 {
+	unsigned int pool_size, id, total;
 	struct nfqb_daq_ctx *c;
 	const char *key, *val;
-	unsigned int pool_size;
 	int rc;
 
 	c = calloc(1, sizeof(*c));
@@ -425,9 +812,14 @@ static int nfqb_daq_instantiate(const DAQ_ModuleConfig_h cfg,
 	c->queue_maxlen = NFQB_DAQ_DEFAULT_MAXLEN;
 	c->default_verdict = NFQB_ACCEPT;
 	c->coalesce = true;
+	c->mss_clamp = UINT32_MAX;
+	atomic_init(&c->irq_q, NULL);
+	atomic_init(&c->irq_users, 0);
+	atomic_init(&c->interrupted, false);
 
-	rc = parse_input(c, base_api.config_get_input(cfg),
-			 base_api.config_get_instance_id(cfg));
+	id = base_api.config_get_instance_id(cfg);
+	total = base_api.config_get_total_instances(cfg);
+	rc = parse_input(c, base_api.config_get_input(cfg), id, total);
 	if (rc) {
 		if (rc == -1)
 			SET_ERROR(c, "%s: invalid queue number '%s' (N or FIRST-LAST, 0..65535)",
@@ -452,12 +844,16 @@ static int nfqb_daq_instantiate(const DAQ_ModuleConfig_h cfg,
 		base_api.config_next_variable(cfg, &key, &val);
 	}
 
+	/* The snap length is what the application asks for; the kernel
+	 * copies whole packets (up to its limit) all the same: an inline
+	 * IPS cannot inspect a cut packet, and Snort's default (1518) would
+	 * cut every larger one (lo, GRO). */
 	c->snaplen = base_api.config_get_snaplen(cfg);
 	if (c->snaplen <= 0 || c->snaplen > 65535)
 		c->snaplen = 65535;
 	c->timeout = base_api.config_get_timeout(cfg);
 	if (!c->rcvbuf) {
-		uint64_t b = (uint64_t)c->queue_maxlen * (uint64_t)c->snaplen;
+		uint64_t b = (uint64_t)c->queue_maxlen * 65535u;
 
 		c->rcvbuf = b > INT_MAX / 2 ? INT_MAX / 2 : (unsigned int)b;
 	}
@@ -472,47 +868,90 @@ static int nfqb_daq_instantiate(const DAQ_ModuleConfig_h cfg,
 		free(c);
 		return rc;
 	}
+	if (claim_queue(c, id, total)) {
+		pool_destroy(c);
+		free(c);
+		return DAQ_ERROR_EXISTS;
+	}
 	*ctxp = c;
 	return DAQ_SUCCESS;
 }
 
-static void print_counters(struct nfqb_daq_ctx *c)
+static void print_counters(struct nfqb_daq_ctx *c, const struct nfqb_stats *st)
 {
-	struct nfqb_stats st;
-
-	if (qb_stats(c->q, &st))
-		return;
 	printf("daq_nfqb: queue %u: packets %" PRIu64 " recv_calls %" PRIu64
 	       " send_calls %" PRIu64 " verdict_msgs %" PRIu64
 	       " batch_msgs %" PRIu64 " batch_packets %" PRIu64
 	       " accepted %" PRIu64 " dropped %" PRIu64 " mangled %" PRIu64
 	       " defaults %" PRIu64 " timeouts %" PRIu64 " enobufs %" PRIu64
-	       " replace_unchanged %" PRIu64 " verdict_failures %" PRIu64 "\n",
-	       c->queue_num, st.packets, st.recv_calls, st.send_calls,
-	       st.verdict_msgs, st.batch_msgs, st.batch_packets, st.accepted,
-	       st.dropped, st.mangled, st.defaults, st.timeouts, st.enobufs,
-	       c->replace_unchanged, c->verdict_failures);
+	       " replace_unchanged %" PRIu64 " verdict_failures %" PRIu64
+	       " late_finalize %" PRIu64 " linger_pauses %" PRIu64
+	       " buffers_exhausted %" PRIu64 " truncated %" PRIu64
+	       " mss_clamped %" PRIu64 " csum_trusted %" PRIu64
+	       " timed_out_finalize %" PRIu64 " gso_off %" PRIu64
+	       " resent %" PRIu64 "\n",
+	       c->queue_num, st->packets, st->recv_calls, st->send_calls,
+	       st->verdict_msgs, st->batch_msgs, st->batch_packets,
+	       st->accepted, st->dropped, st->mangled, st->defaults,
+	       st->timeouts, st->enobufs, c->replace_unchanged,
+	       c->verdict_failures, c->late_finalize, st->linger_pauses,
+	       st->buffers_exhausted, c->truncated, c->mss_clamped,
+	       c->csum_trusted, c->timed_out, c->gso_off, c->resent);
+}
+
+/* What went by the application, always said at stop (Snort shows the
+ * module's output with its own statistics). */
+static void print_uninspected(struct nfqb_daq_ctx *c,
+			      const struct nfqb_stats *st)
+{
+	uint64_t unseen = st->defaults + st->rejected_defaults + st->gap_ids;
+
+	if (!c->truncated && !unseen && !st->timeouts && !c->verdict_failures)
+		return;
+	printf("daq_nfqb: queue %u: not inspected: %" PRIu64
+	       " longer than the kernel copies (%s; and %" PRIu64
+	       " TCP GSO packets dropped to be sent again in segments, GSO %s), %"
+	       PRIu64 " given the default verdict (%s) unseen at stop or"
+	       " unreadable, %" PRIu64 " by the verdict timeout; %" PRIu64
+	       " verdicts refused\n",
+	       c->queue_num, c->truncated - c->resent,
+	       c->truncated_block ? "blocked" : "passed", c->resent,
+	       c->gso_on ? "on" : "turned off", unseen,
+	       nfqb_verdict_name(c->default_verdict), st->timeouts,
+	       c->verdict_failures);
+}
+
+static bool read_kstats(const struct nfqb_daq_ctx *c, struct nfqb_kstats *k)
+{
+	memset(k, 0, sizeof(*k));
+	return nfqb_kstats_get((uint16_t)c->queue_num, k, sizeof(*k)) == 0;
 }
 
 /* Close the queue: every message not finalized gets the default verdict
  * (nfqb_queue_close()); their descriptors go back to the pool, and a late
- * finalize on them does nothing. */
+ * finalize on them does nothing. interrupt() no longer reaches the queue
+ * once this starts. */
 static int queue_close(struct nfqb_daq_ctx *c)
 {
+	struct nfqb_queue *q = c->q;
 	unsigned int i;
 	int rc;
 
-	if (!c->q)
+	if (!q)
 		return 0;
-	if (c->debug)
-		print_counters(c);
-	/* keep the library's counters for get_stats() after stop */
-	qb_stats(c->q, &c->final);
-	rc = nfqb_queue_close(c->q);
+	atomic_store(&c->irq_q, NULL);
+	while (atomic_load(&c->irq_users))
+		sched_yield();
+	c->have_kstats = read_kstats(c, &c->kfinal) && c->have_kstats;
+	rc = nfqb_queue_close_stats(q, &c->final, sizeof(c->final));
 	c->q = NULL;
+	if (c->debug)
+		print_counters(c, &c->final);
+	print_uninspected(c, &c->final);
 	for (i = 0; i < c->pool.size; i++)
 		if (c->descs[i].pkt)
 			desc_put(c, &c->descs[i]);
+	c->batch_last = NULL;
 	return rc;
 }
 
@@ -521,6 +960,7 @@ static void nfqb_daq_destroy(void *handle)
 	struct nfqb_daq_ctx *c = handle;
 
 	queue_close(c);
+	release_queue(c);
 	pool_destroy(c);
 	free(c);
 }
@@ -531,21 +971,36 @@ static int configure_queue(struct nfqb_daq_ctx *c)
 	uint32_t flags = 0;
 	const char *what;
 
-	what = "buffers";
-	if (nfqb_queue_set_buffers(q, c->pool.size))
-		goto fail;
+	/* The library has NFQB_LIB_BUFFERS receive buffers: more than the
+	 * pool needs is fine (packets read ahead wait there). Replacing
+	 * them needs nothing outstanding, which traffic arriving since the
+	 * bind may already be: then the pool takes what there is. */
+	if (c->pool.size > NFQB_LIB_BUFFERS &&
+	    nfqb_queue_set_buffers(q, c->pool.size)) {
+		if (errno != EBUSY) {
+			what = "buffers";
+			goto fail;
+		}
+		pool_shrink(c, NFQB_LIB_BUFFERS);
+	}
 	what = "copy mode";
-	if (nfqb_queue_set_copy_mode(q, NFQB_COPY_PACKET, c->snaplen))
+	if (nfqb_queue_set_copy_mode(q, NFQB_COPY_PACKET, 0))
 		goto fail;
 	what = "queue_maxlen";
 	if (nfqb_queue_set_maxlen(q, c->queue_maxlen))
 		goto fail;
 	if (c->fail_open)
 		flags |= NFQB_F_FAIL_OPEN;
-	if (c->conntrack)
-		flags |= NFQB_F_CONNTRACK;
-	what = "flags (fail_open, conntrack)";
-	if (nfqb_queue_set_flags(q, flags, NFQB_F_FAIL_OPEN | NFQB_F_CONNTRACK))
+	c->gso_on = c->gso != GSO_OFF;
+	if (c->gso_on)
+		flags |= NFQB_F_GSO;
+	what = "flags (fail_open, gso)";
+	if (nfqb_queue_set_flags(q, flags, NFQB_F_FAIL_OPEN | NFQB_F_GSO))
+		goto fail;
+	/* apart: a kernel without the conntrack glue refuses it alone */
+	what = "flags (conntrack)";
+	if (nfqb_queue_set_flags(q, c->conntrack ? NFQB_F_CONNTRACK : 0,
+				 NFQB_F_CONNTRACK))
 		goto fail;
 	what = "rcvbuf";
 	if (nfqb_queue_set_rcvbuf(q, c->rcvbuf))
@@ -559,13 +1014,16 @@ static int configure_queue(struct nfqb_daq_ctx *c)
 		goto fail;
 	if (c->set_latency)
 		nfqb_queue_set_latency(q, c->latency);
+	c->latency_ns = (c->set_latency ? c->latency : 1000u) * 1000ull;
+	c->unflushed_since = 0;
 	what = "linger";
 	if (c->set_linger && nfqb_queue_set_linger(q, c->linger))
 		goto fail;
 	nfqb_queue_set_verdict_timeout(q, c->verdict_timeout);
-	/* With a receive timeout, the module polls and calls the library
-	 * without blocking; without one, nfqb_recv() sleeps (and lingers). */
-	nfqb_queue_set_nonblock(q, c->timeout != 0);
+	/* blocking, so that the library sleeps, lingers and runs its
+	 * timers; the receive timeout ends a quiet wait */
+	nfqb_queue_set_nonblock(q, false);
+	nfqb_queue_set_recv_timeout(q, c->timeout);
 	return 0;
 fail:
 	SET_ERROR(c, "%s: queue %u: setting %s failed: %s (%d)", __func__,
@@ -579,10 +1037,11 @@ static int nfqb_daq_start(void *handle)
 
 	if (c->q)
 		return DAQ_SUCCESS;
-	c->q = nfqb_queue_open(c->queue_num);
+	c->q = nfqb_queue_open((uint16_t)c->queue_num);
 	if (!c->q) {
-		SET_ERROR(c, "%s: cannot bind queue %u: %s (%d)", __func__,
-			  c->queue_num, strerror(errno), errno);
+		SET_ERROR(c, "%s: cannot bind queue %u: %s (%d)%s", __func__,
+			  c->queue_num, strerror(errno), errno,
+			  errno == EBUSY ? ": another process holds it" : "");
 		return DAQ_ERROR;
 	}
 	if (configure_queue(c)) {
@@ -592,6 +1051,9 @@ static int nfqb_daq_start(void *handle)
 	}
 	memset(&c->base, 0, sizeof(c->base));
 	memset(&c->final, 0, sizeof(c->final));
+	c->have_kstats = read_kstats(c, &c->kbase);
+	atomic_store(&c->interrupted, false);
+	atomic_store(&c->irq_q, c->q);
 	if (c->debug)
 		printf("daq_nfqb: queue %u bound (libnfq-batch %s): snaplen %d, "
 		       "pool %u, timeout %u ms, queue_maxlen %u, fail_open %d, "
@@ -602,43 +1064,95 @@ static int nfqb_daq_start(void *handle)
 	return DAQ_SUCCESS;
 }
 
+/* Any thread (Snort's main thread calls it until the packet thread has
+ * stopped): it never reaches a queue that stop() is closing. */
 static int nfqb_daq_interrupt(void *handle)
 {
 	struct nfqb_daq_ctx *c = handle;
+	struct nfqb_queue *q;
 
-	c->interrupted = true;
-	if (c->q)
-		nfqb_queue_interrupt(c->q);
+	atomic_store(&c->interrupted, true);
+	atomic_fetch_add(&c->irq_users, 1);
+	q = atomic_load(&c->irq_q);
+	if (q)
+		nfqb_queue_interrupt(q);
+	atomic_fetch_sub(&c->irq_users, 1);
 	return DAQ_SUCCESS;
 }
 
 static int nfqb_daq_stop(void *handle)
 {
 	struct nfqb_daq_ctx *c = handle;
+	unsigned int num = c->queue_num;
 
 	if (queue_close(c)) {
-		SET_ERROR(c, "%s: closing queue %u: %s (%d)", __func__,
-			  c->queue_num, strerror(errno), errno);
+		SET_ERROR(c, "%s: closing queue %u: %s (%d)", __func__, num,
+			  strerror(errno), errno);
 		return DAQ_ERROR;
 	}
 	return DAQ_SUCCESS;
 }
 
+static int nfqb_daq_ioctl(void *handle, DAQ_IoctlCmd cmd, void *arg,
+			  size_t arglen)
+{
+	struct nfqb_daq_ctx *c = handle;
+	DIOCTL_QueryDeviceIndex *qdi = arg;
+	unsigned int idx;
+
+	if (cmd != DIOCTL_GET_DEVICE_INDEX)
+		return DAQ_ERROR_NOTSUP;
+	if (!qdi || arglen != sizeof(*qdi) || !qdi->device)
+		return DAQ_ERROR_INVAL;
+	/* the packet header's indexes are the kernel's ifindexes (of this
+	 * network namespace, the queue's) */
+	idx = if_nametoindex(qdi->device);
+	if (!idx || idx > INT_MAX) {
+		SET_ERROR(c, "%s: no device '%s'", __func__, qdi->device);
+		return DAQ_ERROR_NODEV;
+	}
+	qdi->index = (int)idx;
+	return DAQ_SUCCESS;
+}
+
+/* Kernel counter @now since @then (32 bits, wrapping). */
+static uint64_t kdelta(uint32_t now, uint32_t then)
+{
+	return (uint32_t)(now - then);
+}
+
 static int nfqb_daq_get_stats(void *handle, DAQ_Stats_t *stats)
 {
 	struct nfqb_daq_ctx *c = handle;
+	struct nfqb_kstats k;
 	struct nfqb_stats st;
+	bool kok = c->have_kstats;
 
-	/* the library's counters (live, or as they were at stop) since
+	/* the library's counters (live, or as the close left them) since
 	 * the last reset */
-	if (c->q)
+	if (c->q) {
 		qb_stats(c->q, &st);
-	else
+		kok = kok && read_kstats(c, &k);
+	} else {
 		st = c->final;
-	if (st.packets >= c->base.packets && st.enobufs >= c->base.enobufs) {
-		c->stats.hw_packets_received = st.packets - c->base.packets;
-		c->stats.hw_packets_dropped = st.enobufs - c->base.enobufs;
+		k = c->kfinal;
 	}
+	if (st.packets >= c->base.packets)
+		c->stats.hw_packets_received = st.packets - c->base.packets;
+	/* what the kernel dropped: queue full, socket full */
+	if (kok)
+		c->stats.hw_packets_dropped =
+			kdelta(k.queue_dropped, c->kbase.queue_dropped) +
+			kdelta(k.queue_user_dropped,
+			       c->kbase.queue_user_dropped);
+	else if (st.enobufs >= c->base.enobufs)
+		c->stats.hw_packets_dropped = st.enobufs - c->base.enobufs;
+	/* what got a verdict without the application seeing it */
+	c->stats.packets_filtered = c->truncated + st.defaults +
+				    st.rejected_defaults + st.gap_ids -
+				    (c->base.defaults +
+				     c->base.rejected_defaults +
+				     c->base.gap_ids);
 	c->stats.packets_outstanding = c->pool.size - c->pool.available;
 	memcpy(stats, &c->stats, sizeof(*stats));
 	return DAQ_SUCCESS;
@@ -649,10 +1163,14 @@ static void nfqb_daq_reset_stats(void *handle)
 	struct nfqb_daq_ctx *c = handle;
 
 	memset(&c->stats, 0, sizeof(c->stats));
-	if (c->q)
+	c->truncated = 0;
+	if (c->q) {
 		qb_stats(c->q, &c->base);
-	else
+		c->have_kstats = read_kstats(c, &c->kbase);
+	} else {
 		c->base = c->final;
+		c->kbase = c->kfinal;
+	}
 }
 
 static int nfqb_daq_get_snaplen(void *handle)
@@ -675,47 +1193,85 @@ static int nfqb_daq_get_datalink_type(void *handle)
 	return DLT_RAW;
 }
 
-static int ms_since(const struct timespec *t0)
+static uint64_t now_ns(void)
 {
-	struct timespec now;
-	int64_t ms;
+	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (int64_t)(now.tv_sec - t0->tv_sec) * 1000 +
-	     (now.tv_nsec - t0->tv_nsec) / 1000000;
-	return ms > INT_MAX ? INT_MAX : (int)ms;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Flush what the application decided: nothing waits for the next
+ * receive. Errors are the library's to retry. */
+static void flush(struct nfqb_daq_ctx *c)
+{
+	c->unflushed_since = 0;
+	if (nfqb_flush(c->q) < 0 && errno != EAGAIN)
+		c->verdict_failures++;
 }
 
 /*
- * Receive with the DAQ timeout: the library is non-blocking then, and we
- * sleep in poll() on its fd, no longer than it needs to run again.
- * Returns what nfqb_recv() returned, errno ETIMEDOUT when the DAQ timeout
- * expired.
+ * Every message is held by the application (Snort's retry queue, held
+ * packets): none can be handed out until it gives one back, which only it
+ * can do. Send what it decided, wait as a quiet receive would (Snort then
+ * runs its idle work, which releases held packets), never spin.
  */
-static int recv_timed(struct nfqb_daq_ctx *c, unsigned int max,
-		      const struct timespec *t0)
+static void wait_held(struct nfqb_daq_ctx *c)
 {
-	struct pollfd pfd = { .fd = nfqb_queue_fd(c->q), .events = POLLIN };
-	int n, wait, lib, left;
+	unsigned int ms = c->timeout ? c->timeout : NFQB_HELD_WAIT_MS, t;
 
-	for (;;) {
-		n = nfqb_recv(c->q, c->vec, max);
-		if (n > 0 || errno != EAGAIN)
-			return n;
-		if (c->interrupted) {
-			errno = EINTR;
-			return -1;
-		}
-		left = (int)c->timeout - ms_since(t0);
-		if (left <= 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		lib = nfqb_queue_next_timeout(c->q);
-		wait = (lib >= 0 && lib < left) ? lib : left;
-		if (poll(&pfd, 1, wait) < 0 && errno != EINTR)
-			return -1;
+	flush(c);
+	for (t = 0; t < ms && !atomic_load(&c->interrupted); t += 10) {
+		struct timespec d = { 0, 10000000 };
+
+		nanosleep(&d, NULL);
 	}
+}
+
+/* TCP, by the network header alone (the length fields of a GSO packet
+ * longer than 64 KiB say 0) */
+static bool is_tcp(const struct nfqb_packet *p)
+{
+	const uint8_t *d;
+	uint32_t len, off = nfqb_pkt_network_offset(p);
+
+	d = nfqb_pkt_payload(p, &len);
+	if (!d || len < off + 40)
+		return false;
+	d += off;
+	if (d[0] >> 4 == 4)
+		return d[9] == 6;
+	return d[0] >> 4 == 6 && d[6] == 6;
+}
+
+/*
+ * A packet the application will not see: longer than the kernel copies.
+ * A GSO packet may be (several segments in one: over lo, kernels with BIG
+ * TCP make them of 128 KiB): with gso=auto the kernel is asked to segment
+ * them from now on (each segment fits, see mss_clamp), at the cost of
+ * more packets; a TCP one is dropped, so that TCP sends it again, cut to
+ * size, and Snort sees the whole stream (no gap). Any other is passed (or
+ * dropped: truncated=block) uninspected; all are counted.
+ */
+static void pass_truncated(struct nfqb_daq_ctx *c, struct nfqb_packet *p)
+{
+	bool gso = nfqb_pkt_is_gso(p);
+	int rc;
+
+	c->truncated++;
+	if (c->gso == GSO_AUTO && gso && c->gso_on &&
+	    !nfqb_queue_set_flags(c->q, 0, NFQB_F_GSO)) {
+		c->gso_on = false;
+		c->gso_off++;
+	}
+	if (c->gso == GSO_AUTO && gso && is_tcp(p)) {
+		c->resent++;
+		rc = qb_drop(p);
+	} else {
+		rc = c->truncated_block ? qb_drop(p) : qb_accept(p);
+	}
+	if (rc)
+		c->verdict_failures++;
 }
 
 static unsigned nfqb_daq_msg_receive(void *handle, const unsigned max_recv,
@@ -723,8 +1279,8 @@ static unsigned nfqb_daq_msg_receive(void *handle, const unsigned max_recv,
 				     DAQ_RecvStatus *rstat)
 {
 	struct nfqb_daq_ctx *c = handle;
-	struct timespec t0;
-	unsigned int max, i;
+	struct nfqb_daq_desc *d = NULL;
+	unsigned int max, i, k = 0;
 	int n;
 
 	*rstat = DAQ_RSTAT_OK;
@@ -733,25 +1289,45 @@ static unsigned nfqb_daq_msg_receive(void *handle, const unsigned max_recv,
 		*rstat = DAQ_RSTAT_ERROR;
 		return 0;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		if (c->interrupted) {
-			c->interrupted = false;
+		if (atomic_load(&c->interrupted)) {
+			atomic_store(&c->interrupted, false);
 			*rstat = DAQ_RSTAT_INTERRUPTED;
 			return 0;
 		}
 		max = max_recv < c->pool.available ? max_recv :
 			c->pool.available;
 		if (!max) {
-			*rstat = DAQ_RSTAT_NOBUF;
+			wait_held(c);
+			*rstat = DAQ_RSTAT_TIMEOUT;
 			return 0;
 		}
-		if (c->timeout)
-			n = recv_timed(c, max, &t0);
-		else
-			n = nfqb_recv(c->q, c->vec, max);
-		if (n > 0)
-			break;
+		n = nfqb_recv(c->q, c->vec, max);
+		if (n == 0)
+			continue;	/* (never, by its contract) */
+		if (n > 0) {
+			for (i = 0; i < (unsigned int)n; i++) {
+				struct nfqb_packet *p = c->vec[i];
+
+				if (nfqb_pkt_truncated(p)) {
+					pass_truncated(c, p);
+					continue;
+				}
+				/* n <= max <= available: there is one */
+				d = c->freelist;
+				c->freelist = d->next;
+				d->next = NULL;
+				c->pool.available--;
+				desc_fill(c, d, p);
+				msgs[k++] = &d->msg;
+			}
+			if (k)
+				break;
+			/* all decided here (passed uninspected): their
+			 * senders may wait on them (TCP) */
+			flush(c);
+			continue;
+		}
 		switch (errno) {
 		case EINTR:
 			/* nfqb_queue_interrupt(), or a signal: the flag
@@ -760,11 +1336,14 @@ static unsigned nfqb_daq_msg_receive(void *handle, const unsigned max_recv,
 		case ENOBUFS:
 			/* the socket overflowed; the library counted it */
 			continue;
-		case ETIMEDOUT:
+		case EAGAIN:
+			/* the receive timeout passed */
 			*rstat = DAQ_RSTAT_TIMEOUT;
 			return 0;
 		case ENOSPC:
-			*rstat = DAQ_RSTAT_NOBUF;
+			/* every receive buffer held, the library waited for
+			 * one: transient (sends being retried) */
+			*rstat = DAQ_RSTAT_TIMEOUT;
 			return 0;
 		default:
 			SET_ERROR(c, "%s: receive on queue %u failed: %s (%d)",
@@ -774,19 +1353,9 @@ static unsigned nfqb_daq_msg_receive(void *handle, const unsigned max_recv,
 			return 0;
 		}
 	}
-
-	for (i = 0; i < (unsigned int)n; i++) {
-		struct nfqb_daq_desc *d = c->freelist;
-
-		/* n <= max <= available: a descriptor is always there */
-		c->freelist = d->next;
-		d->next = NULL;
-		c->pool.available--;
-		desc_fill(c, d, c->vec[i]);
-		msgs[i] = &d->msg;
-	}
-	c->stats.packets_received += n;
-	return n;
+	c->batch_last = d;
+	c->stats.packets_received += k;
+	return k;
 }
 
 static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
@@ -795,6 +1364,7 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 	struct nfqb_daq_ctx *c = handle;
 	struct nfqb_daq_desc *d = msg->priv;
 	struct nfqb_packet *p = d->pkt;
+	bool last;
 	int rc;
 
 	if (!p) {
@@ -812,14 +1382,16 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 		rc = qb_drop(p);
 		break;
 	case DAQ_VERDICT_REPLACE:
-		/* A packet cut by the snaplen cannot be replaced whole:
-		 * pass it unchanged rather than truncate it. */
-		if (!msg->data || nfqb_pkt_truncated(p)) {
-			c->replace_unchanged++;
+	case DAQ_VERDICT_PASS:
+	case DAQ_VERDICT_WHITELIST:
+	case DAQ_VERDICT_IGNORE:
+	default:
+		if (verdict != DAQ_VERDICT_REPLACE && !d->mangled) {
 			rc = qb_accept(p);
 			break;
 		}
-		rc = qb_replace(p, msg->data, msg->data_len);
+		/* the whole packet, its link-layer header included */
+		rc = qb_replace(p, d->base, d->off + msg->data_len);
 		if (rc && (errno == ENOMEM || errno == EMSGSIZE ||
 			   errno == E2BIG)) {
 			/* still ours to decide */
@@ -827,19 +1399,32 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 			rc = qb_accept(p);
 		}
 		break;
-	case DAQ_VERDICT_PASS:
-	case DAQ_VERDICT_WHITELIST:
-	case DAQ_VERDICT_IGNORE:
-	default:
-		rc = qb_accept(p);
-		break;
+	}
+	last = d == c->batch_last;
+	if (last)
+		c->batch_last = NULL;
+	if (rc) {
+		/* The message goes back all the same: Snort counts it as
+		 * returned only on DAQ_SUCCESS. */
+		if (errno == ETIMEDOUT)
+			c->timed_out++;	/* the default verdict, in time */
+		else
+			c->verdict_failures++;
 	}
 	desc_put(c, d);
-	if (rc) {
-		c->verdict_failures++;
-		SET_ERROR(c, "%s: verdict on queue %u failed: %s (%d)",
-			  __func__, c->queue_num, strerror(errno), errno);
-		return DAQ_ERROR;
+	/* nothing decided waits for a receive that may not come soon
+	 * (Snort paused, busy with a command, or slow): out when the last
+	 * message of a receive or every message is back, or when the oldest
+	 * decision not sent is as old as the latency bound */
+	if (last || c->pool.available == c->pool.size) {
+		flush(c);
+	} else {
+		uint64_t now = now_ns();
+
+		if (!c->unflushed_since)
+			c->unflushed_since = now;
+		else if (now - c->unflushed_since >= c->latency_ns)
+			flush(c);
 	}
 	return DAQ_SUCCESS;
 }
@@ -872,7 +1457,7 @@ const DAQ_ModuleAPI_t DAQ_MODULE_DATA = {
 	.inject_relative = NULL,
 	.interrupt = nfqb_daq_interrupt,
 	.stop = nfqb_daq_stop,
-	.ioctl = NULL,
+	.ioctl = nfqb_daq_ioctl,
 	.get_stats = nfqb_daq_get_stats,
 	.reset_stats = nfqb_daq_reset_stats,
 	.get_snaplen = nfqb_daq_get_snaplen,

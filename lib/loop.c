@@ -134,6 +134,8 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 	}
 	if (atomic_load_explicit(&q->wake.owner, memory_order_relaxed) != self)
 		atomic_store_explicit(&q->wake.owner, self, memory_order_relaxed);
+	q->loop.recv_deadline = q->conf.recv_timeout_ms && !q->conf.nonblock ?
+		nfqb_now_ns() + q->conf.recv_timeout_ms * 1000000ull : 0;
 	for (;;) {
 		uint64_t now = nfqb_now_ns();
 		enum nfqb_wait w = next_wait(q, dry);

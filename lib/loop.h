@@ -25,6 +25,8 @@ struct nfqb_loop {
 				 * them) */
 	int error;		/* a failed send to report (the call that
 				 * saw it handed out packets) */
+	uint64_t recv_deadline;	/* ns: the running nfqb_recv()'s receive
+				 * timeout (0: none) */
 };
 
 /* Wake the owner (a decision was posted, or an interrupt). Any thread,

@@ -233,15 +233,19 @@ static int starved(struct nfqb_queue *q, uint64_t due, uint64_t now,
 	return PAUSE_LOOK;
 }
 
-/* How to wait as @how says, never past a timer: the pause in *@ns, the
- * sleep's timeout (ms) in *@ms; -1 with errno (EAGAIN, ENOSPC). */
+/* How to wait as @how says, never past a timer nor the receive timeout of
+ * the running nfqb_recv(): the pause in *@ns, the sleep's timeout (ms) in
+ * *@ms; -1 with errno (EAGAIN: nothing in non-blocking mode, or the
+ * receive timeout passed; ENOSPC). */
 static int plan_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now,
 		     uint64_t *ns, int *ms)
 {
 	uint64_t due = owner_due(q, q->tx.due);
+	uint64_t end = how == NFQB_WAIT_PAUSE ? 0 : q->loop.recv_deadline;
+	uint64_t wake = !end || (due && due < end) ? due : end;
 	bool room = q->bufs.nfree_slots;
 
-	*ms = ms_until(due, now);
+	*ms = ms_until(wake, now);
 	*ns = 0;
 	if (room)
 		q->pace.starved_at = 0;
@@ -255,13 +259,17 @@ static int plan_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now,
 	}
 	if (due && due <= now)
 		return LOOK_AGAIN;	/* the caller runs the timer first */
+	if (end && end <= now) {
+		errno = EAGAIN;		/* the receive timeout passed */
+		return -1;
+	}
 	if (!room)
 		return how == NFQB_WAIT_PAUSE ? LOOK_AGAIN :
-		       starved(q, due, now, ns);
+		       starved(q, wake, now, ns);
 	if (how != NFQB_WAIT_SLEEP)
 		*ns = linger_ns(q, now);
-	if (*ns && due && due - now < *ns)
-		*ns = due - now;
+	if (*ns && wake && wake - now < *ns)
+		*ns = wake - now;
 	if (*ns) {
 		nfqb_stat_inc(q, linger_pauses);
 		q->pace.paused_at = now;

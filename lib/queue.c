@@ -370,6 +370,21 @@ NFQB_EXPORT int nfqb_queue_close(struct nfqb_queue *q)
 	return ret;
 }
 
+NFQB_EXPORT int nfqb_queue_close_stats(struct nfqb_queue *q,
+				      struct nfqb_stats *st, size_t size)
+{
+	int ret;
+
+	if (!q || !st || !size || size % sizeof(uint64_t)) {
+		errno = EINVAL;
+		return -1;
+	}
+	ret = nfqb_queue_shutdown(q);
+	nfqb_queue_stats(q, st, size);
+	queue_free(q);
+	return ret;
+}
+
 NFQB_EXPORT uint16_t nfqb_queue_num(const struct nfqb_queue *q)
 {
 	return q->sk.num;
@@ -512,6 +527,13 @@ NFQB_EXPORT int nfqb_queue_set_verdict_timeout(struct nfqb_queue *q,
 					       uint32_t msec)
 {
 	q->conf.timeout_ms = msec;
+	return 0;
+}
+
+NFQB_EXPORT int nfqb_queue_set_recv_timeout(struct nfqb_queue *q,
+					    uint32_t msec)
+{
+	q->conf.recv_timeout_ms = msec;
 	return 0;
 }
 

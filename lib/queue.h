@@ -49,6 +49,7 @@ struct nfqb_conf {
 	uint32_t batch_limit;
 	uint32_t latency_us;
 	uint32_t timeout_ms;
+	uint32_t recv_timeout_ms;	/* nfqb_queue_set_recv_timeout() */
 	uint32_t copy_range;
 	uint8_t copy_mode;
 };

@@ -63,6 +63,7 @@ dist_man_MANS += \
 	man/man3/nfqb_pool_wait.3 \
 	man/man3/nfqb_pool_worker_index.3 \
 	man/man3/nfqb_queue_close.3 \
+	man/man3/nfqb_queue_close_stats.3 \
 	man/man3/nfqb_queue_fallback.3 \
 	man/man3/nfqb_queue_fd.3 \
 	man/man3/nfqb_queue_interrupt.3 \
@@ -82,6 +83,7 @@ dist_man_MANS += \
 	man/man3/nfqb_queue_set_nonblock.3 \
 	man/man3/nfqb_queue_set_rcvbuf.3 \
 	man/man3/nfqb_queue_set_verdict_timeout.3 \
+	man/man3/nfqb_queue_set_recv_timeout.3 \
 	man/man3/nfqb_queue_socket_fd.3 \
 	man/man3/nfqb_queue_stats.3 \
 	man/man3/nfqb_recv.3 \

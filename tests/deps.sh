@@ -14,6 +14,8 @@ set -euo pipefail
 # compilers) and runs daqtest in a namespace with nsenter (util-linux).
 # systemd: tests/integration/test_systemd runs nfqb-ips.service under a
 # systemd user manager (/lib/systemd/systemd; PID 1 need not be systemd).
+# cmake ... zlib1g-dev: Snort 3 for the Snort stage (tests/snort/
+# build-snort.sh); libfl-dev for its FlexLexer.h.
 # The Python binding (python/): python3-dev builds it; python3-pytest and
 # python3-scapy run its tests; python3-venv, python3-setuptools and
 # python3-wheel its offline pip check; cython3 builds python-netfilterqueue
@@ -24,6 +26,8 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       abigail-tools gcc-multilib
       libmnl-dev:i386 liburcu-dev:i386 check:i386
       libnetfilter-queue-dev:i386 util-linux systemd
+      cmake g++ flex libfl-dev libdumbnet-dev libhwloc-dev
+      libluajit-5.1-dev libpcap-dev libpcre2-dev libssl-dev zlib1g-dev
       python3-dev python3-pytest python3-scapy python3-venv
       python3-setuptools python3-wheel cython3 dh-python)
 

@@ -18,10 +18,16 @@
 #      against build-werror's libnfq-batch)
 #   8. tests/fuzz/run.sh 20: libFuzzer on the parser and the datagram path,
 #      20 s per target (clang, its own build in build-fuzz/)
-#   9. build-daq/: libdaq built from its release tarball into a temporary
-#      prefix (tests/daq/build-libdaq.sh), libnfq-batch configured
-#      --with-daq=yes against it, and tests/daq/test-daq.sh: libdaq's
-#      daqtest driving the stock nfq module and our daq_nfqb (about 2 min)
+#   9. build-daq/: libdaq and Snort 3 built from their release tarballs
+#      into a cache outside the clone (tests/snort/build-snort.sh; about
+#      20 min at -j2 the first time on a machine, started at nice 19 in
+#      the background right after the dependencies so that it uses the
+#      CPU the tests leave idle), libnfq-batch configured --with-daq=yes
+#      against it, and: tests/daq/test-daq.sh (libdaq's daqtest driving
+#      the stock nfq module and our daq_nfqb), tests/daq/test-contract.sh
+#      (daq_nfqb against libdaq's contract as Snort uses it) and
+#      tests/snort/test-snort.sh (Snort itself inline on both modules);
+#      then build-daq-asan/: the contract test again under ASan+UBSan
 #  10. the Python binding (python/): its pytest suite runs in stages 1
 #      and 2 (python/tests/run.sh in make check; under ASan in stage 2) and
 #      its package in stage 6; here python/check-pip.sh (pip installs it
@@ -40,8 +46,11 @@
 # (default: what tests/find-third-party.sh finds, in NFQB_THIRD_PARTY_DIR,
 # in its cache outside the clone, or as shared/third_party/ beside the
 # clone, its parents or its local git origin; without it the stage is a
-# skip, a failure in CI). The whole run works from a clone at any path
-# (/tmp, /root included). The kernel image is cached outside the clone
+# skip, a failure in CI), NFQB_SNORT_TARBALL Snort's (default: found the
+# same way), NFQB_SNORT_CACHE where Snort is built (default
+# /var/cache/nfqb-snort); NFQB_SNORT_BG=0 builds it in stage 9 only, not
+# in the background. The whole run works from a clone at any path (/tmp,
+# /root included). The kernel image is cached outside the clone
 # (NFQB_KERNEL_CACHE, default /var/cache/nfqb-kernel, keyed by a hash of
 # its inputs): only the first run on a machine builds it (6.12, about
 # 6 min at -j2 on a quiet 2-core machine); the guest suite itself takes
@@ -59,12 +68,34 @@ fi
 
 "$top/tests/deps.sh"
 
+# Snort (stage 9) takes about 20 min to build on a cold machine: start it
+# now, at nice 19, so that it runs on the CPU the tests below leave idle
+# (they mostly wait on the kernel); stage 9 waits for it (the build's
+# lock) or reuses the cached one at once.
+snort_bg_pid=
+snort_bg_log=$(mktemp "${TMPDIR:-/tmp}/nfqb-snort-build.XXXXXX")
+if [ "${NFQB_SNORT_BG:-1}" = 1 ] &&
+   [ -n "$("$top/tests/daq/find-tarball.sh" 2>/dev/null)" ]; then
+	# its own process group (setsid), so that it can be stopped whole
+	NFQB_JOBS=$jobs setsid nice -n 19 "$top/tests/snort/build-snort.sh" \
+		>"$snort_bg_log" 2>&1 &
+	snort_bg_pid=$!
+	echo "run-all: building Snort in the background (pid $snort_bg_pid, log $snort_bg_log)"
+fi
+stop_snort_bg() {
+	if [ -n "$snort_bg_pid" ] && kill -0 "$snort_bg_pid" 2>/dev/null; then
+		kill -- -"$snort_bg_pid" 2>/dev/null || kill "$snort_bg_pid" 2>/dev/null
+	fi
+	rm -f "$snort_bg_log"
+}
+trap stop_snort_bg EXIT
+
 stage_failures=0
 install_pass=0
 install_fail=0
 runs=()
 
-banner() { printf '\n======== %s ========\n' "$*"; }
+banner() { printf '\n======== %s (%s, run-all +%d s) ========\n' "$*" "$(date +%T)" "$SECONDS"; }
 
 stage_failed() {
 	echo "run-all: FAILED: $*" >&2
@@ -257,10 +288,15 @@ else
 	ok=0
 fi
 
-# 9. The DAQ module: libdaq (a test dependency, GPL-2.0) built from its
-# tarball into a temporary prefix, a build --with-daq=yes against it (found
-# with pkg-config), and only the DAQ tests there (the rest of the suite ran
-# in build-werror/). Each daqtest scenario is counted (Check-style line).
+# 9. The DAQ module and Snort: libdaq and Snort 3 (test dependencies,
+# GPL-2.0) from their tarballs, built once into a cache outside the clone
+# (tests/snort/build-snort.sh; the background build started above, or the
+# cached one), a build --with-daq=yes against that libdaq (found with
+# pkg-config), and only the DAQ and Snort tests there (the rest of the
+# suite ran in build-werror/): daqtest on both modules, the contract
+# test, Snort inline on both modules. Then the contract test once more in
+# an ASan+UBSan build (interrupt() racing stop() shows there). Each
+# scenario is counted (Check-style lines).
 daq_skip=0
 daq_check() {
 	local name=daq dir="$top/build-daq" prefix tarball
@@ -273,30 +309,38 @@ daq_check() {
 	runs+=("$name:$dir")
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	prefix=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-libdaq-prefix.XXXXXX")
-	banner "daq: tests/daq/build-libdaq.sh $prefix"
-	if ! NFQB_JOBS=$jobs "$top/tests/daq/build-libdaq.sh" "$prefix" "$tarball"; then
-		stage_failed "daq: building libdaq"
-		rm -rf "$prefix"
+	banner "daq: tests/snort/build-snort.sh (libdaq and Snort, cached)"
+	local t0=$(date +%s)
+	if [ -n "$snort_bg_pid" ]; then
+		wait "$snort_bg_pid" 2>/dev/null ||
+			{ echo "run-all: the background Snort build failed:"; tail -n 30 "$snort_bg_log"; }
+		snort_bg_pid=
+	fi
+	if ! prefix=$(NFQB_JOBS=$jobs "$top/tests/snort/build-snort.sh"); then
+		stage_failed "daq: building libdaq and Snort"
 		return 1
 	fi
+	echo "run-all: libdaq and Snort in $prefix (waited $(( $(date +%s) - t0 )) s)"
 	banner "daq: configure --with-daq=yes (libdaq in $prefix)"
 	if ! (cd "$dir" && PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
 		"$top/configure" --enable-werror --with-daq=yes); then
 		stage_failed "daq: configure"
-		rm -rf "$prefix"
 		return 1
 	fi
+	# only the programs these tests run (the others ran in build-werror/)
+	local progs="tests/daq/daq-traffic tests/daq/daq-contract tests/snort/snort-traffic"
 	banner "daq: make"
 	if ! make -C "$dir" -j"$jobs" ||
-	   ! make -C "$dir" -j"$jobs" check TESTS=; then
+	   ! make -C "$dir" -j"$jobs" $progs; then
 		stage_failed "daq: make"
-		rm -rf "$prefix"
 		return 1
 	fi
-	banner "daq: make check TESTS=tests/daq/test-daq.sh"
+	local daq_tests="tests/daq/test-daq.sh tests/daq/test-contract.sh tests/snort/test-snort.sh"
+	banner "daq: make check TESTS=$daq_tests"
 	local rc=0
-	NFQB_DAQ_REQUIRED=1 make -C "$dir" check TESTS=tests/daq/test-daq.sh || rc=1
+	NFQB_DAQ_REQUIRED=1 NFQB_SNORT_REQUIRED=1 NFQB_SNORT_PREFIX="$prefix" \
+		make -C "$dir" check TESTS="$daq_tests" check_PROGRAMS="$progs" \
+		check_LTLIBRARIES= || rc=1
 	if [ "$rc" -ne 0 ]; then
 		echo "run-all: $name: test failures; $dir/test-suite.log:"
 		cat "$dir/test-suite.log" 2>/dev/null || true
@@ -318,7 +362,32 @@ daq_check() {
 		stage_failed "daq: make install did not install daq/daq_nfqb.so"
 		rc=1
 	fi
-	rm -rf "$dest" "$prefix"
+	rm -rf "$dest"
+
+	# the contract test under ASan+UBSan (module, library and test
+	# instrumented; libdaq is not, which ASan allows)
+	local adir="$top/build-daq-asan"
+	runs+=("daq-asan:$adir")
+	rm -rf "$adir"
+	mkdir -p "$adir"
+	banner "daq-asan: configure --enable-sanitizers --with-daq=yes"
+	if ! (cd "$adir" && PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
+		"$top/configure" --enable-sanitizers --with-daq=yes CFLAGS="-g -O1") ||
+	   ! make -C "$adir" -j"$jobs" lib/libnfq-batch.la daq/daq_nfqb.la \
+		tests/daq/daq-contract; then
+		stage_failed "daq-asan: build"
+		return 1
+	fi
+	banner "daq-asan: make check TESTS=tests/daq/test-contract.sh"
+	if ! ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+	     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+	     NFQB_DAQ_REQUIRED=1 make -C "$adir" check \
+		TESTS=tests/daq/test-contract.sh \
+		check_PROGRAMS=tests/daq/daq-contract check_LTLIBRARIES=; then
+		echo "run-all: daq-asan: test failures; $adir/test-suite.log:"
+		cat "$adir/test-suite.log" 2>/dev/null || true
+		rc=1
+	fi
 	return $rc
 }
 daq_check || ok=0

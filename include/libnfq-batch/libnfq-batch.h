@@ -361,6 +361,19 @@ struct nfqb_queue *nfqb_queue_open(uint16_t num);
 int nfqb_queue_close(struct nfqb_queue *q);
 
 /**
+ * nfqb_queue_close_stats - nfqb_queue_close(), and the queue's last counters
+ * @st: filled with the counters as the close left them (the packets it
+ *	read from the socket and the defaults it gave included)
+ * @size: sizeof(*st) as the caller knows it
+ *
+ * Owner thread. Returns as nfqb_queue_close(), or -1 with errno EINVAL
+ * (NULL @q or @st, @size 0 or not a multiple of 8), and then @q is still
+ * open.
+ */
+int nfqb_queue_close_stats(struct nfqb_queue *q, struct nfqb_stats *st,
+			   size_t size);
+
+/**
  * nfqb_queue_detach - give up @q without unbinding it; return its socket
  * @q: an open queue
  *
@@ -455,6 +468,18 @@ int nfqb_queue_socket_fd(const struct nfqb_queue *q);
  * waiting. Returns 0.
  */
 int nfqb_queue_set_nonblock(struct nfqb_queue *q, bool on);
+
+/**
+ * nfqb_queue_set_recv_timeout - the longest a blocking nfqb_recv() waits
+ * @msec: milliseconds; 0 (the default): no limit
+ *
+ * When @msec pass in one nfqb_recv() (or nfqb_dispatch()) call without a
+ * packet to hand out, it fails with EAGAIN, as a socket with SO_RCVTIMEO
+ * does. Meanwhile the library works as in any blocking call: it sleeps,
+ * runs its timers, lingers (never past the timeout). No effect in
+ * non-blocking mode. Owner thread. Returns 0.
+ */
+int nfqb_queue_set_recv_timeout(struct nfqb_queue *q, uint32_t msec);
 
 /**
  * nfqb_queue_set_copy_mode - how much of each packet the kernel copies
@@ -643,7 +668,8 @@ int nfqb_queue_next_timeout(const struct nfqb_queue *q);
  * sleeps until packets, decisions or timers come. Each returned packet must
  * be finalized exactly once with nfqb_verdict*() (from any thread, in any
  * order). Returns the number of packets (> 0), or -1 with errno: EINVAL
- * (@max 0, NULL @q or @vec), EAGAIN (non-blocking, nothing to read), ENOSPC
+ * (@max 0, NULL @q or @vec), EAGAIN (non-blocking, nothing to read; or
+ * the receive timeout passed, see nfqb_queue_set_recv_timeout()), ENOSPC
  * (every receive buffer is held by the application: at once in
  * non-blocking mode, after waiting up to 1 s for a decision in blocking
  * mode; counted in buffers_exhausted), ENOBUFS (the socket overflowed on

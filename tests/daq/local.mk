@@ -5,12 +5,20 @@
 # libdaq they need from its tarball (tests/run-all.sh does that in CI).
 
 EXTRA_DIST += tests/daq/test-daq.sh tests/daq/build-libdaq.sh \
-	tests/daq/find-tarball.sh
+	tests/daq/find-tarball.sh tests/daq/test-contract.sh
 
 if BUILD_DAQ_MODULE
-check_PROGRAMS += tests/daq/daq-traffic
+check_PROGRAMS += tests/daq/daq-traffic tests/daq/daq-contract
 tests_daq_daq_traffic_SOURCES = tests/daq/daq-traffic.c
-TESTS += tests/daq/test-daq.sh
+# daq-contract drives the module through libdaq itself (libdaq.so of the
+# prefix pkg-config found, by rpath); it exports the few libnfq-batch
+# functions it interposes (netdev egress, emulated)
+tests_daq_daq_contract_SOURCES = tests/daq/daq-contract.c
+tests_daq_daq_contract_CFLAGS = $(AM_CFLAGS) $(LIBDAQ_CFLAGS)
+tests_daq_daq_contract_LDADD = $(LIBDAQ_LIBS) -lpthread -ldl
+tests_daq_daq_contract_LDFLAGS = -Wl,-rpath,$(DAQ_PREFIX)/lib \
+	-Wl,--export-dynamic
+TESTS += tests/daq/test-daq.sh tests/daq/test-contract.sh
 # `make check` builds `all` (the module) first.
 AM_TESTS_ENVIRONMENT += \
 	NFQB_DAQTEST='$(DAQTEST)'; export NFQB_DAQTEST; \
@@ -19,5 +27,9 @@ AM_TESTS_ENVIRONMENT += \
 	export NFQB_DAQ_MODULE_DIR; \
 	NFQB_DAQ_TRAFFIC='$(abs_top_builddir)/tests/daq/daq-traffic'; \
 	export NFQB_DAQ_TRAFFIC; \
-	NFQB_DAQ_LIBDIR='$(abs_top_builddir)/lib/.libs'; export NFQB_DAQ_LIBDIR;
+	NFQB_DAQ_LIBDIR='$(abs_top_builddir)/lib/.libs'; export NFQB_DAQ_LIBDIR; \
+	NFQB_DAQ_CONTRACT='$(abs_top_builddir)/tests/daq/daq-contract'; \
+	export NFQB_DAQ_CONTRACT;
+else
+EXTRA_DIST += tests/daq/daq-traffic.c tests/daq/daq-contract.c
 endif

@@ -23,7 +23,8 @@
 #              (ifindex 1), no ingress (queued at OUTPUT); with daq_nfqb
 #              the mark set by an iptables MARK rule on UDP is the opaque
 #              value
-#   range      daq_nfqb with the input "Q-Q+3": instance 1 binds Q
+#   range      daq_nfqb with the input "Q-Q+3" and 4 instances (-z 4):
+#              each binds its own queue, traffic to Q passes
 #   vars       daq_nfqb with its variables set: taken, traffic passes
 #   conntrack  taken, or refused with EOPNOTSUPP by a kernel without the
 #              conntrack glue
@@ -153,7 +154,11 @@ stop_daqtest() {
 }
 
 val() { sed -n "s/^$1 //p" "$2" | head -n 1; }
-stat_of() { sed -n "s/^ *$1: *\([0-9]*\).*/\1/p" "$2" | tail -n 1; }
+# stat_of NAME LOG: daqtest's statistic NAME, summed over its threads (-z)
+stat_of() {
+	sed -n "s/^ *$1: *\([0-9]*\).*/\1/p" "$2" |
+		awk '{ s += $1; n++ } END { if (n) print s }'
+}
 
 # expect NAME ACTUAL OP EXPECTED
 expect() {
@@ -335,9 +340,10 @@ for run in nfq:100 nfqb:0 nfqb:100; do
 	scenario_stop "$module" "$t"
 done
 # daq_nfqb only: the drop default at stop (what was left undecided never
-# arrives), and a queue range as input (instance 1 takes the first queue)
+# arrives), and a queue range as input for 4 instances (instance 1 takes
+# the first queue, the one with traffic)
 scenario_stop nfqb 0 drop
-INPUT=$queue-$((queue + 3)) scenario pass nfqb 0 check_pass
+INPUT=$queue-$((queue + 3)) scenario pass nfqb 0 check_pass -z 4
 
 # daq_nfqb's own variables are taken (debug prints them) and traffic passes
 check_vars() {
@@ -374,6 +380,8 @@ refused "invalid queue number" -i "5-2"
 refused "unknown variable" -i "$queue" -C bogus=1
 refused "invalid value for 'default_verdict'" -i "$queue" -C default_verdict=maybe
 refused "invalid value for 'batch_limit'" -i "$queue" -C batch_limit=0
+refused "invalid value for 'fail_open'" -i "$queue" -C fail_open=maybe
+refused "has 4 queues for 1 instances" -i "$queue-$((queue + 3))"
 
 # conntrack needs the kernel's CONFIG_NETFILTER_NETLINK_GLUE_CT: without it
 # the module must refuse to start and say why; with it, traffic passes.

@@ -842,6 +842,149 @@ START_TEST(test_close_default_drop)
 }
 END_TEST
 
+/* --- the receive timeout --------------------------------------------- */
+
+/* A blocking nfqb_recv() of @max on @q fails with EAGAIN once its receive
+ * timeout of 150 ms passed. */
+static void assert_recv_times_out(struct nfqb_queue *q,
+				  struct nfqb_packet **vec, unsigned int max)
+{
+	uint64_t t0 = nfqbt_now_ms(), dt;
+
+	errno = 0;
+	ck_assert_int_eq(nfqb_recv(q, vec, max), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	dt = nfqbt_now_ms() - t0;
+	ck_assert_msg(dt >= 140 && dt < 1000,
+		      "timed out after %llu ms, not 150",
+		      (unsigned long long)dt);
+}
+
+/* A blocking nfqb_recv() with a receive timeout: EAGAIN when it passes
+ * without a packet, the packet when one comes before; a fixed linger
+ * still pauses (it is the blocking mode's). */
+START_TEST(test_recv_timeout)
+{
+	struct nfqb_packet *vec[64];
+	struct nfqbt_rx *rx;
+	struct nfqb_queue *q;
+	unsigned int got = 0;
+	uint64_t t0;
+	int i, n;
+
+	nfqbt_rule_queue(PORT, QNUM, false);
+	q = open_queue(QNUM);
+	ck_assert_int_eq(nfqb_queue_set_recv_timeout(q, 150), 0);
+	ck_assert_int_eq(nfqb_queue_set_linger(q, 300), 0);
+	assert_recv_times_out(q, vec, 64);
+
+	/* a stream: the 200 are queued before the first read, so every read
+	 * brings several (8, a full vector); the receive after the last one
+	 * finds the socket dry, lingers, and times out all the same */
+	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 200 });
+	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
+		.port = PORT, .count = 200 }), 200);
+	ck_assert(nfqbt_wait_kqueue_total(QNUM, 200, 3000));
+	t0 = nfqbt_now_ms();
+	while (got < 200 && nfqbt_now_ms() - t0 < 5000) {
+		n = nfqb_recv(q, vec, 8);
+		if (n < 0) {
+			ck_assert_int_eq(errno, EAGAIN);
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			ck_assert_int_eq(nfqb_verdict(vec[i], NFQB_ACCEPT), 0);
+		got += (unsigned int)n;
+	}
+	ck_assert_uint_eq(got, 200);
+	assert_recv_times_out(q, vec, 8);	/* after a linger */
+	ck_assert_uint_gt(qstats(q).linger_pauses, 0);
+	ck_assert_int_ge(nfqb_flush(q), 0);
+	nfqbt_rx_wait(rx);
+	nfqbt_rx_assert_exact(rx, 0, 200, NULL, NULL);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
+/* nfqb_queue_close_stats(): the counters as the close left them, what it
+ * read from the socket and defaulted included. */
+START_TEST(test_close_stats)
+{
+	struct nfqb_packet *vec[4];
+	struct nfqb_queue *q;
+	struct nfqbt_rx *rx;
+	struct nfqb_stats st;
+	int i, n;
+
+	nfqbt_rule_queue(PORT, QNUM, false);
+	q = open_queue(QNUM);
+	errno = 0;
+	ck_assert_int_eq(nfqb_queue_close_stats(q, NULL, sizeof(st)), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(nfqb_queue_close_stats(q, &st, 12), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(nfqb_queue_close_stats(NULL, &st, sizeof(st)), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 7 });
+	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
+		.port = PORT, .count = 2 }), 2);
+	nfqbt_recv_n(q, vec, 2);
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(nfqb_verdict(vec[i], NFQB_ACCEPT), 0);
+	/* five more that stay in the socket, unread */
+	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
+		.port = PORT, .first_seq = 2, .count = 5 }), 5);
+	ck_assert(nfqbt_wait_kqueue_total(QNUM, 7, 3000));
+	n = (int)qstats(q).packets;
+	ck_assert_int_le(n, 2);
+	memset(&st, 0xff, sizeof(st));
+	ck_assert_int_eq(nfqb_queue_close_stats(q, &st, sizeof(st)), 0);
+	ck_assert_uint_eq(st.packets, 7);
+	ck_assert_uint_eq(st.accepted, 7);
+	ck_assert_uint_eq(st.defaults, 5);
+	ck_assert_uint_eq(st.outstanding, 0);
+	nfqbt_rx_wait(rx);
+	nfqbt_rx_assert_exact(rx, 0, 7, NULL, NULL);
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
+/* Packets the library read ahead (ready, not handed out) and the verdict
+ * timeout decided meanwhile are skipped: nfqb_recv() never returns 0 for
+ * them, it goes on (here: non-blocking, nothing else to read: EAGAIN). */
+START_TEST(test_recv_expired_ready)
+{
+	struct nfqb_packet *vec[1];
+	struct nfqbt_rx *rx;
+	struct nfqb_queue *q;
+	int ret;
+
+	nfqbt_rule_queue(PORT, QNUM, false);
+	q = open_queue(QNUM);
+	ck_assert_int_eq(nfqb_queue_set_verdict_timeout(q, 5), 0);
+	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 5 });
+	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
+		.port = PORT, .count = 5 }), 5);
+	ck_assert(nfqbt_wait_kqueue_total(QNUM, 5, 3000));
+	/* a configuration call reads them while it waits for its answer,
+	 * and keeps them (ready, not handed out) */
+	ck_assert_int_eq(nfqb_queue_set_maxlen(q, 1000), 0);
+	nfqbt_sleep_ms(30);
+	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	errno = 0;
+	ret = nfqb_recv(q, vec, 1);
+	ck_assert_msg(ret == -1 && errno == EAGAIN,
+		      "nfqb_recv() = %d (errno %d) with only timed-out packets ready",
+		      ret, errno);
+	ck_assert_uint_eq(qstats(q).timeouts, 5);
+	nfqbt_rx_wait(rx);
+	nfqbt_rx_assert_exact(rx, 0, 5, NULL, NULL);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("integration-core");
@@ -863,6 +1006,9 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_kstats_bound_and_gone);
 	tcase_add_test(tc, test_close_outstanding);
 	tcase_add_test(tc, test_close_default_drop);
+	tcase_add_test(tc, test_recv_timeout);
+	tcase_add_test(tc, test_close_stats);
+	tcase_add_test(tc, test_recv_expired_ready);
 	suite_add_tcase(s, tc);
 	return s;
 }

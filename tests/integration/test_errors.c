@@ -242,6 +242,11 @@ static int close_unbind_lost(void)
 	return err_of_int(nfqb_queue_close(q));
 }
 
+static int close_stats_null(void)
+{
+	return err_of_int(nfqb_queue_close_stats(open_q(QNUM), NULL, 8));
+}
+
 static int copy_mode_einval(void)
 {
 	return err_of_int(nfqb_queue_set_copy_mode(open_q(QNUM),
@@ -374,6 +379,15 @@ static int recv_empty(void)
 	struct nfqb_packet *vec[4];
 
 	nfqb_queue_set_nonblock(q, true);
+	return err_of_int(nfqb_recv(q, vec, 4));
+}
+
+static int recv_timed_out(void)
+{
+	struct nfqb_queue *q = open_q(QNUM);
+	struct nfqb_packet *vec[4];
+
+	nfqb_queue_set_recv_timeout(q, 20);
 	return err_of_int(nfqb_recv(q, vec, 4));
 }
 
@@ -1251,6 +1265,7 @@ static const struct row rows[] = {
 	ROW(nfqb_queue_close, EAGAIN, "verdict sends fail with EAGAIN", close_eagain),
 	ROW(nfqb_queue_close, EPERM, "verdict sends fail with EPERM", close_eperm),
 	ROW(nfqb_queue_close, ETIMEDOUT, "the unbind is never acknowledged", close_unbind_lost),
+	ROW(nfqb_queue_close_stats, EINVAL, "NULL st", close_stats_null),
 	ROW(nfqb_queue_set_copy_mode, EINVAL, "mode 7", copy_mode_einval),
 	ROW(nfqb_queue_set_copy_mode, EINVAL, "mode NONE", copy_mode_none),
 	ROW(nfqb_queue_set_copy_mode, ETIMEDOUT, "never acknowledged", copy_mode_lost),
@@ -1271,6 +1286,7 @@ static const struct row rows[] = {
 	ROW(nfqb_recv, EINVAL, "max 0", recv_max0),
 	ROW(nfqb_recv, EINVAL, "NULL vec", recv_null_vec),
 	ROW(nfqb_recv, EAGAIN, "non-blocking, nothing queued", recv_empty),
+	ROW(nfqb_recv, EAGAIN, "blocking, the receive timeout passed", recv_timed_out),
 	ROW(nfqb_recv, ENOSPC, "every buffer held (non-blocking)", recv_exhausted),
 	ROW(nfqb_recv, ENOBUFS, "the socket overflowed", recv_overflow),
 	ROW(nfqb_recv, EINTR, "nfqb_queue_interrupt() before", recv_interrupted),

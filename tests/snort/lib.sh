@@ -1,0 +1,210 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shell helpers of test-snort.sh and bench-snort.sh (sourced, bash): Snort
+# inline in network namespaces on daq_nfqb or on the stock nfq module.
+#
+# The caller sets: snort (bin/snort), conf (snort.lua), rules (a rules
+# file), our_dir (where daq_nfqb.so is), tag (a prefix for namespace and
+# interface names, unique to the run), and may set snort_prefix_cmd (a
+# command Snort and nsbg's commands run under, e.g. nice -n -15);
+# snort_lib_init sets the rest and
+# removes, at exit, every namespace and process made through these
+# functions.
+
+snort_lib_init() {
+	pids=()
+	# The stock nfq module: linked into snort (libdaq's static modules),
+	# or a daq_nfq.so beside libdaq. With it Snort checks the TCP and
+	# UDP checksums itself, and on lo and veth (CHECKSUM_PARTIAL: not
+	# computed yet) finds every one bad and inspects nothing (codec
+	# bad_udp4_checksum, discards); -k none makes it inspect, so that the
+	# two modules are compared doing the same work. daq_nfqb runs with
+	# Snort's defaults: it tells Snort which checksums the kernel vouches
+	# for (checksum_bypassed).
+	stock_args=(--daq nfq -k none)
+	"$snort" --daq-list 2>/dev/null | grep -q '^nfq' ||
+		stock_args=(--daq-dir "$(dirname "$(dirname "$snort")")/lib/daq"
+			    --daq nfq -k none)
+	our_args=(--daq-dir "$our_dir" --daq nfqb)
+	modprobe -q nfnetlink_queue 2>/dev/null
+	modprobe -q xt_NFQUEUE 2>/dev/null
+}
+
+# Every process started with nsbg or snort_start, every namespace named
+# $tag-* (new_ns runs in command substitutions: a list kept there would
+# be lost).
+snort_lib_cleanup() {
+	local p n
+	for p in "${pids[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	for n in $(ip netns list 2>/dev/null | awk '{ print $1 }'); do
+		case $n in "$tag"-*) ip netns del "$n" 2>/dev/null ;; esac
+	done
+}
+
+nsx() {
+	local n=$1
+	shift
+	ip netns exec "$n" "$@"
+}
+
+# nsbg NS CMD...: CMD in NS in the background, its pid in bg_pid (the
+# command's own: ip netns exec execs it), killed at exit if still there.
+nsbg() {
+	local n=$1
+	shift
+	${snort_prefix_cmd:-} ip netns exec "$n" "$@" &
+	bg_pid=$!
+	pids+=("$bg_pid")
+}
+
+# new_ns NAME: a namespace $tag-NAME with lo up; prints its name.
+new_ns() {
+	local n=$tag-$1
+	ip netns del "$n" 2>/dev/null
+	ip netns add "$n" || return 1
+	nsx "$n" ip link set lo up
+	echo "$n"
+}
+
+# write_rules FILE [AGAIN]: the rules of the tests: drop UDP datagrams to
+# 9999 that carry "EVIL", block TCP connections to 9001 and 5201 (iperf3)
+# where it shows (Snort 3's block: the packet and the rest of the flow;
+# drop would let TCP's retransmission through); with AGAIN other sids and
+# messages (a reload's new rules).
+write_rules() {
+	local again=${2:+ again} s=100000${2:+1}
+	cat >"$1" <<EOF
+drop udp any any -> any 9999 (msg:"EVIL udp$again"; content:"EVIL"; sid:${s}1;)
+block tcp any any -> any [9001,5201] (msg:"EVIL tcp$again"; content:"EVIL"; sid:${s}2;)
+EOF
+}
+
+# sstat SECTION NAME LOG: Snort's statistic NAME of module SECTION at exit
+sstat() {
+	awk -v sec="$1" -v name="$2" '
+		/^-+$/ { in_sec = 0; next }
+		$0 == sec { in_sec = 1; next }
+		in_sec && $1 == name ":" { v = $2 }
+		END { print (v == "" ? 0 : v) }' "$3"
+}
+
+# udp_stream NS COUNT PPS LOG [EVIL_EVERY]: COUNT datagrams to UDP 9999 on
+# NS's lo at PPS in the background (snort-traffic udp-send); its pid in
+# tpid (the caller's).
+udp_stream() {
+	nsbg "$1" "$traffic" udp-send 127.0.0.1 9999 "$2" "$3" ${5:+"$5"} \
+		>"$4" 2>&1
+	tpid=$bg_pid
+}
+
+# val KEY FILE: the value of "KEY N" written by snort-traffic
+val() { sed -n "s/^$1 //p" "$2" | tail -n 1; }
+
+# queue_bound NS Q: is queue Q bound in NS?
+queue_bound() {
+	nsx "$1" awk -v q="$2" '$1 == q { f = 1 } END { exit !f }' \
+		/proc/net/netfilter/nfnetlink_queue 2>/dev/null
+}
+
+# queue_verdicts NS Q: how many packets of queue Q its listener gave a
+# verdict since it bound it (the kernel's count: the ids given out, less
+# those waiting and those dropped).
+queue_verdicts() {
+	nsx "$1" awk -v q="$2" '$1 == q { v = $8 - $3 - $6 - $7 }
+		END { print v + 0 }' /proc/net/netfilter/nfnetlink_queue \
+		2>/dev/null || echo 0
+}
+
+# wait_verdicts NS Q N: wait (10 s at most) until queue Q's listener gave
+# N verdicts; 1 if it did not. A Snort just started on a loaded machine
+# can take longer than any fixed pause to reach its first packet.
+wait_verdicts() {
+	local i
+	for i in $(seq 1 200); do
+		[ "$(queue_verdicts "$1" "$2")" -ge "$3" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# snort_start NS MODULE INPUT LOG [args...]: Snort in NS, inline on INPUT
+# ("Q" or "Q-R"), MODULE nfq or nfqb; returns once every queue of INPUT is
+# bound (60 s at most: Snort loads its configuration first), 1 if Snort
+# exited or never bound them. Sets snort_pid.
+snort_start() {
+	local ns=$1 module=$2 input=$3 log=$4 i q all
+	shift 4
+	local margs=("${our_args[@]}") inputs=(-i "$input")
+	if [ "$module" = nfq ]; then
+		margs=("${stock_args[@]}")
+		# the stock module takes one queue per -i
+		inputs=()
+		for q in $(seq "${input%-*}" "${input#*-}"); do
+			inputs+=(-i "$q")
+		done
+	fi
+	${snort_prefix_cmd:-} nsenter --net="/run/netns/$ns" "$snort" -c "$conf" \
+		-R "$rules" "${margs[@]}" -Q "${inputs[@]}" -s 65535 "$@" \
+		>"$log" 2>&1 &
+	snort_pid=$!
+	pids+=("$snort_pid")
+	for i in $(seq 1 1200); do
+		all=1
+		for q in $(seq "${input%-*}" "${input#*-}"); do
+			queue_bound "$ns" "$q" || { all=0; break; }
+		done
+		[ "$all" = 1 ] && return 0
+		kill -0 "$snort_pid" 2>/dev/null || { wait "$snort_pid"; return 1; }
+		sleep 0.05
+	done
+	return 1
+}
+
+# snort_stop: SIGTERM, wait up to 30 s (then SIGKILL: status 124);
+# returns Snort's exit status.
+snort_stop() {
+	local i
+	kill -TERM "$snort_pid" 2>/dev/null
+	for i in $(seq 1 600); do
+		kill -0 "$snort_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$snort_pid" 2>/dev/null; then
+		echo "    snort did not stop within 30 s: killed"
+		kill -KILL "$snort_pid" 2>/dev/null
+		wait "$snort_pid" 2>/dev/null
+		return 124
+	fi
+	wait "$snort_pid"
+}
+
+# router_setup NAME Q: client (10.1.0.2), router (Snort's, every forwarded
+# packet to queue Q) and server (10.2.0.2) namespaces joined by veth pairs
+# at MTU 1500; sets rc_ns, rr_ns, rs_ns.
+router_setup() {
+	rc_ns=$(new_ns "$1-c") && rr_ns=$(new_ns "$1-r") &&
+		rs_ns=$(new_ns "$1-s") || return 1
+	ip link add "$tag-c0" netns "$rc_ns" type veth peer name "$tag-r0" \
+		netns "$rr_ns" &&
+	ip link add "$tag-r1" netns "$rr_ns" type veth peer name "$tag-s0" \
+		netns "$rs_ns" || return 1
+	nsx "$rc_ns" ip addr add 10.1.0.2/24 dev "$tag-c0"
+	nsx "$rc_ns" ip link set "$tag-c0" up
+	nsx "$rc_ns" ip route add default via 10.1.0.1
+	nsx "$rr_ns" ip addr add 10.1.0.1/24 dev "$tag-r0"
+	nsx "$rr_ns" ip addr add 10.2.0.1/24 dev "$tag-r1"
+	nsx "$rr_ns" ip link set "$tag-r0" up
+	nsx "$rr_ns" ip link set "$tag-r1" up
+	nsx "$rr_ns" sysctl -qw net.ipv4.ip_forward=1
+	nsx "$rs_ns" ip addr add 10.2.0.2/24 dev "$tag-s0"
+	nsx "$rs_ns" ip link set "$tag-s0" up
+	nsx "$rs_ns" ip route add default via 10.2.0.1
+	nsx "$rr_ns" iptables -A FORWARD -j NFQUEUE --queue-num "$2"
+}
+
+router_del() {
+	ip netns del "$rc_ns" 2>/dev/null
+	ip netns del "$rr_ns" 2>/dev/null
+	ip netns del "$rs_ns" 2>/dev/null
+}
