@@ -76,9 +76,14 @@ snort_bg_pid=
 snort_bg_log=$(mktemp "${TMPDIR:-/tmp}/nfqb-snort-build.XXXXXX")
 if [ "${NFQB_SNORT_BG:-1}" = 1 ] &&
    [ -n "$("$top/tests/daq/find-tarball.sh" 2>/dev/null)" ]; then
-	# its own process group (setsid), so that it can be stopped whole
-	NFQB_JOBS=$jobs setsid nice -n 19 "$top/tests/snort/build-snort.sh" \
-		>"$snort_bg_log" 2>&1 &
+	# its own process group (setsid), so that it can be stopped whole;
+	# a new session is also a scheduler autogroup of its own, which with
+	# sched_autogroup (Debian's default) gets an equal share of the CPU
+	# whatever its processes' nice: the group's nice goes to 19 too, or
+	# the build takes a whole CPU from the kernel stage's guest
+	NFQB_JOBS=$jobs setsid sh -c \
+		'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$0"' \
+		"$top/tests/snort/build-snort.sh" >"$snort_bg_log" 2>&1 &
 	snort_bg_pid=$!
 	echo "run-all: building Snort in the background (pid $snort_bg_pid, log $snort_bg_log)"
 fi
