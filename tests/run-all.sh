@@ -76,24 +76,17 @@ snort_bg_pid=
 snort_bg_log=$(mktemp "${TMPDIR:-/tmp}/nfqb-snort-build.XXXXXX")
 if [ "${NFQB_SNORT_BG:-1}" = 1 ] &&
    [ -n "$("$top/tests/daq/find-tarball.sh" 2>/dev/null)" ]; then
-	# its own process group (setsid), so that it can be stopped whole.
-	# A new session is also a scheduler autogroup of its own, which with
+	# its own process group (setsid), so that it can be stopped whole;
+	# a new session is also a scheduler autogroup of its own, which with
 	# sched_autogroup (Debian's default) gets an equal share of the CPU
-	# whatever its processes' nice: up to the kernel stage the build
-	# shares the CPU with the tests (which mostly wait on the kernel);
-	# from there on its autogroup's nice is 19 (see snort_bg_yield), so
-	# that the guest, whose tests have time limits, keeps both CPUs
-	NFQB_JOBS=$jobs setsid nice -n 19 "$top/tests/snort/build-snort.sh" \
-		>"$snort_bg_log" 2>&1 &
+	# whatever its processes' nice: the group's nice goes to 19 too, or
+	# the build takes a whole CPU from the kernel stage's guest
+	NFQB_JOBS=$jobs setsid sh -c \
+		'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$0"' \
+		"$top/tests/snort/build-snort.sh" >"$snort_bg_log" 2>&1 &
 	snort_bg_pid=$!
 	echo "run-all: building Snort in the background (pid $snort_bg_pid, log $snort_bg_log)"
 fi
-# The background Snort build gets only the CPU that the rest leaves idle.
-snort_bg_yield() {
-	if [ -n "$snort_bg_pid" ] && [ -w "/proc/$snort_bg_pid/autogroup" ]; then
-		echo 19 >"/proc/$snort_bg_pid/autogroup" 2>/dev/null || true
-	fi
-}
 stop_snort_bg() {
 	if [ -n "$snort_bg_pid" ] && kill -0 "$snort_bg_pid" 2>/dev/null; then
 		kill -- -"$snort_bg_pid" 2>/dev/null || kill "$snort_bg_pid" 2>/dev/null
@@ -274,7 +267,6 @@ if [ "${NFQB_NO_KERNEL:-0}" = 1 ] && [ "${CI:-}" != true ]; then
 else
 	[ "${NFQB_NO_KERNEL:-0}" = 1 ] &&
 		echo "run-all: CI=true: NFQB_NO_KERNEL=1 ignored, the kernel check runs"
-	snort_bg_yield
 	banner "kernel: make -C build-werror check-kernel"
 	# the whole output is also kept, so that the summary can name the
 	# guest tests that failed (a CI log may show only its end)
