@@ -55,11 +55,8 @@ fail() {
 	failures=$((failures + 1))
 }
 
-skip() {
-	echo "test-daq: SKIP: $*"
-	[ "$required" = 1 ] && { echo "test-daq: NFQB_DAQ_REQUIRED=1: failing"; exit 1; }
-	exit 77
-}
+. "$(dirname "$0")/../proc.sh"
+skip() { test_skip test-daq "$required" "$@"; }
 
 [ "$(id -u)" -eq 0 ] || skip "needs root"
 daqtest=${NFQB_DAQTEST:-}
@@ -134,22 +131,11 @@ queue_bound() {
 
 # stop_daqtest: SIGTERM (daqtest treats it as SIGINT), then wait up to 5 s for it (SIGKILL after).
 stop_daqtest() {
-	local i
-	kill -TERM "$daq_pid" 2>/dev/null
-	for i in $(seq 1 100); do
-		kill -0 "$daq_pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if kill -0 "$daq_pid" 2>/dev/null; then
-		echo "    daqtest did not stop within 5 s of SIGTERM: killed"
-		kill -KILL "$daq_pid" 2>/dev/null
-		wait "$daq_pid" 2>/dev/null
-		daq_pid=
-		return 1
-	fi
-	wait "$daq_pid"
-	local rc=$?
+	local rc
+	stop_pid "$daq_pid" 5 daqtest
+	rc=$?
 	daq_pid=
+	[ "$rc" -eq 124 ] && return 1
 	return $rc
 }
 

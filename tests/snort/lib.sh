@@ -9,6 +9,7 @@
 # snort_lib_init sets the rest and
 # removes, at exit, every namespace and process made through these
 # functions.
+. "$(dirname "${BASH_SOURCE[0]}")/../proc.sh"	# stop_pid
 
 snort_lib_init() {
 	pids=()
@@ -164,19 +165,7 @@ snort_start() {
 # snort_stop: SIGTERM, wait up to 30 s (then SIGKILL: status 124);
 # returns Snort's exit status.
 snort_stop() {
-	local i
-	kill -TERM "$snort_pid" 2>/dev/null
-	for i in $(seq 1 600); do
-		kill -0 "$snort_pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if kill -0 "$snort_pid" 2>/dev/null; then
-		echo "    snort did not stop within 30 s: killed"
-		kill -KILL "$snort_pid" 2>/dev/null
-		wait "$snort_pid" 2>/dev/null
-		return 124
-	fi
-	wait "$snort_pid"
+	stop_pid "$snort_pid" 30 snort
 }
 
 # router_setup NAME Q: client (10.1.0.2), router (Snort's, every forwarded

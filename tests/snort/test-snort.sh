@@ -49,12 +49,8 @@
 # that case, verdict_idle.)
 set -u
 
-required=${NFQB_SNORT_REQUIRED:-0}
-skip() {
-	echo "test-snort: SKIP: $*"
-	[ "$required" = 1 ] && { echo "test-snort: NFQB_SNORT_REQUIRED=1: failing"; exit 1; }
-	exit 77
-}
+. "$(dirname "$0")/../proc.sh"
+skip() { test_skip test-snort "${NFQB_SNORT_REQUIRED:-0}" "$@"; }
 
 [ "$(id -u)" -eq 0 ] || skip "needs root"
 prefix=${NFQB_SNORT_PREFIX:-}
