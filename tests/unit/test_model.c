@@ -2256,9 +2256,15 @@ static bool out_of_budget(time_t t0, unsigned long done)
 	return done >= CASES_MIN && time(NULL) - t0 >= CASES_BUDGET_S;
 }
 
-START_TEST(model_property)
+/*
+ * Run @one for consecutive seeds within the time budget: NFQB_SEED alone,
+ * or NFQB_CASES (default @dflt) from the clock's seed plus @salt.
+ */
+static void run_cases(const char *name, unsigned long salt,
+		      unsigned long dflt,
+		      void (*one)(const void *arg, unsigned long seed),
+		      const void *arg)
 {
-	const struct scen *sc = &scens[_i];
 	unsigned long seed, i, n;
 	time_t t0 = time(NULL);
 
@@ -2266,17 +2272,30 @@ START_TEST(model_property)
 		seed = env_ul("NFQB_SEED", 0);
 		n = 1;
 	} else {
-		seed = (unsigned long)time(NULL) * 16 + (unsigned long)_i * 1000003ul;
-		n = env_ul("NFQB_CASES", sc->cases);
+		seed = (unsigned long)time(NULL) * 16 + salt;
+		n = env_ul("NFQB_CASES", dflt);
 	}
 	fprintf(stderr, "test_model [%s]: %lu case%s, seeds %lu..%lu\n",
-		sc->name, n, n == 1 ? "" : "s", seed, seed + n - 1);
-	counter_err[0] = 0;
+		name, n, n == 1 ? "" : "s", seed, seed + n - 1);
 	for (i = 0; i < n && !out_of_budget(t0, i); i++)
-		run_case(sc, seed + i);
+		one(arg, seed + i);
 	if (i < n)
 		fprintf(stderr, "test_model [%s]: time budget: %lu of %lu "
-			"cases\n", sc->name, i, n);
+			"cases\n", name, i, n);
+}
+
+static void scen_case(const void *arg, unsigned long seed)
+{
+	run_case(arg, seed);
+}
+
+START_TEST(model_property)
+{
+	const struct scen *sc = &scens[_i];
+
+	counter_err[0] = 0;
+	run_cases(sc->name, (unsigned long)_i * 1000003ul, sc->cases,
+		  scen_case, sc);
 	if (counter_err[0]) {
 		fprintf(stderr, "\ntest_model %s\n", counter_err);
 		ck_abort_msg("%s", counter_err);
@@ -2634,25 +2653,15 @@ static void nonmonotonic_case(unsigned long seed)
 	scn_free(s);
 }
 
+static void nonmonotonic_one(const void *arg, unsigned long seed)
+{
+	(void)arg;
+	nonmonotonic_case(seed);
+}
+
 START_TEST(nonmonotonic_ids)
 {
-	unsigned long seed, i, n;
-	time_t t0 = time(NULL);
-
-	if (getenv("NFQB_SEED")) {
-		seed = env_ul("NFQB_SEED", 0);
-		n = 1;
-	} else {
-		seed = (unsigned long)time(NULL) * 16 + 7777777ul;
-		n = env_ul("NFQB_CASES", 1000);
-	}
-	fprintf(stderr, "test_model [nonmonotonic_ids]: %lu cases, seeds "
-		"%lu..%lu\n", n, seed, seed + n - 1);
-	for (i = 0; i < n && !out_of_budget(t0, i); i++)
-		nonmonotonic_case(seed + i);
-	if (i < n)
-		fprintf(stderr, "test_model [nonmonotonic_ids]: time budget: "
-			"%lu of %lu cases\n", i, n);
+	run_cases("nonmonotonic_ids", 7777777ul, 1000, nonmonotonic_one, NULL);
 }
 END_TEST
 
