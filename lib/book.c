@@ -5,7 +5,8 @@
  * and also what we could not hand out: a message with a readable id gets
  * the default verdict by id; messages we could not read leave a gap whose
  * ids each get the default verdict by itself once the next readable id
- * tells where the gap ends. Owner thread only.
+ * tells where the gap ends. Packets are handed out from here in the order
+ * they came. Owner thread only.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,8 +29,11 @@ int nfqb_book_alloc(struct nfqb_book *b, uint32_t cap)
 		c <<= 1;
 	*b = (struct nfqb_book){ 0 };
 	b->v = nfqb_calloc(c, sizeof(*b->v));
-	if (!b->v)
+	b->put = nfqb_calloc(c, sizeof(*b->put));
+	if (!b->v || !b->put) {
+		nfqb_book_free(b);
 		return -1;
+	}
 	b->cap = c;
 	return 0;
 }
@@ -37,7 +41,9 @@ int nfqb_book_alloc(struct nfqb_book *b, uint32_t cap)
 void nfqb_book_free(struct nfqb_book *b)
 {
 	free(b->v);
+	free(b->put);
 	b->v = NULL;
+	b->put = NULL;
 	b->cap = 0;
 }
 
@@ -60,11 +66,6 @@ static void fall_back(struct nfqb_queue *q)
 		return;
 	q->book.fallback = true;
 	nfqb_stat_inc(q, fallbacks);
-}
-
-void nfqb_book_fallback(struct nfqb_queue *q)
-{
-	fall_back(q);
 }
 
 /* Room for one more entry, keeping the last one for an open gap. */
@@ -208,26 +209,17 @@ static void note_id(struct nfqb_queue *q, uint32_t id)
 	b->last_id = id;
 }
 
-int nfqb_book_add_packet(struct nfqb_queue *q, struct nfqb_packet *p)
+/* A message we could not read the id of. */
+static void add_unreadable(struct nfqb_queue *q)
 {
 	struct nfqb_book *b = &q->book;
-	struct nfqb_entry *e;
+	struct nfqb_entry *e = book_last(b);
 
-	if (!book_room(b)) {
-		errno = ENOSPC;
-		return -1;
-	}
-	note_id(q, p->id);
-	e = book_push(b, NFQB_E_PKT, p->id);
-	e->p = p;
-	nfqb_stat_inc(q, outstanding);
-	if (q->conf.timeout_ms) {
-		uint64_t due = p->arrival_ns + q->conf.timeout_ms * 1000000ull;
-
-		if (!b->expire_due || due < b->expire_due)
-			b->expire_due = due;
-	}
-	return 0;
+	b->unreadable++;
+	if (e && e->kind == NFQB_E_GAP_OPEN)
+		return;
+	/* book_room() always keeps this last entry free */
+	book_push(b, NFQB_E_GAP_OPEN, 0);
 }
 
 /* Is @id the id of an entry we track? */
@@ -245,13 +237,14 @@ static bool book_has_id(const struct nfqb_book *b, uint32_t id)
 	return false;
 }
 
-void nfqb_book_add_default(struct nfqb_queue *q, uint32_t id)
+/* A message of this queue with readable @id we cannot hand out. */
+static void add_default(struct nfqb_queue *q, uint32_t id)
 {
 	struct nfqb_book *b = &q->book;
 
 	nfqb_stat_inc(q, rejected_defaults);
 	if (!book_room(b)) {
-		nfqb_book_add_unreadable(q);
+		add_unreadable(q);
 		return;
 	}
 	if (b->have_last && !nfqb_id_after(id, b->last_id)) {
@@ -261,7 +254,7 @@ void nfqb_book_add_default(struct nfqb_queue *q, uint32_t id)
 		 * track (then it cannot be its own). */
 		fall_back(q);
 		if (book_has_id(b, id)) {
-			nfqb_book_add_unreadable(q);
+			add_unreadable(q);
 			return;
 		}
 		gap_exclude(q, id);
@@ -272,16 +265,43 @@ void nfqb_book_add_default(struct nfqb_queue *q, uint32_t id)
 	nfqb_stat_inc(q, outstanding);
 }
 
-void nfqb_book_add_unreadable(struct nfqb_queue *q)
+/* A packet: it takes the descriptor it was parsed into, and its buffer;
+ * with the book full, it leaves a gap instead. */
+static bool add_packet(struct nfqb_queue *q, const struct nfqb_arrival *a)
 {
 	struct nfqb_book *b = &q->book;
-	struct nfqb_entry *e = book_last(b);
+	struct nfqb_packet *p = a->p;
+	struct nfqb_entry *e;
 
-	b->unreadable++;
-	if (e && e->kind == NFQB_E_GAP_OPEN)
-		return;
-	/* book_room() always keeps this last entry free */
-	book_push(b, NFQB_E_GAP_OPEN, 0);
+	if (!book_room(b)) {
+		add_unreadable(q);
+		return false;
+	}
+	note_id(q, p->id);
+	e = book_push(b, NFQB_E_PKT, p->id);
+	e->p = p;
+	b->nready++;
+	nfqb_stat_inc(q, outstanding);
+	if (q->conf.timeout_ms) {
+		uint64_t due = a->now + q->conf.timeout_ms * 1000000ull;
+
+		if (!b->expire_due || due < b->expire_due)
+			b->expire_due = due;
+	}
+	/* the next free descriptor: rx.c parsed into it */
+	nfqb_pkt_get(&q->bufs, a->slot, a->now);
+	return true;
+}
+
+bool nfqb_book_add(struct nfqb_queue *q, const struct nfqb_arrival *a)
+{
+	if (a->refused)
+		fall_back(q);
+	if (a->unusable && a->have_id)
+		add_default(q, a->id);
+	else if (a->unusable)
+		add_unreadable(q);
+	return a->p && add_packet(q, a);
 }
 
 void nfqb_book_expire(struct nfqb_queue *q, uint64_t now)
@@ -309,11 +329,14 @@ void nfqb_book_expire(struct nfqb_queue *q, uint64_t now)
 				next = e->p->arrival_ns + tmo;
 			continue;
 		}
-		if (nfqb_pkt_default(e->p, NFQB_PS_EXPIRED,
-				     q->conf.default_verdict, now)) {
-			nfqb_stat_inc(q, timeouts);
-			nfqb_post_add(&q->post, 1);
-		}
+		st = nfqb_pkt_default(e->p, NFQB_PS_EXPIRED,
+				      q->conf.default_verdict, now);
+		if (st == NFQB_PS_FREE)
+			continue;	/* decided meanwhile */
+		if (st == NFQB_PS_NEW)
+			b->nready--;
+		nfqb_stat_inc(q, timeouts);
+		b->defaulted++;
 	}
 	b->expire_due = next;
 }
@@ -333,34 +356,127 @@ unsigned int nfqb_book_default_all(struct nfqb_queue *q)
 				     q->conf.default_verdict, now))
 			n++;
 	}
+	/* nothing is left to hand out */
+	b->next = b->tail;
+	b->nready = 0;
 	nfqb_stat_add(q, defaults, n);
-	nfqb_post_add(&q->post, n);
+	b->defaulted += n;
 	return n;
+}
+
+/* --- hand-out ------------------------------------------------------------ */
+
+/* The oldest packets not handed out yet, up to @max, into @vec (their
+ * descriptors): the cursor moves past them. How many. */
+static unsigned int next_new(struct nfqb_book *b, struct nfqb_packet **vec,
+			     unsigned int max)
+{
+	unsigned int n = 0;
+
+	/* the head passed the cursor: what it trimmed was done */
+	if (b->next - b->head > b->tail - b->head)
+		b->next = b->head;
+	while (n < max && n < b->nready && b->next != b->tail) {
+		struct nfqb_entry *e = entry(b, b->next++);
+
+		if (e->kind == NFQB_E_PKT &&
+		    nfqb_pkt_state(e->p) == NFQB_PS_NEW)
+			vec[n++] = e->p;
+	}
+	return n;
+}
+
+/*
+ * The packets to hand out are chosen first, then the verdict timeout runs
+ * (it may take some of them: they are not handed out), then those still
+ * NEW are handed out: their handles replace them in @vec.
+ */
+unsigned int nfqb_book_serve(struct nfqb_queue *q, uint64_t now,
+			     struct nfqb_packet **vec, unsigned int max)
+{
+	struct nfqb_book *b = &q->book;
+	unsigned int i, k = 0, n = next_new(b, vec, max);
+
+	if (q->conf.timeout_ms && b->expire_due && now >= b->expire_due)
+		nfqb_book_expire(q, now);
+	for (i = 0; i < n; i++) {
+		struct nfqb_packet *h = nfqb_pkt_hand_out(vec[i]);
+
+		if (h)
+			vec[k++] = h;
+	}
+	b->nready -= k;
+	return k;
+}
+
+void nfqb_book_give_back(struct nfqb_book *b, struct nfqb_packet *const *vec,
+			 unsigned int n)
+{
+	/* back over what was handed out since (and what was skipped) */
+	while (n && b->next != b->head) {
+		struct nfqb_entry *e = entry(b, b->next - 1);
+
+		if (e->kind == NFQB_E_PKT && e->p == nfqb_handle_ptr(vec[n - 1])) {
+			if (nfqb_pkt_take_back(e->p))
+				b->nready++;
+			n--;
+		}
+		b->next--;
+	}
 }
 
 /* --- what the kernel took ------------------------------------------------ */
 
-static void release_entry(struct nfqb_queue *q, struct nfqb_entry *e)
+static void count_verdict(struct nfqb_queue *q, const struct nfqb_decision *d,
+			  uint64_t n)
 {
-	if (e->kind == NFQB_E_PKT)
-		nfqb_pkt_put(&q->bufs, e->p);
-	if (e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT)
-		nfqb_stat_sub(q, outstanding, 1);
-	e->kind = NFQB_E_DONE;
-	e->p = NULL;
+	switch (d->verdict & 0xff) {
+	case NFQB_ACCEPT:
+		nfqb_stat_add(q, accepted, n);
+		break;
+	case NFQB_DROP:
+		nfqb_stat_add(q, dropped, n);
+		break;
+	case NFQB_QUEUE:
+		nfqb_stat_add(q, requeued, n);
+		break;
+	case NFQB_REPEAT:
+		nfqb_stat_add(q, repeated, n);
+		break;
+	}
+	if (d->flags & NFQB_V_MARK)
+		nfqb_stat_add(q, marked, n);
+	if (d->flags & NFQB_V_PAYLOAD)
+		nfqb_stat_add(q, mangled, n);
 }
 
-static void release_run(struct nfqb_queue *q, uint32_t first, uint32_t last)
+/* @e is decided: done, its packet (if any) on the list for pkt.c. Whether
+ * it was outstanding. */
+static bool release_entry(struct nfqb_book *b, struct nfqb_entry *e)
 {
+	bool owed = e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT;
+
+	if (e->kind == NFQB_E_PKT)
+		b->put[b->nput++] = e->p;
+	e->kind = NFQB_E_DONE;
+	e->p = NULL;
+	return owed;
+}
+
+static unsigned int release_run(struct nfqb_book *b, uint32_t first,
+				uint32_t last)
+{
+	unsigned int owed = 0;
 	uint32_t k;
 
 	for (k = first; k != last + 1; k++) {
-		struct nfqb_entry *e = entry(&q->book, k);
+		struct nfqb_entry *e = entry(b, k);
 
 		if (e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT ||
 		    e->kind == NFQB_E_GAP_HEAD)
-			release_entry(q, e);
+			owed += release_entry(b, e);
 	}
+	return owed;
 }
 
 /* The first @count ids of a gap were sent. */
@@ -375,17 +491,19 @@ static void release_gap(struct nfqb_entry *e, uint32_t count)
 void nfqb_book_release(struct nfqb_queue *q, const struct nfqb_plan *pl)
 {
 	struct nfqb_book *b = &q->book;
-	unsigned int i;
+	unsigned int i, owed = 0;
 
+	b->nput = 0;
 	for (i = 0; i < pl->nitems; i++) {
 		const struct nfqb_item *it = &pl->items[i];
 
+		count_verdict(q, it->d, it->count);
 		switch (it->type) {
 		case NFQB_I_SINGLE:
-			release_entry(q, entry(b, it->first));
+			owed += release_entry(b, entry(b, it->first));
 			break;
 		case NFQB_I_BATCH:
-			release_run(q, it->first, it->last);
+			owed += release_run(b, it->first, it->last);
 			break;
 		case NFQB_I_GAP:
 			release_gap(entry(b, it->first), it->count);
@@ -393,4 +511,6 @@ void nfqb_book_release(struct nfqb_queue *q, const struct nfqb_plan *pl)
 		}
 	}
 	book_trim(b);
+	nfqb_stat_sub(q, outstanding, owed);
+	nfqb_pkt_put_all(&q->bufs, b->put, b->nput);
 }

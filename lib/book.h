@@ -3,7 +3,8 @@
  * The book (book.c): what we owe the kernel, in id order.
  *
  * Every message of the queue the kernel sent us leaves an entry here until
- * the kernel took the verdict message that decides it:
+ * the kernel took the verdict message that decides it (and packets are
+ * handed out to the application from here, oldest first):
  *   PKT      a packet descriptor (NEW, PENDING, DECIDED or DEFAULTED)
  *   DEFAULT  a packet we could not hand out but know the id of: default
  *   GAP      messages we could not read: ids [id, id + n) each get the
@@ -52,6 +53,15 @@ struct nfqb_book {
 	bool fallback;		/* contract broken, or a verdict refused:
 				 * single verdicts only */
 	uint64_t expire_due;	/* verdict timeout of the oldest, 0: none */
+	/* hand-out: the entries from .next on are not handed out yet,
+	 * .nready of them NEW packets */
+	uint32_t next;
+	uint32_t nready;
+	uint32_t defaulted;	/* default verdicts given (timeout, close):
+				 * the transport sends them as decisions */
+	/* the descriptors a release gives back to pkt.c */
+	struct nfqb_packet **put;
+	uint32_t nput;
 };
 
 static inline struct nfqb_entry *nfqb_book_at(const struct nfqb_book *b,
@@ -65,21 +75,42 @@ static inline bool nfqb_book_empty(const struct nfqb_book *b)
 	return b->head == b->tail;
 }
 
+/* What rx.c read of one message of the queue, for the book. */
+struct nfqb_arrival {
+	struct nfqb_slot *slot;	/* the buffer it came in */
+	uint64_t now;		/* when */
+	struct nfqb_packet *p;	/* a packet to hand out, parsed into the next
+				 * free descriptor (the book takes it) */
+	bool unusable;		/* a packet message that cannot be handed
+				 * out (malformed, truncated, no descriptor) */
+	bool have_id;		/* ... its id could be read: */
+	uint32_t id;
+	bool refused;		/* the kernel refused one of our verdicts */
+};
+
 /* Room for @cap entries (rounded up to a power of two); 0 or -1. */
 int nfqb_book_alloc(struct nfqb_book *b, uint32_t cap);
 void nfqb_book_free(struct nfqb_book *b);
-/* Track @p (NEW). Returns 0, or -1 if the book is full. */
-int nfqb_book_add_packet(struct nfqb_queue *q, struct nfqb_packet *p);
-/* A message of this queue with readable @id we cannot hand out. */
-void nfqb_book_add_default(struct nfqb_queue *q, uint32_t id);
-/* A message we could not read the id of. */
-void nfqb_book_add_unreadable(struct nfqb_queue *q);
-/* The kernel refused a verdict: no batch from now on. */
-void nfqb_book_fallback(struct nfqb_queue *q);
+/* Track what @a says: a packet takes its descriptor and buffer (pkt.c)
+ * and waits to be handed out (or, the book full, leaves a gap); a message
+ * that cannot be handed out gets the default verdict by id, or leaves a
+ * gap; a refused verdict stops batching. True if it kept a packet. */
+bool nfqb_book_add(struct nfqb_queue *q, const struct nfqb_arrival *a);
 /* Give packets past the verdict timeout the default verdict. */
 void nfqb_book_expire(struct nfqb_queue *q, uint64_t now);
-/* Give every NEW or PENDING packet the default verdict (close). */
+/* Give every NEW or PENDING packet the default verdict, those not handed
+ * out yet too (close): nothing is left to hand out. */
 unsigned int nfqb_book_default_all(struct nfqb_queue *q);
+/* The application's turn: packets past the verdict timeout at @now get
+ * the default verdict (nfqb_book_expire(); @now 0: no timer runs), and up
+ * to @max packets not handed out yet are, oldest first: their handles in
+ * @vec. Returns how many. */
+unsigned int nfqb_book_serve(struct nfqb_queue *q, uint64_t now,
+			     struct nfqb_packet **vec, unsigned int max);
+/* Take back the last @n handed out, unused (@vec: their handles, in the
+ * order they were handed out): the next hand-out starts with them. */
+void nfqb_book_give_back(struct nfqb_book *b, struct nfqb_packet *const *vec,
+			 unsigned int n);
 /* Drop DONE entries at the head; true if nothing is left. */
 bool nfqb_book_settled(struct nfqb_book *b);
 /* The kernel took the messages of @pl: what they decided is done (its

@@ -51,9 +51,22 @@ static int send_request(struct nfqb_queue *q, nfqb_cfg_build build,
 	}
 }
 
-static bool answered(const struct nfqb_queue *q)
+/* The first answer to the request waiting (of the request or a resend of
+ * it: not a late answer to an earlier one) among what the last read
+ * brought. */
+static bool answered(struct nfqb_queue *q)
 {
-	return q->rx.ack_for == q->cfg.first_seq;
+	struct nfqb_cfg *c = &q->cfg;
+	unsigned int i;
+
+	for (i = 0; i < q->rx.nacks && !c->answered; i++) {
+		if (q->rx.acks[i].seq - c->first_seq >
+		    c->last_seq - c->first_seq)
+			continue;
+		c->answered = true;
+		c->answer = q->rx.acks[i].err;
+	}
+	return c->answered;
 }
 
 /* Wait up to @ms for the socket and read what it has, into spare buffers
@@ -66,7 +79,7 @@ static bool read_answers(struct nfqb_queue *q, int ms)
 	if (r <= 0)
 		return r == 0;
 	do {
-		r = nfqb_rx_read(q, q->rx.vlen, true);
+		r = nfqb_rx_read_any(q, q->rx.vlen);
 	} while (r > 0 && !answered(q));
 	return false;
 }
@@ -100,8 +113,8 @@ static int round_trip(struct nfqb_queue *q, nfqb_cfg_build build,
 		errno = ETIMEDOUT;
 		return -1;
 	}
-	if (q->rx.ack_err) {
-		errno = q->rx.ack_err;
+	if (q->cfg.answer) {
+		errno = q->cfg.answer;
 		return -1;
 	}
 	return 0;
@@ -117,6 +130,7 @@ int nfqb_cfg_request(struct nfqb_queue *q, nfqb_cfg_build build,
 		return -1;
 	}
 	q->cfg.first_seq = 0;
+	q->cfg.answered = false;
 	r = round_trip(q, build, arg);
 	err = errno;
 	q->cfg.first_seq = 0;

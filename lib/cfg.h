@@ -4,8 +4,8 @@
  * the socket (rx.c) until its acknowledgement comes, send it again if it
  * may have been lost.
  *
- * Owner: cfg.c alone writes struct nfqb_cfg; rx.c reads the window of
- * sequence numbers to match acknowledgements.
+ * Owner: cfg.c alone writes struct nfqb_cfg; it matches the answers rx.c
+ * read (q->rx.acks) to its request.
  */
 #ifndef NFQB_CFG_H
 #define NFQB_CFG_H
@@ -16,6 +16,8 @@ struct nfqb_cfg {
 	uint32_t seq;		/* of the last request */
 	uint32_t first_seq;	/* of the request waiting, 0: none */
 	uint32_t last_seq;	/* ... and of its last resend */
+	bool answered;		/* the kernel answered it: */
+	int answer;		/* ... its errno, 0: done */
 };
 
 /* Builds a request with the given seq into @buf; returns its length. */
@@ -25,10 +27,5 @@ typedef size_t (*nfqb_cfg_build)(void *buf, uint32_t seq,
  * the kernel's errno (ETIMEDOUT, ENOTCONN without a socket). */
 int nfqb_cfg_request(struct nfqb_queue *q, nfqb_cfg_build build,
 		     const void *arg);
-/* Is @seq one of the request waiting for its acknowledgement? */
-static inline bool nfqb_cfg_waiting(const struct nfqb_cfg *c, uint32_t seq)
-{
-	return c->first_seq && seq - c->first_seq <= c->last_seq - c->first_seq;
-}
 
 #endif /* NFQB_CFG_H */

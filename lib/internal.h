@@ -6,21 +6,25 @@
  * The data path runs one way, one file per step, each with its own header
  * that says what state it owns:
  *
- *   rx.c      socket -> datagrams (recvmmsg), lengths and sender checked,
- *             parsed (parse.c) into packet descriptors (pkt.c), each
- *             tracked in the book (book.c): a packet, a default-verdict
- *             stub for a message we could read the id of but not use, or
- *             a gap for messages we could not read at all
+ *   rx.c      socket -> datagrams (recvmmsg) into the free receive
+ *             buffers, lengths and sender checked, each message parsed
+ *             (parse.c) into the next free descriptor (pkt.c) and told to
+ *             the book
+ *   book.c    every message of the queue until the kernel took its
+ *             verdict: a packet (handed out from here, oldest first), a
+ *             default-verdict stub for a message we could read the id of
+ *             but not use, or a gap for messages we could not read at all
  *   verdict.c the application decides (any thread): a descriptor goes
  *             PENDING -> DECIDED, nothing is sent
- *   plan.c    pure: the book's entries in, the list of verdict messages
- *             out (no syscalls, no clock, no globals)
- *   tx.c      the transport: builds the planned messages (msg.c) into its
- *             one send buffer, sends them in one sendmsg, and only when
- *             the kernel took them has the book release what they covered;
- *             a failed send keeps every decision and is retried
- *   loop.c    nfqb_recv(): when to flush, linger, sleep, wake up
- *   pace.c    the stream's pace: how long to linger, which flows wait on us
+ *   plan.c    pure: the book's entries in, the verdict messages out
+ *             (msg.c writes them; no syscalls, no clock, no globals)
+ *   tx.c      the transport: sends the planned messages in one sendmsg,
+ *             and only when the kernel took them has the book release
+ *             what they covered; a failed send keeps every decision and is
+ *             retried
+ *   pace.c    the stream's pace: how long to linger, which flows wait on
+ *             us; the wait for the next read
+ *   loop.c    nfqb_recv(): one pass after another, each step above once
  *
  * queue.c opens, configures and closes (queue.h: the struct of a queue and
  * who writes each part); cfg.c does the configuration round trips; stats.c
@@ -62,33 +66,24 @@
 
 struct nfqb_queue;
 
-/* Serial number arithmetic on 32-bit packet ids (RFC 1982 style). */
-static inline bool nfqb_id_after(uint32_t a, uint32_t b)
-{
-	return (int32_t)(a - b) > 0;
-}
+/* Serial number arithmetic on 32-bit packet ids (RFC 1982 style): is @a
+ * after @b? (A macro, like the kernel's time_after().) */
+#define nfqb_id_after(a, b)	((int32_t)((uint32_t)(a) - (uint32_t)(b)) > 0)
 
 /*
- * Counters: struct nfqb_stats as atomics, read by any thread. Each is
- * counted by one thread at a time, the owner's (a load and a store), but
- * late_verdicts, which any deciding thread counts (nfqb_stat_inc_any()).
+ * Counters: struct nfqb_stats as atomics, read by any thread, each written
+ * by the file that counts it (an atomic add: late_verdicts is counted by
+ * any deciding thread). The data path counts per read, per flush, per
+ * batch where it can, not per packet.
  */
 struct nfqb_counters {
 	_Atomic uint64_t v[sizeof(struct nfqb_stats) / sizeof(uint64_t)];
 };
 
 #define NFQB_STAT_IDX(field) (offsetof(struct nfqb_stats, field) / sizeof(uint64_t))
-#define nfqb_stat_add(q, field, n) \
-	atomic_store_explicit(&(q)->ctr.v[NFQB_STAT_IDX(field)], \
-			      atomic_load_explicit( \
-				&(q)->ctr.v[NFQB_STAT_IDX(field)], \
-				memory_order_relaxed) + (n), \
-			      memory_order_relaxed)
-#define nfqb_stat_inc(q, field) nfqb_stat_add(q, field, 1)
-#define nfqb_stat_sub(q, field, n) nfqb_stat_add(q, field, -(uint64_t)(n))
-#define nfqb_stat_inc_any(q, field) \
-	atomic_fetch_add_explicit(&(q)->ctr.v[NFQB_STAT_IDX(field)], 1, \
-				  memory_order_relaxed)
+#define nfqb_stat_add(q, field, n) ((q)->ctr.v[NFQB_STAT_IDX(field)] += (n))
+#define nfqb_stat_inc(q, field) ((q)->ctr.v[NFQB_STAT_IDX(field)] += 1)
+#define nfqb_stat_sub(q, field, n) ((q)->ctr.v[NFQB_STAT_IDX(field)] -= (n))
 
 /*
  * Structs that can grow (abi.c). Read the caller's struct of @size bytes

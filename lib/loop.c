@@ -1,10 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The receive loop: nfqb_recv() decides when to flush (batch limit,
- * latency bound, idle socket, retry of a failed send), when to linger for
- * more packets (pace.c says how long), and how to sleep: on the socket and
- * on the eventfd other threads write when they post a decision or
- * interrupt, never longer than the next timer, never spinning.
+ * The receive loop. nfqb_recv() runs one pass after another, each step in
+ * the file that owns it, once, in the order the data flows:
+ *
+ *   the verdict timeout   book.c   undecided packets past it get the default
+ *   the flush             tx.c     what is due goes to the kernel
+ *   the hand-out          book.c   packets read and not handed out yet
+ *   the wait              pace.c   a linger pause, or sleep
+ *   the read              rx.c     datagrams into the book
+ *   the stream's pace     pace.c   what the read says of the traffic
+ *
+ * At the start of a pass this file decides how the pass will wait, and so
+ * whether decisions may be held for a batch (no: before a sleep, before an
+ * adaptive pause, while a flow waits on us). Also here: waking the owner
+ * from other threads, interrupts, and the timers of an application that
+ * polls nfqb_queue_fd() itself.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -44,266 +54,75 @@ bool nfqb_loop_is_owner(const struct nfqb_queue *q)
 	       (unsigned long)pthread_self();
 }
 
-static uint64_t min_due(uint64_t a, uint64_t b)
+/* How this pass waits for more packets, if it finds none to hand out;
+ * @dry: a read of this nfqb_recv() found nothing. */
+static enum nfqb_wait next_wait(const struct nfqb_queue *q, bool dry)
 {
-	if (!a)
-		return b;
-	if (!b)
-		return a;
-	return a < b ? a : b;
+	bool room = q->bufs.nfree_slots;
+
+	if (q->book.nready)
+		return NFQB_WAIT_NONE;	/* (they are handed out) */
+	if (q->conf.nonblock)
+		return dry || !room ? NFQB_WAIT_NOT : NFQB_WAIT_NONE;
+	if (!room)
+		return NFQB_WAIT_SLEEP;
+	/* the last read filled its vector: more may be waiting */
+	if (q->rx.last_full && !dry)
+		return NFQB_WAIT_NONE;
+	return q->pace.streaming ? NFQB_WAIT_LINGER : NFQB_WAIT_SLEEP;
 }
 
-/* When the owner must run next (ns, 0: nothing due). */
-static uint64_t next_due(const struct nfqb_queue *q, uint64_t now)
+/* May decisions wait for a batch in this pass? Only while packets keep
+ * coming and no flow waits on us; never before a sleep, nor before an
+ * adaptive pause (no verdict waits for one). */
+static bool may_hold(const struct nfqb_queue *q, enum nfqb_wait w,
+		     uint64_t now)
 {
-	uint64_t due = q->conf.timeout_ms ? q->book.expire_due : 0;
-	uint64_t since = q->tx.unsent_since ? q->tx.unsent_since : now;
-
-	if (q->tx.failing)
-		return min_due(due, q->tx.retry_at);
-	due = min_due(due, q->tx.held_due);
-	if (nfqb_tx_unsent(q))
-		due = min_due(due, since + q->conf.latency_us * 1000ull);
-	return due;
-}
-
-int nfqb_loop_next_timeout(const struct nfqb_queue *q, uint64_t now)
-{
-	uint64_t due = next_due(q, now);
-
-	if (!due)
-		return -1;
-	if (due <= now)
-		return 0;
-	return (int)((due - now + 999999) / 1000000);
-}
-
-/* Why to flush now, if at all; @idle: the socket has nothing to read. */
-static bool flush_due(struct nfqb_queue *q, uint64_t now, bool idle,
-		      enum nfqb_flush_reason *why)
-{
-	uint64_t since;
-	uint32_t n;
-
-	*why = NFQB_FLUSH_LATENCY;
-	if (q->tx.failing)
-		return now >= q->tx.retry_at;
-	if (q->tx.held_due && now >= q->tx.held_due)
-		return true;
-	n = nfqb_tx_unsent(q);
-	if (!n)
+	if (w == NFQB_WAIT_SLEEP || w == NFQB_WAIT_NOT ||
+	    (w == NFQB_WAIT_LINGER && !q->conf.linger_fixed))
 		return false;
-	since = nfqb_tx_unsent_since(q, now);
-	*why = NFQB_FLUSH_LIMIT;
-	if (n >= q->conf.batch_limit)
-		return true;
-	*why = NFQB_FLUSH_LATENCY;
-	if (now - since >= q->conf.latency_us * 1000ull)
-		return true;
-	/* the stream paused, or a flow waits on us: no holding for a batch */
-	*why = NFQB_FLUSH_IDLE;
-	return idle || (!q->rx.last_full && !q->pace.streaming) ||
-	       nfqb_pace_waiting(&q->pace, now);
+	return now >= q->pace.waiting_until &&
+	       (q->rx.last_full || q->pace.streaming);
 }
 
-/* Flush if something is due. */
-static int flush_if_due(struct nfqb_queue *q, uint64_t now, bool idle)
+/* A verdict the kernel refused since the last report (EPERM: the process,
+ * or the socket's opener, has no CAP_NET_ADMIN). */
+static bool refused(struct nfqb_queue *q)
 {
-	enum nfqb_flush_reason why;
-
-	if (q->conf.timeout_ms && q->book.expire_due &&
-	    now >= q->book.expire_due)
-		nfqb_book_expire(q, now);	/* defaults: flushed below */
-	if (flush_due(q, now, idle, &why) &&
-	    nfqb_tx_flush(q, why, false, now) < 0 && errno != EAGAIN)
-		return -1;
-	return 0;
+	if (q->rx.refusals == q->loop.refusals_told)
+		return false;
+	q->loop.refusals_told = q->rx.refusals;
+	errno = EPERM;
+	return true;
 }
 
-static int read_more(struct nfqb_queue *q, unsigned int max)
-{
-	unsigned int first = q->rx.nready;
-	int r = nfqb_rx_read(q, max, false);
-
-	if (r > 0)
-		nfqb_pace_note_read(q, (unsigned int)r,
-				    first <= q->rx.nready ? first : q->rx.nready,
-				    nfqb_now_ns());
-	if (r < 0 && (errno == EAGAIN || errno == ENOSPC))
-		return 0;
-	return r;
-}
-
-/* Linger: while packets stream in, pause briefly and take what came
- * meanwhile (see nfqb_queue_set_linger()). Never past the latency bound
- * of a held decision; adaptive, it first sends every decision. The pause
- * ends early on the eventfd (an interrupt, a decision posted by another
- * thread). 1: got some, 0: none (the stream ended), -1: error. */
-int nfqb_loop_linger(struct nfqb_queue *q, unsigned int max)
-{
-	uint64_t now = nfqb_now_ns();
-	uint64_t ns = nfqb_pace_linger_ns(q, now);
-	uint64_t due;
-	int r;
-
-	if (!ns)
-		return 0;
-	if (!q->conf.linger_fixed && nfqb_tx_unsent(q) &&
-	    nfqb_tx_flush(q, NFQB_FLUSH_IDLE, false, now) < 0 &&
-	    errno != EAGAIN)
-		return -1;
-	due = next_due(q, now);
-	if (q->loop.recv_deadline)
-		due = min_due(due, q->loop.recv_deadline);
-	if (due && due <= now)
-		return 0;
-	if (due && due - now < ns)
-		ns = due - now;
-	nfqb_stat_inc(q, linger_pauses);
-	if (nfqb_sys_pause(q->sk.tfd, q->sk.evfd, ns) < 0)
-		return -1;	/* EINTR: a signal */
-	r = read_more(q, max);
-	due = nfqb_now_ns();
-	nfqb_pace_linger_done(q, due > now ? due - now : 0, r, due);
-	return r < 0 ? -1 : r > 0;
-}
-
-/* Every buffer is with the application: wait for a decision or a timer. */
-static int wait_exhausted(struct nfqb_queue *q, int timeout)
-{
-	struct pollfd pfd = { .fd = q->sk.evfd, .events = POLLIN };
-	int r;
-
-	if (timeout < 0 || timeout > NFQB_EXHAUSTED_WAIT_MS)
-		timeout = NFQB_EXHAUSTED_WAIT_MS;
-	r = nfqb_sys_poll(&pfd, 1, timeout);
-	if (r < 0)
-		return -1;
-	if (r > 0) {
-		nfqb_loop_clear_wakeup(q);
-		return 0;
-	}
-	if (!q->bufs.nfree_slots &&
-	    nfqb_loop_next_timeout(q, nfqb_now_ns()) != 0) {
-		nfqb_stat_inc(q, buffers_exhausted);
-		errno = ENOSPC;
-		return -1;
-	}
-	return 0;
-}
-
-/* Sleep until the socket is readable, a decision or an interrupt comes,
- * or @timeout ms pass. */
-static int wait_events(struct nfqb_queue *q, unsigned int max, int timeout)
-{
-	struct epoll_event ev[2];
-	int k, r;
-
-	r = nfqb_sys_epoll_wait(q->sk.epfd, ev, 2, timeout);
-	if (r < 0)
-		return -1;
-	for (k = 0; k < r; k++) {
-		if (ev[k].data.fd == q->sk.evfd)
-			nfqb_loop_clear_wakeup(q);
-		else if (read_more(q, max) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* An interrupt, or a verdict the kernel refused (EPERM: the process, or
- * the socket's opener, has no CAP_NET_ADMIN): reported once. */
+/* A failed send not reported yet, a refused verdict, or an interrupt. */
 static bool take_event(struct nfqb_queue *q)
 {
-	int err;
-
 	/* the wake-up first: an interrupt set after it writes the eventfd
 	 * again, one set before it is seen just below */
 	if (atomic_load_explicit(&q->wake.pending, memory_order_relaxed))
 		nfqb_loop_clear_wakeup(q);
-	if (atomic_load_explicit(&q->wake.interrupt, memory_order_relaxed) &&
-	    atomic_exchange(&q->wake.interrupt, false)) {
-		nfqb_stat_inc(q, interrupts);
-		errno = EINTR;
+	if (q->loop.error) {
+		errno = q->loop.error;
+		q->loop.error = 0;
 		return true;
 	}
-	err = nfqb_rx_take_refused(&q->rx);
-	if (err)
-		errno = err;
-	return err != 0;
-}
-
-/* Cap @timeout (ms, -1: none) by the receive timeout of the running
- * nfqb_recv(); -1 with EAGAIN once it has passed. */
-static int cap_recv_timeout(const struct nfqb_queue *q, int timeout)
-{
-	uint64_t now, left;
-
-	if (!q->loop.recv_deadline)
-		return timeout;
-	now = nfqb_now_ns();
-	if (now >= q->loop.recv_deadline) {
-		errno = EAGAIN;
-		return -1;
-	}
-	left = (q->loop.recv_deadline - now + 999999) / 1000000;
-	if (timeout < 0 || (uint64_t)timeout > left)
-		timeout = (int)left;
-	return timeout;
-}
-
-/* Nothing handed out yet and nothing to read: sleep. 0 to go on, -1. */
-static int idle_wait(struct nfqb_queue *q, unsigned int max)
-{
-	int timeout;
-
-	if (flush_if_due(q, nfqb_now_ns(), true) < 0)
-		return -1;
-	if (q->rx.nready)
-		return 0;
-	if (q->conf.nonblock) {
-		if (!q->bufs.nfree_slots)
-			nfqb_stat_inc(q, buffers_exhausted);
-		errno = q->bufs.nfree_slots ? EAGAIN : ENOSPC;
-		return -1;
-	}
-	timeout = nfqb_loop_next_timeout(q, nfqb_now_ns());
-	if (nfqb_tx_unsent(q) && !q->tx.failing)
-		timeout = 0;	/* flush_if_due() will send them */
-	if (q->loop.recv_deadline) {
-		timeout = cap_recv_timeout(q, timeout);
-		if (timeout < 0)
-			return -1;	/* EAGAIN: the receive timeout */
-	}
-	if (!q->bufs.nfree_slots)
-		return wait_exhausted(q, timeout);
-	return wait_events(q, max, timeout);
-}
-
-/* Get packets to hand out: read on while the socket has more, linger
- * while they stream in, else sleep. 0 to look again, -1. */
-static int fetch(struct nfqb_queue *q, unsigned int max)
-{
-	int r;
-
-	/* the last receive filled its vector: more may be waiting */
-	if (q->rx.last_full || q->conf.nonblock) {
-		r = read_more(q, max);
-		if (r != 0)
-			return r < 0 ? -1 : 0;
-	}
-	if (q->pace.streaming && !q->conf.nonblock && q->bufs.nfree_slots) {
-		r = nfqb_loop_linger(q, max);
-		if (r != 0)
-			return r < 0 ? -1 : 0;
-	}
-	return idle_wait(q, max);
+	if (refused(q))
+		return true;
+	if (!atomic_load_explicit(&q->wake.interrupt, memory_order_relaxed) ||
+	    !atomic_exchange(&q->wake.interrupt, false))
+		return false;
+	nfqb_stat_inc(q, interrupts);
+	errno = EINTR;
+	return true;
 }
 
 NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 			  unsigned int max)
 {
 	unsigned long self = (unsigned long)pthread_self();
+	bool dry = false;
 
 	if (!q || !vec || !max) {
 		errno = EINVAL;
@@ -318,22 +137,55 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 	q->loop.recv_deadline = q->conf.recv_timeout_ms && !q->conf.nonblock ?
 		nfqb_now_ns() + q->conf.recv_timeout_ms * 1000000ull : 0;
 	for (;;) {
+		uint64_t now = nfqb_now_ns();
+		enum nfqb_wait w = next_wait(q, dry);
+		bool hold = may_hold(q, w, now);
+		int n;
+
 		if (take_event(q))
 			return -1;
-		if (flush_if_due(q, nfqb_now_ns(), false) < 0)
-			return -1;
-		if (q->rx.nready) {
-			int n = (int)nfqb_ready_pop(&q->rx, vec, max);
-
-			/* 0: every one kept was decided meanwhile (the
-			 * verdict timeout): go on, as if none had been */
-			if (n)
-				return n;
+		n = (int)nfqb_book_serve(q, now, vec, max);
+		if (nfqb_tx_flush_due(q, now, hold) < 0 && errno != EAGAIN) {
+			if (!n)
+				return -1;
+			q->loop.error = errno;	/* told by the next call */
+		}
+		if (n)
+			return n;
+		n = nfqb_pace_wait(q, w, now);
+		if (n <= 0) {
+			if (n < 0)
+				return -1;
 			continue;
 		}
-		if (fetch(q, max) < 0)
+		n = nfqb_rx_read(q, q->rx.vlen);
+		nfqb_pace_note_read(q);
+		if (n < 0 && errno != EAGAIN && errno != ENOSPC)
 			return -1;
+		dry = n <= 0;
 	}
+}
+
+/* The worker pool's queue per worker (nonblocking): its nfqb_recv() found
+ * the socket dry in the middle of a stream. Send what may not wait, and
+ * pause if the linger says so, then read. 1: packets came, 0: none (no
+ * pause, or the stream ended), -1 with errno. */
+int nfqb_loop_linger(struct nfqb_queue *q)
+{
+	uint64_t now = nfqb_now_ns();
+	int r;
+
+	if (nfqb_tx_flush_due(q, now, may_hold(q, NFQB_WAIT_LINGER, now)) < 0 &&
+	    errno != EAGAIN)
+		return -1;
+	r = nfqb_pace_wait(q, NFQB_WAIT_PAUSE, now);
+	if (r <= 0)
+		return r;
+	r = nfqb_rx_read(q, q->rx.vlen);
+	nfqb_pace_note_read(q);
+	if (r < 0 && errno != EAGAIN && errno != ENOSPC)
+		return -1;
+	return r > 0;
 }
 
 NFQB_EXPORT int nfqb_dispatch(struct nfqb_queue *q, nfqb_packet_cb cb,
@@ -353,7 +205,8 @@ NFQB_EXPORT int nfqb_dispatch(struct nfqb_queue *q, nfqb_packet_cb cb,
 		if (cb(vec[i], data) < 0) {
 			/* the rest stay with the library: the next
 			 * nfqb_recv() hands them out again */
-			nfqb_ready_unpop(&q->rx, (unsigned int)(n - i - 1));
+			nfqb_book_give_back(&q->book, vec + i + 1,
+					    (unsigned int)(n - i - 1));
 			errno = ECANCELED;
 			return -1;
 		}
@@ -364,7 +217,6 @@ NFQB_EXPORT int nfqb_dispatch(struct nfqb_queue *q, nfqb_packet_cb cb,
 NFQB_EXPORT int nfqb_flush(struct nfqb_queue *q)
 {
 	uint64_t now = nfqb_now_ns();
-	int err;
 
 	if (atomic_load(&q->shut)) {
 		errno = ESHUTDOWN;
@@ -372,11 +224,8 @@ NFQB_EXPORT int nfqb_flush(struct nfqb_queue *q)
 	}
 	if (q->conf.timeout_ms)
 		nfqb_book_expire(q, now);
-	err = nfqb_rx_take_refused(&q->rx);
-	if (err) {
-		errno = err;
+	if (refused(q))
 		return -1;
-	}
 	return nfqb_tx_flush(q, NFQB_FLUSH_EXPLICIT, false, now);
 }
 
@@ -389,7 +238,7 @@ NFQB_EXPORT int nfqb_queue_interrupt(struct nfqb_queue *q)
 
 NFQB_EXPORT int nfqb_queue_next_timeout(const struct nfqb_queue *q)
 {
-	return nfqb_loop_next_timeout(q, nfqb_now_ns());
+	return nfqb_pace_next_timeout(q, nfqb_now_ns());
 }
 
 int nfqb_loop_run_timers(struct nfqb_queue *q, uint64_t now)

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The stream's pace and the linger: while packets stream in, nfqb_recv()
- * pauses briefly before reading again and takes what came meanwhile (one
- * wake-up and one batch for many). A fixed pause is the application's
+ * The stream's pace, and waiting for the next read: while packets stream
+ * in, nfqb_recv() pauses briefly before reading again and takes what came
+ * meanwhile (one wake-up and one batch for many); otherwise it sleeps
+ * until the socket is readable, a decision or an interrupt comes, or a
+ * timer is due. A fixed pause is the application's
  * (nfqb_queue_set_linger()); the adaptive one aims at NFQB_LINGER_TARGET
  * packets at the stream's rate, within a cap, and keeps off while a flow
  * waits on us or after a pause showed that the stream slowed down for it.
@@ -15,8 +17,8 @@
  * then nothing until we answered. A bulk stream shows up in runs:
  * several packets of the same flow in one read.
  *
- * A small table (direct mapped by a hash of the addresses, the protocol
- * and the ports) remembers, per flow, the read it was last seen in, how
+ * A small table (direct mapped by the flow's tag: a hash of the addresses,
+ * the protocol and the ports, nfqb_parse_flow()) remembers, per flow, the read it was last seen in, how
  * many of its packets that read brought, and for how many of its
  * appearances in a row it came alone in a read of NFQB_PACE_MANY packets
  * or more (a small read says nothing: a bulk flow comes alone too when we
@@ -27,68 +29,11 @@
  * the table only resets an entry: at worst a waiting flow is seen late.
  * Only the owner thread of the queue touches any of it.
  */
-#include <string.h>
-#include <libmnl/libmnl.h>
+#include <errno.h>
 
+#include "parse.h"
 #include "queue.h"
-
-/* FNV-1a over 32-bit words: @n bytes, a multiple of 4. */
-static uint32_t mix(uint32_t h, const uint8_t *b, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i += 4) {
-		uint32_t w;
-
-		memcpy(&w, b + i, sizeof(w));
-		h = (h ^ w) * 16777619u;
-	}
-	return h;
-}
-
-static bool has_ports(uint8_t proto)
-{
-	return proto == 6 || proto == 17 || proto == 132 || proto == 136;
-}
-
-/* Transports clocked by acknowledgements: their sender always waits on
- * us (TCP, DCCP, SCTP). */
-static bool acked(uint8_t proto)
-{
-	return proto == 6 || proto == 33 || proto == 132;
-}
-
-/* A tag of the packet's flow (never 0), 0 if the payload does not start
- * with an IP header we can read (copy range too short, another family).
- * *@clocked: its transport is clocked by acknowledgements. */
-uint32_t nfqb_pace_flow_tag(const uint8_t *b, uint32_t len, bool *clocked)
-{
-	uint32_t h = 2166136261u;
-	unsigned int hl;
-
-	*clocked = false;
-	if (len < 20)
-		return 0;
-	if (b[0] >> 4 == 4) {
-		*clocked = acked(b[9]);
-		hl = (b[0] & 15) * 4u;
-		h = (h ^ b[9]) * 16777619u;	/* protocol */
-		h = mix(h, b + 12, 8);		/* addresses */
-		/* first fragment only: later ones have no ports */
-		if (has_ports(b[9]) && hl >= 20 && len >= hl + 4 &&
-		    !(((b[6] & 0x1f) << 8) | b[7]))
-			h = mix(h, b + hl, 4);
-	} else if (b[0] >> 4 == 6 && len >= 40) {
-		*clocked = acked(b[6]);	/* without extension headers */
-		h = (h ^ b[6]) * 16777619u;	/* next header */
-		h = mix(h, b + 8, 32);
-		if (has_ports(b[6]) && len >= 44)
-			h = mix(h, b + 40, 4);
-	} else {
-		return 0;
-	}
-	return h | 1;
-}
+#include "seam.h"
 
 /* One packet of the read numbered @round, which brought @many packets or
  * more if @many (only such a read tells a lone flow from a small read).
@@ -96,7 +41,7 @@ uint32_t nfqb_pace_flow_tag(const uint8_t *b, uint32_t len, bool *clocked)
 static bool note_flow(struct nfqb_pace *pc, uint32_t tag, uint32_t round,
 		      bool many, uint64_t now)
 {
-	struct nfqb_pace_flow *f = &pc->flows[tag % NFQB_PACE_FLOWS];
+	struct nfqb_pace_flow *f = &pc->flows[(tag >> 2) % NFQB_PACE_FLOWS];
 
 	if (f->tag != tag || now - f->seen_ns > NFQB_PACE_MEMORY_NS) {
 		*f = (struct nfqb_pace_flow){ .tag = tag, .round = round,
@@ -122,38 +67,32 @@ static bool note_flow(struct nfqb_pace *pc, uint32_t tag, uint32_t round,
 	return f->lone >= NFQB_PACE_LONE;
 }
 
-/* The flows of the packets a read made (the ready list's entries from
- * @first on): does one wait on us? */
-static void note_flows(struct nfqb_queue *q, unsigned int first,
-		       uint64_t now)
+/* The flows of the packets the last read brought (rx.c noted them): does
+ * one wait on us? Until a read shows none, and for the quiet time after
+ * the last that did, it does. */
+static void note_flows(struct nfqb_queue *q, uint64_t now)
 {
 	const struct nfqb_rx *rx = &q->rx;
 	struct nfqb_pace *pc = &q->pace;
-	bool waiting = false, many;
+	bool waiting = false, many = rx->npkts >= NFQB_PACE_MANY;
 	unsigned int i;
 
-	if (first >= rx->nready)
+	if (!rx->nflows)
 		return;
-	many = rx->nready - first >= NFQB_PACE_MANY;
 	pc->round++;
-	for (i = first; i < rx->nready; i++) {
-		const struct nfqb_packet *p = nfqb_ready_at(rx, i);
-		const struct nlattr *a = p ? p->tb[NFQA_PAYLOAD] : NULL;
-		uint32_t tag;
-		bool clocked;
+	for (i = 0; i < rx->nflows; i++) {
+		uint32_t tag = rx->flows[i];
 
-		if (!a)
-			continue;
-		tag = nfqb_pace_flow_tag(mnl_attr_get_payload(a),
-					 mnl_attr_get_payload_len(a), &clocked);
-		if (clocked ||
+		if (tag == NFQB_FLOW_ACKED ||
 		    (tag && note_flow(pc, tag, pc->round, many, now)))
 			waiting = true;
 	}
-	pc->last_waiting = waiting;
 	if (waiting) {
-		pc->waiting_until = now + NFQB_PACE_QUIET_NS;
+		pc->waiting_until = UINT64_MAX;
+		pc->shown_ns = now;
 		nfqb_stat_inc(q, linger_waiting);
+	} else if (pc->waiting_until == UINT64_MAX) {
+		pc->waiting_until = pc->shown_ns + NFQB_PACE_QUIET_NS;
 	}
 }
 
@@ -174,59 +113,27 @@ static void note_rate(struct nfqb_pace *pc, unsigned int n, uint64_t now)
 	pc->last_read_ns = now;
 }
 
-void nfqb_pace_note_read(struct nfqb_queue *q, unsigned int n,
-			 unsigned int first, uint64_t now)
-{
-	if (n >= 2)
-		q->pace.streaming = true;
-	note_rate(&q->pace, n, now);
-	if (!q->conf.linger_fixed && q->conf.linger_us)
-		note_flows(q, first, now);
-}
-
-/* A flow waits on us: the last read showed one (however long ago: the
- * packets it brought may still be with the application), or one did in
- * the quiet time. */
-bool nfqb_pace_waiting(const struct nfqb_pace *pc, uint64_t now)
-{
-	return pc->last_waiting || now < pc->waiting_until;
-}
-
-uint64_t nfqb_pace_linger_ns(const struct nfqb_queue *q, uint64_t now)
-{
-	const struct nfqb_pace *pc = &q->pace;
-	uint64_t cap = q->conf.linger_us * 1000ull, ns;
-
-	if (!cap)
-		return 0;
-	if (q->conf.linger_fixed)
-		return cap;
-	if (now < pc->quiet_until || !pc->gap_ns || nfqb_pace_waiting(pc, now))
-		return 0;
-	ns = pc->gap_ns * NFQB_LINGER_TARGET;
-	if (ns > cap)
-		ns = cap;
-	return ns < NFQB_LINGER_MIN_NS ? 0 : ns;
-}
-
-/* After a pause of @ns that brought @got packets: nothing ends the
- * stream. If the stream brought under a quarter of what its pace before
- * promised, it slowed down because we paused (its sender waits on us:
- * request/response, TCP's acknowledgements), and pausing again would only
- * stretch its round trips: no pause for a while, longer each time it
- * shows again. */
-void nfqb_pace_linger_done(struct nfqb_queue *q, uint64_t ns, int got,
-			   uint64_t now)
+/* A pause of @ns (asked for: we may have slept longer) brought @got
+ * datagrams. Nothing ends the stream; but the decisions went out before
+ * it, so an empty pause stretched nobody's round trip. If the stream
+ * brought some, but under a quarter of what its pace before promised, it
+ * slowed down because we paused (its sender waits on us: request/response,
+ * TCP's acknowledgements), and pausing again would only stretch its round
+ * trips: no pause for a while, longer each time it shows again. A read
+ * that filled its vector brought at least that much, maybe more: it shows
+ * no slowing down. */
+static void paused(struct nfqb_queue *q, uint64_t ns, unsigned int got,
+		   uint64_t now)
 {
 	struct nfqb_pace *pc = &q->pace;
 	uint64_t promised;
 
-	if (got <= 0)
+	if (!got)
 		pc->streaming = false;
-	if (q->conf.linger_fixed || !pc->gap_ns)
+	if (!got || q->conf.linger_fixed || !pc->gap_ns)
 		return;
 	promised = ns / pc->gap_ns;
-	if (got > 0 && (uint64_t)got * 4 >= promised) {
+	if (q->rx.last_full || (uint64_t)got * 4 >= promised) {
 		pc->backoff_ns = 0;
 		return;
 	}
@@ -235,4 +142,164 @@ void nfqb_pace_linger_done(struct nfqb_queue *q, uint64_t ns, int got,
 	if (pc->backoff_ns > NFQB_LINGER_QUIET_MAX_NS)
 		pc->backoff_ns = NFQB_LINGER_QUIET_MAX_NS;
 	pc->quiet_until = now + pc->backoff_ns;
+}
+
+void nfqb_pace_note_read(struct nfqb_queue *q)
+{
+	struct nfqb_pace *pc = &q->pace;
+	unsigned int n = q->rx.got;
+	uint64_t now = q->rx.read_ns;
+
+	if (pc->paused_at) {
+		paused(q, pc->pause_ns, n, now);
+		pc->paused_at = 0;
+	}
+	if (!n)
+		return;
+	if (n >= 2)
+		pc->streaming = true;
+	note_rate(pc, n, now);
+	if (q->rx.want_flows)
+		note_flows(q, now);
+}
+
+/* How long to pause before reading again (0: do not). */
+static uint64_t linger_ns(const struct nfqb_queue *q, uint64_t now)
+{
+	const struct nfqb_pace *pc = &q->pace;
+	uint64_t cap = q->conf.linger_us * 1000ull, ns;
+
+	if (!cap)
+		return 0;
+	if (q->conf.linger_fixed)
+		return cap;
+	if (now < pc->quiet_until || !pc->gap_ns || now < pc->waiting_until)
+		return 0;
+	ns = pc->gap_ns * NFQB_LINGER_TARGET;
+	if (ns > cap)
+		ns = cap;
+	return ns < NFQB_LINGER_MIN_NS ? 0 : ns;
+}
+
+/* When the owner must run next, the transport's next flush being due at
+ * @tx_due: that, or the verdict timeout (0: nothing is due). */
+static uint64_t owner_due(const struct nfqb_queue *q, uint64_t tx_due)
+{
+	uint64_t due = q->conf.timeout_ms ? q->book.expire_due : 0;
+
+	return !due || (tx_due && tx_due < due) ? tx_due : due;
+}
+
+/* Milliseconds from @now until @due, rounded up (-1: no deadline). */
+static int ms_until(uint64_t due, uint64_t now)
+{
+	if (!due)
+		return -1;
+	return due <= now ? 0 : (int)((due - now + 999999) / 1000000);
+}
+
+int nfqb_pace_next_timeout(const struct nfqb_queue *q, uint64_t now)
+{
+	return ms_until(owner_due(q, nfqb_tx_due(q, now)), now);
+}
+
+/* What a wait does. */
+enum how_wait {
+	LOOK_AGAIN,	/* nothing: a timer is due, or a pause is not wanted */
+	PAUSE_READ,	/* pause, then read */
+	PAUSE_LOOK,	/* pause (for a decision: no free buffer), then look */
+	SLEEP,		/* sleep on the socket and the eventfd */
+};
+
+/* Every buffer is with the application: wait for a decision (the
+ * eventfd) or a timer, ENOSPC once none came for NFQB_EXHAUSTED_WAIT_MS
+ * since the buffers ran out. */
+static int starved(struct nfqb_queue *q, uint64_t due, uint64_t now,
+		   uint64_t *ns)
+{
+	struct nfqb_pace *pc = &q->pace;
+	uint64_t end;
+
+	if (!pc->starved_at)
+		pc->starved_at = now;
+	end = pc->starved_at + NFQB_EXHAUSTED_WAIT_MS * 1000000ull;
+	if (now >= end && !atomic_load(&q->wake.pending)) {
+		pc->starved_at = now;	/* the next call waits as long */
+		nfqb_stat_inc(q, buffers_exhausted);
+		errno = ENOSPC;
+		return -1;
+	}
+	*ns = (due && due < end ? due : end) - now;
+	return PAUSE_LOOK;
+}
+
+/* How to wait as @how says, never past a timer nor the receive timeout of
+ * the running nfqb_recv(): the pause in *@ns, the sleep's timeout (ms) in
+ * *@ms; -1 with errno (EAGAIN: nothing in non-blocking mode, or the
+ * receive timeout passed; ENOSPC). */
+static int plan_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now,
+		     uint64_t *ns, int *ms)
+{
+	uint64_t due = owner_due(q, q->tx.due);
+	uint64_t end = how == NFQB_WAIT_PAUSE ? 0 : q->loop.recv_deadline;
+	uint64_t wake = !end || (due && due < end) ? due : end;
+	bool room = q->bufs.nfree_slots;
+
+	*ms = ms_until(wake, now);
+	*ns = 0;
+	if (room)
+		q->pace.starved_at = 0;
+	if (how == NFQB_WAIT_NOT) {
+		errno = EAGAIN;
+		if (room)
+			return -1;
+		nfqb_stat_inc(q, buffers_exhausted);
+		errno = ENOSPC;
+		return -1;
+	}
+	if (due && due <= now)
+		return LOOK_AGAIN;	/* the caller runs the timer first */
+	if (end && end <= now) {
+		errno = EAGAIN;		/* the receive timeout passed */
+		return -1;
+	}
+	if (!room)
+		return how == NFQB_WAIT_PAUSE ? LOOK_AGAIN :
+		       starved(q, wake, now, ns);
+	if (how != NFQB_WAIT_SLEEP)
+		*ns = linger_ns(q, now);
+	if (*ns && wake && wake - now < *ns)
+		*ns = wake - now;
+	if (*ns) {
+		nfqb_stat_inc(q, linger_pauses);
+		q->pace.paused_at = now;
+		q->pace.pause_ns = *ns;
+		return PAUSE_READ;
+	}
+	return how == NFQB_WAIT_PAUSE ? LOOK_AGAIN : SLEEP;
+}
+
+int nfqb_pace_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now)
+{
+	struct epoll_event ev[2];
+	uint64_t ns;
+	int k, r, ms;
+
+	if (how == NFQB_WAIT_NONE)
+		return 1;
+	r = plan_wait(q, how, now, &ns, &ms);
+	if (r < 0 || r == LOOK_AGAIN)
+		return r < 0 ? -1 : 0;
+	if (r != SLEEP) {
+		if (nfqb_sys_pause(q->sk.tfd, q->sk.evfd, ns) < 0) {
+			q->pace.paused_at = 0;
+			return -1;	/* EINTR: a signal */
+		}
+		return r == PAUSE_READ;
+	}
+	r = nfqb_sys_epoll_wait(q->sk.epfd, ev, 2, ms);
+	for (k = 0; k < r; k++)
+		if (ev[k].data.fd != q->sk.evfd)
+			return 1;	/* the socket is readable */
+	return r < 0 ? -1 : 0;
 }

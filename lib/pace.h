@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The stream's pace and the linger (pace.c): whether packets stream in,
- * how fast, which flows wait on us, and so how long to pause before
- * reading again.
+ * The stream's pace and the wait for the next read (pace.c): whether
+ * packets stream in, how fast, which flows wait on us, and so how long to
+ * pause before reading again, or to sleep.
  *
  * Owner: pace.c alone writes struct nfqb_pace (owner thread).
  */
@@ -11,6 +11,9 @@
 
 #include "internal.h"
 
+/* A blocked nfqb_recv() holding no free buffer waits this long for a
+ * decision before failing with ENOSPC. */
+#define NFQB_EXHAUSTED_WAIT_MS		1000
 /* The longest pause of the adaptive linger (taken only while no flow
  * waits on us), and the shortest worth a syscall; the pause aims at
  * gathering this many packets. */
@@ -50,33 +53,41 @@ struct nfqb_pace {
 	/* the adaptive linger's quiet time after it stretched a flow */
 	uint64_t quiet_until;
 	uint64_t backoff_ns;
+	uint64_t paused_at;	/* a pause began then; the next read tells
+				 * what it brought (0: none) */
+	uint64_t pause_ns;	/* ... how long it was to be */
+	uint64_t starved_at;	/* no free buffer since then (0: there is) */
 	/* flows that wait on us */
 	uint32_t round;		/* reads so far */
-	uint64_t waiting_until;	/* no adaptive pause before this */
-	bool last_waiting;	/* the last read showed a waiting flow */
+	uint64_t waiting_until;	/* a flow waits on us before this: no
+				 * holding decisions, no adaptive pause
+				 * (UINT64_MAX: the last read showed one) */
+	uint64_t shown_ns;	/* when one showed last */
 	struct nfqb_pace_flow flows[NFQB_PACE_FLOWS];
 };
 
-struct nfqb_rx;
+/* How nfqb_recv() gets more packets. */
+enum nfqb_wait {
+	NFQB_WAIT_NONE,		/* read at once */
+	NFQB_WAIT_LINGER,	/* packets stream in: pause briefly first (if
+				 * the linger says so, else sleep) */
+	NFQB_WAIT_PAUSE,	/* the same, but no sleep: 0 at once */
+	NFQB_WAIT_SLEEP,	/* until the socket is readable, a decision or
+				 * an interrupt comes, or a timer is due */
+	NFQB_WAIT_NOT,		/* nonblocking, nothing came: EAGAIN (ENOSPC
+				 * when the application holds every buffer) */
+};
 
-/* A read brought @n datagrams, which made the ready list's entries from
- * @first on. */
-void nfqb_pace_note_read(struct nfqb_queue *q, unsigned int n,
-			 unsigned int first, uint64_t now);
-/* How long to pause before reading again (0: do not). */
-uint64_t nfqb_pace_linger_ns(const struct nfqb_queue *q, uint64_t now);
-/* A pause of @ns brought @got datagrams (0: the stream ended, -1: failed). */
-void nfqb_pace_linger_done(struct nfqb_queue *q, uint64_t ns, int got,
-			   uint64_t now);
-/* A flow waits on us: no holding decisions for a batch, no pause. */
-bool nfqb_pace_waiting(const struct nfqb_pace *pc, uint64_t now);
-static inline bool nfqb_pace_streaming(const struct nfqb_pace *pc)
-{
-	return pc->streaming;
-}
-/* A tag of the packet's flow (never 0), 0 if the payload does not start
- * with an IP header we can read. *@clocked: its transport is clocked by
- * acknowledgements. */
-uint32_t nfqb_pace_flow_tag(const uint8_t *b, uint32_t len, bool *clocked);
+/* Wait as @how says, never past a timer (the verdict timeout, the
+ * transport's due); with no free buffer, only for a decision or a timer.
+ * Returns 1 to read now, 0 to look again (a decision, an interrupt, a
+ * timer), -1 with errno (EINTR: a signal; EAGAIN, ENOSPC). */
+int nfqb_pace_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now);
+/* ms until the owner must run (the verdict timeout, the latency bound,
+ * a retry), -1 never: nfqb_queue_next_timeout(). */
+int nfqb_pace_next_timeout(const struct nfqb_queue *q, uint64_t now);
+/* What the last read brought (q->rx: datagrams, packets, their flows)
+ * says of the stream; after a pause, also of the pause. */
+void nfqb_pace_note_read(struct nfqb_queue *q);
 
 #endif /* NFQB_PACE_H */

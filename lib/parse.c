@@ -197,6 +197,76 @@ bool nfqb_parse_id(const void *msg, size_t len, uint32_t *id,
 	return false;
 }
 
+/* --- the flow of a packet (for the linger, pace.c) ---------------------- */
+
+/* FNV-1a over 32-bit words: @n bytes, a multiple of 4. */
+static uint32_t mix(uint32_t h, const uint8_t *b, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i += 4) {
+		uint32_t w;
+
+		memcpy(&w, b + i, sizeof(w));
+		h = (h ^ w) * 16777619u;
+	}
+	return h;
+}
+
+static bool has_ports(uint8_t proto)
+{
+	return proto == 6 || proto == 17 || proto == 132 || proto == 136;
+}
+
+/* Transports clocked by acknowledgements: their sender always waits on
+ * us (TCP, DCCP, SCTP). */
+static bool acked(uint8_t proto)
+{
+	return proto == 6 || proto == 33 || proto == 132;
+}
+
+/* The flow of a payload that starts with an IP header. */
+static uint32_t flow_of(const uint8_t *b, uint32_t len)
+{
+	uint32_t h = 2166136261u;
+	unsigned int hl;
+
+	if (len < 20)
+		return 0;
+	if (b[0] >> 4 == 4) {
+		if (acked(b[9]))
+			return NFQB_FLOW_ACKED;
+		hl = (b[0] & 15) * 4u;
+		h = (h ^ b[9]) * 16777619u;	/* protocol */
+		h = mix(h, b + 12, 8);		/* addresses */
+		/* first fragment only: later ones have no ports */
+		if (has_ports(b[9]) && hl >= 20 && len >= hl + 4 &&
+		    !(((b[6] & 0x1f) << 8) | b[7]))
+			h = mix(h, b + hl, 4);
+	} else if (b[0] >> 4 == 6 && len >= 40) {
+		if (acked(b[6]))	/* without extension headers */
+			return NFQB_FLOW_ACKED;
+		h = (h ^ b[6]) * 16777619u;	/* next header */
+		h = mix(h, b + 8, 32);
+		if (has_ports(b[6]) && len >= 44)
+			h = mix(h, b + 40, 4);
+	} else {
+		return 0;
+	}
+	return h | 2;	/* neither 0 nor NFQB_FLOW_ACKED */
+}
+
+uint32_t nfqb_parse_flow(const struct nfqb_packet *p)
+{
+	const struct nlattr *a = p->tb[NFQA_PAYLOAD];
+
+	if (!a)
+		return 0;
+	return flow_of(mnl_attr_get_payload(a), mnl_attr_get_payload_len(a));
+}
+
+/* --- the getters ---------------------------------------------------------- */
+
 static bool get_u32(const struct nfqb_packet *p, int type, uint32_t *out)
 {
 	uint32_t v;

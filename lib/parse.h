@@ -23,4 +23,12 @@ int nfqb_parse_packet(struct nfqb_packet *p, const struct nlmsghdr *nlh);
 bool nfqb_parse_id(const void *msg, size_t len, uint32_t *id,
 		   uint16_t *res_id);
 
+/* The flow of a packet, for the adaptive linger (pace.c): NFQB_FLOW_ACKED
+ * if its transport is clocked by acknowledgements (TCP, SCTP, DCCP: its
+ * sender always waits on us), else a tag of its protocol, addresses and
+ * ports (never 0 or NFQB_FLOW_ACKED); 0 if its payload does not start with
+ * an IP header we can read (copy range too short, another family). */
+#define NFQB_FLOW_ACKED		1u
+uint32_t nfqb_parse_flow(const struct nfqb_packet *p);
+
 #endif /* NFQB_PARSE_H */

@@ -80,7 +80,7 @@ static void free_pkts(struct nfqb_packet *pkts, unsigned int n)
 }
 
 /* @count buffers of the largest message: reserved, committed only where
- * the kernel writes; a LIFO free list, lowest first (hot buffers get
+ * the kernel writes; a free stack, lowest on top (hot buffers get
  * reused). */
 static int alloc_slots(struct nfqb_bufs *b, unsigned int count)
 {
@@ -91,12 +91,15 @@ static int alloc_slots(struct nfqb_bufs *b, unsigned int count)
 		return -1;
 	b->nslots = count;
 	b->slots = nfqb_calloc(count, sizeof(*b->slots));
-	if (!b->slots)
+	b->free_slots = nfqb_calloc(count, sizeof(*b->free_slots));
+	if (!b->slots || !b->free_slots)
 		return -1;
-	for (i = count; i-- > 0;) {
-		b->slots[i].data = b->slot_mem + (size_t)i * NFQB_SLOT_SIZE;
-		b->slots[i].next_free = b->free_slots;
-		b->free_slots = &b->slots[i];
+	for (i = 0; i < count; i++) {
+		struct nfqb_slot *s = &b->slots[count - 1 - i];
+
+		s->data = b->slot_mem + (size_t)(count - 1 - i) * NFQB_SLOT_SIZE;
+		s->at = i;
+		b->free_slots[i] = s;
 	}
 	b->nfree_slots = count;
 	return 0;
@@ -107,10 +110,20 @@ static void free_slots(struct nfqb_bufs *b)
 	if (b->slot_mem)
 		nfqb_unreserve(b->slot_mem, (size_t)NFQB_SLOT_SIZE * b->nslots);
 	free(b->slots);
+	free(b->free_slots);
 	b->slot_mem = NULL;
 	b->slots = NULL;
 	b->free_slots = NULL;
 	b->nslots = b->nfree_slots = 0;
+}
+
+/* A packet keeps @s: off the free stack (the top one takes its place). */
+static void slot_take(struct nfqb_bufs *b, struct nfqb_slot *s)
+{
+	struct nfqb_slot *top = b->free_slots[--b->nfree_slots];
+
+	b->free_slots[s->at] = top;
+	top->at = s->at;
 }
 
 /* Descriptors twice as many as buffers: a dead handle finds its descriptor
@@ -164,7 +177,8 @@ static void prefetch_pkt(const struct nfqb_packet *p)
 		__builtin_prefetch(c + i, 1);
 }
 
-struct nfqb_packet *nfqb_pkt_get(struct nfqb_bufs *b)
+struct nfqb_packet *nfqb_pkt_get(struct nfqb_bufs *b, struct nfqb_slot *s,
+				 uint64_t now)
 {
 	struct nfqb_packet *p = b->free_head;
 	uint64_t sg;
@@ -177,7 +191,10 @@ struct nfqb_packet *nfqb_pkt_get(struct nfqb_bufs *b)
 	else
 		b->free_tail = NULL;
 	p->next_free = NULL;
-	p->slot = NULL;
+	p->slot = s;
+	if (!s->refs++ && !s->heap)
+		slot_take(b, s);
+	p->arrival_ns = now;
 	p->user = NULL;
 	memset(&p->d, 0, sizeof(p->d));
 	sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
@@ -188,14 +205,6 @@ struct nfqb_packet *nfqb_pkt_get(struct nfqb_bufs *b)
 	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg) + 1, NFQB_PS_NEW),
 			      memory_order_release);
 	return p;
-}
-
-void nfqb_pkt_attach(struct nfqb_packet *p, struct nfqb_slot *s,
-		     uint64_t now)
-{
-	p->slot = s;
-	s->refs++;
-	p->arrival_ns = now;
 }
 
 void nfqb_pkt_put(struct nfqb_bufs *b, struct nfqb_packet *p)
@@ -223,27 +232,37 @@ void nfqb_pkt_put(struct nfqb_bufs *b, struct nfqb_packet *p)
 	b->free_tail = p;
 }
 
+void nfqb_pkt_put_all(struct nfqb_bufs *b, struct nfqb_packet *const *v,
+		      unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		nfqb_pkt_put(b, v[i]);
+}
+
 /* --- state changes ------------------------------------------------------- */
 
-bool nfqb_pkt_hand_out(struct nfqb_packet *p)
+struct nfqb_packet *nfqb_pkt_hand_out(struct nfqb_packet *p)
 {
 	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
 
 	if (NFQB_SG_STATE(sg) != NFQB_PS_NEW)
-		return false;	/* decided while waiting */
+		return NULL;	/* decided while waiting */
 	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_PENDING),
 			      memory_order_release);
-	return true;
+	return nfqb_pkt_handle(p);
 }
 
-void nfqb_pkt_take_back(struct nfqb_packet *p)
+bool nfqb_pkt_take_back(struct nfqb_packet *p)
 {
 	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
 
-	if (NFQB_SG_STATE(sg) == NFQB_PS_PENDING)
-		atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg),
-						      NFQB_PS_NEW),
-				      memory_order_release);
+	if (NFQB_SG_STATE(sg) != NFQB_PS_PENDING)
+		return false;
+	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_NEW),
+			      memory_order_release);
+	return true;
 }
 
 /* Why a decision on a handle is refused. */
@@ -287,21 +306,21 @@ void nfqb_pkt_decide(struct nfqb_packet *p, uint64_t sg,
 			      memory_order_release);
 }
 
-bool nfqb_pkt_default(struct nfqb_packet *p, uint32_t to, uint32_t verdict,
-		      uint64_t now)
+uint32_t nfqb_pkt_default(struct nfqb_packet *p, uint32_t to,
+			  uint32_t verdict, uint64_t now)
 {
 	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_acquire);
 	uint32_t st = NFQB_SG_STATE(sg);
 
 	if (st != NFQB_PS_NEW && st != NFQB_PS_PENDING)
-		return false;
+		return NFQB_PS_FREE;
 	if (!atomic_compare_exchange_strong_explicit(&p->sg, &sg,
 			NFQB_SG(NFQB_SG_GEN(sg), to),
 			memory_order_acq_rel, memory_order_acquire))
-		return false;	/* decided meanwhile */
+		return NFQB_PS_FREE;	/* decided meanwhile */
 	p->decided_ns = now;
 	p->d = (struct nfqb_decision){ .verdict = verdict };
-	return true;
+	return st;
 }
 
 /* --- the application's pointer ------------------------------------------ */
@@ -323,20 +342,8 @@ NFQB_EXPORT void *nfqb_pkt_user(const struct nfqb_packet *h)
 
 /* --- receive buffers ------------------------------------------------------ */
 
-struct nfqb_slot *nfqb_slot_get(struct nfqb_bufs *b)
-{
-	struct nfqb_slot *s = b->free_slots;
-
-	if (!s)
-		return NULL;
-	b->free_slots = s->next_free;
-	b->nfree_slots--;
-	s->refs = 1;
-	s->len = 0;
-	return s;
-}
-
-/* An allocated buffer for a datagram read while none is free. */
+/* An allocated buffer for a datagram read while none is free; the caller
+ * holds a reference. */
 struct nfqb_slot *nfqb_slot_get_heap(void)
 {
 	struct nfqb_slot *s = nfqb_malloc(sizeof(*s));
@@ -350,8 +357,7 @@ struct nfqb_slot *nfqb_slot_get_heap(void)
 	}
 	s->heap = true;
 	s->refs = 1;
-	s->len = 0;
-	s->next_free = NULL;
+	s->at = 0;
 	return s;
 }
 
@@ -364,7 +370,6 @@ void nfqb_slot_put(struct nfqb_bufs *b, struct nfqb_slot *s)
 		free(s);
 		return;
 	}
-	s->next_free = b->free_slots;
-	b->free_slots = s;
-	b->nfree_slots++;
+	s->at = b->nfree_slots;
+	b->free_slots[b->nfree_slots++] = s;
 }

@@ -94,9 +94,8 @@ struct nfqb_decision {
 
 /* One receive buffer: holds one datagram from the kernel. */
 struct nfqb_slot {
-	struct nfqb_slot *next_free;
-	uint32_t refs;		/* packets pointing into it */
-	uint32_t len;
+	uint32_t refs;		/* packets pointing into it (free: 0) */
+	uint32_t at;		/* free: its place in the free stack */
 	bool heap;		/* an overflow buffer (config wait), freed */
 	unsigned char *data;
 };
@@ -126,13 +125,17 @@ struct nfqb_packet {
 	struct nfqb_packet *next_free;
 };
 
-/* The receive buffers and the descriptor table of a queue. */
+/* The receive buffers and the descriptor table of a queue. rx.c reads
+ * into the free buffers on top of the free stack without taking them, and
+ * parses into the descriptor at the head of the free list: a packet kept
+ * takes both (nfqb_pkt_get()). */
 struct nfqb_bufs {
 	struct nfqb_slot *slots;
 	unsigned char *slot_mem;
 	unsigned int nslots;
+	/* the free buffers, a stack: the last freed (hot) on top */
+	struct nfqb_slot **free_slots;
 	unsigned int nfree_slots;
-	struct nfqb_slot *free_slots;
 	/* descriptors: a fixed table, reused oldest first */
 	struct nfqb_packet *pkts;
 	unsigned int npkts;
@@ -184,31 +187,35 @@ static inline bool nfqb_bufs_all_free(const struct nfqb_bufs *b)
 	return b->nfree_slots == b->nslots;
 }
 
-/* A free descriptor (state NEW, generation bumped), or NULL. */
-struct nfqb_packet *nfqb_pkt_get(struct nfqb_bufs *b);
-/* The packet keeps @s until it is put back; arrived at @now. */
-void nfqb_pkt_attach(struct nfqb_packet *p, struct nfqb_slot *s,
-		     uint64_t now);
+/* The descriptor at the head of the free list (state NEW, generation
+ * bumped) for a message in @s that arrived at @now: it keeps @s (taken
+ * off the free stack) until it is put back. NULL if none is free. */
+struct nfqb_packet *nfqb_pkt_get(struct nfqb_bufs *b, struct nfqb_slot *s,
+				 uint64_t now);
 /* Return a descriptor: payload copy and buffer reference dropped. */
 void nfqb_pkt_put(struct nfqb_bufs *b, struct nfqb_packet *p);
+/* Return the @n descriptors of @v, in that order. */
+void nfqb_pkt_put_all(struct nfqb_bufs *b, struct nfqb_packet *const *v,
+		      unsigned int n);
 
-/* State changes. NEW -> PENDING (handed out): false if it is not NEW. */
-bool nfqb_pkt_hand_out(struct nfqb_packet *p);
-/* PENDING -> NEW (given back unused). */
-void nfqb_pkt_take_back(struct nfqb_packet *p);
+/* State changes. NEW -> PENDING (handed out): its handle, NULL if it is
+ * not NEW. */
+struct nfqb_packet *nfqb_pkt_hand_out(struct nfqb_packet *p);
+/* PENDING -> NEW (given back unused): false if it was not PENDING. */
+bool nfqb_pkt_take_back(struct nfqb_packet *p);
 /* PENDING -> CLAIMED for the generation of @tag; 0, or the errno why not
  * (EALREADY, ETIMEDOUT). *@sgp: the state word it claimed. */
 int nfqb_pkt_claim(struct nfqb_packet *p, uint32_t tag, uint64_t *sgp);
 /* CLAIMED -> DECIDED with @d, decided at @now. */
 void nfqb_pkt_decide(struct nfqb_packet *p, uint64_t sg,
 		     const struct nfqb_decision *d, uint64_t now);
-/* NEW or PENDING -> @to (EXPIRED, DEFAULTED) with @verdict at @now; false
- * if it was decided meanwhile. */
-bool nfqb_pkt_default(struct nfqb_packet *p, uint32_t to, uint32_t verdict,
-		      uint64_t now);
+/* NEW or PENDING -> @to (EXPIRED, DEFAULTED) with @verdict at @now: the
+ * state it left (NEW or PENDING), or FREE if it was decided meanwhile. */
+uint32_t nfqb_pkt_default(struct nfqb_packet *p, uint32_t to,
+			  uint32_t verdict, uint64_t now);
 
-/* Receive buffers. */
-struct nfqb_slot *nfqb_slot_get(struct nfqb_bufs *b);
+/* Receive buffers: an allocated one (a reference held), and dropping a
+ * reference. */
 struct nfqb_slot *nfqb_slot_get_heap(void);
 void nfqb_slot_put(struct nfqb_bufs *b, struct nfqb_slot *s);
 

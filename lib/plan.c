@@ -26,6 +26,7 @@
  *     the cutoff or the plan is forced, then goes as a single verdict;
  *  5. the plan stops where the next message would exceed the budget; what
  *     follows is planned by the next call, after this plan was sent.
+ * nfqb_plan_write() then writes its messages, in that order.
  */
 #include "book.h"
 #include "plan.h"
@@ -273,4 +274,42 @@ unsigned int nfqb_plan(const struct nfqb_plan_in *in, struct nfqb_plan *out)
 	if (!pl.stopped)
 		plan_run(&pl, &r);
 	return out->nitems;
+}
+
+size_t nfqb_plan_write(struct nfqb_plan *pl, void *buf, uint32_t *seq,
+		       uint16_t num)
+{
+	unsigned char *p = buf;
+	size_t len = 0;
+	unsigned int i;
+	uint32_t k;
+
+	pl->singles = pl->batches = pl->batched = 0;
+	for (i = 0; i < pl->nitems; i++) {
+		const struct nfqb_item *it = &pl->items[i];
+		const uint32_t *mark = it->d->flags & NFQB_V_MARK ?
+				       &it->d->mark : NULL;
+
+		switch (it->type) {
+		case NFQB_I_SINGLE:
+			len += nfqb_msg_verdict(p + len, ++*seq, num, it->id,
+						it->d);
+			pl->singles++;
+			break;
+		case NFQB_I_BATCH:
+			len += nfqb_msg_verdict_batch(p + len, ++*seq, num,
+						      it->id, it->d->verdict,
+						      mark);
+			pl->batches++;
+			pl->batched += it->count;
+			break;
+		case NFQB_I_GAP:
+			for (k = 0; k < it->count; k++)
+				len += nfqb_msg_verdict(p + len, ++*seq, num,
+							it->id + k, it->d);
+			pl->singles += it->count;
+			break;
+		}
+	}
+	return len;
 }

@@ -105,11 +105,11 @@ static bool qpw_idle(struct pool_thread *t, struct nfqb_queue *q)
 	/* drained in the middle of a stream: the queue's adaptive linger
 	 * (nfqb_queue_set_linger()) may pause to let the next packets
 	 * gather, one wake-up and one batch for many */
-	if (!starved && nfqb_pace_streaming(&q->pace)) {
+	if (!starved && q->pace.streaming) {
 		int r;
 
 		pool_rcu_offline(t);
-		r = nfqb_loop_linger(q, POOL_VEC);
+		r = nfqb_loop_linger(q);
 		pool_rcu_online();
 		if (r < 0 && !pool_transient(errno)) {
 			pool_thread_fail(t, errno);

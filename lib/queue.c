@@ -19,32 +19,23 @@
 #include "seam.h"
 
 /* The memory of the parts that depend on the number of buffers: the
- * buffers and descriptors, the ready list, the book. */
+ * buffers and descriptors, the book. */
 struct parts {
 	struct nfqb_bufs bufs;
-	struct nfqb_rx rx;
 	struct nfqb_book book;
 };
 
 static int alloc_parts(struct parts *m, struct nfqb_queue *q,
 		       unsigned int count)
 {
-	unsigned int npkts = count * 2;
-
 	if (nfqb_bufs_alloc(&m->bufs, q, count) < 0)
 		return -1;
-	if (nfqb_rx_alloc(&m->rx, npkts) < 0)
-		goto fail_rx;
-	if (nfqb_book_alloc(&m->book, npkts * 2 + 64) < 0)
-		goto fail_book;
+	if (nfqb_book_alloc(&m->book, count * 4 + 64) < 0) {
+		nfqb_bufs_free(&m->bufs);
+		errno = ENOMEM;
+		return -1;
+	}
 	return 0;
-
-fail_book:
-	nfqb_rx_free(&m->rx);
-fail_rx:
-	nfqb_bufs_free(&m->bufs);
-	errno = ENOMEM;
-	return -1;
 }
 
 /* New buffers for an idle queue. The old descriptors stay until close: a
@@ -60,8 +51,6 @@ static int resize_buffers(struct nfqb_queue *q, unsigned int count)
 	if (alloc_parts(&m, q, count) < 0)
 		return -1;
 	nfqb_bufs_replace(&q->bufs, &m.bufs);
-	nfqb_rx_free(&q->rx);
-	q->rx = m.rx;
 	nfqb_book_free(&q->book);
 	q->book = m.book;
 	return 0;
@@ -69,8 +58,7 @@ static int resize_buffers(struct nfqb_queue *q, unsigned int count)
 
 static bool queue_idle(struct nfqb_queue *q)
 {
-	return nfqb_book_settled(&q->book) && nfqb_bufs_all_free(&q->bufs) &&
-	       !q->rx.nready;
+	return nfqb_book_settled(&q->book) && nfqb_bufs_all_free(&q->bufs);
 }
 
 /* Configuration requests, built by cfg.c with its own seq. */
@@ -215,13 +203,12 @@ struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers)
 		free(q);
 		return NULL;
 	}
-	if (alloc_parts(&m, q, nbuffers) < 0) {
+	if (nfqb_rx_alloc(&q->rx) < 0 || alloc_parts(&m, q, nbuffers) < 0) {
 		queue_free(q);
 		errno = ENOMEM;
 		return NULL;
 	}
 	q->bufs = m.bufs;
-	q->rx = m.rx;
 	q->book = m.book;
 	return q;
 }
@@ -310,14 +297,6 @@ static int flush_all(struct nfqb_queue *q)
 	return -1;
 }
 
-/* Every packet not decided yet gets the default verdict, those the
- * application never saw too. */
-static void default_all(struct nfqb_queue *q)
-{
-	nfqb_book_default_all(q);
-	nfqb_ready_clear(&q->rx);
-}
-
 /*
  * Close and pool stop: every packet the kernel queued to us before the
  * stop gets its decision or the default verdict. New packets are kept out
@@ -333,18 +312,18 @@ static int finish(struct nfqb_queue *q)
 	int err = 0;
 
 	nfqb_post_quiesce(&q->post);
-	default_all(q);
+	nfqb_book_default_all(q);
 	if (flush_all(q) < 0)
 		err = errno;
 	if (q->sk.fd >= 0) {
 		if (config_flags(q, fm[0], fm[1]) == 0)
 			config_maxlen(q, 0);
 		for (rounds = 0; rounds < 1000; rounds++) {
-			int r = nfqb_rx_read(q, q->rx.vlen, true);
+			int r = nfqb_rx_read_any(q, q->rx.vlen);
 
 			if (r < 0 && errno != ENOBUFS)
 				break;
-			default_all(q);
+			nfqb_book_default_all(q);
 		}
 	}
 	/* From here on a decision is refused (ESHUTDOWN): once the threads
@@ -352,7 +331,7 @@ static int finish(struct nfqb_queue *q)
 	 * and all of it is sent before the unbind. */
 	atomic_store(&q->shut, true);
 	nfqb_post_quiesce(&q->post);
-	default_all(q);
+	nfqb_book_default_all(q);
 	if (flush_all(q) < 0 && !err)
 		err = errno;
 	if (q->sk.fd >= 0 && config_cmd(q, NFQNL_CFG_CMD_UNBIND) < 0 &&
@@ -573,7 +552,7 @@ NFQB_EXPORT bool nfqb_queue_fallback(const struct nfqb_queue *q)
 static int settle(struct nfqb_queue *q)
 {
 	nfqb_post_quiesce(&q->post);
-	default_all(q);
+	nfqb_book_default_all(q);
 	if (flush_all(q) < 0)
 		return -1;
 	if (!nfqb_book_settled(&q->book)) {
@@ -634,7 +613,7 @@ NFQB_EXPORT int nfqb_queue_detach(struct nfqb_queue *q)
 		errno = EINVAL;
 		return -1;
 	}
-	if (q->rx.nready) {
+	if (q->book.nready) {
 		/* read from the socket, not handed out: only the application
 		 * may decide them (nfqb_recv() hands them out first) */
 		errno = EBUSY;

@@ -5,8 +5,8 @@
  *
  *   sk, conf, shut   queue.c     bufs    pkt.c      rx      rx.c
  *   book             book.c      tx      tx.c       cfg     cfg.c
- *   pace             pace.c      post    verdict.c  wake    loop.c
- *   loop             loop.c
+ *   pace             pace.c      loop    loop.c     post    verdict.c
+ *   wake             loop.c
  *   ctr              the counters: each one by the file that counts it
  *                    (late_verdicts from any thread, the rest from the
  *                    owner's)
@@ -91,7 +91,7 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 /* Packets read and not handed out yet. */
 static inline unsigned int nfqb_queue_nready(const struct nfqb_queue *q)
 {
-	return q->rx.nready;
+	return q->book.nready;
 }
 
 #endif /* NFQB_QUEUE_H */

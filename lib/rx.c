@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Receiving: many datagrams per recvmmsg into the queue's buffers, checked
- * (sender, truncation, every length by us), split into packet views and
- * tracked in the book. What cannot be handed out is tracked all the same,
- * so that it gets the default verdict: by id when the id is readable, as a
- * gap otherwise. Error replies are matched to the configuration request
- * waiting for its acknowledgement, or counted (a refused verdict stops
- * batching). Nothing is sent here.
+ * Receiving: many datagrams per recvmmsg into the free receive buffers
+ * (which stay free until a packet keeps one), checked (sender, truncation,
+ * every length by us), each message read into what the book needs to know
+ * of it: a packet parsed into the next free descriptor, or, for one that
+ * cannot be handed out, its id (it gets the default verdict by id) or the
+ * fact that its id is unreadable (a gap). Answers to configuration
+ * requests are kept for cfg.c, errors about verdicts counted (a refused
+ * verdict stops batching). Nothing is sent here.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,7 +33,8 @@ static bool msg_fits(const struct nlmsghdr *nlh, size_t rem)
 
 /* An NLMSG_ERROR from the kernel: the ack of our configuration request,
  * or an error about one of our verdicts. */
-static void handle_error(struct nfqb_queue *q, const struct nlmsghdr *nlh)
+static void read_error(struct nfqb_queue *q, const struct nlmsghdr *nlh,
+		       struct nfqb_arrival *a)
 {
 	const struct nlmsgerr *e;
 	struct nfqb_rx *rx = &q->rx;
@@ -47,13 +49,11 @@ static void handle_error(struct nfqb_queue *q, const struct nlmsghdr *nlh)
 	seq = e->msg.nlmsg_seq;
 	type = e->msg.nlmsg_type & 0xff;
 	if (type == NFQNL_MSG_CONFIG) {
-		/* the first answer to the request waiting (not a late or a
-		 * repeated acknowledgement) */
-		if (nfqb_cfg_waiting(&q->cfg, seq) &&
-		    rx->ack_for != q->cfg.first_seq) {
-			rx->ack_for = q->cfg.first_seq;
-			rx->ack_err = -e->error;
-		}
+		if (rx->nacks < NFQB_RX_ACKS)
+			rx->acks[rx->nacks++] = (struct nfqb_rx_ack){
+				.seq = seq, .err = -e->error };
+		else
+			rx->overflows++;	/* cfg.c may miss its own */
 		return;
 	}
 	if (e->error == 0)
@@ -69,133 +69,92 @@ static void handle_error(struct nfqb_queue *q, const struct nlmsghdr *nlh)
 	 * there, and a later batch could reach them. No batch from now on. */
 	nfqb_stat_inc(q, verdict_errors);
 	if (e->error == -EPERM)	/* no CAP_NET_ADMIN: nfqb_recv() says so */
-		rx->refused = EPERM;
-	nfqb_book_fallback(q);
+		rx->refusals++;
+	a->refused = true;
 }
 
-int nfqb_rx_take_refused(struct nfqb_rx *rx)
+/* A packet message of @len bytes (@whole: all of it came): parsed into
+ * the next free descriptor, which the book takes if it keeps it; if it
+ * cannot be handed out, its id, if that can be read. */
+static void read_packet(struct nfqb_queue *q, const struct nlmsghdr *nlh,
+			size_t len, bool whole, struct nfqb_arrival *a)
 {
-	int err = rx->refused;
-
-	rx->refused = 0;
-	return err;
-}
-
-/* The ready list holds handles: an entry whose packet the verdict timeout
- * decided (and whose descriptor may hold another packet since) is dead and
- * skipped. */
-static void ready_compact(struct nfqb_rx *rx)
-{
-	unsigned int i, n = 0, mask = rx->ready_cap - 1;
-
-	for (i = 0; i < rx->nready; i++) {
-		struct nfqb_packet *h = rx->ready[(rx->ready_head + i) & mask];
-		struct nfqb_packet *p = nfqb_pkt_from_handle(h);
-
-		if (p && nfqb_pkt_state(p) == NFQB_PS_NEW)
-			rx->ready[(rx->ready_head + n++) & mask] = h;
-	}
-	rx->nready = n;
-}
-
-static void ready_push(struct nfqb_rx *rx, struct nfqb_packet *p)
-{
-	/* there are never more live entries than descriptors */
-	if (rx->nready == rx->ready_cap)
-		ready_compact(rx);
-	rx->ready[(rx->ready_head + rx->nready) & (rx->ready_cap - 1)] =
-		nfqb_pkt_handle(p);
-	rx->nready++;
-}
-
-/* A message of ours we cannot hand out: the default verdict by id if we
- * can read it, else a gap. */
-static void track_unusable(struct nfqb_queue *q, const void *msg, size_t len)
-{
-	uint32_t id;
+	struct nfqb_packet *p = whole ? q->bufs.free_head : NULL;
+	struct nfqb_rx *rx = &q->rx;
 	uint16_t res_id;
 
-	if (!nfqb_parse_id(msg, len, &id, &res_id)) {
-		nfqb_book_add_unreadable(q);
+	if (p && nfqb_parse_packet(p, nlh) == NFQB_PARSE_OK &&
+	    p->res_id == q->sk.num) {
+		a->p = p;
+		if (rx->want_flows && rx->nflows < NFQB_RX_FLOWS)
+			rx->flows[rx->nflows++] = nfqb_parse_flow(p);
 		return;
 	}
-	if (res_id != q->sk.num)
-		return;		/* not of our queue: no id of ours */
-	nfqb_book_add_default(q, id);
-}
-
-static void handle_packet(struct nfqb_queue *q, struct nfqb_slot *s,
-			  const struct nlmsghdr *nlh, uint64_t now)
-{
-	struct nfqb_packet *p = nfqb_pkt_get(&q->bufs);
-
-	if (!p) {
-		track_unusable(q, nlh, nlh->nlmsg_len);
-		return;
-	}
-	if (nfqb_parse_packet(p, nlh) != NFQB_PARSE_OK ||
-	    p->res_id != q->sk.num) {
+	if (p)
 		nfqb_stat_inc(q, rejected_malformed);
-		nfqb_pkt_put(&q->bufs, p);
-		track_unusable(q, nlh, nlh->nlmsg_len);
-		return;
-	}
-	nfqb_pkt_attach(p, s, now);
-	if (nfqb_book_add_packet(q, p) < 0) {
-		nfqb_pkt_put(&q->bufs, p);
-		nfqb_book_add_unreadable(q);
-		return;
-	}
-	nfqb_stat_inc(q, packets);
-	if (p->tb[NFQA_PAYLOAD])
-		nfqb_stat_add(q, bytes,
-			      mnl_attr_get_payload_len(p->tb[NFQA_PAYLOAD]));
-	ready_push(&q->rx, p);
+	a->unusable = true;
+	a->have_id = nfqb_parse_id(nlh, len, &a->id, &res_id);
+	if (a->have_id && res_id != q->sk.num)
+		a->unusable = false;	/* not of our queue: no id of ours */
 }
 
-/* Walk the messages of one datagram from the kernel. */
-static void walk_datagram(struct nfqb_queue *q, struct nfqb_slot *s,
-			  size_t len, uint64_t now)
+/* The message at @off of the datagram in @a->slot (@len bytes, @trunc:
+ * cut by MSG_TRUNC) into @a. Returns the offset of the next one. */
+static size_t read_msg(struct nfqb_queue *q, size_t off, size_t len,
+		       bool trunc, struct nfqb_arrival *a)
 {
+	const struct nlmsghdr *nlh =
+		(const struct nlmsghdr *)(a->slot->data + off);
+	bool fits = !trunc && msg_fits(nlh, len - off);
+	/* (a truncated datagram: its first message, as far as it came) */
+	uint16_t type = trunc ? PACKET_TYPE : nlh->nlmsg_type;
+
+	if (!trunc && !fits) {
+		/* a length that lies: nothing in it can be trusted, the id
+		 * neither; if a packet was there, it leaves a gap */
+		nfqb_stat_inc(q, rejected_malformed);
+		a->unusable = true;
+		return len;
+	}
+	if (type == NLMSG_ERROR)
+		read_error(q, nlh, a);
+	else if (type == PACKET_TYPE)
+		read_packet(q, nlh, fits ? nlh->nlmsg_len : len, fits, a);
+	else if (type != NLMSG_NOOP && type != NLMSG_DONE)
+		nfqb_stat_inc(q, rejected_malformed);
+	/* the last message may lack its padding */
+	return fits ? off + NLMSG_ALIGN(nlh->nlmsg_len) : len;
+}
+
+/* The messages of one datagram from the kernel, each to the book. */
+static void walk_datagram(struct nfqb_queue *q, struct nfqb_slot *s,
+			  size_t len, bool trunc, uint64_t now)
+{
+	struct nfqb_rx *rx = &q->rx;
 	size_t off = 0;
 
-	while (off < len && len - off >= sizeof(struct nlmsghdr)) {
-		const struct nlmsghdr *nlh =
-			(const struct nlmsghdr *)(s->data + off);
+	/* (a truncated one: its first message, however short) */
+	while (off < len && (trunc || len - off >= sizeof(struct nlmsghdr))) {
+		struct nfqb_arrival a = { .slot = s, .now = now };
 
-		if (!msg_fits(nlh, len - off)) {
-			/* a length that lies: nothing in it can be trusted,
-			 * the id neither; if a packet was there, it leaves a
-			 * gap */
-			nfqb_stat_inc(q, rejected_malformed);
-			nfqb_book_add_unreadable(q);
-			return;
-		}
-		switch (nlh->nlmsg_type) {
-		case NLMSG_ERROR:
-			handle_error(q, nlh);
-			break;
-		case NLMSG_NOOP:
-		case NLMSG_DONE:
-			break;
-		case PACKET_TYPE:
-			handle_packet(q, s, nlh, now);
-			break;
-		default:
-			nfqb_stat_inc(q, rejected_malformed);
-			break;
-		}
-		/* the last message may lack its padding */
-		off += NLMSG_ALIGN(nlh->nlmsg_len);
+		off = read_msg(q, off, len, trunc, &a);
+		if (!nfqb_book_add(q, &a))
+			continue;
+		rx->npkts++;
+		if (a.p->tb[NFQA_PAYLOAD])
+			rx->nbytes += mnl_attr_get_payload_len(
+						a.p->tb[NFQA_PAYLOAD]);
 	}
 	if (off < len)	/* bytes too few for a header: no message */
 		nfqb_stat_inc(q, rejected_malformed);
 }
 
-static void handle_datagram(struct nfqb_queue *q, struct nfqb_slot *s,
-			    const struct sockaddr_nl *from, size_t len,
-			    int flags, uint64_t now)
+static void read_datagram(struct nfqb_queue *q, unsigned int i, uint64_t now)
 {
+	const struct sockaddr_nl *from = &q->rx.addrs[i];
+	const struct msghdr *m = &q->rx.mmsg[i].msg_hdr;
+	size_t len = q->rx.mmsg[i].msg_len;
+
 	if (from->nl_family != AF_NETLINK || from->nl_pid != 0) {
 		/* anyone may write to our port: not a kernel message */
 		nfqb_stat_inc(q, rejected_foreign);
@@ -203,155 +162,112 @@ static void handle_datagram(struct nfqb_queue *q, struct nfqb_slot *s,
 	}
 	if (len > NFQB_SLOT_SIZE)
 		len = NFQB_SLOT_SIZE;
-	s->len = (uint32_t)len;
-	if (flags & MSG_TRUNC) {
+	if (m->msg_flags & MSG_TRUNC)
 		nfqb_stat_inc(q, rejected_truncated);
-		track_unusable(q, s->data, len);
-		return;
-	}
-	walk_datagram(q, s, len, now);
+	walk_datagram(q, q->rx.slots[i], len, m->msg_flags & MSG_TRUNC, now);
 }
 
-/* Buffers for up to @n datagrams; allocated ones if none is free and
- * @heap. Returns how many. */
-static unsigned int rx_prepare(struct nfqb_queue *q, unsigned int n, bool heap)
+/* Up to @n free buffers to read into (they stay free: a packet that keeps
+ * one takes it), or the spare one when none is free. How many. */
+static unsigned int rx_prepare(struct nfqb_queue *q, unsigned int n)
 {
+	const struct nfqb_bufs *b = &q->bufs;
 	struct nfqb_rx *rx = &q->rx;
 	unsigned int i;
 
 	if (n > rx->vlen)
 		n = rx->vlen;
-	if (n > q->bufs.nfree_slots)
-		n = q->bufs.nfree_slots;
-	if (!n && heap) {
-		rx->slots[0] = nfqb_slot_get_heap();
-		n = rx->slots[0] ? 1 : 0;
-	} else {
-		for (i = 0; i < n; i++)
-			rx->slots[i] = nfqb_slot_get(&q->bufs);
-	}
+	if (n > b->nfree_slots)
+		n = b->nfree_slots;
+	for (i = 0; i < n; i++)
+		rx->slots[i] = b->free_slots[b->nfree_slots - 1 - i];
+	if (!n && rx->spare)
+		rx->slots[n++] = rx->spare;
 	for (i = 0; i < n; i++) {
-		struct msghdr *m = &rx->mmsg[i].msg_hdr;
-
 		rx->iov[i].iov_base = rx->slots[i]->data;
-		rx->iov[i].iov_len = NFQB_SLOT_SIZE;
-		memset(m, 0, sizeof(*m));
-		m->msg_name = &rx->addrs[i];
-		m->msg_namelen = sizeof(rx->addrs[i]);
-		m->msg_iov = &rx->iov[i];
-		m->msg_iovlen = 1;
+		rx->mmsg[i].msg_hdr.msg_namelen = sizeof(rx->addrs[i]);
 	}
 	return n;
 }
 
-/* The socket failed us: give the buffers back, count. */
-static int rx_failed(struct nfqb_queue *q, unsigned int n)
+int nfqb_rx_read(struct nfqb_queue *q, unsigned int want)
 {
 	struct nfqb_rx *rx = &q->rx;
-	int err = errno;
-	unsigned int i;
+	unsigned int i, n = rx_prepare(q, want);
+	int r, err;
 
-	for (i = 0; i < n; i++)
-		nfqb_slot_put(&q->bufs, rx->slots[i]);
-	if (err == ENOBUFS) {
-		nfqb_stat_inc(q, enobufs);
-		rx->overflows++;	/* an ack may be lost */
-	}
-	if (err == EAGAIN)
-		rx->last_full = false;
-	errno = err;
-	return -1;
-}
-
-int nfqb_rx_read(struct nfqb_queue *q, unsigned int want, bool heap)
-{
-	struct nfqb_rx *rx = &q->rx;
-	unsigned int i, n = rx_prepare(q, want, heap);
-	uint64_t now;
-	int r;
-
-	if (!n) {
-		errno = heap ? ENOMEM : ENOSPC;
+	rx->got = rx->npkts = rx->nflows = rx->nacks = 0;
+	rx->nbytes = 0;
+	rx->want_flows = !q->conf.linger_fixed && q->conf.linger_us;
+	r = n ? nfqb_sys_recvmmsg(q->sk.fd, rx->mmsg, n) : -1;
+	err = n ? errno : ENOSPC;
+	rx->read_ns = nfqb_now_ns();
+	if (n)
+		nfqb_stat_inc(q, recv_calls);
+	if (r < 0) {
+		if (err == ENOBUFS) {
+			nfqb_stat_inc(q, enobufs);
+			rx->overflows++;	/* an ack may be lost */
+		}
+		if (err == EAGAIN)
+			rx->last_full = false;
+		errno = err;
 		return -1;
 	}
-	r = nfqb_sys_recvmmsg(q->sk.fd, rx->mmsg, n);
-	nfqb_stat_inc(q, recv_calls);
-	if (r < 0)
-		return rx_failed(q, n);
 	rx->last_full = (unsigned int)r == n;
-	now = nfqb_now_ns();
-	rx->read_ns = now;
-	for (i = 0; i < n; i++) {
-		struct nfqb_slot *s = rx->slots[i];
-
-		if (i < (unsigned int)r)
-			handle_datagram(q, s, &rx->addrs[i], rx->mmsg[i].msg_len,
-					rx->mmsg[i].msg_hdr.msg_flags, now);
-		nfqb_slot_put(&q->bufs, s);
+	rx->got = (unsigned int)r;
+	for (i = 0; i < rx->got; i++)
+		read_datagram(q, i, rx->read_ns);
+	if (rx->npkts) {
+		nfqb_stat_add(q, packets, rx->npkts);
+		nfqb_stat_add(q, bytes, rx->nbytes);
 	}
 	return r;
 }
 
-unsigned int nfqb_ready_pop(struct nfqb_rx *rx, struct nfqb_packet **vec,
-			    unsigned int max)
+int nfqb_rx_read_any(struct nfqb_queue *q, unsigned int want)
 {
-	unsigned int n = 0;
+	struct nfqb_slot *s = NULL;
+	int r, err;
 
-	while (n < max && rx->nready) {
-		struct nfqb_packet *h = rx->ready[rx->ready_head];
-		struct nfqb_packet *p = nfqb_pkt_from_handle(h);
-
-		rx->ready_head = (rx->ready_head + 1) & (rx->ready_cap - 1);
-		rx->nready--;
-		/* decided while waiting (and maybe reused): skipped */
-		if (p && nfqb_pkt_hand_out(p))
-			vec[n++] = h;
+	if (!q->bufs.nfree_slots) {
+		s = nfqb_slot_get_heap();
+		if (!s) {
+			errno = ENOMEM;
+			return -1;
+		}
+		q->rx.spare = s;
 	}
-	return n;
+	r = nfqb_rx_read(q, want);
+	err = errno;
+	q->rx.spare = NULL;
+	if (s)
+		nfqb_slot_put(&q->bufs, s);	/* the packets keep it */
+	errno = err;
+	return r;
 }
 
-void nfqb_ready_unpop(struct nfqb_rx *rx, unsigned int n)
+int nfqb_rx_alloc(struct nfqb_rx *rx)
 {
 	unsigned int i;
 
-	for (i = 0; i < n; i++) {
-		struct nfqb_packet *p;
-
-		rx->ready_head = (rx->ready_head - 1) & (rx->ready_cap - 1);
-		rx->nready++;
-		p = nfqb_pkt_from_handle(rx->ready[rx->ready_head]);
-		if (p)
-			nfqb_pkt_take_back(p);
-	}
-}
-
-void nfqb_ready_clear(struct nfqb_rx *rx)
-{
-	rx->nready = 0;
-}
-
-static uint32_t pow2_at_least(uint32_t n)
-{
-	uint32_t c = 1;
-
-	while (c < n)
-		c <<= 1;
-	return c;
-}
-
-int nfqb_rx_alloc(struct nfqb_rx *rx, unsigned int npkts)
-{
 	*rx = (struct nfqb_rx){ .vlen = NFQB_RECV_VLEN };
 	rx->mmsg = nfqb_calloc(rx->vlen, sizeof(*rx->mmsg));
 	rx->iov = nfqb_calloc(rx->vlen, sizeof(*rx->iov));
 	rx->addrs = nfqb_calloc(rx->vlen, sizeof(*rx->addrs));
 	rx->slots = nfqb_calloc(rx->vlen, sizeof(*rx->slots));
-	rx->ready_cap = pow2_at_least(npkts);
-	rx->ready = nfqb_calloc(rx->ready_cap, sizeof(*rx->ready));
-	if (!rx->mmsg || !rx->iov || !rx->addrs || !rx->slots || !rx->ready) {
+	if (!rx->mmsg || !rx->iov || !rx->addrs || !rx->slots) {
 		nfqb_rx_free(rx);
 		errno = ENOMEM;
 		return -1;
+	}
+	for (i = 0; i < rx->vlen; i++) {
+		struct msghdr *m = &rx->mmsg[i].msg_hdr;
+
+		rx->iov[i].iov_len = NFQB_SLOT_SIZE;
+		m->msg_name = &rx->addrs[i];
+		m->msg_iov = &rx->iov[i];
+		m->msg_iovlen = 1;
 	}
 	return 0;
 }
@@ -362,10 +278,8 @@ void nfqb_rx_free(struct nfqb_rx *rx)
 	free(rx->iov);
 	free(rx->addrs);
 	free(rx->slots);
-	free(rx->ready);
 	rx->mmsg = NULL;
 	rx->iov = NULL;
 	rx->addrs = NULL;
 	rx->slots = NULL;
-	rx->ready = NULL;
 }

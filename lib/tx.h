@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The transport (tx.c): the only code that sends verdicts. It plans (plan.c)
- * what is decided, builds the messages into its one send buffer, sends them
- * in one sendmsg, and has the book release what the kernel took.
+ * The transport (tx.c): the only code that sends verdicts. It has the
+ * planner (plan.c) plan what is decided and write the messages into its one
+ * send buffer, sends them in one sendmsg, and has the book release what the
+ * kernel took.
  *
  * Owner: tx.c alone writes struct nfqb_tx (owner thread).
  */
@@ -32,9 +33,12 @@ struct nfqb_tx {
 	uint64_t retry_at;	/* a failed send is retried from then on */
 	uint64_t backoff_ns;
 	bool failing;		/* the last send failed */
-	uint32_t posted_seen;	/* decisions posted at the last flush */
+	uint32_t posted_seen;	/* decisions posted at the last flush
+				 * (nfqb_tx_posted()) */
 	uint64_t unsent_since;	/* decisions first seen unsent */
 	uint64_t held_due;	/* latency due of held decisions */
+	uint64_t due;		/* the next flush due, as of the last look
+				 * (nfqb_tx_flush_due()), 0: none */
 };
 
 int nfqb_tx_alloc(struct nfqb_tx *t, uint32_t seq);
@@ -44,9 +48,17 @@ void nfqb_tx_free(struct nfqb_tx *t);
  * (decisions kept, retried), else the send's error. */
 int nfqb_tx_flush(struct nfqb_queue *q, enum nfqb_flush_reason why,
 		  bool force, uint64_t now);
-/* Decisions posted since the last flush: how many (0: none), and since
- * when the owner knows of them (set at @now the first time). */
-uint32_t nfqb_tx_unsent(const struct nfqb_queue *q);
-uint64_t nfqb_tx_unsent_since(struct nfqb_queue *q, uint64_t now);
+/* Flush if it is due: the retry of a failed send, held decisions at the
+ * latency bound, decisions posted up to the batch limit or the latency
+ * bound, or any decision at all unless @hold (decisions may wait for a
+ * batch: packets keep coming and no flow waits on us). Sets .due. Returns
+ * as nfqb_tx_flush(), 0 if nothing was due. */
+int nfqb_tx_flush_due(struct nfqb_queue *q, uint64_t now, bool hold);
+/* When a flush is due next, counting the decisions posted by now (0:
+ * none). */
+uint64_t nfqb_tx_due(const struct nfqb_queue *q, uint64_t now);
+/* Decisions posted so far, to send: the application's (any thread) and
+ * the defaults the book gave. */
+uint32_t nfqb_tx_posted(const struct nfqb_queue *q);
 
 #endif /* NFQB_TX_H */

@@ -22,7 +22,7 @@ static int claim(struct nfqb_queue *q, struct nfqb_packet *p, uint32_t tag,
 	int err = nfqb_pkt_claim(p, tag, sgp);
 
 	if (err)
-		nfqb_stat_inc_any(q, late_verdicts);
+		nfqb_stat_inc(q, late_verdicts);
 	return err;
 }
 
@@ -34,9 +34,12 @@ static void record(struct nfqb_queue *q, struct nfqb_packet *p, uint64_t sg,
 	 * is early enough for the latency bound (a held decision goes out no
 	 * later for it), and saves a clock read per packet */
 	nfqb_pkt_decide(p, sg, d, owner ? q->rx.read_ns : nfqb_now_ns());
+	if (owner) {
+		q->post.own++;
+		return;
+	}
 	atomic_fetch_add_explicit(&q->post.posted, 1, memory_order_seq_cst);
-	if (!owner)
-		nfqb_loop_wake(q);
+	nfqb_loop_wake(q);
 }
 
 void nfqb_post_quiesce(struct nfqb_post *po)
@@ -67,7 +70,7 @@ static int decide(struct nfqb_packet *h, const struct nfqb_decision *d)
 		atomic_fetch_add_explicit(&q->post.inflight, 1,
 					  memory_order_acq_rel);
 	if (atomic_load(&q->shut)) {
-		nfqb_stat_inc_any(q, late_verdicts);
+		nfqb_stat_inc(q, late_verdicts);
 		err = ESHUTDOWN;
 	} else {
 		err = claim(q, p, nfqb_handle_tag(h), &sg);

@@ -3,8 +3,9 @@
  * Decisions (verdict.c), from any thread: recorded in the descriptor
  * (pkt.c), counted here for the owner to send.
  *
- * Owner: verdict.c alone writes struct nfqb_post; any thread does (atomics,
- * on a cache line of their own); the owner reads it.
+ * Owner: verdict.c alone writes struct nfqb_post: .own from the owner
+ * thread, the rest from any thread (atomics, on a cache line of their
+ * own); the owner reads it.
  */
 #ifndef NFQB_VERDICT_H
 #define NFQB_VERDICT_H
@@ -12,20 +13,11 @@
 #include "internal.h"
 
 struct nfqb_post {
-	_Alignas(64) _Atomic uint32_t posted;	/* decisions recorded */
+	uint32_t own;		/* decisions the owner recorded (owner thread
+				 * only: no atomic) */
+	_Alignas(64) _Atomic uint32_t posted;	/* ... other threads did */
 	_Atomic uint32_t inflight;	/* other threads inside a decision */
 };
-
-/* @n decisions were recorded (the library's defaults, owner thread). */
-static inline void nfqb_post_add(struct nfqb_post *po, uint32_t n)
-{
-	atomic_fetch_add_explicit(&po->posted, n, memory_order_seq_cst);
-}
-
-static inline uint32_t nfqb_posted(const struct nfqb_post *po)
-{
-	return atomic_load_explicit(&po->posted, memory_order_acquire);
-}
 
 /* Wait until no other thread is inside a decision on the queue. */
 void nfqb_post_quiesce(struct nfqb_post *po);

@@ -177,8 +177,7 @@ tsan_tests="tests/integration/test_core tests/integration/test_coalesce_kernel
 	tests/integration/test_safety tests/integration/test_linger
 	tests/integration/test_lifecycle tests/integration/test_systemd
 	tests/integration/test_sleep tests/integration/test_pollloop
-	tests/unit/test_coalesce tests/unit/test_model
-	tests/unit/test_plan"
+	tests/unit/test_model tests/unit/test_plan"
 tsan_check() {
 	local name=tsan dir="$top/build-tsan"
 	runs+=("$name:$dir")

@@ -599,9 +599,11 @@ int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
  * Otherwise decisions are sent before every pause (no verdict waits for
  * one); the pause lasts as long as the recent pace of the stream needs to
  * gather about 32 packets, at most 200 us, and none when that is under
- * 5 us; a pause that brings less than a quarter of what the pace promised
- * shows a stream that waits on us: no pause for 10 ms, doubling up to 1 s
- * while it keeps showing. A pause that brings nothing ends the stream.
+ * 5 us; a pause that brings some packets, but less than a quarter of what
+ * the pace promised for it, shows a stream that waits on us: no pause for
+ * 10 ms, doubling up to 1 s while it keeps showing. A pause that brings
+ * nothing ends the stream (no pause until a read brings two packets or
+ * more).
  * The pause is exact (a timerfd, no timer slack) and ends early when
  * another thread posts a decision or interrupts.
  *
@@ -675,8 +677,8 @@ int nfqb_queue_next_timeout(const struct nfqb_queue *q);
  * nfqb_queue_interrupt()), ESHUTDOWN (the queue was shut down), EPERM
  * (the kernel refused verdicts: no CAP_NET_ADMIN; reported once per
  * refusal read, see the guarantees), or the error of the socket or of a
- * send (a failed send is kept and retried; a
- * transient one is not reported). EINTR, ENOBUFS, ENOSPC and EAGAIN pass:
+ * send (a failed send is kept and retried; a transient one is not
+ * reported; one seen by a call that returns packets, by the next call). EINTR, ENOBUFS, ENOSPC and EAGAIN pass:
  * call again (after ENOSPC, once decisions free buffers); the others
  * mean the queue cannot go on.
  */

@@ -3,22 +3,23 @@
  * libFuzzer target: the whole datagram path of a socketless queue.
  *
  * Datagrams from the input go in with nfqbt_rx_inject() as if received; the
- * packets parsed from them are taken with nfqb_ready_pop(), their getters
+ * packets parsed from them are taken with nfqb_book_serve(), their getters
  * called, and decided with nfqb_verdict(), nfqb_verdict_mark(),
  * nfqb_verdict_ex() or nfqb_verdict_batch(), now or later; nfqb_flush()
  * sends; nfqb_queue_close() ends it. Everything the library sends goes
- * through the test seam's sendmsg (lib/seam.h) and is checked here:
+ * through the test seam's sendmsg (lib/seam.h) to the model of the kernel's
+ * queue the unit tests share (tests/unit/kmodel.c), and is checked:
  *
  *  - framing (always): a well-formed sequence of netlink messages, each an
  *    NFQNL_MSG_VERDICT, NFQNL_MSG_VERDICT_BATCH or NFQNL_MSG_CONFIG of
  *    NFNL_SUBSYS_QUEUE for our queue, lengths checked unsigned, attributes
  *    of the right type and size, padding zeroed, verdicts the kernel takes;
- *  - safety (NFQB_FUZZ_ORACLE >= 1): each sent verdict is applied to a
- *    model of the kernel queue (the packet messages the kernel sent us, in
- *    order; a batch walks it from the head as the kernel does): a verdict
- *    must be the one the application gave, or the default verdict for a
- *    packet nobody decided (one we rejected, or at close); a packet must
- *    not reach the application after its verdict was sent;
+ *  - safety (NFQB_FUZZ_ORACLE >= 1): each sent verdict is applied to the
+ *    model's queue (the packet messages the kernel sent us, in order; a
+ *    batch walks it from the head as the kernel does): a verdict must be
+ *    the one the application gave, or the default verdict for a packet
+ *    nobody decided (one we rejected, or at close); a packet must not
+ *    reach the application after its verdict was sent;
  *  - completeness (NFQB_FUZZ_ORACLE >= 2, the default): after close, every
  *    packet the kernel queued for us has had its verdict.
  * The model gives up (checks framing only) on an input where two queued
@@ -56,6 +57,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 
+#include "../unit/kmodel.h"
 #include "../unit/testq.h"
 #include "parse.h"
 #include "plan.h"
@@ -69,15 +71,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define FZ_POP_MAX		64
 #define FZ_NFGEN_LEN		4	/* struct nfgenmsg */
 #define FZ_PKT_HDR_LEN		7	/* struct nfqnl_msg_packet_hdr, packed */
-#define FZ_VERDICT_HDR_LEN	8	/* struct nfqnl_msg_verdict_hdr */
 #define FZ_QUEUE_BYPASS		0x8000u	/* NF_VERDICT_FLAG_QUEUE_BYPASS */
 #define FZ_NF_STOLEN		2u
 
 /* ------------------------------------------------------------------------
  * The library's test entry points: the one place to adapt when they change.
  */
-static ssize_t fz_sent(const uint8_t *buf, size_t len);
-
 static struct nfqb_queue *fz_queue_alloc(unsigned int nbuffers)
 {
 	return nfqbt_queue_detached(FZ_QUEUE_NUM, nbuffers);
@@ -92,41 +91,27 @@ static int fz_inject(struct nfqb_queue *q, const void *buf, size_t len,
 static unsigned int fz_pop(struct nfqb_queue *q, struct nfqb_packet **vec,
 			   unsigned int max)
 {
-	return nfqb_ready_pop(&q->rx, vec, max);
+	return nfqb_book_serve(q, 0, vec, max);
 }
 
 
 /* ------------------------------------------------------------------------
  * State of one run.
  */
-#define FZ_HAS_MARK	1u
-#define FZ_HAS_PRIO	2u
-#define FZ_HAS_PAYLOAD	4u
-
-/* A decision as the kernel sees it. */
-struct fz_dec {
-	uint32_t verdict;	/* full kernel verdict */
-	uint32_t has;		/* FZ_HAS_* */
-	uint32_t mark;
-	uint32_t prio;
-	uint32_t plen;
-	uint32_t phash;
-};
-
 enum fz_state {
 	FZ_UNSEEN,	/* queued by the kernel, not given to the application */
 	FZ_PENDING,	/* given to the application, not decided */
 	FZ_DECIDED,	/* decided: d */
 	FZ_EITHER,	/* nfqb_verdict_batch() may have decided it (d), or
 			 * it gets the default */
-	FZ_GONE,	/* its verdict reached the kernel */
 };
 
+/* What the application did with a packet the kernel queued (the kernel's
+ * side is the model's, at the same index: fz.km.p[i]). */
 struct fz_ent {
-	uint32_t id;
 	uint8_t state;
 	bool delivered;
-	struct fz_dec d;
+	struct km_dec d;
 };
 
 struct fz_app {
@@ -151,22 +136,21 @@ struct fz {
 	bool alloc_armed;
 	uint64_t now;
 	unsigned int nsend;
-	unsigned int failed_sends;
+	unsigned int failed_sends;	/* counted here: the model may be off */
 	unsigned long nalloc;
 	unsigned long failed_allocs;
 	unsigned int record;
 	unsigned int dseq;
 	size_t max_dgram;
-	/* the model of the kernel queue, in arrival order */
+	/* the model of the kernel queue (tests/unit/kmodel.h) and what the
+	 * application did with each of its packets */
 	bool model_ok;
+	struct kmodel km;
 	struct fz_ent *ents;
-	size_t nents, ents_cap, first_live;
+	size_t ents_cap;
 	/* packets with the application */
 	struct fz_app *app;
 	size_t napp, app_cap;
-	/* a datagram being sent, gathered */
-	uint8_t *tx;
-	size_t tx_cap;
 };
 
 static struct fz fz;
@@ -194,49 +178,15 @@ static void *xrealloc(void *p, size_t n)
 	return r;
 }
 
-static void dec_str(const struct fz_dec *d, char *buf, size_t len)
+static bool is_default(const struct km_dec *d)
 {
-	snprintf(buf, len, "verdict %#x%s%s%s", d->verdict,
-		 d->has & FZ_HAS_MARK ? " mark" : "",
-		 d->has & FZ_HAS_PRIO ? " priority" : "",
-		 d->has & FZ_HAS_PAYLOAD ? " payload" : "");
-}
-
-static bool dec_eq(const struct fz_dec *a, const struct fz_dec *b)
-{
-	if (a->verdict != b->verdict || a->has != b->has)
-		return false;
-	if ((a->has & FZ_HAS_MARK) && a->mark != b->mark)
-		return false;
-	if ((a->has & FZ_HAS_PRIO) && a->prio != b->prio)
-		return false;
-	if ((a->has & FZ_HAS_PAYLOAD) &&
-	    (a->plen != b->plen || a->phash != b->phash))
-		return false;
-	return true;
-}
-
-static bool is_default(const struct fz_dec *d)
-{
-	return d->verdict == fz.default_verdict && !d->has;
-}
-
-static uint32_t fnv1a(const uint8_t *p, size_t n)
-{
-	uint32_t h = 2166136261u;
-
-	while (n--)
-		h = (h ^ *p++) * 16777619u;
-	return h;
-}
-
-static bool id_after(uint32_t a, uint32_t b)
-{
-	return (int32_t)(a - b) > 0;
+	return km_is_default(d, fz.default_verdict);
 }
 
 /* ------------------------------------------------------------------------
- * The model of the kernel queue.
+ * The model of the kernel queue: what the kernel queued for us, in order;
+ * the verdicts the library sends are applied to it (kmodel.c) and judged
+ * here.
  */
 static bool model_on(void)
 {
@@ -245,45 +195,24 @@ static bool model_on(void)
 
 static void model_add(uint32_t id)
 {
-	size_t i;
+	unsigned int i;
 
 	if (!model_on())
 		return;
-	for (i = 0; i < fz.nents; i++) {
-		if (fz.ents[i].id == id) {
+	for (i = 0; i < fz.km.n; i++) {
+		if (fz.km.p[i].id == id) {
 			fz.model_ok = false;	/* ids repeat: not a kernel */
 			trace("  id %u again: model off", id);
 			return;
 		}
 	}
-	if (fz.nents == fz.ents_cap) {
+	i = km_add(&fz.km, id, true);
+	if (i >= fz.ents_cap) {
 		fz.ents_cap = fz.ents_cap ? 2 * fz.ents_cap : 64;
 		fz.ents = xrealloc(fz.ents, fz.ents_cap * sizeof(*fz.ents));
 	}
-	fz.ents[fz.nents++] = (struct fz_ent){ .id = id, .state = FZ_UNSEEN };
+	fz.ents[i] = (struct fz_ent){ .state = FZ_UNSEEN };
 	trace("  kernel queued id %u", id);
-}
-
-static struct fz_ent *model_find(uint32_t id, bool gone_too)
-{
-	size_t i;
-
-	for (i = fz.first_live; i < fz.nents; i++) {
-		struct fz_ent *e = &fz.ents[i];
-
-		if (e->id == id && (gone_too || e->state != FZ_GONE))
-			return e;
-	}
-	return NULL;
-}
-
-static void model_gone(struct fz_ent *e)
-{
-	e->state = FZ_GONE;
-	while (fz.first_live < fz.nents &&
-	       fz.ents[fz.first_live].state == FZ_GONE &&
-	       fz.ents[fz.first_live].delivered)
-		fz.first_live++;
 }
 
 /*
@@ -365,36 +294,34 @@ static void model_datagram(const uint8_t *b, size_t len, int flags)
 /* A packet reached the application: its entry, or SIZE_MAX. */
 static size_t model_deliver(uint32_t id)
 {
-	struct fz_ent *e;
-	size_t i;
+	unsigned int i;
 
 	if (!model_on())
 		return SIZE_MAX;
-	for (i = fz.first_live; i < fz.nents; i++) {
-		e = &fz.ents[i];
-		if (e->id == id && !e->delivered)
+	for (i = 0; i < fz.km.n; i++)
+		if (fz.km.p[i].id == id && !fz.ents[i].delivered)
 			break;
-	}
-	if (i == fz.nents)
+	if (i == fz.km.n)
 		fz_fail("record %u: packet id %u reached the application but "
 			"the kernel queued no such packet (no whole message "
 			"of ours carries it)", fz.record, id);
-	e->delivered = true;
-	if (e->state == FZ_GONE) {
+	fz.ents[i].delivered = true;
+	if (fz.km.p[i].applied) {
 		if (!fz.timeouts)
 			fz_fail("record %u: packet id %u reached the "
 				"application after its verdict was sent",
 				fz.record, id);
-		return i;	/* expired in the ready list */
+		return i;	/* expired in the library */
 	}
-	e->state = FZ_PENDING;
+	fz.ents[i].state = FZ_PENDING;
 	return i;
 }
 
-/* Apply one verdict the kernel took (@batch: one step of a batch). */
-static void model_check(struct fz_ent *e, const struct fz_dec *d, bool batch,
-			uint32_t max_id)
+/* The kernel applies verdict @d to @k (@batch: one step of a batch). */
+static void model_apply(struct kmodel *m, struct km_pkt *k,
+			const struct km_dec *d, bool batch, uint32_t max_id)
 {
+	struct fz_ent *e = &fz.ents[k - m->p];
 	char want[96], got[96], what[64];
 	bool ok;
 
@@ -403,7 +330,7 @@ static void model_check(struct fz_ent *e, const struct fz_dec *d, bool batch,
 			 max_id);
 	else
 		snprintf(what, sizeof(what), "NFQNL_MSG_VERDICT");
-	dec_str(d, got, sizeof(got));
+	km_dec_str(d, got, sizeof(got));
 	switch (e->state) {
 	case FZ_UNSEEN:
 		/* nobody decided it: only the library's default, and then
@@ -412,302 +339,81 @@ static void model_check(struct fz_ent *e, const struct fz_dec *d, bool batch,
 			fz_fail("record %u: %s gives packet id %u, which the "
 				"application has not seen, %s; only the "
 				"default verdict %u is allowed", fz.record,
-				what, e->id, got, fz.default_verdict);
+				what, k->id, got, fz.default_verdict);
 		break;
 	case FZ_PENDING:
 		if (!is_default(d) || !(fz.closing || fz.timeouts))
 			fz_fail("record %u: %s gives packet id %u, which "
 				"the application has not decided yet, %s",
-				fz.record, what, e->id, got);
+				fz.record, what, k->id, got);
 		break;
 	case FZ_DECIDED:
 	case FZ_EITHER:
-		ok = dec_eq(&e->d, d) ||
+		ok = km_dec_eq(&e->d, d) ||
 		     (e->state == FZ_EITHER && is_default(d));
-		if (!ok) {
-			dec_str(&e->d, want, sizeof(want));
-			fz_fail("record %u: %s gives packet id %u %s, but "
-				"the application decided %s", fz.record, what,
-				e->id, got, want);
-		}
+		if (!ok)
+			fz_fail("record %u: %s gives packet id %u %s, but the "
+				"application decided %s", fz.record, what,
+				k->id, got, km_dec_str(&e->d, want,
+						       sizeof(want)));
 		break;
 	}
-	model_gone(e);
 }
 
-static void model_verdict(uint32_t id, const struct fz_dec *d)
+static void model_wrong(struct kmodel *m, const char *msg)
 {
-	struct fz_ent *e;
-
-	if (!model_on())
-		return;
-	e = model_find(id, false);
-	if (e)
-		model_check(e, d, false, id);
-	/* else: no such packet queued, the kernel answers ENOENT */
+	(void)m;
+	fz_fail("%s", msg);
 }
 
-static void model_batch(uint32_t max_id, const struct fz_dec *d)
-{
-	size_t i;
-
-	if (!model_on())
-		return;
-	/* the kernel: from the head, every packet up to the first whose id
-	 * is after max_id */
-	for (i = fz.first_live; i < fz.nents; i++) {
-		struct fz_ent *e = &fz.ents[i];
-
-		if (e->state == FZ_GONE)
-			continue;
-		if (id_after(e->id, max_id))
-			break;
-		model_check(e, d, true, max_id);
-	}
-}
+static const struct km_ops model_ops = {
+	.apply = model_apply,
+	.fail = model_wrong,
+	/* a verdict for no queued packet: the kernel answers ENOENT */
+};
 
 static void model_complete(void)
 {
-	size_t i;
+	static const char *const names[] = {
+		[FZ_UNSEEN] = "never given to the application",
+		[FZ_PENDING] = "undecided",
+		[FZ_DECIDED] = "decided",
+		[FZ_EITHER] = "decided by nfqb_verdict_batch()",
+	};
+	unsigned int i;
 
 	if (fz.level < 2 || !model_on())
 		return;
-	for (i = fz.first_live; i < fz.nents; i++) {
-		const struct fz_ent *e = &fz.ents[i];
-		static const char *const names[] = {
-			[FZ_UNSEEN] = "never given to the application",
-			[FZ_PENDING] = "undecided",
-			[FZ_DECIDED] = "decided",
-			[FZ_EITHER] = "decided by nfqb_verdict_batch()",
-		};
-
-		if (e->state != FZ_GONE)
+	for (i = fz.km.head; i < fz.km.n; i++)
+		if (fz.km.p[i].queued)
 			fz_fail("after close: packet id %u (%s) never got a "
 				"verdict (%u send(s) failed on the way)",
-				e->id, names[e->state], fz.failed_sends);
-	}
+				fz.km.p[i].id, names[fz.ents[i].state],
+				fz.km.sends_failed);
 }
 
 /* ------------------------------------------------------------------------
- * What the library sends: framing checks, then the model.
+ * What the library sends: checked and applied by the model.
  */
-static uint32_t get_be32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return ntohl(v);
-}
-
-static void check_zero(const uint8_t *p, size_t n, const char *what,
-		       size_t off)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (p[i])
-			fz_fail("sent: stale padding byte after the %s at "
-				"offset %zu", what, off + i);
-}
-
-/* The attributes of one message of ours; fills @d and @id for verdicts. */
-static void check_attrs(const uint8_t *b, size_t moff, size_t mlen,
-			uint8_t type, struct fz_dec *d, uint32_t *id)
-{
-	size_t off = moff + NLMSG_HDRLEN + FZ_NFGEN_LEN;
-	size_t end = moff + mlen;
-	bool have_vh = false;
-
-	while (off < end) {
-		struct nlattr a;
-		size_t step;
-		uint16_t t;
-		size_t plen;
-
-		if (end - off < NLA_HDRLEN)
-			fz_fail("sent: %zu stray bytes at the end of the "
-				"message at offset %zu", end - off, moff);
-		memcpy(&a, b + off, sizeof(a));
-		if (a.nla_len < NLA_HDRLEN || a.nla_len > end - off)
-			fz_fail("sent: attribute length %u at offset %zu "
-				"(%zu bytes left in the message)", a.nla_len,
-				off, end - off);
-		t = a.nla_type & NLA_TYPE_MASK;
-		plen = a.nla_len - NLA_HDRLEN;
-		if (type == NFQNL_MSG_CONFIG) {
-			static const uint8_t sizes[] = {
-				[NFQA_CFG_CMD] = 4,
-				[NFQA_CFG_PARAMS] = 5,
-				[NFQA_CFG_QUEUE_MAXLEN] = 4,
-				[NFQA_CFG_MASK] = 4,
-				[NFQA_CFG_FLAGS] = 4,
-			};
-
-			if (t == 0 || t >= sizeof(sizes) || !sizes[t] ||
-			    plen != sizes[t])
-				fz_fail("sent: config attribute %u of %zu "
-					"bytes", t, plen);
-		} else if (t == NFQA_VERDICT_HDR) {
-			uint32_t v;
-
-			if (plen != FZ_VERDICT_HDR_LEN || have_vh)
-				fz_fail("sent: verdict header of %zu bytes "
-					"(or twice)", plen);
-			have_vh = true;
-			v = get_be32(b + off + NLA_HDRLEN);
-			*id = get_be32(b + off + NLA_HDRLEN + 4);
-			switch (v & 0xff) {
-			case NFQB_DROP:
-			case NFQB_ACCEPT:
-			case NFQB_REPEAT:
-				if (v >> 8)
-					fz_fail("sent: verdict %#x", v);
-				break;
-			case NFQB_QUEUE:
-				if (v & 0x7f00)
-					fz_fail("sent: verdict %#x", v);
-				break;
-			default:
-				fz_fail("sent: verdict %#x", v);
-			}
-			d->verdict = v;
-		} else if (t == NFQA_MARK && plen == 4 &&
-			   !(d->has & FZ_HAS_MARK)) {
-			d->has |= FZ_HAS_MARK;
-			d->mark = get_be32(b + off + NLA_HDRLEN);
-		} else if (type == NFQNL_MSG_VERDICT && t == NFQA_PRIORITY &&
-			   plen == 4 && !(d->has & FZ_HAS_PRIO)) {
-			d->has |= FZ_HAS_PRIO;
-			d->prio = get_be32(b + off + NLA_HDRLEN);
-		} else if (type == NFQNL_MSG_VERDICT && t == NFQA_PAYLOAD &&
-			   !(d->has & FZ_HAS_PAYLOAD)) {
-			d->has |= FZ_HAS_PAYLOAD;
-			d->plen = (uint32_t)plen;
-			d->phash = fnv1a(b + off + NLA_HDRLEN, plen);
-		} else {
-			fz_fail("sent: attribute %u (%zu bytes, or twice) in "
-				"message type %u", t, plen, type);
-		}
-		step = NLA_ALIGN(a.nla_len);
-		if (step > end - off)
-			step = end - off;	/* the last one, unpadded */
-		check_zero(b + off + a.nla_len, step - a.nla_len, "attribute",
-			   off + a.nla_len);
-		off += step;
-	}
-	if (type != NFQNL_MSG_CONFIG && !have_vh)
-		fz_fail("sent: verdict message without NFQA_VERDICT_HDR at "
-			"offset %zu", moff);
-}
-
-/* Framing of one datagram of ours; with @apply, feed it to the model. */
-static void check_datagram(const uint8_t *b, size_t len, bool apply)
-{
-	size_t off = 0;
-
-	if (!len)
-		fz_fail("sent an empty datagram");
-	while (off < len) {
-		size_t rem = len - off, mlen, step;
-		struct nlmsghdr h;
-		struct fz_dec d = { 0 };
-		uint32_t id = 0;
-		uint16_t res;
-		uint8_t type;
-
-		if (rem < NLMSG_HDRLEN)
-			fz_fail("sent: %zu stray bytes at offset %zu", rem, off);
-		memcpy(&h, b + off, sizeof(h));
-		mlen = h.nlmsg_len;
-		if (mlen < NLMSG_HDRLEN + FZ_NFGEN_LEN || mlen > rem)
-			fz_fail("sent: nlmsg_len %zu at offset %zu, %zu bytes "
-				"left", mlen, off, rem);
-		type = h.nlmsg_type & 0xff;
-		if ((h.nlmsg_type >> 8) != NFNL_SUBSYS_QUEUE ||
-		    (type != NFQNL_MSG_VERDICT &&
-		     type != NFQNL_MSG_VERDICT_BATCH &&
-		     type != NFQNL_MSG_CONFIG))
-			fz_fail("sent: message type %#x at offset %zu",
-				h.nlmsg_type, off);
-		if (!(h.nlmsg_flags & NLM_F_REQUEST))
-			fz_fail("sent: no NLM_F_REQUEST at offset %zu", off);
-		if (b[off + NLMSG_HDRLEN + 1] != NFNETLINK_V0)
-			fz_fail("sent: nfgenmsg version %u",
-				b[off + NLMSG_HDRLEN + 1]);
-		memcpy(&res, b + off + NLMSG_HDRLEN + 2, sizeof(res));
-		if (ntohs(res) != FZ_QUEUE_NUM)
-			fz_fail("sent: for queue %u, we are %u", ntohs(res),
-				FZ_QUEUE_NUM);
-		check_attrs(b, off, mlen, type, &d, &id);
-		if (apply && type != NFQNL_MSG_CONFIG) {
-			char ds[96];
-
-			dec_str(&d, ds, sizeof(ds));
-			trace("  sent %s %u: %s",
-			      type == NFQNL_MSG_VERDICT ? "VERDICT id" :
-			      "VERDICT_BATCH max", id, ds);
-		}
-		if (apply && type == NFQNL_MSG_VERDICT)
-			model_verdict(id, &d);
-		else if (apply && type == NFQNL_MSG_VERDICT_BATCH)
-			model_batch(id, &d);
-		step = NLMSG_ALIGN(mlen);
-		if (step > rem)
-			step = rem;
-		check_zero(b + off + mlen, step - mlen, "message", off + mlen);
-		off += step;
-	}
-}
-
-/* One datagram the library sends: check it, maybe fail it, apply it. */
-static ssize_t fz_sent(const uint8_t *buf, size_t len)
+static ssize_t seam_sendmsg(void *data, int fd, const struct msghdr *msg,
+			    int flags)
 {
 	static const int errs[] = { ENOBUFS, EAGAIN, EINTR, EPERM };
 	unsigned int k = fz.nsend++;
 	bool fail = !fz.closing && k < 8 && (fz.send_fail & (1u << k));
 
-	check_datagram(buf, len, false);
-	if (fail) {
-		trace("  sendmsg #%u of %zu bytes fails", k, len);
-		fz.failed_sends++;
-		errno = errs[k & 3];
-		return -1;
-	}
-	check_datagram(buf, len, true);
-	return (ssize_t)len;
-}
-
-static ssize_t seam_sendmsg(void *data, int fd, const struct msghdr *msg,
-			    int flags)
-{
-	size_t len = 0, i;
-
 	(void)data;
 	(void)fd;
 	(void)flags;
-	if (msg->msg_name) {
-		struct sockaddr_nl sa;
-
-		if (msg->msg_namelen < sizeof(sa))
-			fz_fail("sendmsg: address of %u bytes",
-				(unsigned int)msg->msg_namelen);
-		memcpy(&sa, msg->msg_name, sizeof(sa));
-		if (sa.nl_family != AF_NETLINK || sa.nl_pid != 0)
-			fz_fail("sendmsg: to family %u port %u, not the "
-				"kernel", sa.nl_family, sa.nl_pid);
+	if (fail) {
+		trace("  sendmsg #%u fails", k);
+		fz.failed_sends++;
+		km_sendmsg(&fz.km, msg, model_on() ? KM_FAILED : KM_CHECK);
+		errno = errs[k & 3];
+		return -1;
 	}
-	for (i = 0; i < msg->msg_iovlen; i++) {
-		const struct iovec *v = &msg->msg_iov[i];
-
-		if (len + v->iov_len > fz.tx_cap) {
-			fz.tx_cap = len + v->iov_len;
-			fz.tx = xrealloc(fz.tx, fz.tx_cap);
-		}
-		if (v->iov_len)
-			memcpy(fz.tx + len, v->iov_base, v->iov_len);
-		len += v->iov_len;
-	}
-	return fz_sent(fz.tx, len);
+	trace("  sendmsg #%u", k);
+	return km_sendmsg(&fz.km, msg, model_on() ? KM_APPLY : KM_CHECK);
 }
 
 static uint64_t seam_now(void *data)
@@ -787,7 +493,7 @@ static struct fz_ent *app_ent(const struct fz_app *a)
 }
 
 static int call_verdict(struct nfqb_packet *p, unsigned int kind,
-			const struct nfqb_verdict *v, const struct fz_dec *d)
+			const struct nfqb_verdict *v, const struct km_dec *d)
 {
 	switch (kind) {
 	case 2:
@@ -806,7 +512,7 @@ static int call_verdict(struct nfqb_packet *p, unsigned int kind,
 static bool decide(struct fz_app *a, unsigned int kind)
 {
 	struct nfqb_verdict v = { 0 };
-	struct fz_dec d = { 0 };
+	struct km_dec d = { 0 };
 	struct fz_ent *e = app_ent(a);
 	bool was_pending = e && e->state == FZ_PENDING;
 	const uint8_t *pl;
@@ -822,12 +528,12 @@ static bool decide(struct fz_app *a, unsigned int kind)
 		break;
 	case 2:
 		d.verdict = NFQB_ACCEPT;
-		d.has = FZ_HAS_MARK;
+		d.has_mark = true;
 		d.mark = 0x5a5a5a5au;
 		break;
 	case 3:
 		d.verdict = NFQB_DROP;
-		d.has = FZ_HAS_MARK;
+		d.has_mark = true;
 		d.mark = 7;
 		break;
 	case 4:
@@ -841,10 +547,10 @@ static bool decide(struct fz_app *a, unsigned int kind)
 		v.payload = pl;
 		v.payload_len = plen;
 		d.verdict = NFQB_ACCEPT;
-		d.has = FZ_HAS_MARK | FZ_HAS_PAYLOAD;
+		d.has_mark = d.has_payload = true;
 		d.mark = 1;
 		d.plen = plen;
-		d.phash = fnv1a(pl ? pl : (const uint8_t *)"", plen);
+		d.phash = km_hash(pl ? pl : (const uint8_t *)"", plen);
 		break;
 	case 5:
 		v.verdict = NFQB_QUEUE;
@@ -857,7 +563,7 @@ static bool decide(struct fz_app *a, unsigned int kind)
 		v.flags = NFQB_V_PRIORITY;
 		v.priority = 5;
 		d.verdict = NFQB_ACCEPT;
-		d.has = FZ_HAS_PRIO;
+		d.has_prio = true;
 		d.prio = 5;
 		break;
 	default:
@@ -876,11 +582,11 @@ static bool decide(struct fz_app *a, unsigned int kind)
 	{
 		char ds[96];
 
-		dec_str(&d, ds, sizeof(ds));
+		km_dec_str(&d, ds, sizeof(ds));
 		trace("  app decides id %u: %s", a->id, ds);
 	}
 	r = call_verdict(a->p, kind, &v, &d);
-	if (r == 0 && e && e->state == FZ_GONE && !was_pending)
+	if (r == 0 && e && fz.km.p[a->ent].applied && !was_pending)
 		fz_fail("record %u: deciding packet id %u succeeded after its "
 			"default verdict was sent (ETIMEDOUT expected)",
 			fz.record, a->id);
@@ -936,7 +642,7 @@ static void decide_some(unsigned int mode)
 static void batch_all(struct nfqb_queue *q)
 {
 	uint32_t max_id, mark = 9;
-	struct fz_dec d = { 0 };
+	struct km_dec d = { 0 };
 	unsigned int kind = fz.kinds & 3;	/* accept/drop, mark or not */
 	size_t i;
 	int r;
@@ -947,7 +653,7 @@ static void batch_all(struct nfqb_queue *q)
 	max_id = fz.app[fz.napp - 1].id;
 	d.verdict = (kind & 1) ? NFQB_DROP : NFQB_ACCEPT;
 	if (kind & 2) {
-		d.has = FZ_HAS_MARK;
+		d.has_mark = true;
 		d.mark = mark;
 	}
 	/* which ones it reaches depends on the library's list: let go of
@@ -955,7 +661,7 @@ static void batch_all(struct nfqb_queue *q)
 	for (i = fz.napp; i-- > 0;) {
 		struct fz_ent *e = app_ent(&fz.app[i]);
 
-		if (id_after(fz.app[i].id, max_id))
+		if (km_after(fz.app[i].id, max_id))
 			continue;
 		if (e && e->state == FZ_PENDING) {
 			e->state = FZ_EITHER;
@@ -993,7 +699,7 @@ static void record(struct nfqb_queue *q, struct fz_in *in, uint8_t ctl,
 	bool foreign = ctl & 1;
 	int flags = (ctl & 2) ? MSG_TRUNC : 0;
 	size_t len = in_u8(in);
-	size_t before = fz.nents;
+	unsigned int before = fz.km.n;
 	const uint8_t *dgram;
 
 	len |= (size_t)in_u8(in) << 8;
@@ -1019,8 +725,8 @@ static void record(struct nfqb_queue *q, struct fz_in *in, uint8_t ctl,
 				strerror(errno));
 		/* not received: it stays in the socket, as far as the
 		 * kernel knows; this run drops it */
-		if (fz.model_ok && fz.nents >= before)
-			fz.nents = before;
+		if (fz.model_ok && fz.km.n >= before)
+			fz.km.n = before;
 	}
 	if (take(q, (ctl & 4) ? 1 : 0) && foreign)
 		fz_fail("record %u: a datagram from port %u gave the "
@@ -1069,7 +775,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t h0, h2, h3;
 	uint64_t step;
 
-	memset(&fz, 0, offsetof(struct fz, tx));
+	memset(&fz, 0, sizeof(fz));
+	km_init(&fz.km, FZ_QUEUE_NUM, &model_ops, NULL);
+	fz.km.config_ok = true;
 	fz.level = fz_level();
 	fz.trace = getenv("NFQB_FUZZ_TRACE") != NULL;
 	fz.model_ok = true;
@@ -1111,9 +819,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nfqb_queue_close(q);
 	model_complete();
 	nfqbt_seam_install(NULL);
+	km_free(&fz.km);
 	free(fz.ents);
 	free(fz.app);
-	fz.ents = NULL;
-	fz.app = NULL;
 	return 0;
 }

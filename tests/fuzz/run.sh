@@ -8,8 +8,9 @@
 #
 # 1. Compiles the library sources listed in lib/local.mk
 #    (lib_libnfqb_internal_la_SOURCES, so new files come in by themselves)
-#    with clang -fsanitize=fuzzer,address,undefined, straight into the
-#    targets: no configure, no autotools build needed.
+#    and the model of the kernel's queue (tests/unit/kmodel.c) with clang
+#    -fsanitize=fuzzer,address,undefined, straight into the targets: no
+#    configure, no autotools build needed.
 # 2. Builds and runs tests/fuzz/gen-corpus.c: the seed corpus.
 # 3. Runs each target (fuzz_parse, fuzz_datagram) for SECONDS, one process
 #    each (one job), -max_len=65536, on its working corpus, the seeds and
@@ -139,6 +140,7 @@ for p in "${pids[@]}"; do
 	wait "$p" || build_failed=1
 done
 compile tests/fuzz/getters.c "$out/obj/fz_getters.o" -Werror || build_failed=1
+compile tests/unit/kmodel.c "$out/obj/fz_kmodel.o" -Werror || build_failed=1
 for t in $targets; do
 	compile "tests/fuzz/fuzz_$t.c" "$out/obj/fz_$t.o" -Werror \
 		|| build_failed=1
@@ -150,7 +152,8 @@ fi
 for t in $targets; do
 	# shellcheck disable=SC2086
 	"$CC" -fsanitize=fuzzer,address,undefined "$out/obj/fz_$t.o" \
-		"$out/obj/fz_getters.o" "${objs[@]}" $pc_libs -lpthread \
+		"$out/obj/fz_getters.o" "$out/obj/fz_kmodel.o" "${objs[@]}" \
+		$pc_libs -lpthread \
 		-o "$out/fuzz_$t" || { log "FAILED: linking fuzz_$t" >&2; exit 1; }
 done
 

@@ -6,7 +6,7 @@
  * The model kernel assigns packet ids to queue QNUM, strictly increasing
  * (some cases start just below the 2^32 wrap), holds every id it queued and
  * puts one datagram per packet in a model socket. The library reads them
- * through nfqbt_rx_inject() and hands packets out through nfqb_ready_pop().
+ * through nfqbt_rx_inject() and hands packets out through nfqb_book_serve().
  * Some ids never reach the library properly:
  *   lost           the id is consumed, nothing is queued (a harmless gap,
  *                  as when the kernel could not deliver: ENOBUFS)
@@ -19,8 +19,9 @@
  *                  packet that IS queued (the kernel never sends those: it
  *                  is a spoof and must not verdict that packet)
  * Everything the library sends goes, through the test seam (lib/seam.h),
- * to the model kernel, which parses each datagram strictly and applies it
- * as nfnetlink_queue does: NFQNL_MSG_VERDICT finds the id (ENOENT if it is
+ * to the model of the kernel's queue (kmodel.c, shared with test_plan and
+ * the fuzz oracle), which parses each datagram strictly and applies it as
+ * nfnetlink_queue does: NFQNL_MSG_VERDICT finds the id (ENOENT if it is
  * not queued, answered with an NLMSG_ERROR in the model socket);
  * NFQNL_MSG_VERDICT_BATCH walks the queue from its head while the id is
  * not after max (serial arithmetic), ENOENT if nothing matched. A send can
@@ -94,6 +95,12 @@
  * default verdict over a leading gap (there is no other way to reach ids
  * with no known lower bound); any other batch over one fails (P4).
  *
+ * The "scenarios" case holds exact cases against the same model: one batch
+ * per flush for an in-order stream, a decision held behind an undecided
+ * packet, the orphans of an adopted queue, the verdict timeout, an
+ * explicit nfqb_verdict_batch() around the 2^32 wrap, and a kernel that
+ * breaks the monotonic-id contract (random ids out of order).
+ *
  * NFQB_SEED=<n> replays one case (with CK_RUN_CASE=<case> to pick the
  * case; the failure message prints both); NFQB_CASES=<n> sets the number of
  * cases of every case; NFQB_TRACE=1 prints every event; NFQB_COUNTERS=0
@@ -120,6 +127,7 @@
 #include "testq.h"
 #include "parse.h"
 #include "plan.h"
+#include "kmodel.h"
 #include "nlbuild.h"
 
 #ifndef NLM_F_CAPPED
@@ -134,16 +142,15 @@
 #define NWORKERS	2
 #define NDEAD		32
 #define LOGN		48
-#define TBMAX		32
 #define MS		1000000ull
 #define T0		1000000000000ull	/* model time at start */
 #define SPOOF_TAG	"SPF!"
 
 /* the kernel's verdict codes (linux/netfilter.h) */
-#define KV_STOLEN	2
 #define KV_QUEUE	3
-#define KV_MAX		5
 #define KV_BYPASS	0x8000u
+/* the kernel's side of packet @k: the model of its queue */
+#define KP(m, k)	(&(m)->km.p[(k) - (m)->p])
 
 struct scen {
 	const char *name;
@@ -185,15 +192,6 @@ static const struct scen scens[] = {
 	  .threads = true },
 };
 
-/* A decision as the kernel sees it. */
-struct dec {
-	uint32_t verdict;	/* incl. queue number and bypass flag */
-	bool has_mark, has_prio, has_payload;
-	uint32_t mark, prio;
-	uint8_t plen;
-	uint8_t payload[PMAX];
-};
-
 enum kind {
 	K_LOST, K_GOOD, K_MALFORMED, K_UNREADABLE, K_TRUNC, K_TRUNC_UNREADABLE,
 };
@@ -219,20 +217,15 @@ struct mpkt {
 	uint32_t id;
 	uint8_t kind;
 	uint8_t app;
-	bool queued;		/* in the model kernel's queue */
 	bool delivered;		/* its datagram went into the library */
 	bool in_ready;		/* delivered, not handed out yet */
 	bool popped;		/* handed to the application */
 	bool rejected;		/* well-formed, never handed out */
 	bool finalized_ready;	/* nfqb_verdict_batch() took it from ready */
 	bool handed_off;	/* given to a worker thread */
-	bool applied;		/* the kernel has its verdict */
 	bool expired;		/* default by the verdict timeout */
-	uint16_t failed_sends;	/* failed datagrams that would have reached it */
 	uint64_t arrival, decided_at, gap_closed_at;
-	bool by_batch;		/* applied by a batch verdict */
-	struct dec d;		/* the application's decision */
-	struct dec got;		/* what the kernel applied */
+	struct km_dec d;	/* the application's decision */
 	struct nfqb_packet *view;
 };
 
@@ -276,7 +269,9 @@ struct model {
 	char log[LOGN][224];
 	unsigned int nlog;
 
-	/* kernel */
+	/* kernel: the ids it used (p[i] has id first + i; its queue is km,
+	 * at the same index) */
+	struct kmodel km;
 	uint32_t first;
 	unsigned int n, target;
 	struct mpkt p[MAXIDS];
@@ -300,7 +295,7 @@ struct model {
 	/* tallies */
 	unsigned int sends_ok, sends_failed, close_sends_failed;
 	_Atomic unsigned int allocs_failed;
-	unsigned int single_msgs, batch_msgs, gap_verdicts;
+	unsigned int gap_verdicts;
 	unsigned int spoof_dlv, trunc_dlv, bad_dlv, replies_dlv, enoent_dlv;
 	unsigned int late_calls;
 
@@ -442,53 +437,13 @@ static void check_ok(struct model *m)
 /* ------------------------------------------------------------------ */
 /* Decisions                                                            */
 
-static bool dec_eq(const struct dec *a, const struct dec *b)
-{
-	if (a->verdict != b->verdict || a->has_mark != b->has_mark ||
-	    a->has_prio != b->has_prio || a->has_payload != b->has_payload)
-		return false;
-	if (a->has_mark && a->mark != b->mark)
-		return false;
-	if (a->has_prio && a->prio != b->prio)
-		return false;
-	return !a->has_payload || (a->plen == b->plen &&
-				   !memcmp(a->payload, b->payload, a->plen));
-}
-
-static bool is_default(const struct model *m, const struct dec *d)
-{
-	return d->verdict == m->dflt && !d->has_mark && !d->has_prio &&
-	       !d->has_payload;
-}
-
-static const char *dec_str(const struct dec *d, char *b, size_t n)
-{
-	static const char *const names[] = {
-		"DROP", "ACCEPT", "STOLEN", "QUEUE", "REPEAT", "STOP",
-	};
-	unsigned int code = d->verdict & 0xff;
-	size_t o;
-
-	o = (size_t)snprintf(b, n, "%s", code <= KV_MAX ? names[code] : "?");
-	if (code == KV_QUEUE && o < n)
-		o += (size_t)snprintf(b + o, n - o, ":%u%s", d->verdict >> 16,
-				      (d->verdict & KV_BYPASS) ? "+bypass" : "");
-	if (d->has_mark && o < n)
-		o += (size_t)snprintf(b + o, n - o, " mark %#x", d->mark);
-	if (d->has_prio && o < n)
-		o += (size_t)snprintf(b + o, n - o, " prio %u", d->prio);
-	if (d->has_payload && o < n)
-		snprintf(b + o, n - o, " payload[%u]", d->plen);
-	return b;
-}
-
 /* What the application does: one of the three calls, and the decision the
  * kernel should see for it. */
 struct choice {
 	int how;		/* 0 nfqb_verdict, 1 _mark, 2 _ex */
 	struct nfqb_verdict v;
 	uint8_t pl[PMAX];
-	struct dec d;
+	struct km_dec d;
 };
 
 static void random_choice(uint64_t *s, struct choice *c)
@@ -544,8 +499,8 @@ static void random_choice(uint64_t *s, struct choice *c)
 	c->d.has_prio = c->v.flags & NFQB_V_PRIORITY;
 	c->d.prio = c->v.priority;
 	c->d.has_payload = c->v.flags & NFQB_V_PAYLOAD;
-	c->d.plen = (uint8_t)c->v.payload_len;
-	memcpy(c->d.payload, c->pl, c->v.payload_len);
+	c->d.plen = c->v.payload_len;
+	c->d.phash = km_hash(c->pl, c->v.payload_len);
 }
 
 static int do_call(struct nfqb_packet *p, struct choice *c)
@@ -611,14 +566,14 @@ static const char *kstate(const struct mpkt *k, char *b, size_t n)
 			 "waiting in the ready list");
 		break;
 	case A_DECIDING:
-		snprintf(b, n, "being decided %s", dec_str(&k->d, d, sizeof(d)));
+		snprintf(b, n, "being decided %s", km_dec_str(&k->d, d, sizeof(d)));
 		break;
 	case A_DECIDED:
-		snprintf(b, n, "decided %s", dec_str(&k->d, d, sizeof(d)));
+		snprintf(b, n, "decided %s", km_dec_str(&k->d, d, sizeof(d)));
 		break;
 	case A_BATCHED:
 		snprintf(b, n, "decided %s by nfqb_verdict_batch()%s",
-			 dec_str(&k->d, d, sizeof(d)),
+			 km_dec_str(&k->d, d, sizeof(d)),
 			 k->finalized_ready ? " before it was handed out" : "");
 		break;
 	case A_TIMEDOUT:
@@ -705,11 +660,11 @@ static void gen_one(struct model *m)
 			  K_TRUNC_UNREADABLE : K_TRUNC;
 	else
 		k->kind = K_GOOD;
+	km_add(&m->km, k->id, k->kind != K_LOST);
 	if (k->kind == K_LOST) {
 		ev(m, "kernel: id %u lost (never queued)", k->id);
 		return;
 	}
-	k->queued = true;
 	len = build_packet(&b, k->id, false);
 	switch (k->kind) {
 	case K_MALFORMED:	/* the packet header stays first and intact */
@@ -754,10 +709,10 @@ static void gen_one(struct model *m)
 
 		for (t = 0; t < 8; t++) {
 			j = rnd(&m->rs, idx + 1);
-			if (m->p[j].queued)
+			if (m->km.p[j].queued)
 				break;
 		}
-		if (!m->p[j].queued)
+		if (!m->km.p[j].queued)
 			j = idx;
 		len = build_packet(&b, m->p[j].id, true);
 		push_dgram(m, b.buf, len, 1 + rnd(&m->rs, 0x7ffffffe), 0,
@@ -861,28 +816,29 @@ static bool timeout_ok(const struct model *m, const struct mpkt *k,
 	return m->tmo_ms && now - k->arrival >= m->tmo_ms * MS;
 }
 
-/* The kernel applies @v to queued packet @k (model mutex held). */
-static void apply(struct model *m, struct mpkt *k, const struct dec *v,
+/* The kernel applies @v to queued packet @kp (the model's callback; model
+ * mutex held). */
+static void apply(struct kmodel *km, struct km_pkt *kp, const struct km_dec *v,
 		  bool batch, uint32_t max)
 {
+	struct model *m = km->data;
+	struct mpkt *k = &m->p[kp - km->p];
 	uint64_t now = mnow(m);
-	bool def = is_default(m, v);
+	bool def = km_is_default(v, m->dflt);
 	char how[64], got[96], want[96], st[160], note[96] = "";
 
+	if (!batch && unreadable(k))
+		m->gap_verdicts++;
 	if (batch)
 		snprintf(how, sizeof(how), "a batch verdict up to id %u", max);
 	else
 		snprintf(how, sizeof(how), "a single verdict");
-	if (k->failed_sends)
+	if (kp->failed_sends)
 		snprintf(note, sizeof(note),
 			 " (a verdict for it was in %u failed sendmsg call%s)",
-			 k->failed_sends, k->failed_sends > 1 ? "s" : "");
-	dec_str(v, got, sizeof(got));
+			 kp->failed_sends, kp->failed_sends > 1 ? "s" : "");
+	km_dec_str(v, got, sizeof(got));
 	kstate(k, st, sizeof(st));
-	k->queued = false;
-	k->applied = true;
-	k->got = *v;
-	k->by_batch = batch;
 	ev(m, "kernel: id %u <- %s by %s%s", k->id, got, how,
 	   m->in_close ? " (close)" : "");
 	if (!k->delivered) {
@@ -906,10 +862,10 @@ static void apply(struct model *m, struct mpkt *k, const struct dec *v,
 	switch (k->app) {
 	case A_DECIDED:
 	case A_BATCHED:
-		if (!dec_eq(v, &k->d))
+		if (!km_dec_eq(v, &k->d))
 			mfail(m, "id %u: the application decided %s, the kernel "
 			     "got %s by %s%s%s", k->id,
-			     dec_str(&k->d, want, sizeof(want)), got, how,
+			     km_dec_str(&k->d, want, sizeof(want)), got, how,
 			     batch ? " (another packet's decision)" : "", note);
 		return;
 	case A_TIMEDOUT:
@@ -918,12 +874,12 @@ static void apply(struct model *m, struct mpkt *k, const struct dec *v,
 			     k->id, got, how);
 		return;
 	case A_DECIDING:
-		if (dec_eq(v, &k->d) || (def && (m->in_close ||
-						 timeout_ok(m, k, now))))
+		if (km_dec_eq(v, &k->d) || (def && (m->in_close ||
+						    timeout_ok(m, k, now))))
 			return;
 		mfail(m, "id %u got %s by %s while the application was "
 		     "deciding %s", k->id, got, how,
-		     dec_str(&k->d, want, sizeof(want)));
+		     km_dec_str(&k->d, want, sizeof(want)));
 		return;
 	case A_NONE:
 		if (!def) {
@@ -948,22 +904,24 @@ static void apply(struct model *m, struct mpkt *k, const struct dec *v,
 	}
 }
 
-static int kernel_verdict(struct model *m, uint32_t id, const struct dec *v)
+/* A verdict message that reached nothing: the kernel answers ENOENT. */
+static void enoent(struct kmodel *km, uint32_t id, const struct km_dec *v,
+		   bool batch)
 {
+	struct model *m = km->data;
 	struct mpkt *k = entry(m, id);
 	long pos = pos_of(m, id);
 	char got[96], had[96];
 
-	if (k && k->queued) {
-		if (unreadable(k))
-			m->gap_verdicts++;
-		apply(m, k, v, false, 0);
-		return 0;
+	km_dec_str(v, got, sizeof(got));
+	if (batch) {
+		mfail(m, "batch %s up to id %u matched nothing (ENOENT): every "
+		     "id it covers already had its verdict (P2)", got, id);
+		return;
 	}
-	dec_str(v, got, sizeof(got));
-	if (k && k->applied) {
+	if (k && KP(m, k)->applied) {
 		mfail(m, "id %u verdicted twice: %s after %s (P2)", id, got,
-		     dec_str(&k->got, had, sizeof(had)));
+		     km_dec_str(&KP(m, k)->got, had, sizeof(had)));
 	} else if (pos < -64 || pos > (long)m->n + 64) {
 		mfail(m, "verdict %s for id %u, far from any id the kernel "
 		     "assigned (%u..%u)", got, id, m->first,
@@ -975,199 +933,29 @@ static int kernel_verdict(struct model *m, uint32_t id, const struct dec *v)
 		m->gap_verdicts++;
 		ev(m, "kernel: id %u ENOENT (gap id never queued)", id);
 	}
-	if (!is_default(m, v) && !atomic_load(&m->failed))
+	if (!km_is_default(v, m->dflt) && !atomic_load(&m->failed))
 		mfail(m, "gap id %u got %s: ids in a gap get the default", id,
 		     got);
-	return -ENOENT;
 }
 
-static int kernel_batch(struct model *m, uint32_t max, const struct dec *v)
+static void wrong(struct kmodel *km, const char *msg)
 {
-	unsigned int i, hits = 0;
-	char got[96];
-
-	for (i = 0; i < m->n; i++) {
-		struct mpkt *k = &m->p[i];
-
-		if (!k->queued)
-			continue;
-		if (nfqb_id_after(k->id, max))
-			break;
-		apply(m, k, v, true, max);
-		hits++;
-	}
-	if (hits)
-		return 0;
-	mfail(m, "batch %s up to id %u matched nothing (ENOENT): every id it "
-	     "covers already had its verdict (P2)",
-	     dec_str(v, got, sizeof(got)), max);
-	return -ENOENT;
+	mfail(km->data, "%s", msg);
 }
 
-/* Failed datagrams: which queued packets would they have reached? */
-static void note_failed(struct model *m, int type, uint32_t id)
+/* The kernel answers an error, or the ack asked for, in the socket. */
+static void answer(struct kmodel *km, const struct nlmsghdr *req, int err)
 {
-	unsigned int i;
-	struct mpkt *k;
-
-	if (type == NFQNL_MSG_VERDICT) {
-		k = entry(m, id);
-		if (k && k->queued)
-			k->failed_sends++;
-		return;
-	}
-	for (i = 0; i < m->n; i++) {
-		k = &m->p[i];
-		if (!k->queued)
-			continue;
-		if (nfqb_id_after(k->id, id))
-			break;
-		k->failed_sends++;
-	}
+	if (err || (req->nlmsg_flags & NLM_F_ACK))
+		push_reply(km->data, req, err);
 }
 
-/* The attributes of one sent message, lengths checked strictly; false if
- * something is wrong (reported unless @dry). */
-static bool sent_attrs(struct model *m, const uint8_t *msg, uint32_t mlen,
-		       int type, const uint8_t **tb, uint16_t *tlen, bool dry)
-{
-	uint32_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct nfgenmsg));
-	int t;
-
-#define BAD(...) do { if (!dry) mfail(m, __VA_ARGS__); return false; } while (0)
-	while (off < mlen) {
-		struct nlattr a;
-		uint32_t adv;
-
-		if (mlen - off < sizeof(a))
-			BAD("sent message type %d: %u stray bytes after its "
-			    "attributes", type, mlen - off);
-		memcpy(&a, msg + off, sizeof(a));
-		t = a.nla_type & NLA_TYPE_MASK;
-		if (a.nla_len < sizeof(a) || a.nla_len > mlen - off)
-			BAD("sent message type %d: attribute %d has length %u "
-			    "(%u bytes left)", type, t, a.nla_len, mlen - off);
-		if (t == 0 || t >= TBMAX || tb[t])
-			BAD("sent message type %d: attribute %d unexpected or "
-			    "twice", type, t);
-		tb[t] = msg + off + sizeof(a);
-		tlen[t] = (uint16_t)(a.nla_len - sizeof(a));
-		adv = NLA_ALIGN(a.nla_len);
-		off += adv < mlen - off ? adv : mlen - off;
-	}
-	for (t = 1; t < TBMAX; t++)
-		if (tb[t] && t != NFQA_VERDICT_HDR && t != NFQA_MARK &&
-		    t != NFQA_PRIORITY && t != NFQA_PAYLOAD)
-			BAD("sent a verdict with attribute %d", t);
-	if (!tb[NFQA_VERDICT_HDR] ||
-	    tlen[NFQA_VERDICT_HDR] != sizeof(struct nfqnl_msg_verdict_hdr))
-		BAD("sent message type %d without a proper verdict header",
-		    type);
-	if ((tb[NFQA_MARK] && tlen[NFQA_MARK] != 4) ||
-	    (tb[NFQA_PRIORITY] && tlen[NFQA_PRIORITY] != 4))
-		BAD("sent a mark or priority that is not 4 bytes");
-	if (tb[NFQA_PAYLOAD] && tlen[NFQA_PAYLOAD] > PMAX)
-		BAD("sent a payload of %u bytes: no decision had one",
-		    tlen[NFQA_PAYLOAD]);
-#undef BAD
-	return true;
-}
-
-/* One message of a datagram the library sent (model mutex held). */
-static void kernel_msg(struct model *m, const uint8_t *msg, uint32_t mlen,
-		       bool dry)
-{
-	const uint8_t *tb[TBMAX] = { 0 };
-	uint16_t tlen[TBMAX] = { 0 };
-	struct nfqnl_msg_verdict_hdr vh;
-	struct nlmsghdr nlh;
-	struct nfgenmsg nfg;
-	struct dec v = { 0 };
-	uint32_t id;
-	int type, r;
-
-	memcpy(&nlh, msg, sizeof(nlh));
-	memcpy(&nfg, msg + NLMSG_HDRLEN, sizeof(nfg));
-	type = nlh.nlmsg_type & 0xff;
-#define BAD(...) do { if (!dry) mfail(m, __VA_ARGS__); return; } while (0)
-	if ((nlh.nlmsg_type >> 8) != NFNL_SUBSYS_QUEUE)
-		BAD("sent a message of subsystem %u", nlh.nlmsg_type >> 8);
-	if (nfg.version != NFNETLINK_V0 || ntohs(nfg.res_id) != QNUM)
-		BAD("sent a message for queue %u (version %u), not %u",
-		    ntohs(nfg.res_id), nfg.version, QNUM);
-	if (!sent_attrs(m, msg, mlen, type, tb, tlen, dry))
-		return;
-	memcpy(&vh, tb[NFQA_VERDICT_HDR], sizeof(vh));
-	v.verdict = ntohl(vh.verdict);
-	id = ntohl(vh.id);
-	if ((v.verdict & 0xff) > KV_MAX || v.verdict == KV_STOLEN)
-		BAD("sent verdict %#x for id %u: the kernel says EINVAL",
-		    v.verdict, id);
-	if (tb[NFQA_MARK]) {
-		v.has_mark = true;
-		memcpy(&v.mark, tb[NFQA_MARK], 4);
-		v.mark = ntohl(v.mark);
-	}
-	if (tb[NFQA_PRIORITY]) {
-		v.has_prio = true;
-		memcpy(&v.prio, tb[NFQA_PRIORITY], 4);
-		v.prio = ntohl(v.prio);
-	}
-	if (tb[NFQA_PAYLOAD]) {
-		v.has_payload = true;
-		v.plen = (uint8_t)tlen[NFQA_PAYLOAD];
-		memcpy(v.payload, tb[NFQA_PAYLOAD], v.plen);
-	}
-	if (type != NFQNL_MSG_VERDICT && type != NFQNL_MSG_VERDICT_BATCH)
-		BAD("sent message type %d on a detached queue", type);
-	if (type == NFQNL_MSG_VERDICT_BATCH && (v.has_payload || v.has_prio))
-		BAD("sent a batch verdict with a payload or priority");
-#undef BAD
-	if (dry) {
-		note_failed(m, type, id);
-		return;
-	}
-	if (type == NFQNL_MSG_VERDICT) {
-		m->single_msgs++;
-		r = kernel_verdict(m, id, &v);
-	} else {
-		m->batch_msgs++;
-		r = kernel_batch(m, id, &v);
-	}
-	if (r || (nlh.nlmsg_flags & NLM_F_ACK))
-		push_reply(m, &nlh, r);
-}
-
-/* A datagram the library sent: every message, lengths checked strictly. */
-static void kernel_rx(struct model *m, const uint8_t *buf, size_t len,
-		      bool dry)
-{
-	size_t off = 0;
-
-	while (off < len) {
-		struct nlmsghdr nlh;
-		size_t adv;
-
-		if (len - off < sizeof(nlh)) {
-			if (!dry)
-				mfail(m, "sent a datagram with %zu stray bytes "
-				     "after its last message", len - off);
-			return;
-		}
-		memcpy(&nlh, buf + off, sizeof(nlh));
-		if (nlh.nlmsg_len < NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct nfgenmsg)) ||
-		    nlh.nlmsg_len > len - off) {
-			if (!dry)
-				mfail(m, "sent a message with nlmsg_len %u at "
-				     "offset %zu of a %zu-byte datagram",
-				     nlh.nlmsg_len, off, len);
-			return;
-		}
-		kernel_msg(m, buf + off, nlh.nlmsg_len, dry);
-		adv = NLMSG_ALIGN(nlh.nlmsg_len);
-		off += adv < len - off ? adv : len - off;
-	}
-}
+static const struct km_ops model_ops = {
+	.apply = apply,
+	.enoent = enoent,
+	.fail = wrong,
+	.answer = answer,
+};
 
 static int send_fault(struct model *m)
 {
@@ -1200,46 +988,29 @@ static ssize_t model_sendmsg(void *data, int fd, const struct msghdr *msg,
 			     int flags)
 {
 	struct model *m = data;
-	const struct sockaddr_nl *to = msg->msg_name;
-	size_t len = 0, off = 0, i;
-	uint8_t *buf;
+	ssize_t r;
 	int err;
 
 	(void)fd;
 	(void)flags;
-	for (i = 0; i < msg->msg_iovlen; i++)
-		len += msg->msg_iov[i].iov_len;
-	buf = malloc(len ? len : 1);
-	if (!buf)
-		abort();
-	for (i = 0; i < msg->msg_iovlen; i++) {
-		memcpy(buf + off, msg->msg_iov[i].iov_base,
-		       msg->msg_iov[i].iov_len);
-		off += msg->msg_iov[i].iov_len;
-	}
 	pthread_mutex_lock(&m->mu);
-	if (to && (msg->msg_namelen < sizeof(*to) ||
-		   to->nl_family != AF_NETLINK || to->nl_pid != 0))
-		mfail(m, "verdicts sent to someone else than the kernel");
 	err = send_fault(m);
 	m->last_send_failed = err != 0;
 	if (err) {
 		m->sends_failed++;
 		if (m->in_close)
 			m->close_sends_failed++;
-		kernel_rx(m, buf, len, true);
-		ev(m, "sendmsg of %zu bytes fails: %s", len, strerror(err));
+		km_sendmsg(&m->km, msg, KM_FAILED);
+		ev(m, "sendmsg fails: %s", strerror(err));
 		pthread_mutex_unlock(&m->mu);
-		free(buf);
 		errno = err;
 		return -1;
 	}
 	m->sends_ok++;
-	ev(m, "sendmsg of %zu bytes", len);
-	kernel_rx(m, buf, len, false);
+	ev(m, "sendmsg");
+	r = km_sendmsg(&m->km, msg, KM_APPLY);
 	pthread_mutex_unlock(&m->mu);
-	free(buf);
-	return (ssize_t)len;
+	return r;
 }
 
 static uint64_t model_now_ns(void *data)
@@ -1276,7 +1047,7 @@ static unsigned int held_count(const struct model *m, unsigned int *expired)
 
 		if (k->kind != K_GOOD || !k->delivered || k->rejected)
 			continue;
-		if (!k->applied)
+		if (!KP(m, k)->applied)
 			n++;
 		else if (k->expired && k->app == A_NONE)
 			(*expired)++;
@@ -1439,7 +1210,7 @@ static void skipped(struct model *m, unsigned int upto, const struct mpkt *by,
 			return;
 		} else {
 			mfail(m, "id %u waits in the ready list, but "
-			      "nfqb_ready_pop() has nothing more to hand out",
+			      "nfqb_book_serve() has nothing more to hand out",
 			      k->id);
 			return;
 		}
@@ -1456,7 +1227,7 @@ static unsigned int pop_some(struct model *m, struct nfqb_queue *q,
 
 	if (max > 64)
 		max = 64;
-	n = nfqb_ready_pop(&q->rx, vec, max);
+	n = nfqb_book_serve(q, 0, vec, max);
 	pthread_mutex_lock(&m->mu);
 	for (i = 0; i < m->n; i++)
 		any_final |= m->p[i].finalized_ready;
@@ -1483,9 +1254,9 @@ static unsigned int pop_some(struct model *m, struct nfqb_queue *q,
 			     "packets of the ready list before" : "");
 			break;
 		}
-		if (k->applied && !k->expired) {
+		if (KP(m, k)->applied && !k->expired) {
 			mfail(m, "handed out id %u after the kernel got its "
-			     "verdict (%s)", id, dec_str(&k->got, st, sizeof(st)));
+			     "verdict (%s)", id, km_dec_str(&KP(m, k)->got, st, sizeof(st)));
 			break;
 		}
 		/* the ready list is in id order */
@@ -1496,7 +1267,7 @@ static unsigned int pop_some(struct model *m, struct nfqb_queue *q,
 		k->in_ready = false;
 		k->popped = true;
 		k->view = vec[i];
-		if (!k->applied && !view_intact(k)) {
+		if (!KP(m, k)->applied && !view_intact(k)) {
 			mfail(m, "the view handed out for id %u is not its "
 			     "message", id);
 			break;
@@ -1524,15 +1295,15 @@ static bool finish_decision(struct model *m, struct mpkt *k, int how,
 	char d[96], g[96];
 
 	if (ret == 0) {
-		if (k->applied && !dec_eq(&k->got, &k->d))
+		if (KP(m, k)->applied && !km_dec_eq(&KP(m, k)->got, &k->d))
 			mfail(m, "id %u: %s(%s) returned 0, but the kernel had "
 			     "already got %s for it: the decision is lost",
-			     k->id, call_names[how], dec_str(&k->d, d, sizeof(d)),
-			     dec_str(&k->got, g, sizeof(g)));
+			     k->id, call_names[how], km_dec_str(&k->d, d, sizeof(d)),
+			     km_dec_str(&KP(m, k)->got, g, sizeof(g)));
 		k->app = A_DECIDED;
 		k->decided_at = now;
 		ev(m, "application decides id %u: %s (%s)", k->id,
-		   dec_str(&k->d, d, sizeof(d)), call_names[how]);
+		   km_dec_str(&k->d, d, sizeof(d)), call_names[how]);
 		return true;
 	}
 	if (ret == -1 && e == ETIMEDOUT) {
@@ -1540,10 +1311,10 @@ static bool finish_decision(struct model *m, struct mpkt *k, int how,
 			mfail(m, "id %u: %s() refused with ETIMEDOUT %.3f ms after "
 			     "it arrived (verdict timeout %u ms)", k->id,
 			     call_names[how], ms_of(now - k->arrival), m->tmo_ms);
-		else if (k->applied && !is_default(m, &k->got))
+		else if (KP(m, k)->applied && !km_is_default(&KP(m, k)->got, m->dflt))
 			mfail(m, "id %u: %s() refused with ETIMEDOUT, but the "
 			     "kernel got %s", k->id, call_names[how],
-			     dec_str(&k->got, g, sizeof(g)));
+			     km_dec_str(&KP(m, k)->got, g, sizeof(g)));
 		k->app = A_TIMEDOUT;
 		k->expired = true;
 		k->decided_at = now;
@@ -1593,7 +1364,7 @@ static void main_decide(struct model *m, struct nfqb_queue *q, bool any)
 	k->d = c.d;
 	/* the buffer is the application's until its verdict (unless the
 	 * timeout may have given it back) */
-	check = !k->applied && !timeout_ok(m, k, mnow(m));
+	check = !KP(m, k)->applied && !timeout_ok(m, k, mnow(m));
 	pthread_mutex_unlock(&m->mu);
 	if (check && !view_intact(k))
 		mfail(m, "id %u: its view changed while the application held "
@@ -1662,20 +1433,20 @@ static bool batch_range(struct model *m, uint32_t max, unsigned int *ns,
 		if (k->kind != K_GOOD || !k->delivered || k->rejected ||
 		    nfqb_id_after(k->id, max))
 			continue;
-		if ((k->app == A_NONE && !k->applied && timeout_ok(m, k, mnow(m))) ||
+		if ((k->app == A_NONE && !KP(m, k)->applied && timeout_ok(m, k, mnow(m))) ||
 		    (k->handed_off && (k->app == A_NONE || k->app == A_DECIDING)) ||
 		    (k->in_ready && atomic_load(&m->allocs_failed)))
 			return false;
-		if (k->popped && k->app == A_NONE && !k->applied)
+		if (k->popped && k->app == A_NONE && !KP(m, k)->applied)
 			(*ns)++;
-		if (k->in_ready && !k->applied)
+		if (k->in_ready && !KP(m, k)->applied)
 			(*nr)++;
 	}
 	return true;
 }
 
 /* nfqb_verdict_batch() finalized these (model mutex held). */
-static void batch_record(struct model *m, uint32_t max, const struct dec *d,
+static void batch_record(struct model *m, uint32_t max, const struct km_dec *d,
 			 bool ready_too)
 {
 	unsigned int i;
@@ -1684,7 +1455,7 @@ static void batch_record(struct model *m, uint32_t max, const struct dec *d,
 		struct mpkt *k = &m->p[i];
 
 		if (k->kind != K_GOOD || !k->delivered || k->rejected ||
-		    k->applied || nfqb_id_after(k->id, max))
+		    KP(m, k)->applied || nfqb_id_after(k->id, max))
 			continue;
 		if (k->popped && k->app == A_NONE) {
 			add_dead(m->dead, m->dead_id, &m->ndead, &m->rs, k->view,
@@ -1705,7 +1476,7 @@ static void batch_record(struct model *m, uint32_t max, const struct dec *d,
 static void main_batch(struct model *m, struct nfqb_queue *q)
 {
 	unsigned int i, ns, nr, af0 = atomic_load(&m->allocs_failed);
-	struct dec d = { 0 };
+	struct km_dec d = { 0 };
 	uint32_t max;
 	char b[96];
 	int ret, e;
@@ -1738,7 +1509,7 @@ static void main_batch(struct model *m, struct nfqb_queue *q)
 	e = errno;
 	pthread_mutex_lock(&m->mu);
 	ev(m, "application: nfqb_verdict_batch(max %u, %s) = %d (holds %u, "
-	   "%u in the ready list)", max, dec_str(&d, b, sizeof(b)), ret, ns, nr);
+	   "%u in the ready list)", max, km_dec_str(&d, b, sizeof(b)), ret, ns, nr);
 	if (ret < 0 && e == ENOMEM && atomic_load(&m->allocs_failed) != af0)
 		;	/* refused, nothing changed */
 	else if (ret < 0 && !(e == ENOENT && ns == 0))
@@ -1764,7 +1535,7 @@ static bool owed(const struct model *m, const struct mpkt *k,
 {
 	uint64_t lat = m->latency_us * 1000ull, tmo = m->tmo_ms * MS;
 
-	if (!k->queued || !k->delivered)
+	if (!KP(m, k)->queued || !k->delivered)
 		return false;
 	if (unreadable(k)) {
 		if (!k->gap_closed_at)
@@ -1819,7 +1590,7 @@ static void check_truth(struct model *m, struct nfqb_queue *q)
 		const struct mpkt *k = &m->p[i];
 		uint64_t eff;
 
-		if (k->delivered && unreadable(k) && !k->applied &&
+		if (k->delivered && unreadable(k) && !KP(m, k)->applied &&
 		    open_gap(m, i))
 			open = true;
 		if (k->in_ready && atomic_load(&m->allocs_failed))
@@ -1842,7 +1613,7 @@ static void check_truth(struct model *m, struct nfqb_queue *q)
 	if (ko && nt != 0) {
 		mfail(m, "nfqb_queue_next_timeout() = %d after nfqb_flush(), but "
 		     "id %u (%s; %s) is overdue: the library must run now%s", nt,
-		     ko->id, kstate(ko, st, sizeof(st)), wb, ko->failed_sends ? " (a verdict for it was in "
+		     ko->id, kstate(ko, st, sizeof(st)), wb, KP(m, ko)->failed_sends ? " (a verdict for it was in "
 		     "a failed sendmsg)" : "");
 	} else if (!ko && kb) {
 		lim = (best - now + MS - 1) / MS;
@@ -1850,7 +1621,7 @@ static void check_truth(struct model *m, struct nfqb_queue *q)
 			mfail(m, "nfqb_queue_next_timeout() = %d, but id %u (%s; "
 			     "%s) is due in %.3f ms%s", nt, kb->id,
 			     kstate(kb, st, sizeof(st)), wb,
-			     ms_of(best - now), kb->failed_sends ? " (a verdict "
+			     ms_of(best - now), KP(m, kb)->failed_sends ? " (a verdict "
 			     "for it was in a failed sendmsg)" : "");
 	} else if (!any && !open && !unsure && nt != -1) {
 		mfail(m, "nfqb_queue_next_timeout() = %d with nothing pending "
@@ -1876,10 +1647,10 @@ static void check_owed(struct model *m)
 
 		if (!owed(m, k, &run_by, &done_by, &what) || done_by > now)
 			continue;
-		if (k->failed_sends)
+		if (KP(m, k)->failed_sends)
 			snprintf(note, sizeof(note), "; a verdict for it was "
-				 "in %u failed sendmsg call%s", k->failed_sends,
-				 k->failed_sends > 1 ? "s" : "");
+				 "in %u failed sendmsg call%s", KP(m, k)->failed_sends,
+				 KP(m, k)->failed_sends > 1 ? "s" : "");
 		mfail(m, "id %u (%s) is owed a verdict since %.3f ms ago, and "
 		     "the kernel still has none after two nfqb_flush() calls "
 		     "with working sends%s", k->id, kstate(k, st, sizeof(st)),
@@ -2044,14 +1815,14 @@ static void expectations(struct model *m, struct expect *x)
 	for (i = 0; i < m->n; i++) {
 		const struct mpkt *k = &m->p[i];
 
-		if (!k->applied || !is_default(m, &k->got))
+		if (!KP(m, k)->applied || !km_is_default(&KP(m, k)->got, m->dflt))
 			continue;
 		if (k->kind == K_GOOD && k->expired)
 			x->timeouts++;
 		else if (k->kind == K_MALFORMED || k->kind == K_TRUNC ||
 			 (k->kind == K_GOOD && k->rejected)) {
 			x->unseen++;
-			x->unseen_batch += k->by_batch;
+			x->unseen_batch += KP(m, k)->by_batch;
 		}
 	}
 	x->gap = m->gap_verdicts;
@@ -2063,8 +1834,8 @@ static void expectations(struct model *m, struct expect *x)
 	x->enoent = m->enoent_dlv;
 	x->sends_failed = m->sends_failed;
 	x->unabsorbed = m->unabsorbed;
-	x->single = m->single_msgs;
-	x->batch = m->batch_msgs;
+	x->single = m->km.singles;
+	x->batch = m->km.batches;
 	x->allocs_failed = atomic_load(&m->allocs_failed);
 }
 
@@ -2153,12 +1924,12 @@ static void final_check(struct model *m)
 		if (k->kind == K_LOST)
 			continue;
 		kstate(k, st, sizeof(st));
-		if (!k->applied) {
+		if (!KP(m, k)->applied) {
 			if (unreadable(k) && k->delivered && open_gap(m, i))
 				continue;	/* dropped at unbind */
 			mfail(m, "id %u (%s) was left queued after "
 			     "nfqb_queue_close(): it never got a verdict%s%s",
-			     k->id, st, k->failed_sends ?
+			     k->id, st, KP(m, k)->failed_sends ?
 			     " (its verdict was in a failed sendmsg)" : "",
 			     m->close_sends_failed ? " (sends failed during "
 			     "close, each alone)" : "");
@@ -2166,13 +1937,13 @@ static void final_check(struct model *m)
 		}
 		if (k->kind == K_GOOD && !k->rejected &&
 		    (k->app == A_DECIDED || k->app == A_BATCHED)) {
-			if (!dec_eq(&k->got, &k->d))
+			if (!km_dec_eq(&KP(m, k)->got, &k->d))
 				mfail(m, "id %u: decided %s, got %s", k->id,
-				     dec_str(&k->d, d, sizeof(d)),
-				     dec_str(&k->got, g, sizeof(g)));
-		} else if (!is_default(m, &k->got)) {
+				     km_dec_str(&k->d, d, sizeof(d)),
+				     km_dec_str(&KP(m, k)->got, g, sizeof(g)));
+		} else if (!km_is_default(&KP(m, k)->got, m->dflt)) {
 			mfail(m, "id %u (%s) got %s, not the default", k->id,
-			     st, dec_str(&k->got, g, sizeof(g)));
+			     st, km_dec_str(&KP(m, k)->got, g, sizeof(g)));
 		}
 	}
 }
@@ -2358,6 +2129,7 @@ static struct model *model_new(const struct scen *sc, unsigned long seed)
 	m->rs = splitmix(seed) | 1;
 	m->fs = splitmix(seed ^ 0x5eedf00dull) | 1;
 	m->trace = getenv("NFQB_TRACE") != NULL;
+	km_init(&m->km, QNUM, &model_ops, m);
 	pthread_mutex_init(&m->mu, NULL);
 	pthread_mutex_init(&m->logmu, NULL);
 	pthread_cond_init(&m->cv, NULL);
@@ -2378,6 +2150,7 @@ static struct model *model_new(const struct scen *sc, unsigned long seed)
 static void model_free(struct model *m)
 {
 	nfqbt_seam_install(NULL);
+	km_free(&m->km);
 	while (m->fh != m->ft)
 		free(m->fifo[m->fh++ % FIFO_CAP].buf);
 	pthread_cond_destroy(&m->cv);
@@ -2426,7 +2199,7 @@ static void finish_case(struct model *m, struct nfqb_queue *q)
 	ev(m, "so far: %u sends, %u failed (%u calls ended on a failure), %u "
 	   "allocations failed, %u verdict and %u batch messages", m->sends_ok,
 	   m->sends_failed, m->unabsorbed, atomic_load(&m->allocs_failed),
-	   m->single_msgs, m->batch_msgs);
+	   m->km.singles, m->km.batches);
 
 	/* close, with undecided packets (and sends failing now and then) */
 	pthread_mutex_lock(&m->mu);
@@ -2470,27 +2243,425 @@ static void run_case(const struct scen *sc, unsigned long seed)
 	model_free(m);
 }
 
-START_TEST(model_property)
+/*
+ * The random cases of a property run within CASES_BUDGET_S (a sanitizer on
+ * a loaded machine runs them many times slower than the test's time limit
+ * allows), at least CASES_MIN of them.
+ */
+#define CASES_BUDGET_S	120
+#define CASES_MIN	100
+
+static bool out_of_budget(time_t t0, unsigned long done)
 {
-	const struct scen *sc = &scens[_i];
+	return done >= CASES_MIN && time(NULL) - t0 >= CASES_BUDGET_S;
+}
+
+/*
+ * Run @one for consecutive seeds within the time budget: NFQB_SEED alone,
+ * or NFQB_CASES (default @dflt) from the clock's seed plus @salt.
+ */
+static void run_cases(const char *name, unsigned long salt,
+		      unsigned long dflt,
+		      void (*one)(const void *arg, unsigned long seed),
+		      const void *arg)
+{
 	unsigned long seed, i, n;
+	time_t t0 = time(NULL);
 
 	if (getenv("NFQB_SEED")) {
 		seed = env_ul("NFQB_SEED", 0);
 		n = 1;
 	} else {
-		seed = (unsigned long)time(NULL) * 16 + (unsigned long)_i * 1000003ul;
-		n = env_ul("NFQB_CASES", sc->cases);
+		seed = (unsigned long)time(NULL) * 16 + salt;
+		n = env_ul("NFQB_CASES", dflt);
 	}
 	fprintf(stderr, "test_model [%s]: %lu case%s, seeds %lu..%lu\n",
-		sc->name, n, n == 1 ? "" : "s", seed, seed + n - 1);
+		name, n, n == 1 ? "" : "s", seed, seed + n - 1);
+	for (i = 0; i < n && !out_of_budget(t0, i); i++)
+		one(arg, seed + i);
+	if (i < n)
+		fprintf(stderr, "test_model [%s]: time budget: %lu of %lu "
+			"cases\n", name, i, n);
+}
+
+static void scen_case(const void *arg, unsigned long seed)
+{
+	run_case(arg, seed);
+}
+
+START_TEST(model_property)
+{
+	const struct scen *sc = &scens[_i];
+
 	counter_err[0] = 0;
-	for (i = 0; i < n; i++)
-		run_case(sc, seed + i);
+	run_cases(sc->name, (unsigned long)_i * 1000003ul, sc->cases,
+		  scen_case, sc);
 	if (counter_err[0]) {
 		fprintf(stderr, "\ntest_model %s\n", counter_err);
 		ck_abort_msg("%s", counter_err);
 	}
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Scenarios: exact cases, the same model of the kernel                 */
+
+/* What the application decided of a packet, to hold the kernel's against. */
+struct scn_pkt {
+	struct nfqb_packet *view;
+	bool decided;
+	bool expired;		/* the library's default is expected */
+	struct km_dec d;
+};
+
+#define SCN_MAX		512
+
+struct scn {
+	struct kmodel km;	/* the kernel's queue, at the same index */
+	struct nfqb_queue *q;
+	struct scn_pkt p[SCN_MAX];
+};
+
+static void scn_apply(struct kmodel *km, struct km_pkt *k,
+		      const struct km_dec *v, bool batch, uint32_t max)
+{
+	const struct scn_pkt *sp = &((struct scn *)km->data)->p[k - km->p];
+
+	(void)v;
+	(void)batch;
+	(void)max;
+	ck_assert_msg(sp->decided || sp->expired,
+		      "id %u verdicted before it was decided", k->id);
+}
+
+static void scn_enoent(struct kmodel *km, uint32_t id, const struct km_dec *v,
+		       bool batch)
+{
+	(void)km;
+	(void)v;
+	ck_abort_msg("%s to id %u: ENOENT", batch ? "batch" : "verdict", id);
+}
+
+static void scn_wrong(struct kmodel *km, const char *msg)
+{
+	(void)km;
+	ck_abort_msg("%s", msg);
+}
+
+static const struct km_ops scn_ops = {
+	.apply = scn_apply,
+	.enoent = scn_enoent,
+	.fail = scn_wrong,
+};
+
+static ssize_t scn_send(void *data, int fd, const struct msghdr *msg,
+			int flags)
+{
+	(void)fd;
+	(void)flags;
+	return km_sendmsg(&((struct scn *)data)->km, msg, KM_APPLY);
+}
+
+static struct scn *scn_new(unsigned int nbuf)
+{
+	struct scn *s = calloc(1, sizeof(*s));
+	struct nfqb_seam seam = { .sendmsg = scn_send };
+
+	ck_assert_ptr_nonnull(s);
+	seam.data = s;
+	km_init(&s->km, QNUM, &scn_ops, s);
+	s->q = nfqbt_queue_detached(QNUM, nbuf);
+	ck_assert_ptr_nonnull(s->q);
+	nfqbt_seam_install(&seam);
+	return s;
+}
+
+static void scn_free(struct scn *s)
+{
+	ck_assert_int_eq(nfqb_queue_close(s->q), 0);
+	nfqbt_seam_install(NULL);
+	km_free(&s->km);
+	free(s);
+}
+
+/* The kernel queues @id; the library reads it and hands it out. */
+static void scn_arrive(struct scn *s, uint32_t id)
+{
+	unsigned int i = km_add(&s->km, id, true);
+	struct nlb b;
+
+	ck_assert_uint_lt(i, SCN_MAX);
+	nlb_simple_packet(&b, QNUM, id, 28);
+	ck_assert_int_eq(nfqbt_rx_inject(s->q, b.buf, b.len, 0, 0), 0);
+	ck_assert_uint_eq(nfqb_book_serve(s->q, 0, &s->p[i].view, 1), 1);
+	ck_assert_uint_eq(nfqb_pkt_id(s->p[i].view), id);
+}
+
+/* The application decides packet @i (@mark, if @has_mark). */
+static void scn_decide(struct scn *s, unsigned int i, uint32_t verdict,
+		       bool has_mark, uint32_t mark)
+{
+	struct scn_pkt *sp = &s->p[i];
+
+	sp->decided = true;
+	sp->d = (struct km_dec){ .verdict = verdict, .has_mark = has_mark,
+				 .mark = mark };
+	if (has_mark)
+		ck_assert_int_eq(nfqb_verdict_mark(sp->view, verdict, mark), 0);
+	else
+		ck_assert_int_eq(nfqb_verdict(sp->view, verdict), 0);
+}
+
+/* Every packet has its verdict: its decision, or the default @dflt. */
+static void scn_done(struct scn *s, uint32_t dflt)
+{
+	unsigned int i;
+	char want[96], got[96];
+
+	for (i = 0; i < s->km.n; i++) {
+		const struct km_pkt *k = &s->km.p[i];
+		const struct scn_pkt *sp = &s->p[i];
+
+		ck_assert_msg(k->applied, "id %u never verdicted", k->id);
+		if (sp->expired)
+			ck_assert_msg(km_is_default(&k->got, dflt),
+				      "id %u got %s, not the default", k->id,
+				      km_dec_str(&k->got, got, sizeof(got)));
+		else
+			ck_assert_msg(km_dec_eq(&k->got, &sp->d),
+				      "id %u got %s, decided %s", k->id,
+				      km_dec_str(&k->got, got, sizeof(got)),
+				      km_dec_str(&sp->d, want, sizeof(want)));
+	}
+}
+
+/* An all-accept stream decided in order goes as one batch per flush; a
+ * decision behind an undecided packet is held. */
+START_TEST(batch_and_hold)
+{
+	struct scn *s = scn_new(64);
+	struct nfqb_stats st;
+	unsigned int i;
+
+	/* held decisions stay held however slow the machine (a sanitizer):
+	 * the latency bound is not what this test is about */
+	ck_assert_int_eq(nfqb_queue_set_latency(s->q, 60000000), 0);
+	for (i = 0; i < 10; i++)
+		scn_arrive(s, 100 + i);
+	/* decide 0..3 and 5..9; 4 stays undecided */
+	for (i = 0; i < 10; i++)
+		if (i != 4)
+			scn_decide(s, i, NFQB_ACCEPT, false, 0);
+	ck_assert_int_eq(nfqb_flush(s->q), 1);	/* one batch: ids 100..103 */
+	ck_assert_uint_eq(s->km.batches, 1);
+	for (i = 0; i < 4; i++)
+		ck_assert(s->km.p[i].applied);
+	for (i = 5; i < 10; i++)
+		ck_assert(!s->km.p[i].applied);	/* held behind 104 */
+	scn_decide(s, 4, NFQB_DROP, false, 0);
+	ck_assert_int_eq(nfqb_verdict(s->p[4].view, NFQB_DROP), -1);
+	ck_assert_int_eq(errno, EALREADY);
+	/* 104 alone (single drop), then one batch 105..109 */
+	ck_assert_int_eq(nfqb_flush(s->q), 2);
+	ck_assert_uint_eq(s->km.batches, 2);
+	scn_done(s, NFQB_ACCEPT);
+	nfqb_queue_stats(s->q, &st, sizeof(st));
+	ck_assert_uint_eq(st.batch_msgs, 2);
+	ck_assert_uint_eq(st.batch_packets, 9);
+	ck_assert_uint_eq(st.verdict_msgs, 1);
+	ck_assert_uint_eq(st.accepted, 9);
+	ck_assert_uint_eq(st.dropped, 1);
+	ck_assert_uint_eq(st.outstanding, 0);
+	scn_free(s);
+}
+END_TEST
+
+/* An adopted queue (nfqb_queue_adopt()): packets 90..99 of the previous
+ * owner, which died before deciding them, are still in the kernel queue.
+ * The new owner's decisions (accept with a mark) for 100..109 must not
+ * reach them: one default batch up to 99 comes first. A queue not
+ * adopted (nothing before its first packet) sends no such batch. */
+START_TEST(adopted_orphans)
+{
+	struct scn *s = scn_new(64);
+	struct nfqb_stats st;
+	unsigned int i;
+
+	s->q->sk.adopted = true;
+	for (i = 0; i < 10; i++) {	/* the orphans: never seen by us */
+		km_add(&s->km, 90 + i, true);
+		s->p[i].expired = true;	/* expect the default verdict */
+	}
+	for (i = 0; i < 10; i++)
+		scn_arrive(s, 100 + i);
+	for (i = 10; i < 20; i++)
+		scn_decide(s, i, NFQB_ACCEPT, true, 7);
+	ck_assert_int_eq(nfqb_flush(s->q), 2);	/* orphans, then ours */
+	ck_assert_uint_eq(s->km.batches, 2);
+	scn_done(s, NFQB_ACCEPT);
+	nfqb_queue_stats(s->q, &st, sizeof(st));
+	ck_assert_uint_eq(st.outstanding, 0);
+	scn_free(s);
+
+	/* not adopted: one batch, ours */
+	s = scn_new(64);
+	for (i = 0; i < 10; i++)
+		scn_arrive(s, 100 + i);
+	for (i = 0; i < 10; i++)
+		scn_decide(s, i, NFQB_ACCEPT, false, 0);
+	ck_assert_int_eq(nfqb_flush(s->q), 1);
+	scn_done(s, NFQB_ACCEPT);
+	scn_free(s);
+}
+END_TEST
+
+/* The verdict timeout gives an undecided packet the default verdict; the
+ * application's late decision is refused with ETIMEDOUT. */
+START_TEST(timeout_default)
+{
+	struct scn *s = scn_new(64);
+	struct nfqb_stats st;
+
+	ck_assert_int_eq(nfqb_queue_set_default_verdict(s->q, NFQB_DROP), 0);
+	ck_assert_int_eq(nfqb_queue_set_verdict_timeout(s->q, 5), 0);
+	scn_arrive(s, 7);
+	ck_assert_int_eq(nfqb_loop_run_timers(s->q, nfqb_now_ns()), 0);
+	ck_assert(!s->km.p[0].applied);
+	s->p[0].expired = true;
+	ck_assert_int_eq(nfqb_loop_run_timers(s->q, nfqb_now_ns() + 6000000),
+			 0);
+	ck_assert(s->km.p[0].applied);
+	ck_assert_uint_eq(s->km.p[0].got.verdict, NFQB_DROP);
+	ck_assert_int_eq(nfqb_verdict(s->p[0].view, NFQB_ACCEPT), -1);
+	ck_assert_int_eq(errno, ETIMEDOUT);
+	nfqb_queue_stats(s->q, &st, sizeof(st));
+	ck_assert_uint_eq(st.timeouts, 1);
+	scn_done(s, NFQB_DROP);
+	scn_free(s);
+}
+END_TEST
+
+/* An explicit batch finalizes every undecided packet up to max id (around
+ * the 2^32 wrap); packets decided before keep their decision. */
+START_TEST(explicit_batch)
+{
+	struct scn *s = scn_new(64);
+	uint32_t mark = 77;
+	unsigned int i;
+
+	for (i = 0; i < 6; i++)
+		scn_arrive(s, 0xfffffffdu + i);	/* wraps after 3 */
+	scn_decide(s, 1, NFQB_DROP, false, 0);
+	for (i = 0; i < 5; i++) {
+		if (i == 1)
+			continue;
+		s->p[i].decided = true;
+		s->p[i].d = (struct km_dec){ .verdict = NFQB_ACCEPT,
+					     .has_mark = true, .mark = mark };
+	}
+	ck_assert_int_eq(nfqb_verdict_batch(s->q, 1, NFQB_ACCEPT, &mark), 4);
+	ck_assert_int_eq(nfqb_flush(s->q), 3);	/* batch, single, batch */
+	ck_assert(!s->km.p[5].applied);
+	ck_assert_int_eq(nfqb_verdict_batch(s->q, 1, NFQB_ACCEPT, NULL), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	scn_decide(s, 5, NFQB_ACCEPT, false, 0);
+	ck_assert_int_eq(nfqb_flush(s->q), 1);
+	scn_done(s, NFQB_ACCEPT);
+	scn_free(s);
+}
+END_TEST
+
+/* Decisions in order, all accept: far fewer messages than packets. */
+START_TEST(all_accept_ratio)
+{
+	struct scn *s = scn_new(SCN_MAX);
+	struct nfqb_stats st;
+	unsigned int i, j;
+
+	for (j = 0; j < 8; j++) {
+		for (i = 0; i < 64; i++)
+			scn_arrive(s, 1 + j * 64 + i);
+		for (i = 0; i < 64; i++)
+			scn_decide(s, j * 64 + i, NFQB_ACCEPT, false, 0);
+		ck_assert_int_eq(nfqb_flush(s->q), 1);
+	}
+	scn_done(s, NFQB_ACCEPT);
+	nfqb_queue_stats(s->q, &st, sizeof(st));
+	ck_assert_uint_eq(st.batch_msgs, 8);
+	ck_assert_uint_eq(st.send_calls, 8);
+	ck_assert_uint_eq(s->km.batches, 8);
+	scn_free(s);
+}
+END_TEST
+
+static bool scn_has(const struct scn *s, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->km.n; i++)
+		if (s->km.p[i].id == id)
+			return true;
+	return false;
+}
+
+/* A kernel that broke the monotonic-id contract: now and then an id not
+ * after the last one (still unique). Random arrivals (with ids never
+ * delivered), decisions in random order, flushes and latency-bound runs;
+ * every packet gets exactly its decision (per-packet verdicts from the
+ * first id out of order on). NFQB_SEED, NFQB_CASES as above. */
+static void nonmonotonic_case(unsigned long seed)
+{
+	struct scn *s = scn_new(SCN_MAX);
+	uint64_t rs = splitmix(seed) | 1;
+	unsigned int order[SCN_MAX], nund = 0, total;
+	uint32_t id = chance(&rs, 30) ? 0xffffffffu - rnd(&rs, 200) :
+		      (uint32_t)next64(&rs);
+
+	nfqb_queue_set_batch_limit(s->q, 1 + rnd(&rs, 80));
+	total = 1 + rnd(&rs, SCN_MAX - 1);
+	while (s->km.n < total || nund) {
+		unsigned int op = rnd(&rs, 100);
+
+		if (s->km.n < total && (op < 45 || !nund)) {
+			if (chance(&rs, 17))	/* ids never delivered */
+				id += 1 + rnd(&rs, 3);
+			if (chance(&rs, 2) &&	/* out of order */
+			    !scn_has(s, id - 1 - (op & 3)))
+				id = id - 1 - (op & 3);
+			while (scn_has(s, id))
+				id++;
+			order[nund++] = s->km.n;
+			scn_arrive(s, id++);
+		} else if (op < 85 && nund) {
+			unsigned int j = rnd(&rs, nund), k = order[j];
+
+			order[j] = order[--nund];
+			scn_decide(s, k, chance(&rs, 8) ? NFQB_DROP :
+				   NFQB_ACCEPT, chance(&rs, 40), rnd(&rs, 3));
+		} else if (op < 95) {
+			ck_assert_int_ge(nfqb_flush(s->q), 0);
+		} else {
+			/* the latency bound passes for held decisions */
+			ck_assert_int_eq(nfqb_loop_run_timers(s->q,
+					 nfqb_now_ns() + 10000000000ull), 0);
+		}
+	}
+	ck_assert_int_ge(nfqb_flush(s->q), 0);
+	ck_assert_int_ge(nfqb_loop_run_timers(s->q, nfqb_now_ns() +
+					      10000000000ull), 0);
+	scn_done(s, NFQB_ACCEPT);
+	scn_free(s);
+}
+
+static void nonmonotonic_one(const void *arg, unsigned long seed)
+{
+	(void)arg;
+	nonmonotonic_case(seed);
+}
+
+START_TEST(nonmonotonic_ids)
+{
+	run_cases("nonmonotonic_ids", 7777777ul, 1000, nonmonotonic_one, NULL);
 }
 END_TEST
 
@@ -2506,6 +2677,18 @@ int main(void)
 
 		tcase_set_timeout(tc, 600);
 		tcase_add_loop_test(tc, model_property, (int)i, (int)i + 1);
+		suite_add_tcase(s, tc);
+	}
+	{
+		TCase *tc = tcase_create("scenarios");
+
+		tcase_add_test(tc, batch_and_hold);
+		tcase_add_test(tc, adopted_orphans);
+		tcase_add_test(tc, timeout_default);
+		tcase_add_test(tc, explicit_batch);
+		tcase_add_test(tc, all_accept_ratio);
+		tcase_set_timeout(tc, 300);
+		tcase_add_test(tc, nonmonotonic_ids);
 		suite_add_tcase(s, tc);
 	}
 	sr = srunner_create(s);

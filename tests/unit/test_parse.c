@@ -386,7 +386,7 @@ START_TEST(test_full_rx)
 
 	build_full(&b, NFQB_FAMILY_IPV4, 1);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 1);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 1);
 	check_full(vec[0], nfqb_pkt_from_handle(vec[0])->slot->data);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 1);
@@ -527,7 +527,7 @@ START_TEST(test_minimal_rx)
 
 	nlb_simple_packet(&b, QN, 1, 0);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 1);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 1);
 	check_minimal(vec[0], 1);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 1);
@@ -957,7 +957,7 @@ static void expect_rejected(const char *name, struct nlb *b, size_t len)
 
 	r = rxq_open(QN);
 	inject(r.q, b, len, 0, 0);
-	ck_assert_msg(nfqb_ready_pop(&r.q->rx, vec, 2) == 0,
+	ck_assert_msg(nfqb_book_serve(r.q, 0, vec, 2) == 0,
 		      "%s: a packet came out", name);
 	st = qstats(r.q);
 	ck_assert_msg(st.rejected_malformed == 1,
@@ -1142,7 +1142,7 @@ START_TEST(test_rx_valid)
 
 	nlb_simple_packet(&b, QN, 0x100, 40);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 1);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 0x100);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 1);
@@ -1166,7 +1166,7 @@ START_TEST(test_rx_foreign)
 
 	nlb_simple_packet(&b, QN, 0x100, 40);
 	inject(r.q, &b, b.len, 1234, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 0);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 0);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 0);
 	ck_assert_uint_eq(st.rejected_foreign, 1);
@@ -1180,7 +1180,7 @@ START_TEST(test_rx_foreign)
 	ck_assert_uint_eq(r.cap->n, 0);
 	/* the queue still works */
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 1);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 1);
 	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
 	ck_assert_uint_eq(rxq_close(&r), 1);
 }
@@ -1195,7 +1195,7 @@ START_TEST(test_rx_other_queue)
 
 	nlb_simple_packet(&b, QN + 1, 0x100, 40);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 0);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 0);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 0);
 	ck_assert_uint_eq(st.rejected_malformed, 1);
@@ -1214,7 +1214,7 @@ static void truncated(uint32_t defv)
 	build_full(&b, 2, 1);
 	/* what recvmsg gave: the first 100 bytes, header intact */
 	inject(r.q, &b, 100, 0, MSG_TRUNC);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 0);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 0);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.rejected_truncated, 1);
 	ck_assert_uint_eq(st.packets, 0);
@@ -1250,7 +1250,7 @@ START_TEST(test_rx_truncated_no_hdr)
 
 	build_full(&b, 2, 1);
 	inject(r.q, &b, 28, 0, MSG_TRUNC);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 0);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 0);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.rejected_truncated, 1);
 	ck_assert_int_ge(nfqb_flush(r.q), 0);
@@ -1286,7 +1286,7 @@ START_TEST(test_rx_error_enoent)
 
 	build_error(&b, -ENOENT, 36);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 0);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 0);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.kernel_errors, 1);
 	ck_assert_uint_eq(st.enoent_errors, 1);
@@ -1320,7 +1320,7 @@ START_TEST(test_rx_error_enoent)
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.kernel_errors, 2);
 	ck_assert_uint_eq(st.rejected_foreign, 1);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 0);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 0);
 	ck_assert_uint_eq(rxq_close(&r), 0);
 }
 END_TEST
@@ -1338,7 +1338,7 @@ START_TEST(test_rx_two_in_one)
 	ck_assert_uint_eq(b.len % 4, 0);
 	nlb_raw(&b, b2.buf, b2.len);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 2);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 2);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 20);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[1]), 21);
 	ck_assert_ptr_nonnull(nfqb_pkt_payload(vec[0], &len));
@@ -1370,7 +1370,7 @@ START_TEST(test_rx_mixed)
 	mal_no_hdr(&m);
 	nlb_raw(&b, m.buf, m.len);
 	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 1);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 30);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 1);
@@ -1396,7 +1396,7 @@ START_TEST(test_rx_second_past_end)
 	nlb_simple_packet(&b2, QN, 41, 64);
 	nlb_raw(&b, b2.buf, b2.len);
 	inject(r.q, &b, first + 20, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 1);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 40);
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.packets, 1);
@@ -1422,7 +1422,7 @@ START_TEST(test_rx_ids_backwards)
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.fallbacks, 1);
 	ck_assert_uint_eq(st.packets, 2);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 2);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 2);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 10);
 	ck_assert_uint_eq(nfqb_pkt_id(vec[1]), 5);
 	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
@@ -1451,7 +1451,7 @@ START_TEST(test_rx_ids_wrap)
 	ck_assert(!nfqb_queue_fallback(r.q));
 	st = qstats(r.q);
 	ck_assert_uint_eq(st.fallbacks, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&r.q->rx, vec, 4), 2);
+	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 2);
 	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_verdict(vec[1], NFQB_ACCEPT), 0);
 	ck_assert_uint_eq(rxq_close(&r), 1);
@@ -1479,14 +1479,14 @@ START_TEST(test_rx_no_buffer)
 	errno = 0;
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), -1);
 	ck_assert_int_eq(errno, EAGAIN);
-	n = nfqb_ready_pop(&q->rx, vec, 20);
+	n = nfqb_book_serve(q, 0, vec, 20);
 	ck_assert_uint_eq(n, 4);
 	for (i = 0; i < n; i++)
 		ck_assert_int_eq(nfqb_verdict(vec[i], NFQB_ACCEPT), 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
 	/* buffers back: accepted again */
 	inject(q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, vec, 20), 1);
+	ck_assert_uint_eq(nfqb_book_serve(q, 0, vec, 20), 1);
 	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	free(cap);

@@ -2,9 +2,10 @@
 /*
  * The planner (lib/plan.c) on hand-made books: exactly which messages it
  * plans, in which order, for each shape of decided / undecided / gap; and
- * the transport (lib/tx.c) through the test seam: a failed send releases
- * nothing and sends nothing that covers its decisions, the retry sends
- * them in order before any later batch.
+ * the transport (lib/tx.c) through the test seam, against the model of the
+ * kernel's queue (kmodel.h): a failed send releases nothing and sends
+ * nothing that covers its decisions, the retry sends them in order before
+ * any later batch.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -15,8 +16,8 @@
 #include "testq.h"
 #include "parse.h"
 #include "plan.h"
+#include "kmodel.h"
 #include "nlbuild.h"
-#include "txhook.h"
 
 #define U	0xffffffffu	/* undecided */
 #define MAXE	32
@@ -208,55 +209,80 @@ START_TEST(test_plan_single_and_default)
 }
 END_TEST
 
-/* --- The transport through the seam ------------------------------------- */
+/* --- The transport through the seam, against the kernel's queue ------- */
 
-struct sent {
-	unsigned int fail;	/* fail this many sends */
-	unsigned int calls;
-	/* every message the "kernel" took: type, id, verdict */
-	unsigned int n;
-	uint8_t type[256];
-	uint32_t id[256], verdict[256];
-};
+static struct kmodel km;
+static unsigned int fail_sends;	/* fail the next this many sends */
 
-static int kernel_take(struct nfqb_queue *q, const void *buf, size_t len,
-		       void *data)
+static void km_wrong(struct kmodel *m, const char *msg)
 {
-	struct sent *s = data;
-	size_t off = 0;
+	(void)m;
+	ck_abort_msg("%s", msg);
+}
 
-	(void)q;
-	s->calls++;
-	if (s->fail) {
-		s->fail--;
+static const struct km_ops plan_ops = { .fail = km_wrong };
+
+static ssize_t plan_send(void *data, int fd, const struct msghdr *msg,
+			 int flags)
+{
+	(void)data;
+	(void)fd;
+	(void)flags;
+	if (fail_sends) {
+		fail_sends--;
+		km_sendmsg(&km, msg, KM_FAILED);
 		errno = ENOBUFS;
 		return -1;
 	}
-	while (off + sizeof(struct nlmsghdr) <= len) {
-		const struct nlmsghdr *nlh = (const void *)((const char *)buf + off);
-		const struct nfqnl_msg_verdict_hdr *vh =
-			(const void *)((const char *)nlh + NLMSG_HDRLEN +
-				       NLMSG_ALIGN(sizeof(struct nfgenmsg)) + 4);
-
-		ck_assert_uint_lt(s->n, 256);
-		s->type[s->n] = nlh->nlmsg_type & 0xff;
-		s->id[s->n] = ntohl(vh->id);
-		s->verdict[s->n] = ntohl(vh->verdict);
-		s->n++;
-		off += NLMSG_ALIGN(nlh->nlmsg_len);
-	}
-	return 0;
+	return km_sendmsg(&km, msg, KM_APPLY);
 }
 
+/* The kernel of queue @qnum takes what the library sends. */
+static void kernel_on(uint16_t qnum)
+{
+	struct nfqb_seam s = { .sendmsg = plan_send };
+
+	km_init(&km, qnum, &plan_ops, NULL);
+	fail_sends = 0;
+	nfqbt_seam_install(&s);
+}
+
+static void kernel_off(void)
+{
+	nfqbt_seam_install(NULL);
+	km_free(&km);
+}
+
+/* The kernel queued packet @id; the library reads it and hands it out. */
 static struct nfqb_packet *rx_one(struct nfqb_queue *q, uint32_t id)
 {
 	struct nfqb_packet *p;
 	struct nlb b;
 
+	km_add(&km, id, true);
 	nlb_simple_packet(&b, 9, id, 20);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &p, 1), 1);
+	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p, 1), 1);
 	return p;
+}
+
+/* Message @i the kernel took was of @type, for @id, with @verdict. */
+static void took(unsigned int i, uint8_t type, uint32_t id, uint32_t verdict)
+{
+	ck_assert_uint_lt(i, km.nlog);
+	ck_assert_uint_eq(km.log[i].type, type);
+	ck_assert_uint_eq(km.log[i].id, id);
+	ck_assert_uint_eq(km.log[i].d.verdict, verdict);
+}
+
+/* Every packet the kernel queued has its verdict. */
+static void all_verdicted(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < km.n; i++)
+		ck_assert_msg(!km.p[i].queued, "id %u still queued",
+			      km.p[i].id);
 }
 
 /* 32 DROP decisions whose send failed are not reached by the ACCEPT batch
@@ -267,11 +293,11 @@ START_TEST(test_tx_failed_send_keeps_order)
 	struct nfqb_queue *q = nfqbt_queue_detached(9, 128);
 	struct nfqb_packet *p[64];
 	struct nfqb_stats st;
-	struct sent s = { .fail = 4 };
 	unsigned int i;
 
 	ck_assert_ptr_nonnull(q);
-	nfqbt_set_tx_hook(q, kernel_take, &s);
+	kernel_on(9);
+	fail_sends = 4;
 	for (i = 0; i < 64; i++)
 		p[i] = rx_one(q, 100 + i);
 	for (i = 0; i < 32; i++)
@@ -280,7 +306,11 @@ START_TEST(test_tx_failed_send_keeps_order)
 		ck_assert_int_eq(nfqb_flush(q), -1);
 		ck_assert_int_eq(errno, EAGAIN);
 	}
-	ck_assert_uint_eq(s.n, 0);
+	ck_assert_uint_eq(km.nlog, 0);
+	ck_assert_uint_eq(km.sends_failed, 4);
+	/* each failed send would have reached the 32 decided */
+	ck_assert_uint_eq(km.p[0].failed_sends, 4);
+	ck_assert_uint_eq(km.p[32].failed_sends, 0);
 	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
 	ck_assert_uint_eq(st.send_failures, 4);
 	ck_assert_uint_eq(st.outstanding, 64);
@@ -291,13 +321,12 @@ START_TEST(test_tx_failed_send_keeps_order)
 	for (i = 32; i < 64; i++)
 		ck_assert_int_eq(nfqb_verdict(p[i], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_flush(q), 2);
-	ck_assert_uint_eq(s.n, 2);
-	ck_assert_uint_eq(s.type[0], NFQNL_MSG_VERDICT_BATCH);
-	ck_assert_uint_eq(s.id[0], 131);
-	ck_assert_uint_eq(s.verdict[0], NFQB_DROP);
-	ck_assert_uint_eq(s.type[1], NFQNL_MSG_VERDICT_BATCH);
-	ck_assert_uint_eq(s.id[1], 163);
-	ck_assert_uint_eq(s.verdict[1], NFQB_ACCEPT);
+	ck_assert_uint_eq(km.nlog, 2);
+	took(0, NFQNL_MSG_VERDICT_BATCH, 131, NFQB_DROP);
+	took(1, NFQNL_MSG_VERDICT_BATCH, 163, NFQB_ACCEPT);
+	for (i = 0; i < 64; i++)
+		ck_assert_uint_eq(km.p[i].got.verdict,
+				  i < 32 ? NFQB_DROP : NFQB_ACCEPT);
 	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
 	ck_assert_uint_eq(st.outstanding, 0);
 	ck_assert_uint_eq(st.dropped, 32);
@@ -308,10 +337,10 @@ START_TEST(test_tx_failed_send_keeps_order)
 	ck_assert_int_eq(errno, EALREADY);
 	ck_assert_int_eq(nfqb_verdict(p[0], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_flush(q), 1);
-	ck_assert_uint_eq(s.id[2], 200);
-	ck_assert_uint_eq(s.verdict[2], NFQB_ACCEPT);
+	took(2, NFQNL_MSG_VERDICT, 200, NFQB_ACCEPT);
+	all_verdicted();
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_set_tx_hook(NULL, NULL, NULL);
+	kernel_off();
 }
 END_TEST
 
@@ -322,24 +351,25 @@ START_TEST(test_tx_malformed_defaults)
 {
 	struct nfqb_queue *q = nfqbt_queue_detached(9, 64);
 	struct nfqb_packet *a, *c, *d;
-	struct sent s = { 0 };
 	struct nfqb_stats st;
 	struct nlb b;
 
 	ck_assert_ptr_nonnull(q);
 	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
-	nfqbt_set_tx_hook(q, kernel_take, &s);
+	kernel_on(9);
 	a = rx_one(q, 10);
 	/* 11: header readable, a bad attribute after it */
 	nlb_init_packet(&b, 2, 9);
 	nlb_pkt_hdr(&b, 11, 0x0800, 1);
 	nlb_attr_be16(&b, NFQA_MARK, 1);	/* 2 bytes: must be 4 */
 	nlb_finish(&b);
+	km_add(&km, 11, true);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
 	/* 12: the header itself is broken */
 	nlb_init_packet(&b, 2, 9);
 	nlb_attr(&b, NFQA_PACKET_HDR, "\0\0\0\x0c", 4);
 	nlb_finish(&b);
+	km_add(&km, 12, true);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
 	c = rx_one(q, 13);
 	d = rx_one(q, 14);
@@ -347,25 +377,18 @@ START_TEST(test_tx_malformed_defaults)
 	ck_assert_int_eq(nfqb_verdict(c, NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_verdict(d, NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_flush(q), 4);
-	ck_assert_uint_eq(s.n, 4);
-	ck_assert_uint_eq(s.type[0], NFQNL_MSG_VERDICT);
-	ck_assert_uint_eq(s.id[0], 10);
-	ck_assert_uint_eq(s.verdict[0], NFQB_ACCEPT);
-	ck_assert_uint_eq(s.type[1], NFQNL_MSG_VERDICT);
-	ck_assert_uint_eq(s.id[1], 11);
-	ck_assert_uint_eq(s.verdict[1], NFQB_DROP);
-	ck_assert_uint_eq(s.type[2], NFQNL_MSG_VERDICT);
-	ck_assert_uint_eq(s.id[2], 12);
-	ck_assert_uint_eq(s.verdict[2], NFQB_DROP);
-	ck_assert_uint_eq(s.type[3], NFQNL_MSG_VERDICT_BATCH);
-	ck_assert_uint_eq(s.id[3], 14);
-	ck_assert_uint_eq(s.verdict[3], NFQB_ACCEPT);
+	ck_assert_uint_eq(km.nlog, 4);
+	took(0, NFQNL_MSG_VERDICT, 10, NFQB_ACCEPT);
+	took(1, NFQNL_MSG_VERDICT, 11, NFQB_DROP);
+	took(2, NFQNL_MSG_VERDICT, 12, NFQB_DROP);
+	took(3, NFQNL_MSG_VERDICT_BATCH, 14, NFQB_ACCEPT);
+	all_verdicted();
 	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
 	ck_assert_uint_eq(st.rejected_malformed, 2);
 	ck_assert_uint_eq(st.rejected_defaults, 1);
 	ck_assert_uint_eq(st.gap_ids, 1);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_set_tx_hook(NULL, NULL, NULL);
+	kernel_off();
 }
 END_TEST
 
@@ -377,17 +400,16 @@ START_TEST(test_rx_huge_nlmsg_len)
 	struct nfqb_queue *q = nfqbt_queue_detached(9, 16);
 	struct nfqb_packet *p;
 	struct nfqb_stats st;
-	struct sent s = { 0 };
 	struct nlb b;
 	uint32_t len;
 
 	ck_assert_ptr_nonnull(q);
-	nfqbt_set_tx_hook(q, kernel_take, &s);
+	kernel_on(9);
 	nlb_simple_packet(&b, 9, 5, 20);
 	len = 0x80000010u;
 	memcpy(b.buf, &len, sizeof(len));
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &p, 1), 0);
+	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p, 1), 0);
 	len = 0xfffffff0u;
 	memcpy(b.buf, &len, sizeof(len));
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
@@ -400,13 +422,11 @@ START_TEST(test_rx_huge_nlmsg_len)
 	 * messages leave a gap before the first readable id, which has no
 	 * lower bound: one default batch up to id 6 decides them */
 	ck_assert_int_eq(nfqb_flush(q), 2);
-	ck_assert_uint_eq(s.type[0], NFQNL_MSG_VERDICT_BATCH);
-	ck_assert_uint_eq(s.id[0], 6);
-	ck_assert_uint_eq(s.type[1], NFQNL_MSG_VERDICT);
-	ck_assert_uint_eq(s.id[1], 7);
-	ck_assert_uint_eq(s.verdict[1], NFQB_ACCEPT);
+	took(0, NFQNL_MSG_VERDICT_BATCH, 6, NFQB_ACCEPT);
+	took(1, NFQNL_MSG_VERDICT, 7, NFQB_ACCEPT);
+	all_verdicted();
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_set_tx_hook(NULL, NULL, NULL);
+	kernel_off();
 }
 END_TEST
 
@@ -416,34 +436,71 @@ START_TEST(test_verdict_batch_handed_only)
 {
 	struct nfqb_queue *q = nfqbt_queue_detached(9, 16);
 	struct nfqb_packet *p[2];
-	struct sent s = { 0 };
 	struct nlb b;
 
 	ck_assert_ptr_nonnull(q);
-	nfqbt_set_tx_hook(q, kernel_take, &s);
+	kernel_on(9);
+	km_add(&km, 40, true);
 	nlb_simple_packet(&b, 9, 40, 20);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
+	km_add(&km, 41, true);
 	nlb_simple_packet(&b, 9, 41, 20);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, p, 1), 1);
+	ck_assert_uint_eq(nfqb_book_serve(q, 0, p, 1), 1);
 	ck_assert_int_eq(nfqb_verdict_batch(q, 41, NFQB_DROP, NULL), 1);
 	ck_assert_int_eq(nfqb_verdict_batch(q, 41, NFQB_DROP, NULL), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_int_eq(nfqb_flush(q), 1);
-	ck_assert_uint_eq(s.id[0], 40);
-	ck_assert_uint_eq(s.verdict[0], NFQB_DROP);
-	ck_assert_uint_eq(nfqb_ready_pop(&q->rx, &p[1], 1), 1);
+	took(0, NFQNL_MSG_VERDICT, 40, NFQB_DROP);
+	ck_assert(km.p[1].queued);	/* 41 waits, untouched */
+	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p[1], 1), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(p[1]), 41);
 	ck_assert_int_eq(nfqb_verdict(p[1], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_flush(q), 1);
-	ck_assert_uint_eq(s.id[1], 41);
-	ck_assert_uint_eq(s.verdict[1], NFQB_ACCEPT);
+	took(1, NFQNL_MSG_VERDICT, 41, NFQB_ACCEPT);
+	all_verdicted();
 	ck_assert_int_eq(nfqb_verdict(p[0], NFQB_ACCEPT), -1);
 	ck_assert_int_eq(errno, EALREADY);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_set_tx_hook(NULL, NULL, NULL);
+	kernel_off();
 }
 END_TEST
+
+/* --- The linger (pace.c) ------------------------------------------------- */
+
+static uint64_t paused_ns;
+
+static int record_pause(void *data, uint64_t ns)
+{
+	(void)data;
+	paused_ns = ns;
+	return 0;
+}
+
+static void pace_seam(void)
+{
+	struct nfqb_seam s = { .sleep_ns = record_pause };
+
+	nfqbt_seam_install(&s);
+}
+
+/* The pause the linger takes at @t (0: none): taken, what it brought
+ * comes with the next read_at(). */
+static uint64_t pause_at(struct nfqb_queue *q, uint64_t t)
+{
+	paused_ns = 0;
+	ck_assert_int_ge(nfqb_pace_wait(q, NFQB_WAIT_PAUSE, t), 0);
+	return paused_ns;
+}
+
+/* A read at @t brought @n datagrams of a packet each. */
+static void read_at(struct nfqb_queue *q, unsigned int n, uint64_t t)
+{
+	q->rx.got = q->rx.npkts = n;
+	q->rx.nflows = 0;
+	q->rx.read_ns = t;
+	nfqb_pace_note_read(q);
+}
 
 /* The adaptive linger's policy: the pause gathers about 32 packets at the
  * stream's pace (5..200 us), backs off when a pause shows the stream waits
@@ -455,46 +512,64 @@ START_TEST(test_linger_policy)
 	unsigned int i;
 
 	ck_assert_ptr_nonnull(q);
+	pace_seam();
 	/* nothing known of the pace yet: no pause */
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);
+	ck_assert_uint_eq(pause_at(q, t), 0);
 	/* a packet every 4 us: 32 of them take 128 us */
 	for (i = 0; i < 200; i++)
-		nfqb_pace_note_read(q, 1, q->rx.nready, t += 4000);
-	ns = nfqb_pace_linger_ns(q, t);
+		read_at(q, 1, t += 4000);
+	ns = pause_at(q, t);
 	ck_assert_uint_ge(ns, 120000);
 	ck_assert_uint_le(ns, 130000);
 	/* a pause that brings what the pace promised: keep pausing */
-	nfqb_pace_linger_done(q, ns, 32, t);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), ns);
-	/* one that brings under a quarter: the stream waits on us, no pause
-	 * for 10 ms, then 20 ms after the next such pause */
-	nfqb_pace_linger_done(q, ns, 7, t);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t + 9999999), 0);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t + 10000000), ns);
+	read_at(q, 32, t += ns);
+	ck_assert_uint_eq(pause_at(q, t), ns);
+	/* one that brings some, under a quarter: the stream waits on us, no
+	 * pause for 10 ms, then 20 ms after the next such pause */
+	read_at(q, 7, t += ns);
+	ck_assert_uint_eq(pause_at(q, t + 9999999), 0);
 	t += 10000000;
-	nfqb_pace_linger_done(q, ns, 0, t);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t + 19999999), 0);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t + 20000000), ns);
+	ck_assert_uint_gt(ns = pause_at(q, t), 0);
+	read_at(q, 7, t += ns);
+	ck_assert_uint_eq(pause_at(q, t + 19999999), 0);
 	t += 20000000;
+	/* one that brings nothing ends the stream; it stretched nobody (the
+	 * decisions went out before it): no quiet time */
+	ck_assert_uint_gt(ns = pause_at(q, t), 0);
+	read_at(q, 0, t += ns);
+	ck_assert(!q->pace.streaming);
+	ck_assert_uint_gt(ns = pause_at(q, t), 0);
+	/* one we overslept: the pace promised for the pause asked for */
+	read_at(q, 10, t += 10 * ns);
+	ck_assert_uint_gt(ns = pause_at(q, t), 0);
+	/* one whose read filled its vector brought at least that much */
+	q->rx.last_full = true;
+	read_at(q, 1, t += ns);
+	q->rx.last_full = false;
+	ck_assert_uint_gt(ns = pause_at(q, t), 0);
+	read_at(q, 64, t += ns);
 	/* a sparse stream: capped at 200 us */
 	for (i = 0; i < 200; i++)
-		nfqb_pace_note_read(q, 1, q->rx.nready, t += 50000);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 200000);
+		read_at(q, 1, t += 50000);
+	ck_assert_uint_eq(pause_at(q, t), 200000);
 	/* a very dense one: under 5 us is not worth a syscall */
 	for (i = 0; i < 400; i++)
-		nfqb_pace_note_read(q, 64, q->rx.nready, t += 6400);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);
+		read_at(q, 64, t += 6400);
+	ck_assert_uint_eq(pause_at(q, t), 0);
 	/* fixed: always that long, never backed off; then adaptive again */
 	ck_assert_int_eq(nfqb_queue_set_linger(q, 300), 0);
-	nfqb_pace_linger_done(q, 300000, 0, t);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 300000);
+	ck_assert_uint_eq(pause_at(q, t), 300000);
+	read_at(q, 0, t += 300000);
+	ck_assert_uint_eq(pause_at(q, t), 300000);
+	read_at(q, 0, t += 300000);
 	ck_assert_int_eq(nfqb_queue_set_linger(q, 0), 0);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);
+	ck_assert_uint_eq(pause_at(q, t), 0);
 	ck_assert_int_eq(nfqb_queue_set_linger(q, 1000000), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_int_eq(nfqb_queue_set_linger(q, NFQB_LINGER_AUTO), 0);
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);	/* dense */
+	ck_assert_uint_eq(pause_at(q, t), 0);	/* dense */
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_seam_install(NULL);
 }
 END_TEST
 
@@ -513,66 +588,95 @@ static void ip4(uint8_t *b, uint8_t proto, uint16_t sport)
 	b[23] = 53;
 }
 
+/* nfqb_parse_flow() of a packet whose payload is @len bytes at @b. */
+static uint32_t flow(const uint8_t *b, size_t len)
+{
+	static struct nfqb_packet p;
+	struct {
+		struct nlattr a;
+		uint8_t b[64];
+	} attr;
+
+	ck_assert_uint_le(len, sizeof(attr.b));
+	attr.a.nla_len = (uint16_t)(sizeof(attr.a) + len);
+	attr.a.nla_type = NFQA_PAYLOAD;
+	memcpy(attr.b, b, len);
+	p.tb[NFQA_PAYLOAD] = &attr.a;
+	return nfqb_parse_flow(&p);
+}
+
 START_TEST(test_pace_flow_tag)
 {
 	uint8_t a[24], b[24], v6[44];
-	bool clocked;
 	uint32_t ta;
 
 	ip4(a, 17, 1000);
 	ip4(b, 17, 1001);
-	ta = nfqb_pace_flow_tag(a, sizeof(a), &clocked);
-	ck_assert_uint_ne(ta, 0);
-	ck_assert(!clocked);
-	ck_assert_uint_eq(nfqb_pace_flow_tag(a, sizeof(a), &clocked), ta);
-	ck_assert_uint_ne(nfqb_pace_flow_tag(b, sizeof(b), &clocked), ta);
+	ta = flow(a, sizeof(a));
+	ck_assert_uint_gt(ta, NFQB_FLOW_ACKED);
+	ck_assert_uint_eq(flow(a, sizeof(a)), ta);
+	ck_assert_uint_ne(flow(b, sizeof(b)), ta);
 	/* a later fragment has no ports: the same tag for any bytes there */
 	a[6] = 0x01;
-	ta = nfqb_pace_flow_tag(a, sizeof(a), &clocked);
+	ta = flow(a, sizeof(a));
 	a[20] = 0x99;
-	ck_assert_uint_eq(nfqb_pace_flow_tag(a, sizeof(a), &clocked), ta);
+	ck_assert_uint_eq(flow(a, sizeof(a)), ta);
+	/* TCP: its sender waits on us */
 	ip4(a, 6, 1000);
-	ck_assert_uint_ne(nfqb_pace_flow_tag(a, sizeof(a), &clocked), 0);
-	ck_assert(clocked);
+	ck_assert_uint_eq(flow(a, sizeof(a)), NFQB_FLOW_ACKED);
 	/* too short, not IP */
-	ck_assert_uint_eq(nfqb_pace_flow_tag(a, 19, &clocked), 0);
-	ck_assert(!clocked);
+	ck_assert_uint_eq(flow(a, 19), 0);
 	a[0] = 0x55;
-	ck_assert_uint_eq(nfqb_pace_flow_tag(a, sizeof(a), &clocked), 0);
+	ck_assert_uint_eq(flow(a, sizeof(a)), 0);
 	memset(v6, 0, sizeof(v6));
 	v6[0] = 0x60;
 	v6[6] = 132;	/* SCTP */
-	ck_assert_uint_ne(nfqb_pace_flow_tag(v6, sizeof(v6), &clocked), 0);
-	ck_assert(clocked);
-	ck_assert_uint_eq(nfqb_pace_flow_tag(v6, 39, &clocked), 0);
+	ck_assert_uint_eq(flow(v6, sizeof(v6)), NFQB_FLOW_ACKED);
+	v6[6] = 17;
+	ck_assert_uint_gt(flow(v6, sizeof(v6)), NFQB_FLOW_ACKED);
+	ck_assert_uint_eq(flow(v6, 39), 0);
 }
 END_TEST
 
-/* One read: @nbulk packets of a bulk UDP flow, then @n of flow @sport;
- * @tcp: those are TCP. */
+/* One read at @now: @nbulk packets of a bulk UDP flow, then @n of flow
+ * @sport (@tcp: those are TCP), all in one datagram. */
 static void pace_read(struct nfqb_queue *q, unsigned int nbulk,
 		      uint16_t sport, unsigned int n, bool tcp, uint64_t now)
 {
 	static uint32_t id = 1;
-	unsigned int first = q->rx.nready, i;
+	static uint8_t dgram[64 * 128];
 	struct nfqb_packet *p[64];
+	size_t len = 0;
+	unsigned int i;
 	uint8_t ip[24];
 	struct nlb b;
 
 	for (i = 0; i < nbulk + n; i++) {
 		ip4(ip, i >= nbulk && tcp ? 6 : 17, i < nbulk ? 7 : sport);
+		km_add(&km, id, true);
 		nlb_init_packet(&b, 2, 9);
 		nlb_pkt_hdr(&b, id++, 0x0800, 1);
 		nlb_attr(&b, 10, ip, sizeof(ip));
 		nlb_finish(&b);
-		ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
+		ck_assert_uint_le(len + b.len, sizeof(dgram));
+		memcpy(dgram + len, b.buf, b.len);
+		len += b.len;
 	}
-	nfqb_pace_note_read(q, nbulk + n, first, now);
+	if (len)
+		ck_assert_int_eq(nfqbt_rx_inject(q, dgram, len, 0, 0), 0);
+	ck_assert_uint_eq(q->rx.npkts, nbulk + n);
+	q->rx.read_ns = now;
+	nfqb_pace_note_read(q);
 	/* decided at once: the descriptors come back */
-	i = nfqb_ready_pop(&q->rx, p, 64);
+	i = nfqb_book_serve(q, 0, p, 64);
 	while (i)
 		ck_assert_int_eq(nfqb_verdict(p[--i], NFQB_ACCEPT), 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
+}
+
+static bool waiting(const struct nfqb_queue *q, uint64_t t)
+{
+	return t < q->pace.waiting_until;
 }
 
 /* A flow that comes alone in NFQB_PACE_LONE big reads in a row waits on
@@ -583,56 +687,56 @@ START_TEST(test_pace_waiting)
 	struct nfqb_queue *q = nfqbt_queue_detached(9, 256);
 	uint64_t t = 1000000000ull;
 	struct nfqb_stats st;
-	struct sent s = { 0 };
 	unsigned int i;
 
 	ck_assert_ptr_nonnull(q);
-	nfqbt_set_tx_hook(q, kernel_take, &s);
+	kernel_on(9);
 	/* runs of a bulk flow: nothing waits */
 	for (i = 0; i < 20; i++)
 		pace_read(q, 8, 0, 0, false, t += 100000);
-	ck_assert(!nfqb_pace_waiting(&q->pace, t));
+	ck_assert(!waiting(q, t));
 	/* a flow alone in small reads: no evidence */
 	for (i = 0; i < 20; i++)
 		pace_read(q, 1, 2000, 1, false, t += 100000);
-	ck_assert(!nfqb_pace_waiting(&q->pace, t));
+	ck_assert(!waiting(q, t));
 	/* alone in big reads: the LONE-th appearance after the first shows */
 	for (i = 0; i < NFQB_PACE_LONE; i++) {
 		pace_read(q, 5, 3000, 1, false, t += 100000);
-		ck_assert(!nfqb_pace_waiting(&q->pace, t));
+		ck_assert(!waiting(q, t));
 	}
 	pace_read(q, 5, 3000, 1, false, t += 100000);
-	ck_assert(nfqb_pace_waiting(&q->pace, t));
-	ck_assert_uint_eq(nfqb_pace_linger_ns(q, t), 0);
+	ck_assert(waiting(q, t));
+	ck_assert_uint_eq(pause_at(q, t), 0);
 	/* until the next read, however late (its packets may still be with
 	 * the application) */
-	ck_assert(nfqb_pace_waiting(&q->pace, t + 10 * NFQB_PACE_QUIET_NS));
+	ck_assert(waiting(q, t + 10 * NFQB_PACE_QUIET_NS));
 	/* then for the quiet time after it showed */
 	pace_read(q, 8, 0, 0, false, t += 1000);
-	ck_assert(nfqb_pace_waiting(&q->pace, t - 1000 + NFQB_PACE_QUIET_NS - 1));
-	ck_assert(!nfqb_pace_waiting(&q->pace, t - 1000 + NFQB_PACE_QUIET_NS));
+	ck_assert(waiting(q, t - 1000 + NFQB_PACE_QUIET_NS - 1));
+	ck_assert(!waiting(q, t - 1000 + NFQB_PACE_QUIET_NS));
 	/* it keeps showing while it stays alone, even in small reads */
 	pace_read(q, 0, 3000, 1, false, t += NFQB_PACE_QUIET_NS);
-	ck_assert(nfqb_pace_waiting(&q->pace, t));
+	ck_assert(waiting(q, t));
 	/* a run of it (that read still shows it: it came alone before); it
 	 * no longer waits after */
 	pace_read(q, 0, 3000, 2, false, t += 100000);
 	pace_read(q, 5, 3000, 1, false, t += NFQB_PACE_QUIET_NS);
-	ck_assert(!nfqb_pace_waiting(&q->pace, t));
+	ck_assert(!waiting(q, t));
 	/* forgotten after the memory time: counts from zero again */
 	pace_read(q, 5, 4000, 1, false, t += 100000);
 	for (i = 0; i < NFQB_PACE_LONE - 1; i++)
 		pace_read(q, 5, 4000, 1, false, t += 100000);
 	t += NFQB_PACE_MEMORY_NS + 1;
 	pace_read(q, 5, 4000, 1, false, t);
-	ck_assert(!nfqb_pace_waiting(&q->pace, t));
+	ck_assert(!waiting(q, t));
 	/* one TCP segment is enough */
 	pace_read(q, 0, 5000, 1, true, t += 100000);
-	ck_assert(nfqb_pace_waiting(&q->pace, t));
+	ck_assert(waiting(q, t));
 	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
 	ck_assert_uint_eq(st.linger_waiting, 4);
+	all_verdicted();
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_set_tx_hook(NULL, NULL, NULL);
+	kernel_off();
 }
 END_TEST
 
