@@ -19,7 +19,9 @@
 # Environment: NFQB_KERNEL_CACHE, NFQB_KERNEL_JOBS (default 2),
 # NFQB_KERNEL_NICE (default 19), NFQB_KERNEL_TARBALL, NFQB_KERNEL_UPTO
 # (apply only the first N patches: kernel/build-each.sh uses it to check
-# that every prefix of the series builds).
+# that every prefix of the series builds), NFQB_KERNEL_PATCHES (the
+# directory of the series, default kernel/patches: kernel/before-v3 builds
+# the previous version for the before/after runs of the guest tests).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,11 +32,12 @@ srcpkg=linux-source-6.12
 tarball=${NFQB_KERNEL_TARBALL:-/usr/src/$srcpkg.tar.xz}
 fragment=$here/config
 upto=${NFQB_KERNEL_UPTO:-}
+patchdir=${NFQB_KERNEL_PATCHES:-$here/patches}
 
 # the patches to apply, in order
 series() {
 	i=0
-	for p in "$here"/patches/*.patch; do
+	for p in "$patchdir"/*.patch; do
 		[ -e "$p" ] || continue
 		# the cover letter (0000) has no diff
 		case $p in */0000-*) continue ;; esac

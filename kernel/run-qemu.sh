@@ -68,6 +68,12 @@ copy_dyn /usr/bin/timeout
 rm -f "$root/bin/readlink"
 copy_dyn /usr/bin/readlink
 copy_dyn /usr/bin/ip 2>/dev/null || copy_dyn /sbin/ip
+# tc: t-74 sets the packet type before the netfilter ingress hook
+# (busybox has a tc applet: replace the link, not busybox behind it)
+rm -f "$root/bin/tc"
+for t in /usr/sbin/tc /sbin/tc; do
+	[ -x "$t" ] && copy_dyn "$t" && break
+done
 # ethtool: t-25 turns VLAN offload off to get the tag into the payload
 for t in /usr/sbin/ethtool /sbin/ethtool; do
 	[ -x "$t" ] && copy_dyn "$t" && break

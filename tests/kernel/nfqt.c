@@ -16,6 +16,14 @@
  *                               close; exit 0 once the peer has them all
  *   nfqt trecv PORT IDLE_MS     TCP: accept one connection, count the
  *                               bytes until EOF or idle, print the count
+ *   nfqt bindloop QUEUE CYCLE_MS
+ *                               bind QUEUE (one request: bind, copy mode,
+ *                               fail-open), read for CYCLE_MS without
+ *                               verdicts, unbind, again, on one socket,
+ *                               until SIGTERM; then read until 1 s of
+ *                               silence and print the binds and the packet
+ *                               messages received (the packets unbinding
+ *                               dropped)
  *
  * listen options:
  *   -q NUM        queue number (0)
@@ -42,6 +50,10 @@
  *                 this destination address
  *   -Y ETHERTYPE  verdict with NFQA_L2HDR: the packet's L2 header with
  *                 this EtherType (hex) at offset 12
+ *   -Z ETHERTYPE  verdict with NFQA_PAYLOAD: the packet's own payload with
+ *                 this EtherType (hex) at offset 12 (egress: the payload
+ *                 starts with the Ethernet header)
+ *   -W PROTO:TCI  verdict with NFQA_VLAN: this protocol (hex) and TCI
  *   -R            every verdict must be refused: count the kernel's
  *                 errors instead of failing on them; exit 0 only if each
  *                 packet's verdict got one
@@ -108,7 +120,7 @@ static void req_init(struct req *r, uint16_t type, uint16_t flags,
 static void req_put(struct req *r, uint16_t type, const void *data,
 		    uint16_t len)
 {
-	struct nlattr *a = (struct nlattr *)((char *)&r->nlh +
+	struct nlattr *a = (struct nlattr *)((char *)r +
 					     NLMSG_ALIGN(r->nlh.nlmsg_len));
 
 	a->nla_type = type;
@@ -163,9 +175,11 @@ static int req_call(struct req *r)
 	}
 }
 
-/* rewrites sent with a per-packet verdict (-T, -D, -Y) */
+/* rewrites sent with a per-packet verdict (-T, -D, -Y, -Z, -W) */
 static const uint8_t *v_payload, *v_l2;
 static int v_plen, v_l2len;
+static int v_vlan;
+static uint16_t v_vlan_proto, v_vlan_tci;
 
 static int verdict_send(uint16_t queue, uint8_t family, int batch,
 			uint32_t id, uint32_t verdict, int have_mark,
@@ -188,6 +202,23 @@ static int verdict_send(uint16_t queue, uint8_t family, int batch,
 		req_put(&r, NFQA_L2HDR, v_l2, v_l2len);
 	if (!batch && v_payload)
 		req_put(&r, NFQA_PAYLOAD, v_payload, v_plen);
+	if (!batch && v_vlan) {
+		struct __attribute__((packed)) {
+			struct nlattr proto_hdr;
+			uint16_t proto;
+			uint16_t pad1;
+			struct nlattr tci_hdr;
+			uint16_t tci;
+			uint16_t pad2;
+		} vlan = {
+			.proto_hdr = { NLA_HDRLEN + 2, NFQA_VLAN_PROTO },
+			.proto = htons(v_vlan_proto),
+			.tci_hdr = { NLA_HDRLEN + 2, NFQA_VLAN_TCI },
+			.tci = htons(v_vlan_tci),
+		};
+
+		req_put(&r, NFQA_VLAN | NLA_F_NESTED, &vlan, sizeof(vlan));
+	}
 	return req_send(&r);
 }
 
@@ -293,11 +324,13 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: nfqt listen [-q N] [-n COUNT] [-t MS] [-v accept|drop] [-m MARK]\n"
 		"                   [-b N] [-H] [-F FAMILY] [-k HOOK] [-L] [-P PROTO] [-E] [-I]\n"
-		"                   [-V VID] [-G] [-T LEN] [-D MAC] [-Y TYPE] [-R] [-s]\n"
+		"                   [-V VID] [-G] [-T LEN] [-D MAC] [-Y TYPE] [-Z TYPE]\n"
+		"                   [-W PROTO:TCI] [-R] [-s]\n"
 		"       nfqt send ADDR PORT COUNT CPU [SRC]\n"
 		"       nfqt recv PORT IDLE_MS [EXPECT]\n"
 		"       nfqt tsend ADDR PORT BYTES\n"
-		"       nfqt trecv PORT IDLE_MS\n");
+		"       nfqt trecv PORT IDLE_MS\n"
+		"       nfqt bindloop QUEUE CYCLE_MS\n");
 	exit(2);
 }
 
@@ -310,7 +343,8 @@ static int do_listen(int argc, char **argv)
 	uint32_t verdict = NF_ACCEPT, mark = 0;
 	unsigned int seen = 0, bad = 0, nonmono = 0, pending = 0;
 	unsigned int l2seen = 0, vlanseen = 0, big = 0;
-	int gso = 0, refused = 0, trim = -1, new_type = -1;
+	int gso = 0, refused = 0, trim = -1, new_type = -1, new_ptype = -1;
+	static uint8_t pbuf[65536];
 	unsigned int errs = 0;
 	uint8_t new_dst[6], l2buf[64];
 	int have_dst = 0;
@@ -330,7 +364,7 @@ static int do_listen(int argc, char **argv)
 	long deadline;
 	sigset_t waitmask;
 
-	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIV:GT:D:Y:Rs")) != -1) {
+	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIV:GT:D:Y:Z:W:Rs")) != -1) {
 		switch (opt) {
 		case 'q':
 			queue = strtoul(optarg, NULL, 0);
@@ -396,6 +430,19 @@ static int do_listen(int argc, char **argv)
 		case 'Y':
 			new_type = strtol(optarg, NULL, 16);
 			break;
+		case 'Z':
+			new_ptype = strtol(optarg, NULL, 16);
+			break;
+		case 'W': {
+			unsigned int pr, tci;
+
+			if (sscanf(optarg, "%x:%u", &pr, &tci) != 2)
+				usage();
+			v_vlan = 1;
+			v_vlan_proto = pr;
+			v_vlan_tci = tci;
+			break;
+		}
 		case 'R':
 			refused = 1;
 			break;
@@ -571,6 +618,13 @@ static int do_listen(int argc, char **argv)
 			if (trim >= 0 && p.payload) {
 				v_payload = p.payload;
 				v_plen = trim < p.plen ? trim : p.plen;
+			}
+			if (new_ptype >= 0 && p.payload && p.plen >= 14) {
+				memcpy(pbuf, p.payload, p.plen);
+				pbuf[12] = new_ptype >> 8;
+				pbuf[13] = new_ptype & 0xff;
+				v_payload = pbuf;
+				v_plen = p.plen;
 			}
 			if ((have_dst || new_type >= 0) && p.l2 &&
 			    p.l2len >= 14 && p.l2len <= (int)sizeof(l2buf)) {
@@ -824,6 +878,117 @@ static int do_trecv(int argc, char **argv)
 	return 0;
 }
 
+/* bindloop: the packets a queue drops between its creation and the
+ * configuration the same request carries.  One socket throughout: the
+ * messages of every incarnation of the queue are counted, even those the
+ * kernel sends while or after it unbinds.  With fail-open and a bypass
+ * rule every packet the hook sees is accepted (bypass, fail-open: the
+ * nft counter after the queue chain) or is a message here (queued, then
+ * dropped by the unbind): the test compares the sums.
+ */
+static unsigned int bl_msgs, bl_errs, bl_enobufs;
+
+static void bl_read(long until_ms, int quiet_ms, const sigset_t *waitmask)
+{
+	static char buf[1 << 17];
+	long deadline = quiet_ms ? now_ms() + quiet_ms : until_ms;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = nl_fd, .events = POLLIN };
+		long left = deadline - now_ms();
+		struct timespec ts;
+		struct nlmsghdr *h;
+		ssize_t n;
+
+		if (left <= 0 || (!quiet_ms && stop))
+			return;
+		ts.tv_sec = left / 1000;
+		ts.tv_nsec = (left % 1000) * 1000000L;
+		if (ppoll(&pfd, 1, &ts, waitmask) <= 0)
+			continue;
+		n = recv(nl_fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == ENOBUFS)
+				bl_enobufs++;
+			continue;
+		}
+		if (quiet_ms)
+			deadline = now_ms() + quiet_ms;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, n);
+		     h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(h);
+
+				if (e->error) {
+					fprintf(stderr, "nfqt: bindloop: error %d (%s)\n",
+						e->error, strerror(-e->error));
+					bl_errs++;
+				}
+			} else if (h->nlmsg_type == ((NFNL_SUBSYS_QUEUE << 8) |
+						      NFQNL_MSG_PACKET)) {
+				bl_msgs++;
+			}
+		}
+	}
+}
+
+static int do_bindloop(int argc, char **argv)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct nfqnl_msg_config_cmd bind_cmd = { .command = NFQNL_CFG_CMD_BIND };
+	struct nfqnl_msg_config_cmd unbind_cmd = { .command = NFQNL_CFG_CMD_UNBIND };
+	struct __attribute__((packed)) {
+		uint32_t range;
+		uint8_t mode;
+	} params = { htonl(128), NFQNL_COPY_PACKET };
+	uint32_t qmax = htonl(4096), flags = htonl(NFQA_CFG_F_FAIL_OPEN);
+	struct sigaction sact = { .sa_handler = on_term };
+	unsigned int queue, cycle, binds = 0;
+	int rcvbuf = 4 << 20;
+	sigset_t term, waitmask;
+	static struct req r;
+
+	if (argc != 3)
+		usage();
+	queue = strtoul(argv[1], NULL, 0);
+	cycle = strtoul(argv[2], NULL, 0);
+	nl_fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_NETFILTER);
+	if (nl_fd < 0 || bind(nl_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("nfqt: netlink socket");
+		return 2;
+	}
+	setsockopt(nl_fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	sigprocmask(SIG_SETMASK, NULL, &waitmask);
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, NULL);
+	sigaction(SIGTERM, &sact, NULL);
+	printf("nfqt: bindloop on queue %u\n", queue);
+	while (!stop) {
+		/* one request: the queue must never be seen unconfigured */
+		req_init(&r, NFQNL_MSG_CONFIG, NLM_F_ACK, AF_UNSPEC, queue);
+		req_put(&r, NFQA_CFG_CMD, &bind_cmd, sizeof(bind_cmd));
+		req_put(&r, NFQA_CFG_PARAMS, &params, 5);
+		req_put(&r, NFQA_CFG_QUEUE_MAXLEN, &qmax, sizeof(qmax));
+		req_put(&r, NFQA_CFG_FLAGS, &flags, sizeof(flags));
+		req_put(&r, NFQA_CFG_MASK, &flags, sizeof(flags));
+		if (req_send(&r) < 0)
+			return 2;
+		binds++;
+		bl_read(now_ms() + cycle, 0, &waitmask);
+		req_init(&r, NFQNL_MSG_CONFIG, NLM_F_ACK, AF_UNSPEC, queue);
+		req_put(&r, NFQA_CFG_CMD, &unbind_cmd, sizeof(unbind_cmd));
+		if (req_send(&r) < 0)
+			return 2;
+	}
+	/* the last messages: sent before the last unbind, or by a CPU that
+	 * looked the queue up just before it went */
+	bl_read(0, 1000, &waitmask);
+	printf("nfqt: bindloop binds=%u msgs=%u errors=%u enobufs=%u\n",
+	       binds, bl_msgs, bl_errs, bl_enobufs);
+	return bl_errs ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -839,6 +1004,8 @@ int main(int argc, char **argv)
 		return do_tsend(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "trecv"))
 		return do_trecv(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "bindloop"))
+		return do_bindloop(argc - 1, argv + 1);
 	usage();
 	return 2;
 }

@@ -45,13 +45,13 @@ tcp_case() {
 	shift 4
 	B ip link set br0 type bridge fdb_flush 2>/dev/null ||
 		B sh -c 'echo 1 > /sys/class/net/br0/bridge/flush'
-	B nfqt trecv "$port" 20000 > /tmp/recv.out &
+	ip netns exec "${RECV_NS:-b}" nfqt trecv "$port" 20000 > /tmp/recv.out &
 	rpid=$!
 	# $IP, not the ip function: $! must be the listener itself
 	"$IP" netns exec "$lns" nfqt listen -q "$q" -n 0 -t 30000 -v accept "$@" > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
-	A timeout 180 nfqt tsend 10.0.0.2 "$port" $BYTES
+	A timeout 180 nfqt tsend "${DADDR:-10.0.0.2}" "$port" $BYTES
 	src=$?
 	wait $rpid
 	# the receiver has every byte (or gave up): stop the listener now
@@ -84,5 +84,35 @@ check "egress, segmented: no packet larger than the MTU" "$LAST_BIG" 0
 tcp_case "egress, F_GSO" a 1 9002 -G -F 5 -k 1 -P 0800 -L -E
 [ "${LAST_BIG:-0}" -gt 0 ] && log "ok: egress, F_GSO: GSO packets reached the queue" ||
 	fail "egress, F_GSO: no GSO packet seen (the test does not test GSO)"
+
+# v3 defect 1: egress GSO under br_netfilter. Traffic that entered b
+# through br0 (bridge-nf-call-iptables=1, the default once br_netfilter
+# runs: every Docker or libvirt host) and is routed out of veth2 keeps its
+# bridge netfilter state to veth2's egress hook. v2 then pushed the "MAC
+# header" a second time before segmenting (at egress skb->data is already
+# at it): each segment was queued without its Ethernet header, and sent
+# with the IP header as the MAC header. a -> b (br0, router) -> c.
+ip netns add c
+B ip link add veth2 type veth peer name veth3 netns c
+B ip addr add 10.0.1.1/24 dev veth2
+ip netns exec c ip addr add 10.0.1.2/24 dev veth3
+B ip link set veth2 up
+ip netns exec c ip link set veth3 up
+ip netns exec c ip link set lo up
+ip netns exec c ip route add default via 10.0.1.1
+A ip route add 10.0.1.0/24 via 10.0.0.2
+B sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward'
+check "br_netfilter: bridge-nf-call-iptables in b" \
+	"$(B cat /proc/sys/net/bridge/bridge-nf-call-iptables 2>&1)" 1
+for i in $(seq 50); do
+	ip netns exec c ip link show veth3 | grep -q LOWER_UP && break
+	sleep 0.2
+done
+A ping -c 1 -W 10 10.0.1.2 > /dev/null || log "(warm-up ping through the router failed)"
+B nft delete table netdev t
+queue_rule b egress veth2 "tcp dport 9003" 2
+RECV_NS=c DADDR=10.0.1.2 tcp_case "routed from a bridge, egress, segmented" b 2 9003 -F 5 -k 1 -P 0800 -L -E
+check "routed from a bridge, egress, segmented: no packet larger than the MTU" "$LAST_BIG" 0
+ip netns del c
 teardown
 finish

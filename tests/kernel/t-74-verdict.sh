@@ -9,7 +9,10 @@
 #  - at ingress the packet type follows the new destination address;
 #  - at egress NFQA_L2HDR and NFQA_PAYLOAD together are refused (the
 #    payload holds the L2 header already).
-# A refused L2 header gets an error and the packet is dropped.
+#  - (v3) the packet type is derived again only when the destination
+#    address changes, and at egress a payload rewrite may not change the
+#    EtherType either.
+# A refused L2 header or payload gets an error and the packet is dropped.
 . ./lib.sh
 setup_veth
 mac1=$(B cat /sys/class/net/veth1/address)
@@ -22,6 +25,19 @@ udp_case "ingress: payload cut to 19 bytes: dropped" 0 b $I -T 19
 udp_case "ingress: L2 header to another host's MAC: not for us" 0 b $I -D $other
 udp_case "ingress: L2 header to our own MAC: delivered" 10 b $I -D $mac1
 udp_case "ingress: L2 header with another EtherType is refused" 0 b $I -Y 86dd -R
+# v3 defect 3: the packet type is derived again only for a new destination.
+# a sends to another host's MAC; tc ingress (which runs before the hook)
+# makes the packet ours (skbedit ptype host). A verdict that echoes the L2
+# header unchanged must keep that: v2 derived the type from the address
+# again on any NFQA_L2HDR (other host: dropped by IP).
+B tc qdisc add dev veth1 clsact
+B tc filter add dev veth1 ingress matchall action skbedit ptype host
+A ip neigh replace 10.0.0.2 lladdr $other dev veth0
+udp_case "ingress: made ours by tc, no L2 header in the verdict: delivered" 10 b $I
+udp_case "ingress: made ours by tc, L2 header echoed unchanged: delivered" 10 b $I -D $other
+udp_case "ingress: made ours by tc, L2 header to a third MAC: not for us" 0 b $I -D 02:00:00:00:00:98
+A ip neigh replace 10.0.0.2 lladdr $mac1 dev veth0
+B tc qdisc del dev veth1 clsact
 B nft delete table netdev t
 queue_rule a egress veth0 "udp dport 9000" 1
 E="-q 1 -n 10 -v accept -F 5 -k 1"
@@ -31,5 +47,9 @@ udp_case "egress: payload cut to L2 + 19 bytes: dropped" 0 a $E -T 33
 udp_case "egress: NFQA_L2HDR with NFQA_PAYLOAD is refused" 0 a $E -T 65535 -D $mac1 -R
 udp_case "egress: L2 header to another host's MAC: b drops it" 0 a $E -D $other
 udp_case "egress: L2 header to b's MAC: delivered" 10 a $E -D $mac1
+# v3 defect 4: at egress the payload starts with the Ethernet header; a
+# new one may not change the EtherType either (v2 accepted it)
+udp_case "egress: payload with another EtherType is refused" 0 a $E -T 65535 -Z 86dd -R
+udp_case "egress: payload with the same EtherType: delivered" 10 a $E -Z 0800
 teardown
 finish
