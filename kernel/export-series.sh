@@ -1,0 +1,52 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# kernel/export-series.sh DEVTREE [BRANCH] - write the series of a
+# development tree (a git repository of the kernel source whose tag
+# "base" is the pristine source, see kernel/README.md) into
+# kernel/patches: the first commit after base is the nf fix, posted on
+# its own ("[PATCH nf]", file 00-nf-0001-...), the others are the nf-next
+# series ("[PATCH nf-next v3 NN/MM]", 0001-...) with a cover letter whose
+# text is taken from the current 0000-cover-letter.patch (everything
+# between its header and the shortlog), so only the shortlog and the
+# diffstat are regenerated. Author and dates are fixed, so that an
+# unchanged series exports to the same bytes.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+dev=${1:?usage: export-series.sh DEVTREE [BRANCH]}
+branch=${2:-HEAD}
+out=$here/patches
+prefix=${NFQB_SERIES_PREFIX:-PATCH nf-next v3}
+export GIT_AUTHOR_NAME=nfqb GIT_AUTHOR_EMAIL=nfqb@localhost
+export GIT_COMMITTER_NAME=nfqb GIT_COMMITTER_EMAIL=nfqb@localhost
+export GIT_AUTHOR_DATE='2000-01-01 00:00:00 +0000'
+export GIT_COMMITTER_DATE='2000-01-01 00:00:00 +0000'
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cover=$out/0000-cover-letter.patch
+# the text of the current cover letter: after the header, before the
+# shortlog ("nfqb (N):")
+[ -s "$cover" ] || { echo "export-series.sh: no $cover to take the text from" >&2; exit 1; }
+awk 'body && /^nfqb \([0-9]+\):$/ { exit } body { print } /^$/ { body = 1 }' \
+	"$cover" > "$tmp/text"
+cd "$dev"
+nf=$(git rev-list --reverse "base..$branch" | head -1)
+git format-patch -q --no-signature --subject-prefix='PATCH nf' -o "$tmp/nf" -1 "$nf"
+git format-patch -q --no-signature --subject-prefix="$prefix" -n --cover-letter \
+	-o "$tmp/next" "$nf..$branch"
+rm -f "$out"/*.patch
+for p in "$tmp"/nf/*.patch; do
+	cp "$p" "$out/00-nf-$(basename "$p")"
+done
+for p in "$tmp"/next/*.patch; do
+	case $p in */0000-*) continue ;; esac
+	cp "$p" "$out/"
+done
+c=$tmp/next/0000-cover-letter.patch
+{
+	sed -n '1,/^$/p' "$c" |
+		sed 's/\*\*\* SUBJECT HERE \*\*\*/netfilter: nfqueue from the netdev ingress and egress hooks/'
+	cat "$tmp/text"
+	sed -n '/^nfqb ([0-9]*):$/,$p' "$c"
+} > "$cover"
+ls "$out" >&2
