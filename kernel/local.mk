@@ -75,6 +75,7 @@ EXTRA_DIST += \
 	kernel/run-qemu.sh \
 	kernel/check.sh \
 	kernel/build-each.sh \
+	kernel/export-series.sh \
 	$(kernel_patches) \
 	$(kernel_tests)
 

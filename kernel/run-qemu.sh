@@ -13,7 +13,7 @@
 # status. Fails too when the guest kernel log shows a WARN, BUG, KASAN,
 # lockdep or refcount report, or when the guest does not finish in time.
 #
-# Environment: NFQB_QEMU_TIMEOUT (seconds, default 3600), NFQB_QEMU_ACCEL
+# Environment: NFQB_QEMU_TIMEOUT (seconds, default 4800), NFQB_QEMU_ACCEL
 # (default tcg), NFQB_QEMU_MEM (MiB, default 1024), NFQB_KEEP (keep the
 # work directory), NFQB_LOG (copy the guest log here), NFQB_GUEST_TOOL
 # (the library's test tool tests/kernel/nfqb-netdev from a configured
@@ -176,7 +176,7 @@ cp "$tdir/run.sh" "$root/tests/run.sh"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs.gz"
 
 log=$work/guest.log
-timeout_s=${NFQB_QEMU_TIMEOUT:-3600}
+timeout_s=${NFQB_QEMU_TIMEOUT:-4800}
 accel=${NFQB_QEMU_ACCEL:-tcg}
 echo "run-qemu.sh: booting $img (accel=$accel, 2 cpus)" >&2
 start=$(date +%s)
