@@ -64,7 +64,8 @@ kernel_tests = \
 	tests/kernel/t-73-inet-ingress.sh \
 	tests/kernel/t-74-verdict.sh \
 	tests/kernel/t-75-vlan-verdict.sh \
-	tests/kernel/t-78-bind-window.sh
+	tests/kernel/t-78-bind-window.sh \
+	tests/kernel/t-79-shared-skb.sh
 
 EXTRA_DIST += \
 	kernel/README.md \
