@@ -8,7 +8,8 @@ set -euo pipefail
 
 # iperf3 and gnuplot-nox: nfqb-bench --mode tcp and --plot
 # abigail-tools: the ABI check (tests/check-abi.sh)
-# gcc-multilib and the :i386 libraries: the 32-bit build (tests/check-i386.sh)
+# gcc-multilib and the :i386 libraries: the 32-bit build (tests/check-i386.sh);
+# qemu-user runs its tests where the kernel does not run 32-bit programs
 # The DAQ stage (tests/daq/) builds libdaq from its tarball with what is
 # here already (autotools, libmnl-dev, build-essential's C and C++
 # compilers) and runs daqtest in a namespace with nsenter (util-linux).
@@ -29,7 +30,7 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       cmake g++ flex libfl-dev libdumbnet-dev libhwloc-dev
       libluajit-5.1-dev libpcap-dev libpcre2-dev libssl-dev zlib1g-dev
       python3-dev python3-pytest python3-scapy python3-venv
-      python3-setuptools python3-wheel cython3 dh-python)
+      python3-setuptools python3-wheel cython3 dh-python qemu-user)
 
 if [ "${NFQB_NO_APT:-0}" = 1 ]; then
 	echo "deps: NFQB_NO_APT=1, not installing packages"
