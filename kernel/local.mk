@@ -65,7 +65,8 @@ kernel_tests = \
 	tests/kernel/t-74-verdict.sh \
 	tests/kernel/t-75-vlan-verdict.sh \
 	tests/kernel/t-78-bind-window.sh \
-	tests/kernel/t-79-shared-skb.sh
+	tests/kernel/t-79-shared-skb.sh \
+	tests/kernel/t-80-alloc-fail.sh
 
 EXTRA_DIST += \
 	kernel/README.md \

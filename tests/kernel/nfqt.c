@@ -24,6 +24,11 @@
  *                               silence and print the binds and the packet
  *                               messages received (the packets unbinding
  *                               dropped)
+ *   nfqt tap DEV                open a packet socket on DEV (all protocols)
+ *                               and read nothing until SIGTERM: each frame
+ *                               DEV receives stays queued there as a clone
+ *                               (its head shared with the packet going on);
+ *                               then print the frames it held
  *
  * listen options:
  *   -q NUM        queue number (0)
@@ -57,6 +62,9 @@
  *   -R            every verdict must be refused: count the kernel's
  *                 errors instead of failing on them; exit 0 only if each
  *                 packet's verdict got one
+ *   -N            a verdict may be refused with ENOMEM (injected
+ *                 allocation failures): count those, print "nomem=N"
+ *                 after the summary line; any other error still fails
  *   -s            print one line per packet
  *
  * SIGTERM (without -H) stops listening as the -t timeout does.
@@ -77,10 +85,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/netlink.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -325,12 +336,13 @@ static void usage(void)
 		"usage: nfqt listen [-q N] [-n COUNT] [-t MS] [-v accept|drop] [-m MARK]\n"
 		"                   [-b N] [-H] [-F FAMILY] [-k HOOK] [-L] [-P PROTO] [-E] [-I]\n"
 		"                   [-V VID] [-G] [-T LEN] [-D MAC] [-Y TYPE] [-Z TYPE]\n"
-		"                   [-W PROTO:TCI] [-R] [-s]\n"
+		"                   [-W PROTO:TCI] [-R] [-N] [-s]\n"
 		"       nfqt send ADDR PORT COUNT CPU [SRC]\n"
 		"       nfqt recv PORT IDLE_MS [EXPECT]\n"
 		"       nfqt tsend ADDR PORT BYTES\n"
 		"       nfqt trecv PORT IDLE_MS\n"
-		"       nfqt bindloop QUEUE CYCLE_MS\n");
+		"       nfqt bindloop QUEUE CYCLE_MS\n"
+		"       nfqt tap DEV\n");
 	exit(2);
 }
 
@@ -345,7 +357,8 @@ static int do_listen(int argc, char **argv)
 	unsigned int l2seen = 0, vlanseen = 0, big = 0;
 	int gso = 0, refused = 0, trim = -1, new_type = -1, new_ptype = -1;
 	static uint8_t pbuf[65536];
-	unsigned int errs = 0;
+	unsigned int errs = 0, nomem = 0;
+	int nomem_ok = 0;
 	uint8_t new_dst[6], l2buf[64];
 	int have_dst = 0;
 	uint32_t last_id = 0, max_id = 0;
@@ -364,7 +377,7 @@ static int do_listen(int argc, char **argv)
 	long deadline;
 	sigset_t waitmask;
 
-	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIV:GT:D:Y:Z:W:Rs")) != -1) {
+	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIV:GT:D:Y:Z:W:RNs")) != -1) {
 		switch (opt) {
 		case 'q':
 			queue = strtoul(optarg, NULL, 0);
@@ -445,6 +458,9 @@ static int do_listen(int argc, char **argv)
 		}
 		case 'R':
 			refused = 1;
+			break;
+		case 'N':
+			nomem_ok = 1;
 			break;
 		case 's':
 			show = 1;
@@ -530,7 +546,9 @@ static int do_listen(int argc, char **argv)
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				struct nlmsgerr *e = NLMSG_DATA(h);
 
-				if (e->error && refused) {
+				if (e->error == -ENOMEM && nomem_ok) {
+					nomem++;
+				} else if (e->error && refused) {
 					errs++;
 				} else if (e->error) {
 					fprintf(stderr, "nfqt: netlink error %d (%s)\n",
@@ -677,7 +695,10 @@ static int do_listen(int argc, char **argv)
 		     h = NLMSG_NEXT(h, n)) {
 			struct nlmsgerr *e = NLMSG_DATA(h);
 
-			if (h->nlmsg_type == NLMSG_ERROR && e->error && refused) {
+			if (h->nlmsg_type == NLMSG_ERROR &&
+			    e->error == -ENOMEM && nomem_ok) {
+				nomem++;
+			} else if (h->nlmsg_type == NLMSG_ERROR && e->error && refused) {
 				errs++;
 			} else if (h->nlmsg_type == NLMSG_ERROR && e->error) {
 				fprintf(stderr, "nfqt: late netlink error %d\n",
@@ -686,6 +707,8 @@ static int do_listen(int argc, char **argv)
 			}
 		}
 	}
+	if (nomem_ok)
+		printf("nfqt: nomem=%u\n", nomem);
 	if (refused) {
 		printf("nfqt: refused=%u of %u\n", errs, seen);
 		if (errs != seen)
@@ -989,6 +1012,46 @@ static int do_bindloop(int argc, char **argv)
 	return bl_errs ? 1 : 0;
 }
 
+static int do_tap(int argc, char **argv)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_ALL),
+	};
+	struct sigaction sact = { .sa_handler = on_term };
+	int rcvbuf = 32 << 20;
+	unsigned int frames = 0;
+	static char frame[65536];
+	sigset_t term, waitmask;
+	int fd;
+
+	if (argc != 2)
+		usage();
+	sll.sll_ifindex = if_nametoindex(argv[1]);
+	if (!sll.sll_ifindex) {
+		perror("nfqt: tap device");
+		return 2;
+	}
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, &waitmask);
+	sigaction(SIGTERM, &sact, NULL);
+	fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+				 sizeof(rcvbuf)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
+		perror("nfqt: packet socket");
+		return 2;
+	}
+	printf("nfqt: tapping %s\n", argv[1]);
+	while (!stop)
+		sigsuspend(&waitmask);
+	while (recv(fd, frame, sizeof(frame), MSG_DONTWAIT) >= 0)
+		frames++;
+	printf("nfqt: tap frames=%u\n", frames);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1006,6 +1069,8 @@ int main(int argc, char **argv)
 		return do_trecv(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bindloop"))
 		return do_bindloop(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "tap"))
+		return do_tap(argc - 1, argv + 1);
 	usage();
 	return 2;
 }
