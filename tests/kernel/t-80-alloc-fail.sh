@@ -31,7 +31,7 @@
 fs=/sys/kernel/debug/failslab
 [ -d $fs ] || { fail "no $fs (CONFIG_FAILSLAB, CONFIG_FAULT_INJECTION_DEBUG_FS)"; finish; }
 N=500
-PERCENT=${NFQB_FAILSLAB_PERCENT:-10}
+PERCENT=10
 
 # flag the skb and kmalloc caches for failslab (a cache merged with others
 # refuses: it is left out and named)
@@ -171,23 +171,24 @@ NFT
 setup_veth
 mac1=$(B cat /sys/class/net/veth1/address)
 
+# queue_side DESC ARGS...: queue_case with failures in the pktgen thread,
+# then its accounting
+queue_side() {
+	local desc=$1 lost
+	queue_case "$@" pktgen
+	lost=$((C - S - QD))
+	log "$desc: $lost dropped by injected failures before an id"
+	[ "$lost" -gt 0 ] || fail "$desc: no injected failure hit the queue path"
+	check "$desc: every id seen or counted" "$((S - UD))" "$R"
+	check "$desc: every accepted packet passed" "$D" "$R"
+	check "$desc: no verdict refused" "$NOMEM" 0
+}
+
 # 1. egress, queue side
-queue_case "egress queue side" a egress veth0 a veth0 queue_xmit pktgen
-lost=$((C - S - QD))
-log "egress queue side: $lost dropped by injected failures before an id"
-[ "$lost" -gt 0 ] || fail "egress queue side: no injected failure hit the queue path"
-check "egress queue side: every id seen or counted" "$((S - UD))" "$R"
-check "egress queue side: every accepted packet passed" "$D" "$R"
-check "egress queue side: no verdict refused" "$NOMEM" 0
+queue_side "egress queue side" a egress veth0 a veth0 queue_xmit
 
 # 2. ingress, queue side (pktgen injects into veth1's receive path)
-queue_case "ingress queue side" b ingress veth1 b veth1 netif_receive pktgen
-lost=$((C - S - QD))
-log "ingress queue side: $lost dropped by injected failures before an id"
-[ "$lost" -gt 0 ] || fail "ingress queue side: no injected failure hit the queue path"
-check "ingress queue side: every id seen or counted" "$((S - UD))" "$R"
-check "ingress queue side: every accepted packet passed" "$D" "$R"
-check "ingress queue side: no verdict refused" "$NOMEM" 0
+queue_side "ingress queue side" b ingress veth1 b veth1 netif_receive
 
 # 3. ingress, verdict side: NFQA_L2HDR with b's own address (unchanged),
 # a tap on veth1 holding a clone of each frame
