@@ -46,6 +46,7 @@ kernel_tests = \
 	tests/kernel/nfqt.c \
 	tests/kernel/lib.sh \
 	tests/kernel/run.sh \
+	tests/kernel/times \
 	tests/kernel/t-00-inet-queue.sh \
 	tests/kernel/t-10-ingress.sh \
 	tests/kernel/t-15-lib-ingress.sh \

@@ -13,7 +13,8 @@
 # status. Fails too when the guest kernel log shows a WARN, BUG, KASAN,
 # lockdep or refcount report, or when the guest does not finish in time.
 #
-# Environment: NFQB_QEMU_TIMEOUT (seconds, default 4800), NFQB_QEMU_ACCEL
+# Environment: NFQB_QEMU_SHARDS (guests side by side, default 2: see
+# Shards below), NFQB_QEMU_TIMEOUT (seconds, default 4800), NFQB_QEMU_ACCEL
 # (default tcg), NFQB_QEMU_MEM (MiB, default 1024), NFQB_KEEP (keep the
 # work directory), NFQB_LOG (copy the guest log here), NFQB_GUEST_TOOL
 # (the library's test tool tests/kernel/nfqb-netdev from a configured
@@ -148,10 +149,12 @@ else
 	echo "run-qemu.sh: NFQB_GUEST_TOOL not set: the library's guest tests" \
 	     "(t-15, t-25) will be skipped; use make check-kernel" >&2
 fi
+# the tests to run: the arguments, or every t-*.sh
 if [ $# -gt 0 ]; then
-	printf '%s\n' "$@" > "$root/tests/selected"
+	tests=$(for t in "$@"; do echo "${t%.sh}"; done)
+else
+	tests=$(cd "$tdir" && ls t-*.sh | sed 's/\.sh$//')
 fi
-
 cat > "$root/init" <<'INIT'
 #!/bin/sh
 export PATH=/bin:/sbin
@@ -172,40 +175,176 @@ reboot -f
 INIT
 chmod +x "$root/init"
 cp "$tdir/run.sh" "$root/tests/run.sh"
-
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs.gz"
 
-log=$work/guest.log
+# Results cached by content, per machine: a test whose inputs are the
+# same as in a pass on this machine is reported from that pass (its log,
+# with the date) instead of run again. The inputs: this machine's id, the
+# kernel image, this script, everything in the initramfs but the test
+# scripts and the library (busybox, the tools, nfqt, run.sh, lib.sh, the
+# selftests), the test's own script, and for the tests that run the
+# library's tool (need_lib_tool: t-15, t-25) the library and the tool.
+# The passes are kept beside the image (images/KEY/results/), so a new
+# machine or a new image has none: a cold run runs everything. A pass is
+# kept only when its whole guest passed (no kernel report, no leak).
+# NFQB_KERNEL_RESULTS=0 runs every test whatever the cache holds.
+rdir=$(dirname "$img")/results
+mid=$(cat /etc/machine-id 2>/dev/null || hostname)
+base_key=$( {
+	echo "$mid"
+	sha256sum < "$img"
+	cat "$here/run-qemu.sh"
+	cd "$root" && find . -type f ! -path './tests/t-*.sh' \
+		! -name 'libnfq-batch.so*' ! -path ./bin/nfqb-netdev |
+		LC_ALL=C sort | xargs sha256sum
+} | sha256sum | cut -c1-16)
+# (the library's and the tool's code, without their debug information
+# and build id, which name the build's directory: a clone elsewhere with
+# the same sources has the same key)
+lib_key=$(cd "$root" && find . -type f \( -name 'libnfq-batch.so*' -o \
+	-path ./bin/nfqb-netdev \) | LC_ALL=C sort | while read -r f; do
+		objcopy --strip-debug --remove-section=.note.gnu.build-id \
+			"$f" "$work/strip.tmp" 2>/dev/null || cp "$f" "$work/strip.tmp"
+		echo "$f $(sha256sum < "$work/strip.tmp")"
+	done | sha256sum | cut -c1-16)
+test_key() {
+	{
+		echo "$base_key"
+		cat "$tdir/$1.sh"
+		grep -q need_lib_tool "$tdir/$1.sh" && echo "library $lib_key"
+	} | sha256sum | cut -c1-16
+}
+torun=
+ncached=0
+for t in $tests; do
+	k=$(test_key "$t")
+	if [ "${NFQB_KERNEL_RESULTS:-1}" = 1 ] && [ -s "$rdir/$t.$k" ]; then
+		echo "=== CACHED $t.sh: $(head -n 1 "$rdir/$t.$k")"
+		tail -n +2 "$rdir/$t.$k" | sed 's/^/    | /'
+		ncached=$((ncached + 1))
+	else
+		torun="$torun $t"
+	fi
+done
+tests=$torun
+if [ -z "$tests" ]; then
+	echo "run-qemu.sh: all $ncached tests reported from passes of identical inputs on this machine ($rdir); NFQB_KERNEL_RESULTS=0 runs them" >&2
+	echo "run-qemu.sh: PASS" >&2
+	exit 0
+fi
+[ "$ncached" = 0 ] ||
+	echo "run-qemu.sh: $ncached test(s) reported from cached passes (=== CACHED above), running:$tests" >&2
+
+# Shards: NFQB_QEMU_SHARDS guests (default 2) boot side by side, each
+# with its share of the tests, so that one guest's waits (sleeps,
+# timeouts, a listener's idle time) overlap another's work. The tests go
+# to the shards longest first, each to the shard with the least time so
+# far, by the seconds each took in this machine's last passing run
+# (NFQB_KERNEL_TIMES, default the kernel cache's guest-times file, kept
+# by this script), else by the figures in tests/kernel/times.
+shards=${NFQB_QEMU_SHARDS:-2}
+times_file=${NFQB_KERNEL_TIMES:-${NFQB_KERNEL_CACHE:-/var/cache/nfqb-kernel}/guest-times}
+weights() {
+	for t in $tests; do
+		w=$(awk -v t="$t" '$1 == t { w = $2 } END { print w }' \
+			"$times_file" 2>/dev/null)
+		[ -n "$w" ] || w=$(awk -v t="$t" '$1 == t { print $2 }' \
+			"$tdir/times" 2>/dev/null)
+		echo "$t ${w:-60}"
+	done
+}
+n=$(echo "$tests" | wc -w)
+[ "$shards" -ge 1 ] || shards=1
+[ "$shards" -le "$n" ] || shards=$n
+weights | sort -k2,2nr -k1,1 | awk -v n="$shards" '
+	{ b = 0; for (i = 1; i < n; i++) if (load[i] < load[b]) b = i
+	  load[b] += $2; list[b] = list[b] $1 "\n" }
+	END { for (i = 0; i < n; i++) {
+		printf "%s", list[i] > ("'"$work"'/shard" i ".list")
+		printf "run-qemu.sh: shard %d: about %d s of tests\n", i, load[i] > "/dev/stderr" } }'
 timeout_s=${NFQB_QEMU_TIMEOUT:-4800}
 accel=${NFQB_QEMU_ACCEL:-tcg}
-echo "run-qemu.sh: booting $img (accel=$accel, 2 cpus)" >&2
 start=$(date +%s)
-set +e
-timeout "$timeout_s" qemu-system-x86_64 \
-	-accel "$accel" -cpu max -smp 2 -m "${NFQB_QEMU_MEM:-1024}" \
-	-nographic -no-reboot -nic none \
-	-kernel "$img" -initrd "$work/initramfs.gz" \
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=6" \
-	</dev/null >"$log" 2>&1
-qrc=$?
-set -e
-end=$(date +%s)
-tr -d '\r' < "$log" > "$log.txt"
-[ -z "${NFQB_LOG:-}" ] || cp "$log.txt" "$NFQB_LOG"
-cat "$log.txt"
-echo "run-qemu.sh: qemu exited $qrc after $((end - start)) s" >&2
-
-rc=$(sed -n 's/^NFQB-RESULT: \([0-9]*\).*/\1/p' "$log.txt" | tail -1)
-if [ -z "$rc" ]; then
-	echo "run-qemu.sh: FAIL: guest did not report a result (timeout or crash)" >&2
-	exit 1
+i=0
+while [ "$i" -lt "$shards" ]; do
+	d=$work/shard$i
+	mkdir -p "$d/root/tests"
+	cp "$work/shard$i.list" "$d/root/tests/selected"
+	# a second archive after the first: the kernel unpacks both
+	(cd "$d/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$d/extra.gz"
+	cat "$work/initramfs.gz" "$d/extra.gz" > "$d/initramfs.gz"
+	echo "run-qemu.sh: shard $i: booting $img (accel=$accel, 2 cpus):" \
+	     $(cat "$work/shard$i.list") >&2
+	(
+		timeout "$timeout_s" qemu-system-x86_64 \
+			-accel "$accel" -cpu max -smp 2 -m "${NFQB_QEMU_MEM:-1024}" \
+			-nographic -no-reboot -nic none \
+			-kernel "$img" -initrd "$d/initramfs.gz" \
+			-append "console=ttyS0 panic=-1 oops=panic loglevel=6" \
+			</dev/null >"$d/guest.log" 2>&1
+		echo $? >"$d/qrc"
+		date +%s >"$d/end"
+	) &
+	i=$((i + 1))
+done
+wait
+fail=0
+passed_times=
+i=0
+while [ "$i" -lt "$shards" ]; do
+	d=$work/shard$i
+	log=$d/guest.log
+	tr -d '\r' < "$log" > "$log.txt"
+	if [ -n "${NFQB_LOG:-}" ]; then
+		if [ "$shards" = 1 ]; then
+			cp "$log.txt" "$NFQB_LOG"
+		else
+			cp "$log.txt" "$NFQB_LOG.shard$i"
+		fi
+	fi
+	echo "######## shard $i: $(cat "$work/shard$i.list" | tr '\n' ' ')"
+	cat "$log.txt"
+	echo "run-qemu.sh: shard $i: qemu exited $(cat "$d/qrc") after $(($(cat "$d/end") - start)) s" >&2
+	rc=$(sed -n 's/^NFQB-RESULT: \([0-9]*\).*/\1/p' "$log.txt" | tail -1)
+	shard_ok=0
+	if [ -z "$rc" ]; then
+		echo "run-qemu.sh: FAIL: shard $i: guest did not report a result (timeout or crash)" >&2
+		fail=1
+	elif grep -E -n 'WARNING:|BUG:|BUG |KASAN|Oops|Kernel panic|general protection|possible circular locking|possible recursive locking|inconsistent lock state|refcount_t:|unregister_netdevice: waiting|kmemleak: [1-9][0-9]* new suspected|suspicious RCU usage|list_add corruption|list_del corruption|ref_tracker' "$log.txt" >&2; then
+		echo "run-qemu.sh: FAIL: shard $i: kernel reported a problem (see above)" >&2
+		fail=1
+	elif [ "$rc" != 0 ]; then
+		echo "run-qemu.sh: FAIL: shard $i: guest tests exited $rc" >&2
+		fail=1
+	else
+		shard_ok=1
+	fi
+	# keep each test's pass when the whole guest passed
+	if [ "$shard_ok" = 1 ] && mkdir -p "$rdir" 2>/dev/null; then
+		for t in $(cat "$work/shard$i.list"); do
+			grep -q "^=== PASS $t.sh " "$log.txt" || continue
+			{
+				echo "passed $(date '+%F %T'), shard $i of $shards, image $(basename "$(dirname "$img")")"
+				sed -n "/^=== RUN $t.sh\$/,/^=== PASS $t.sh /p" "$log.txt"
+			} > "$rdir/$t.$(test_key "$t")"
+		done
+	fi
+	passed_times="$passed_times$(sed -n 's/^=== PASS \(t-[^ ]*\)\.sh (\([0-9.]*\)\.\.\([0-9.]*\) s)$/\1 \2 \3/p' "$log.txt" |
+		awk '{ printf "%s %d\n", $1, $3 - $2 + 0.5 }')
+"
+	i=$((i + 1))
+done
+# the seconds each test took here, for the next run's shards (tests that
+# passed only; the others keep their last figure)
+echo "run-qemu.sh: seconds per test (guest clock):" >&2
+echo "$passed_times" | awk 'NF == 2 { printf "  %s %s\n", $1, $2 }' >&2
+if [ -w "$(dirname "$times_file")" ] || mkdir -p "$(dirname "$times_file")" 2>/dev/null; then
+	{ cat "$times_file" 2>/dev/null; echo "$passed_times"; } |
+		awk 'NF == 2 { w[$1] = $2 } END { for (t in w) print t, w[t] }' |
+		sort > "$times_file.new" && mv "$times_file.new" "$times_file"
 fi
-if grep -E -n 'WARNING:|BUG:|BUG |KASAN|Oops|Kernel panic|general protection|possible circular locking|possible recursive locking|inconsistent lock state|refcount_t:|unregister_netdevice: waiting|kmemleak: [1-9][0-9]* new suspected|suspicious RCU usage|list_add corruption|list_del corruption|ref_tracker' "$log.txt" >&2; then
-	echo "run-qemu.sh: FAIL: kernel reported a problem (see above)" >&2
-	exit 1
-fi
-if [ "$rc" != 0 ]; then
-	echo "run-qemu.sh: FAIL: guest tests exited $rc" >&2
+echo "run-qemu.sh: $shards guest(s), $(($(date +%s) - start)) s in all" >&2
+if [ "$fail" != 0 ]; then
 	exit 1
 fi
 echo "run-qemu.sh: PASS" >&2

@@ -20,14 +20,14 @@
 #      20 s per target (clang, its own build in build-fuzz/)
 #   9. build-daq/: libdaq and Snort 3 built from their release tarballs
 #      into a cache outside the clone (tests/snort/build-snort.sh; about
-#      20 min at -j2 the first time on a machine, started at nice 19 in
-#      the background right after the dependencies so that it uses the
-#      CPU the tests leave idle), libnfq-batch configured --with-daq=yes
-#      against it, and: tests/daq/test-daq.sh (libdaq's daqtest driving
-#      the stock nfq module and our daq_nfqb), tests/daq/test-contract.sh
-#      (daq_nfqb against libdaq's contract as Snort uses it) and
-#      tests/snort/test-snort.sh (Snort itself inline on both modules);
-#      then build-daq-asan/: the contract test again under ASan+UBSan
+#      20 min at -j2 the first time on a machine, started in the
+#      background right after the dependencies, see below), libnfq-batch
+#      configured --with-daq=yes against it, and: tests/daq/test-daq.sh
+#      (libdaq's daqtest driving the stock nfq module and our daq_nfqb),
+#      tests/daq/test-contract.sh (daq_nfqb against libdaq's contract as
+#      Snort uses it) and tests/snort/test-snort.sh (Snort itself inline
+#      on both modules); then build-daq-asan/: the contract test again
+#      under ASan+UBSan
 #  10. the Python binding (python/): its pytest suite runs in stages 1
 #      and 2 (python/tests/run.sh in make check; under ASan in stage 2) and
 #      its package in stage 6; here python/check-pip.sh (pip installs it
@@ -37,24 +37,36 @@
 #      in CI), about 2.5 min
 # Run as root on Debian 12 (integration tests use network namespaces,
 # iptables and nfnetlink_queue).  Exits non-zero if anything failed; the
-# last line is "N passed, N failed".
+# run ends with a table of each stage's wall time and of the background
+# builds (when each started and finished, which stage waited for it and
+# how long), then "N passed, N failed".
+#
+# The cached builds: right after the dependencies, tests/prepare.sh starts
+# every build the later stages need (the patched kernel image, libdaq and
+# Snort, python-netfilterqueue, Suricata), each cached outside the clone
+# and keyed by a hash of its inputs, in the background at nice 19 (its
+# own scheduler autogroup), so they use the CPU the first stages leave
+# idle; a stage that needs one waits for it (its lock) or finds it cached.
+# A developer runs `tests/prepare.sh` first thing on a new machine, so
+# that a later run-all finds them warm.
 #
 # Environment: NFQB_NO_APT=1 skips apt-get; NFQB_JOBS (default: nproc)
 # sets build parallelism; CI=true makes a skipped test count as failed;
 # NFQB_NO_KERNEL=1 skips stage 7 (counted as a skip), except in CI, where
-# it always runs. NFQB_LIBDAQ_TARBALL names libdaq's tarball for stage 9
+# it always runs; NFQB_QEMU_SHARDS (default 2) sets how many guests run
+# stage 7's tests side by side (kernel/run-qemu.sh). NFQB_LIBDAQ_TARBALL
+# names libdaq's tarball for stage 9
 # (default: what tests/find-third-party.sh finds, in NFQB_THIRD_PARTY_DIR,
 # in its cache outside the clone, or as shared/third_party/ beside the
 # clone, its parents or its local git origin; without it the stage is a
 # skip, a failure in CI), NFQB_SNORT_TARBALL Snort's (default: found the
 # same way), NFQB_SNORT_CACHE where Snort is built (default
-# /var/cache/nfqb-snort); NFQB_SNORT_BG=0 builds it in stage 9 only, not
-# in the background. The whole run works from a clone at any path (/tmp,
-# /root included). The kernel image is cached outside the clone
-# (NFQB_KERNEL_CACHE, default /var/cache/nfqb-kernel, keyed by a hash of
-# its inputs): only the first run on a machine builds it (6.12, about
-# 6 min at -j2 on a quiet 2-core machine); the guest suite itself takes
-# about 14 min under TCG.
+# /var/cache/nfqb-snort); NFQB_PREPARE_BG=0 starts no background build
+# (each stage builds what it needs itself). The whole run works from a
+# clone at any path (/tmp, /root included). The kernel image is cached
+# outside the clone (NFQB_KERNEL_CACHE, default /var/cache/nfqb-kernel,
+# keyed by a hash of its inputs): only the first run on a machine builds
+# it.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,41 +78,113 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-"$top/tests/deps.sh"
-
-# Snort (stage 9) takes about 20 min to build on a cold machine: start it
-# now, at nice 19, so that it runs on the CPU the tests below leave idle
-# (they mostly wait on the kernel); stage 9 waits for it (the build's
-# lock) or reuses the cached one at once.
-snort_bg_pid=
-snort_bg_log=$(mktemp "${TMPDIR:-/tmp}/nfqb-snort-build.XXXXXX")
-if [ "${NFQB_SNORT_BG:-1}" = 1 ] &&
-   [ -n "$("$top/tests/daq/find-tarball.sh" 2>/dev/null)" ]; then
-	# its own process group (setsid), so that it can be stopped whole;
-	# a new session is also a scheduler autogroup of its own, which with
-	# sched_autogroup (Debian's default) gets an equal share of the CPU
-	# whatever its processes' nice: the group's nice goes to 19 too, or
-	# the build takes a whole CPU from the kernel stage's guest
-	NFQB_JOBS=$jobs setsid sh -c \
-		'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$0"' \
-		"$top/tests/snort/build-snort.sh" >"$snort_bg_log" 2>&1 &
-	snort_bg_pid=$!
-	echo "run-all: building Snort in the background (pid $snort_bg_pid, log $snort_bg_log)"
-fi
-stop_snort_bg() {
-	if [ -n "$snort_bg_pid" ] && kill -0 "$snort_bg_pid" 2>/dev/null; then
-		kill -- -"$snort_bg_pid" 2>/dev/null || kill "$snort_bg_pid" 2>/dev/null
+# Stage times: every banner names its stage (the text before its first
+# colon); the time from one stage's first banner to the next stage's is
+# the stage's wall time, and the summary ends with the table.
+stage_names=()
+stage_secs=()
+cur_stage=
+cur_t0=0
+stage_mark() {
+	[ "$1" = "$cur_stage" ] && return 0
+	if [ -n "$cur_stage" ]; then
+		stage_names+=("$cur_stage")
+		stage_secs+=($((SECONDS - cur_t0)))
 	fi
-	rm -f "$snort_bg_log"
+	cur_stage=$1
+	cur_t0=$SECONDS
 }
-trap stop_snort_bg EXIT
+banner() {
+	local name=${1%%:*}
+	stage_mark "${name%% (*}"
+	printf '\n======== %s (%s, run-all +%d s) ========\n' "$*" "$(date +%T)" "$SECONDS"
+}
+run_epoch=$(date +%s)
+
+banner "deps: tests/deps.sh, kernel/deps.sh"
+"$top/tests/deps.sh"
+sh "$top/kernel/deps.sh"
+
+# The cached builds (the kernel image, libdaq and Snort, the reference
+# python-netfilterqueue, Suricata) take from seconds (cached) to 20
+# minutes each (a new machine): tests/prepare.sh starts them now, each in
+# a session and scheduler autogroup of its own at nice 19, so that they
+# use the CPU the tests below leave idle (they mostly wait on the
+# kernel); the stage that needs one calls its build script again, which
+# waits for the build's lock or reuses the cached result at once. Their
+# start and end go into the closing table, with what waited for them.
+# NFQB_SNORT_BG=0 (the old name) or NFQB_PREPARE_BG=0 starts none (each
+# stage then builds what it needs itself).
+bg_dir=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-bg.XXXXXX")
+bg_waits=()
+if [ "${NFQB_SNORT_BG:-1}" = 1 ] && [ "${NFQB_PREPARE_BG:-1}" = 1 ]; then
+	NFQB_JOBS=$jobs "$top/tests/prepare.sh" --no-deps --dir "$bg_dir" ||
+		echo "run-all: tests/prepare.sh could not start the background builds"
+fi
+stop_bg() {
+	local f pid
+	for f in "$bg_dir"/*.pid; do
+		[ -f "$f" ] || continue
+		pid=$(cat "$f")
+		[ -f "${f%.pid}.end" ] && continue
+		kill -- -"$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
+	done
+	rm -rf "$bg_dir"
+}
+trap stop_bg EXIT
+
+# bg_wait NAME STAGE CMD...: run CMD (a build script, which waits for the
+# background build's lock or reuses its result), noting how long STAGE
+# waited for NAME; CMD's output and status are its own.
+bg_wait() {
+	local name=$1 stage=$2 t0=$SECONDS rc=0
+	shift 2
+	"$@" || rc=$?
+	bg_waits+=("$name:$stage:$((SECONDS - t0))")
+	return $rc
+}
+
+# The closing table: each stage's wall time, then the background builds
+# (started and finished, as seconds into the run) and who waited for them.
+stage_table() {
+	local i name s e rc w line total=0
+	stage_mark "(end)"
+	echo
+	echo "run-all: stage times (wall, whole run $SECONDS s)"
+	printf '  %-16s %6s\n' stage seconds
+	for i in "${!stage_names[@]}"; do
+		printf '  %-16s %6d\n' "${stage_names[$i]}" "${stage_secs[$i]}"
+		total=$((total + stage_secs[i]))
+	done
+	printf '  %-16s %6d\n' total "$total"
+	echo "run-all: background builds (seconds into the run; tests/prepare.sh)"
+	printf '  %-9s %8s %9s %7s  %-10s %s\n' build started finished seconds result "waited for by"
+	for f in "$bg_dir"/*.pid; do
+		[ -f "$f" ] || continue
+		name=$(basename "$f" .pid)
+		s=$(cat "$bg_dir/$name.start" 2>/dev/null || echo "$run_epoch")
+		e=$(cat "$bg_dir/$name.end" 2>/dev/null || true)
+		rc=$(cat "$bg_dir/$name.rc" 2>/dev/null || echo -)
+		case $rc in 0) rc=ok ;; -) rc="unfinished" ;; *) rc="failed $rc" ;; esac
+		line=
+		for w in "${bg_waits[@]}"; do
+			case $w in "$name":*)
+				w=${w#*:}
+				line="$line${line:+, }${w%%:*} ${w#*:} s" ;;
+			esac
+		done
+		printf '  %-9s %8s %9s %7s  %-10s %s\n' "$name" "+$((s - run_epoch))" \
+			"${e:++$((e - run_epoch))}" "${e:+$((e - s))}" "$rc" "${line:-nothing}"
+		if [ "$rc" != ok ] && [ -f "$bg_dir/$name.log" ]; then
+			tail -n 5 "$bg_dir/$name.log" | sed 's/^/    | /'
+		fi
+	done
+}
 
 stage_failures=0
 install_pass=0
 install_fail=0
 runs=()
-
-banner() { printf '\n======== %s (%s, run-all +%d s) ========\n' "$*" "$(date +%T)" "$SECONDS"; }
 
 stage_failed() {
 	echo "run-all: FAILED: $*" >&2
@@ -271,6 +355,10 @@ else
 	# the whole output is also kept, so that the summary can name the
 	# guest tests that failed (a CI log may show only its end)
 	kernel_out=$top/build-werror/check-kernel.out
+	# the image first (the background build's, or cached): its wait
+	# goes into the table
+	bg_wait kernel kernel sh "$top/kernel/build.sh" >/dev/null ||
+		echo "run-all: kernel/build.sh failed (check-kernel says why)"
 	if [ -f "$top/build-werror/config.status" ] &&
 	   make -C "$top/build-werror" check-kernel 2>&1 | tee "$kernel_out" &&
 	   [ "${PIPESTATUS[0]}" -eq 0 ]; then
@@ -315,17 +403,14 @@ daq_check() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	banner "daq: tests/snort/build-snort.sh (libdaq and Snort, cached)"
-	local t0=$(date +%s)
-	if [ -n "$snort_bg_pid" ]; then
-		wait "$snort_bg_pid" 2>/dev/null ||
-			{ echo "run-all: the background Snort build failed:"; tail -n 30 "$snort_bg_log"; }
-		snort_bg_pid=
-	fi
-	if ! prefix=$(NFQB_JOBS=$jobs "$top/tests/snort/build-snort.sh"); then
+	local t0=$SECONDS
+	if ! NFQB_JOBS=$jobs bg_wait snort daq "$top/tests/snort/build-snort.sh" \
+		>"$dir/snort-prefix"; then
 		stage_failed "daq: building libdaq and Snort"
 		return 1
 	fi
-	echo "run-all: libdaq and Snort in $prefix (waited $(( $(date +%s) - t0 )) s)"
+	prefix=$(cat "$dir/snort-prefix")
+	echo "run-all: libdaq and Snort in $prefix (waited $((SECONDS - t0)) s)"
 	banner "daq: configure --with-daq=yes (libdaq in $prefix)"
 	if ! (cd "$dir" && PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
 		"$top/configure" --enable-werror --with-daq=yes); then
@@ -508,5 +593,6 @@ fi
 [ "$py_fail" -eq 0 ] || echo "run-all: the Python binding's pip check or benchmark failed (stage 10)"
 [ "$total_fail" -eq 0 ] || ok=0
 [ "$total_pass" -gt 0 ] || ok=0
+stage_table
 echo "$total_pass passed, $total_fail failed"
 [ "$ok" -eq 1 ]
