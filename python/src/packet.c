@@ -15,8 +15,10 @@
  *   owner until then, so no verdict is sent meanwhile.
  *
  * A Packet that dies undecided gives its packet the default verdict.
- * Objects are recycled through a small free list (no GC tracking: a
- * Packet refers to nothing that can refer back to it but its queue).
+ * Objects are recycled through a small free list. A Packet takes part in
+ * garbage collection: application -> queue -> callback -> application
+ * -> kept Packet -> queue is a cycle the collector must see whole, or an
+ * unreachable application keeps its queue bound for good.
  */
 #include <errno.h>
 #include <string.h>
@@ -158,7 +160,7 @@ struct pypkt *pkt_new(struct pyq *queue, struct pypool *pool,
 		p = freelist[--nfree];
 		PyObject_Init((PyObject *)p, &NfqbPy_PacketType);
 	} else {
-		p = PyObject_New(struct pypkt, &NfqbPy_PacketType);
+		p = PyObject_GC_New(struct pypkt, &NfqbPy_PacketType);
 		if (!p)
 			return NULL;
 	}
@@ -175,13 +177,14 @@ struct pypkt *pkt_new(struct pyq *queue, struct pypool *pool,
 	p->given_payload = NULL;
 	p->owned_payload = NULL;
 	p->hw_len = 0;
+	PyObject_GC_Track(p);
 	return p;
 }
 
 void pkt_freelist_clear(void)
 {
 	while (nfree)
-		PyObject_Free(freelist[--nfree]);
+		PyObject_GC_Del(freelist[--nfree]);
 }
 
 /* The verdict of @p with its options; 0, or -1 with an exception. */
@@ -296,7 +299,9 @@ int pkt_default(struct pypkt *p)
 	return 0;
 }
 
-static void pkt_dealloc(struct pypkt *p)
+/* The default verdict for an undecided packet whose object goes (death,
+ * or a garbage cycle being broken), any exception kept aside. */
+static void pkt_default_dying(struct pypkt *p)
 {
 	if (!(p->flags & PK_DECIDED) && owner_ok(p)) {
 		PyObject *t, *v, *tb;
@@ -310,14 +315,37 @@ static void pkt_dealloc(struct pypkt *p)
 						       NULL);
 		PyErr_Restore(t, v, tb);
 	}
+}
+
+static int pkt_traverse(struct pypkt *p, visitproc visit, void *arg)
+{
+	Py_VISIT(p->queue);
+	Py_VISIT(p->pool);
+	Py_VISIT(p->given_payload);
+	Py_VISIT(p->owned_payload);
+	return 0;
+}
+
+/* Breaking a cycle: the packet gets its default verdict while its queue
+ * is still there (the queue is closed after, if it is garbage too). */
+static int pkt_clear(struct pypkt *p)
+{
+	pkt_default_dying(p);
 	Py_CLEAR(p->given_payload);
 	Py_CLEAR(p->owned_payload);
 	Py_CLEAR(p->queue);
 	Py_CLEAR(p->pool);
-	if (nfree < FREELIST_MAX)
+	return 0;
+}
+
+static void pkt_dealloc(struct pypkt *p)
+{
+	PyObject_GC_UnTrack(p);
+	pkt_clear(p);
+	if (Py_TYPE(p) == &NfqbPy_PacketType && nfree < FREELIST_MAX)
 		freelist[nfree++] = p;
 	else
-		PyObject_Free(p);
+		Py_TYPE(p)->tp_free((PyObject *)p);
 }
 
 /* --- verdicts ------------------------------------------------------------ */
@@ -946,13 +974,15 @@ PyTypeObject NfqbPy_PacketType = {
 	.tp_dealloc = (destructor)pkt_dealloc,
 	.tp_repr = (reprfunc)pkt_repr,
 	.tp_str = (reprfunc)pkt_str,
-	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
 	.tp_doc = "A packet from a queue (made by the library, never by hand).\n\n"
 		  "Decide it exactly once with accept(), drop(), repeat() or verdict(), from any thread. "
 		  "A Packet that is dropped undecided gives its packet the queue's default verdict.",
+	.tp_traverse = (traverseproc)pkt_traverse,
+	.tp_clear = (inquiry)pkt_clear,
 	.tp_methods = pkt_methods,
 	.tp_getset = pkt_getset,
-	.tp_free = PyObject_Free,
+	.tp_free = PyObject_GC_Del,
 };
 
 int packet_module_init(PyObject *m)
