@@ -527,7 +527,8 @@ PyTypeObject NfqbPy_CompatType = {
 	.tp_name = "nfqb.netfilterqueue.NetfilterQueue",
 	.tp_basicsize = sizeof(struct pycompat),
 	.tp_dealloc = (destructor)compat_dealloc,
-	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+		    Py_TPFLAGS_BASETYPE,
 	.tp_doc = "NetfilterQueue(*, af=AF_INET, sockfd=-1, default_verdict=ACCEPT)\n\n"
 		  "python-netfilterqueue 1.1's NetfilterQueue on libnfq-batch. sockfd: a socket made in "
 		  "another network namespace; the queue is bound there (needs CAP_SYS_ADMIN to enter it). "

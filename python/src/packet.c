@@ -974,7 +974,8 @@ PyTypeObject NfqbPy_PacketType = {
 	.tp_dealloc = (destructor)pkt_dealloc,
 	.tp_repr = (reprfunc)pkt_repr,
 	.tp_str = (reprfunc)pkt_str,
-	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+		    Py_TPFLAGS_BASETYPE,
 	.tp_doc = "A packet from a queue (made by the library, never by hand).\n\n"
 		  "Decide it exactly once with accept(), drop(), repeat() or verdict(), from any thread. "
 		  "A Packet that is dropped undecided gives its packet the queue's default verdict.",

@@ -59,3 +59,40 @@ def test_packet_is_gc_tracked(ns):
         assert pkts
         assert gc.is_tracked(pkts[0])
         pkts[0].accept()
+
+
+# --- 3. Subclassing, as python-netfilterqueue 1.1 (Cython classes) allows -
+
+def test_subclass_netfilterqueue(ns, rx):
+    from nfqb.netfilterqueue import Packet
+
+    ns.queue_rule(6, 5000)
+
+    class Q(NetfilterQueue):
+        seen = 0
+
+        def handle(self, pkt):
+            self.seen += 1
+            pkt.set_mark(7)
+            pkt.accept()
+
+    class P(Packet):
+        pass
+
+    assert issubclass(P, Packet)
+    q = Q()
+    assert isinstance(q, NetfilterQueue)
+    q.bind(6, q.handle)
+    send(5000, numbered(3))
+    for _ in range(100):
+        q.run(block=False)
+        if q.seen == 3:
+            break
+        import time
+        time.sleep(0.01)
+    q.unbind()
+    assert q.seen == 3
+    rx.collect(3)
+    assert rx.payloads() == numbered(3)
+    del q
+    assert settle(6) is None
