@@ -28,10 +28,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/netlink.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "nfqbpy.h"
@@ -46,6 +49,22 @@ struct pycompat {
 	PyObject *weakrefs;
 };
 
+/* CAP_NET_ADMIN in this thread's effective set (true if unknown: then
+ * the bind tells) */
+static bool has_net_admin(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return true;
+	return data[CAP_TO_INDEX(CAP_NET_ADMIN)].effective &
+	       CAP_TO_MASK(CAP_NET_ADMIN);
+}
+
 static PyObject *compat_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "af", "sockfd", "default_verdict", NULL };
@@ -57,7 +76,7 @@ static PyObject *compat_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$iiO:NetfilterQueue",
 					 kwlist, &af, &sockfd, &dvo))
 		return NULL;
-	(void)af;	/* kernels since 3.8 ignore the family bind */
+	/* (kernels since 3.8 ignore the family bind: af only names it) */
 	if (dvo) {
 		if (nfqbpy_verdict_arg(dvo, &dv) < 0)
 			return NULL;
@@ -74,14 +93,28 @@ static PyObject *compat_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	self->default_verdict = dv;
 	if (sockfd >= 0) {
 		/* the socket's network namespace: the queue is opened
-		 * there (the socket itself is not used) */
+		 * there (the socket itself is not used); the original's
+		 * texts: "dup2 failed" for a bad fd, "Failed to open
+		 * NFQueue." for one that is no netlink socket */
 		self->nsfd = ioctl(sockfd, SIOCGSKNS);
 		if (self->nsfd < 0) {
-			nfqbpy_oserror(errno,
-				       "sockfd: cannot find its network namespace (SIOCGSKNS)");
+			nfqbpy_oserror_text(errno, errno == EBADF ?
+					    "dup2 failed" :
+					    "Failed to open NFQueue.");
 			Py_DECREF(self);
 			return NULL;
 		}
+	}
+	/* as the original, which asks the kernel for its family bind here:
+	 * without CAP_NET_ADMIN no queue can be bound */
+	if (!has_net_admin()) {
+		char what[64];
+
+		snprintf(what, sizeof(what),
+			 "Failed to bind family %d. Are you root?", af);
+		nfqbpy_oserror_text(EPERM, what);
+		Py_DECREF(self);
+		return NULL;
 	}
 	return (PyObject *)self;
 }
@@ -386,7 +419,7 @@ static int run_loop(struct pyq *q, bool block)
 				return -1;
 			continue;
 		default:
-			nfqbpy_oserror(err, "receive");
+			nfqbpy_oserror_text(err, "recv failed");
 			return -1;
 		}
 	}

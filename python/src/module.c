@@ -28,6 +28,19 @@ PyObject *nfqbpy_oserror(int err, const char *what)
 	return NULL;
 }
 
+/* OSError(err, text): @text is the exception's strerror as it is (the
+ * texts python-netfilterqueue 1.1 raises, for the compat API). NULL. */
+PyObject *nfqbpy_oserror_text(int err, const char *text)
+{
+	PyObject *exc = PyObject_CallFunction(PyExc_OSError, "is", err, text);
+
+	if (!exc)
+		return NULL;
+	PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+	Py_DECREF(exc);
+	return NULL;
+}
+
 /* O& converter: an unsigned int argument, range-checked. */
 int nfqbpy_conv_u32(PyObject *o, void *out)
 {

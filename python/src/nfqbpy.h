@@ -138,6 +138,7 @@ extern PyObject *NfqbPy_LateVerdictError;
 
 /* module.c */
 PyObject *nfqbpy_oserror(int err, const char *what);
+PyObject *nfqbpy_oserror_text(int err, const char *text);
 int nfqbpy_u32(PyObject *o, const char *name, uint32_t *out);
 int nfqbpy_conv_u32(PyObject *o, void *out);
 int nfqbpy_verdict_arg(PyObject *o, uint32_t *out);

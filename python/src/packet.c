@@ -453,6 +453,14 @@ static PyObject *pkt_verdict(struct pypkt *p, PyObject *args, PyObject *kw)
 
 /* --- compat methods ------------------------------------------------------ */
 
+/* python-netfilterqueue 1.1's texts */
+static const char no_payload_text[] =
+	"Packet has no payload -- perhaps you're using COPY_META mode?";
+static const char payload_gone_text[] =
+	"Payload data is no longer available. You must call retain() within "
+	"the user_callback in order to copy the payload if you need to "
+	"expect it after your callback has returned.";
+
 static PyObject *live_payload(struct pypkt *p)
 {
 	const uint8_t *data;
@@ -460,8 +468,7 @@ static PyObject *live_payload(struct pypkt *p)
 
 	data = nfqb_pkt_payload(p->h, &len);
 	if (!data) {
-		PyErr_SetString(PyExc_RuntimeError,
-				"the packet has no payload (copy mode COPY_META?)");
+		PyErr_SetString(PyExc_RuntimeError, no_payload_text);
 		return NULL;
 	}
 	return PyBytes_FromStringAndSize((const char *)data, len);
@@ -486,7 +493,8 @@ static PyObject *pkt_get_payload(struct pypkt *p, PyObject *unused)
 	/* compat: the payload is the callback's, unless retained */
 	if ((p->flags & PK_COMPAT) && !(p->flags & PK_IN_CB)) {
 		PyErr_SetString(PyExc_RuntimeError,
-				"the payload is no longer available: call retain() inside the callback to keep it");
+				(p->flags & PK_SNAP) && !p->payload_len ?
+				no_payload_text : payload_gone_text);
 		return NULL;
 	}
 	if (!readable(p)) {

@@ -206,6 +206,14 @@ int q_open(struct pyq *self, uint16_t num, int nsfd)
 	if (!q) {
 		char what[64];
 
+		if (self->compat) {
+			/* python-netfilterqueue 1.1's text, whatever the
+			 * cause (EBUSY: another socket has the queue) */
+			snprintf(what, sizeof(what),
+				 "Failed to create queue %u.", (unsigned int)num);
+			nfqbpy_oserror_text(err, what);
+			return -1;
+		}
 		snprintf(what, sizeof(what), err == EBUSY ?
 			 "queue %u is bound by another socket" :
 			 "open queue %u", (unsigned int)num);

@@ -96,3 +96,87 @@ def test_subclass_netfilterqueue(ns, rx):
     assert rx.payloads() == numbered(3)
     del q
     assert settle(6) is None
+
+
+# --- 5. python-netfilterqueue 1.1.0's exception types and texts -----------
+
+def test_text_busy_queue(ns):
+    a = NetfilterQueue()
+    a.bind(7, lambda p: p.accept())
+    try:
+        b = NetfilterQueue()
+        with pytest.raises(OSError, match=r"Failed to create queue 7\.") as e:
+            b.bind(7, lambda p: p.accept())
+        assert e.value.strerror == "Failed to create queue 7."
+    finally:
+        a.unbind()
+
+
+def test_text_unprivileged():
+    import subprocess
+    prog = ("from nfqb.netfilterqueue import NetfilterQueue\n"
+            "try:\n"
+            "    NetfilterQueue().bind(9, print)\n"
+            "except OSError as e:\n"
+            "    print(isinstance(e, OSError), e.strerror)\n")
+    out = subprocess.run(["setpriv", "--inh-caps=-net_admin",
+                          "--bounding-set=-net_admin", sys.executable, "-c",
+                          prog], stdout=subprocess.PIPE, text=True,
+                         timeout=30)
+    assert out.stdout.strip() == \
+        "True Failed to bind family 2. Are you root?", out
+
+
+def test_text_sockfd():
+    with pytest.raises(OSError, match="dup2 failed"):
+        NetfilterQueue(sockfd=1000)
+    with open("/dev/null") as f:
+        with pytest.raises(OSError, match=r"Failed to open NFQueue\."):
+            NetfilterQueue(sockfd=f.fileno())
+
+
+def test_text_payload_gone_and_copy_meta(ns):
+    from nfqb.netfilterqueue import COPY_META
+
+    ns.queue_rule(8, 5000)
+    kept, meta_err = [], []
+
+    def keep(pkt):
+        kept.append(pkt)
+
+    def meta(pkt):
+        try:
+            pkt.get_payload()
+        except RuntimeError as e:
+            meta_err.append(str(e))
+        pkt.accept()
+
+    for cb, mode in ((keep, 2), (meta, COPY_META)):
+        nfq = NetfilterQueue()
+        nfq.bind(8, cb, mode=mode)
+        send(5000, numbered(1))
+        for _ in range(100):
+            nfq.run(block=False)
+            if kept if cb is keep else meta_err:
+                break
+            import time
+            time.sleep(0.01)
+        if cb is keep:
+            with pytest.raises(RuntimeError) as e:
+                kept[0].get_payload()
+            assert str(e.value) == (
+                "Payload data is no longer available. You must call "
+                "retain() within the user_callback in order to copy the "
+                "payload if you need to expect it after your callback has "
+                "returned.")
+            kept[0].accept()
+        nfq.unbind()
+    assert meta_err == [
+        "Packet has no payload -- perhaps you're using COPY_META mode?"]
+
+
+def test_protocols_are_110s():
+    from nfqb.netfilterqueue import PROTOCOLS
+    assert (PROTOCOLS[4], PROTOCOLS[55], PROTOCOLS[124], PROTOCOLS[135]) == \
+        ("IP", "MOBILE", "ISIS", "Mobility")
+    assert sorted(PROTOCOLS) == list(range(141)) + [255]
