@@ -180,3 +180,40 @@ def test_protocols_are_110s():
     assert (PROTOCOLS[4], PROTOCOLS[55], PROTOCOLS[124], PROTOCOLS[135]) == \
         ("IP", "MOBILE", "ISIS", "Mobility")
     assert sorted(PROTOCOLS) == list(range(141)) + [255]
+
+
+# --- 15. The default verdict of forgotten packets, settable ----------------
+
+def forget_through(nfq, rx, qnum):
+    nfq.bind(qnum, lambda pkt: None)        # neither decided nor kept
+    send(5000, numbered(3))
+    import time
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        nfq.run(block=False)
+        time.sleep(0.01)
+    nfq.unbind()
+    return rx.collect(3, timeout=0.5)
+
+
+def test_default_verdict_settable(ns, rx, monkeypatch):
+    ns.queue_rule(10, 5000)
+    nfq = NetfilterQueue()
+    assert nfq.default_verdict == nfqb.ACCEPT
+    nfq.default_verdict = nfqb.DROP
+    assert nfq.default_verdict == nfqb.DROP
+    forget_through(nfq, rx, 10)
+    assert rx.payloads() == []
+    with pytest.raises(ValueError):
+        nfq.default_verdict = nfqb.REPEAT
+    # for unchanged programs (the shim): the environment
+    monkeypatch.setenv("NFQB_DEFAULT_VERDICT", "drop")
+    assert NetfilterQueue().default_verdict == nfqb.DROP
+    monkeypatch.setenv("NFQB_DEFAULT_VERDICT", "ACCEPT")
+    nfq = NetfilterQueue()
+    assert nfq.default_verdict == nfqb.ACCEPT
+    forget_through(nfq, rx, 10)
+    assert rx.payloads() == numbered(3)
+    monkeypatch.setenv("NFQB_DEFAULT_VERDICT", "maybe")
+    with pytest.raises(ValueError, match="NFQB_DEFAULT_VERDICT"):
+        NetfilterQueue()
