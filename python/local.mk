@@ -35,6 +35,10 @@ EXTRA_DIST += $(NFQBPY_PY) $(NFQBPY_SHIM) $(NFQBPY_TESTS) $(NFQBPY_SRC) \
 	python/README.md \
 	python/nfqb-python.3 \
 	python/tests/run.sh \
+	python/tests/run-upstream.sh \
+	python/tests/upstream/unshare.py \
+	python/tests/upstream/pytest_trio/__init__.py \
+	python/tests/upstream/pytest_trio/enable_trio_mode.py \
 	python/tests/smoke-shim.sh \
 	python/bench/pyconsumer.py \
 	python/bench/build-pynfq.sh \
@@ -79,6 +83,9 @@ clean-local:
 # The Python tests (pytest, root, a network namespace per test): through
 # python/tests/run.sh, which takes the integration tests' lock itself.
 TESTS += python/tests/run.sh
+# python-netfilterqueue 1.1.0's own tests, unchanged, on the drop-in
+# (its tarball through tests/find-third-party.sh; python3-trio)
+TESTS += python/tests/run-upstream.sh
 AM_TESTS_ENVIRONMENT += \
 	NFQB_PYTHON="$(PYTHON)"; export NFQB_PYTHON; \
 	NFQB_PY_STAGE="$(abs_top_builddir)/python/stage"; export NFQB_PY_STAGE;
