@@ -120,7 +120,9 @@ struct pypool {
 	PyObject_HEAD
 	struct nfqb_pool *pool;		/* NULL once closed */
 	PyObject *callback;
-	PyObject *policy;		/* the one published last (strong) */
+	PyObject *policy;		/* the one the library holds (borrowed:
+					 * its reference), NULL for None at
+					 * creation; see pool_set_policy() */
 	uint16_t queue_first, queue_count;
 	bool started, waited, stop_asked, closing;
 	uint32_t default_verdict;
