@@ -257,3 +257,27 @@ def test_pool_run_no_leak(ns):
         counts.append(sys.getrefcount(empty))
     # one reference more per run() would grow by 10 over these
     assert counts[-1] - counts[1] < 5, counts
+
+
+# --- 12. asyncio: close() while nfqb.aio.recv() waits -----------------------
+
+def test_aio_close_while_recv_waits(ns):
+    import asyncio
+    import nfqb.aio
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        q = nfqb.Queue(13)
+        fd = q.fileno()
+        waiter = asyncio.ensure_future(nfqb.aio.recv(q))
+        await asyncio.sleep(0.05)
+        assert not waiter.done()
+        q.close()
+        done, _ = await asyncio.wait([waiter], timeout=2)
+        assert waiter in done, "aio.recv() still waiting after close()"
+        with pytest.raises(ValueError, match="closed"):
+            waiter.result()
+        # the reader went with it (before its fd was closed)
+        assert not loop.remove_reader(fd)
+
+    asyncio.run(asyncio.wait_for(main(), 10))
