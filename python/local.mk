@@ -32,6 +32,7 @@ NFQBPY_TESTS = \
 
 EXTRA_DIST += $(NFQBPY_PY) $(NFQBPY_SHIM) $(NFQBPY_TESTS) $(NFQBPY_SRC) \
 	python/setup.py \
+	python/pyproject.toml \
 	python/README.md \
 	python/nfqb-python.3 \
 	python/tests/run.sh \

@@ -281,3 +281,20 @@ def test_aio_close_while_recv_waits(ns):
         assert not loop.remove_reader(fd)
 
     asyncio.run(asyncio.wait_for(main(), 10))
+
+
+# --- 7./8. Packaging: Python 3.9 at least, pyproject.toml ------------------
+
+def test_packaging_metadata():
+    import os
+    import re
+    import tomllib
+    here = os.path.dirname(os.path.abspath(__file__))
+    top = os.path.dirname(here)
+    with open(os.path.join(top, "pyproject.toml"), "rb") as f:
+        bs = tomllib.load(f)["build-system"]
+    assert bs["build-backend"] == "setuptools.build_meta"
+    assert any(r.startswith("setuptools") for r in bs["requires"])
+    with open(os.path.join(top, "setup.py")) as f:
+        m = re.search(r'python_requires="([^"]+)"', f.read())
+    assert m and m.group(1) == ">=3.9"
