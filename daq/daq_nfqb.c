@@ -89,6 +89,8 @@ struct nfqb_daq_ctx {
 	DAQ_ModuleInstance_h modinst;
 	unsigned int queue_num;
 	bool queue_claimed;
+	bool input_range;		/* the input was FIRST-LAST */
+	uint16_t range_first, range_last;
 	int snaplen;
 	unsigned int timeout;		/* ms, 0: block until packets */
 	unsigned int queue_maxlen;
@@ -151,6 +153,11 @@ static DAQ_BaseAPI_t base_api;
  * packet threads) given the same queue are told at instantiate. */
 static pthread_mutex_t claims_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t claims[65536 / 8];
+/* The inputs of those instances: a range is one input for all of them
+ * (each takes its own queue of it); beside another range, or beside
+ * single queues, queues of it would be left unbound. */
+static unsigned int range_users, single_users;
+static uint16_t range_first, range_last;
 
 static DAQ_VariableDesc_t nfqb_daq_vars[] = {
 	{ "debug", "Print the configuration at start and the library's counters at stop",
@@ -285,7 +292,9 @@ static int parse_flag(const char *s, bool *out)
  * "N" or "FIRST-LAST". A range gives instance i (1-based; 0 means
  * unspecified, the first) queue FIRST + i - 1, and must have as many
  * queues as there are instances: a wider one would leave queues unbound
- * (their packets dropped, or passed by --queue-bypass, uninspected).
+ * (their packets dropped, or passed by --queue-bypass, uninspected). It
+ * must also be every instance's input (claim_queue()): Snort's -z 2
+ * -i 0-1 -i 2-3 would bind 0 and 3 only.
  */
 static int parse_input(struct nfqb_daq_ctx *c, const char *input,
 		       unsigned int instance_id, unsigned int total)
@@ -311,6 +320,9 @@ static int parse_input(struct nfqb_daq_ctx *c, const char *input,
 	if (parse_uint(buf, 0, 65535, &first) ||
 	    parse_uint(dash + 1, 0, 65535, &last) || last < first)
 		return -1;
+	c->input_range = true;
+	c->range_first = (uint16_t)first;
+	c->range_last = (uint16_t)last;
 	if (last - first + 1 != total) {
 		SET_ERROR(c, "%s: the range '%s' has %lu queues for %u instances (packet threads): each instance binds one queue, give as many (Snort: -z %lu)",
 			  __func__, input, last - first + 1, total,
@@ -334,11 +346,39 @@ static int claim_queue(struct nfqb_daq_ctx *c, unsigned int instance_id,
 	int rc = 0;
 
 	pthread_mutex_lock(&claims_lock);
-	if (claims[q / 8] & (1u << (q % 8)))
+	if (c->input_range ?
+	    single_users || (range_users && (range_first != c->range_first ||
+					     range_last != c->range_last)) :
+	    range_users > 0) {
+		rc = -2;
+	} else if (claims[q / 8] & (1u << (q % 8))) {
 		rc = -1;
-	else
+	} else {
 		claims[q / 8] |= (uint8_t)(1u << (q % 8));
+		if (c->input_range) {
+			range_first = c->range_first;
+			range_last = c->range_last;
+			range_users++;
+		} else {
+			single_users++;
+		}
+	}
 	pthread_mutex_unlock(&claims_lock);
+	if (rc == -2) {
+		char in[16];
+
+		if (c->input_range)
+			snprintf(in, sizeof(in), "%u-%u", c->range_first,
+				 c->range_last);
+		else
+			snprintf(in, sizeof(in), "%u", q);
+		SET_ERROR(c, "%s: instance %u of %u: its input '%s' beside another instance's %s would leave queues unbound: a range FIRST-LAST is the one input of all instances (-i FIRST-LAST, as many queues as instances: Snort -z), or give each instance one queue (-i N -i M ...)",
+			  __func__, instance_id ? instance_id : 1,
+			  total ? total : 1, in,
+			  c->input_range && !single_users ? "other range" :
+			  c->input_range ? "single queue" : "range");
+		return -1;
+	}
 	if (rc) {
 		SET_ERROR(c, "%s: queue %u is taken by another instance of this process (instance %u of %u): a queue has one reader; give each packet thread its own queue (-i N -i M ...) or one range for all (-i FIRST-LAST with iptables --queue-balance FIRST:LAST)",
 			  __func__, q, instance_id ? instance_id : 1,
@@ -357,6 +397,10 @@ static void release_queue(struct nfqb_daq_ctx *c)
 		return;
 	pthread_mutex_lock(&claims_lock);
 	claims[q / 8] &= (uint8_t)~(1u << (q % 8));
+	if (c->input_range)
+		range_users--;
+	else
+		single_users--;
 	pthread_mutex_unlock(&claims_lock);
 	c->queue_claimed = false;
 }
