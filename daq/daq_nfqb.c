@@ -1418,8 +1418,9 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 	}
 	if (verdict >= MAX_DAQ_VERDICT)
 		verdict = DAQ_VERDICT_PASS;
-	c->stats.verdicts[verdict]++;
 
+	/* counted below as applied: Snort's verdict counts are what the
+	 * kernel did with the packets */
 	switch (verdict) {
 	case DAQ_VERDICT_BLOCK:
 	case DAQ_VERDICT_BLACKLIST:
@@ -1438,12 +1439,19 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 		rc = qb_replace(p, d->base, d->off + msg->data_len);
 		if (rc && (errno == ENOMEM || errno == EMSGSIZE ||
 			   errno == E2BIG)) {
-			/* still ours to decide */
+			/* still ours to decide: accepted as it came */
 			c->replace_unchanged++;
+			verdict = DAQ_VERDICT_PASS;
 			rc = qb_accept(p);
 		}
 		break;
 	}
+	if (!rc)
+		c->stats.verdicts[verdict]++;
+	else if (errno == ETIMEDOUT)
+		/* the verdict timeout gave it the default verdict */
+		c->stats.verdicts[c->default_verdict == NFQB_DROP ?
+				  DAQ_VERDICT_BLOCK : DAQ_VERDICT_PASS]++;
 	last = d == c->batch_last;
 	if (last)
 		c->batch_last = NULL;

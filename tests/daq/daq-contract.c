@@ -347,6 +347,7 @@ static bool case_finalize_timeout(void)
 	DAQ_Instance_h inst = start(&o);
 	DAQ_Msg_h held, msgs[4];
 	DAQ_RecvStatus rs;
+	DAQ_Stats_t st;
 	uint8_t copy[64];
 	uint32_t len;
 	unsigned int n, i, got;
@@ -380,7 +381,9 @@ static bool case_finalize_timeout(void)
 		ok = fail("%u of 3 later messages received", n);
 	if (memcmp(copy, daq_msg_get_data(held), len < 64 ? len : 64))
 		ok = fail("the held message's data changed under the application");
-	rc = daq_instance_msg_finalize(inst, held, DAQ_VERDICT_PASS);
+	/* a block too late: the kernel accepted it (the default verdict)
+	 * at the timeout, and the counters say so */
+	rc = daq_instance_msg_finalize(inst, held, DAQ_VERDICT_BLOCK);
 	if (rc != DAQ_SUCCESS)
 		ok = fail("finalize after the verdict timeout returned %d", rc);
 	for (i = 0; i < n; i++)
@@ -389,6 +392,15 @@ static bool case_finalize_timeout(void)
 	got = rx_count(500, 4);
 	if (got != 3)
 		ok = fail("%u of the 3 later datagrams arrived", got);
+	if (daq_instance_get_stats(inst, &st) != DAQ_SUCCESS) {
+		ok = fail("get_stats: %s", daq_instance_get_error(inst));
+	} else if (st.verdicts[DAQ_VERDICT_BLOCK] != 0 ||
+		   st.verdicts[DAQ_VERDICT_PASS] != n + 1) {
+		ok = fail("verdict counters: block %llu, pass %llu; the kernel applied block 0, pass %u (the timed-out block was accepted)",
+			  (unsigned long long)st.verdicts[DAQ_VERDICT_BLOCK],
+			  (unsigned long long)st.verdicts[DAQ_VERDICT_PASS],
+			  n + 1);
+	}
 	finish(inst);
 	return ok;
 }
