@@ -66,8 +66,6 @@
 #define NFQB_DAQ_DEFAULT_POOL	256
 #define NFQB_DAQ_MAX_POOL	65536
 #define NFQB_DAQ_DEFAULT_MAXLEN	1024
-#define NFQB_LIB_BUFFERS	1024	/* the library's default */
-#define NFQB_MAX_COPY		65531	/* NFQNL_MAX_COPY_RANGE */
 #define NFQB_HELD_WAIT_MS	100	/* pool empty, no receive timeout */
 
 #define SET_ERROR(ctx, ...) base_api.set_errbuf((ctx)->modinst, __VA_ARGS__)
@@ -520,7 +518,7 @@ static int pool_create(struct nfqb_daq_ctx *c, unsigned int size)
 		 * buffer while the application still reads it: hand out
 		 * copies instead */
 		if (c->verdict_timeout) {
-			d->copy = malloc(NFQB_MAX_COPY + 4);
+			d->copy = malloc(NFQB_MAX_PAYLOAD + 4);
 			if (!d->copy)
 				goto nomem;
 		}
@@ -535,7 +533,7 @@ static int pool_create(struct nfqb_daq_ctx *c, unsigned int size)
 	c->pool.size = size;
 	c->pool.available = size;
 	c->pool.mem_size = size * (sizeof(*c->descs) + sizeof(*c->vec) +
-				   (c->verdict_timeout ? NFQB_MAX_COPY + 4 : 0));
+				   (c->verdict_timeout ? NFQB_MAX_PAYLOAD + 4 : 0));
 	return DAQ_SUCCESS;
 nomem:
 	c->pool.size = size;
@@ -669,7 +667,7 @@ static bool mss_clamp(struct nfqb_daq_ctx *c, uint8_t *ip, uint32_t len)
 	hl = (tcp[12] >> 4) * 4u;
 	if (hl < 20 || hl > v.l4_len)
 		return false;
-	ceiling = NFQB_MAX_COPY - v.l4_off - 20;
+	ceiling = NFQB_MAX_PAYLOAD - v.l4_off - 20;
 	if (c->mss_clamp != UINT32_MAX && c->mss_clamp < ceiling)
 		ceiling = c->mss_clamp;
 	for (i = 20; i < hl;) {
@@ -1015,17 +1013,17 @@ static int configure_queue(struct nfqb_daq_ctx *c)
 	uint32_t flags = 0;
 	const char *what;
 
-	/* The library has NFQB_LIB_BUFFERS receive buffers: more than the
+	/* The library has NFQB_DEFAULT_BUFFERS receive buffers: more than the
 	 * pool needs is fine (packets read ahead wait there). Replacing
 	 * them needs nothing outstanding, which traffic arriving since the
 	 * bind may already be: then the pool takes what there is. */
-	if (c->pool.size > NFQB_LIB_BUFFERS &&
+	if (c->pool.size > NFQB_DEFAULT_BUFFERS &&
 	    nfqb_queue_set_buffers(q, c->pool.size)) {
 		if (errno != EBUSY) {
 			what = "buffers";
 			goto fail;
 		}
-		pool_shrink(c, NFQB_LIB_BUFFERS);
+		pool_shrink(c, NFQB_DEFAULT_BUFFERS);
 	}
 	what = "copy mode";
 	if (nfqb_queue_set_copy_mode(q, NFQB_COPY_PACKET, 0))

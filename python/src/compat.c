@@ -285,7 +285,8 @@ static PyObject *compat_bind(struct pycompat *self, PyObject *args,
 	}
 	/* up to max_len packets may wait in the kernel, and the
 	 * application may keep as many */
-	buffers = max_len < 1024 ? 1024 : max_len > 16384 ? 16384 : max_len;
+	buffers = max_len < NFQB_DEFAULT_BUFFERS ? NFQB_DEFAULT_BUFFERS :
+		  max_len > 16384 ? 16384 : max_len;
 	nfqb_queue_set_default_verdict(q->q, q->default_verdict);
 	q->busy = true;
 	q->owner = (unsigned long)pthread_self();

@@ -259,8 +259,9 @@ static int decide(struct pypkt *p, uint32_t verdict, const struct vopts *o)
 			PyErr_SetString(PyExc_ValueError, "invalid verdict");
 			return -1;
 		case EMSGSIZE:
-			PyErr_SetString(PyExc_ValueError,
-					"payload longer than 65531 bytes");
+			PyErr_Format(PyExc_ValueError,
+				     "payload longer than %d bytes",
+				     NFQB_MAX_PAYLOAD);
 			return -1;
 		case ENOMEM:
 			PyErr_NoMemory();
@@ -362,7 +363,8 @@ VERDICT_METHOD(accept, NFQB_ACCEPT)
 VERDICT_METHOD(drop, NFQB_DROP)
 VERDICT_METHOD(repeat, NFQB_REPEAT)
 
-/* a bytes object of at most 65531 bytes from any buffer; new reference */
+/* a bytes object of at most NFQB_MAX_PAYLOAD bytes from any buffer; new
+ * reference */
 static PyObject *payload_arg(PyObject *o)
 {
 	PyObject *b;
@@ -380,10 +382,11 @@ static PyObject *payload_arg(PyObject *o)
 			     Py_TYPE(o)->tp_name);
 		return NULL;
 	}
-	if (PyBytes_GET_SIZE(b) > 65531) {
+	if (PyBytes_GET_SIZE(b) > NFQB_MAX_PAYLOAD) {
 		Py_DECREF(b);
-		PyErr_SetString(PyExc_ValueError,
-				"payload longer than 65531 bytes (the kernel's limit)");
+		PyErr_Format(PyExc_ValueError,
+			     "payload longer than %d bytes (the kernel's limit)",
+			     NFQB_MAX_PAYLOAD);
 		return NULL;
 	}
 	return b;

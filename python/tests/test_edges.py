@@ -298,3 +298,23 @@ def test_packaging_metadata():
     with open(os.path.join(top, "setup.py")) as f:
         m = re.search(r'python_requires="([^"]+)"', f.read())
     assert m and m.group(1) == ">=3.9"
+
+
+# --- D7. The library's limits, published (include/libnfq-batch) -------------
+
+def test_library_constants_published(ns):
+    assert nfqb.MAX_PAYLOAD == 65531
+    assert nfqb.DEFAULT_BUFFERS == 1024
+    ns.queue_rule(14, 5000)
+    with nfqb.Queue(14) as q:
+        send(5000, numbered(1))
+        pkts = []
+        import time
+        for _ in range(100):
+            pkts = q.recv(block=False)
+            if pkts:
+                break
+            time.sleep(0.01)
+        with pytest.raises(ValueError, match="65531"):
+            pkts[0].verdict(nfqb.ACCEPT, payload=b"x" * (nfqb.MAX_PAYLOAD + 1))
+        pkts[0].accept()
