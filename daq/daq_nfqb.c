@@ -66,8 +66,6 @@
 #define NFQB_DAQ_DEFAULT_POOL	256
 #define NFQB_DAQ_MAX_POOL	65536
 #define NFQB_DAQ_DEFAULT_MAXLEN	1024
-#define NFQB_LIB_BUFFERS	1024	/* the library's default */
-#define NFQB_MAX_COPY		65531	/* NFQNL_MAX_COPY_RANGE */
 #define NFQB_HELD_WAIT_MS	100	/* pool empty, no receive timeout */
 
 #define SET_ERROR(ctx, ...) base_api.set_errbuf((ctx)->modinst, __VA_ARGS__)
@@ -89,6 +87,8 @@ struct nfqb_daq_ctx {
 	DAQ_ModuleInstance_h modinst;
 	unsigned int queue_num;
 	bool queue_claimed;
+	bool input_range;		/* the input was FIRST-LAST */
+	uint16_t range_first, range_last;
 	int snaplen;
 	unsigned int timeout;		/* ms, 0: block until packets */
 	unsigned int queue_maxlen;
@@ -151,6 +151,11 @@ static DAQ_BaseAPI_t base_api;
  * packet threads) given the same queue are told at instantiate. */
 static pthread_mutex_t claims_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t claims[65536 / 8];
+/* The inputs of those instances: a range is one input for all of them
+ * (each takes its own queue of it); beside another range, or beside
+ * single queues, queues of it would be left unbound. */
+static unsigned int range_users, single_users;
+static uint16_t range_first, range_last;
 
 static DAQ_VariableDesc_t nfqb_daq_vars[] = {
 	{ "debug", "Print the configuration at start and the library's counters at stop",
@@ -285,7 +290,9 @@ static int parse_flag(const char *s, bool *out)
  * "N" or "FIRST-LAST". A range gives instance i (1-based; 0 means
  * unspecified, the first) queue FIRST + i - 1, and must have as many
  * queues as there are instances: a wider one would leave queues unbound
- * (their packets dropped, or passed by --queue-bypass, uninspected).
+ * (their packets dropped, or passed by --queue-bypass, uninspected). It
+ * must also be every instance's input (claim_queue()): Snort's -z 2
+ * -i 0-1 -i 2-3 would bind 0 and 3 only.
  */
 static int parse_input(struct nfqb_daq_ctx *c, const char *input,
 		       unsigned int instance_id, unsigned int total)
@@ -311,6 +318,9 @@ static int parse_input(struct nfqb_daq_ctx *c, const char *input,
 	if (parse_uint(buf, 0, 65535, &first) ||
 	    parse_uint(dash + 1, 0, 65535, &last) || last < first)
 		return -1;
+	c->input_range = true;
+	c->range_first = (uint16_t)first;
+	c->range_last = (uint16_t)last;
 	if (last - first + 1 != total) {
 		SET_ERROR(c, "%s: the range '%s' has %lu queues for %u instances (packet threads): each instance binds one queue, give as many (Snort: -z %lu)",
 			  __func__, input, last - first + 1, total,
@@ -334,11 +344,39 @@ static int claim_queue(struct nfqb_daq_ctx *c, unsigned int instance_id,
 	int rc = 0;
 
 	pthread_mutex_lock(&claims_lock);
-	if (claims[q / 8] & (1u << (q % 8)))
+	if (c->input_range ?
+	    single_users || (range_users && (range_first != c->range_first ||
+					     range_last != c->range_last)) :
+	    range_users > 0) {
+		rc = -2;
+	} else if (claims[q / 8] & (1u << (q % 8))) {
 		rc = -1;
-	else
+	} else {
 		claims[q / 8] |= (uint8_t)(1u << (q % 8));
+		if (c->input_range) {
+			range_first = c->range_first;
+			range_last = c->range_last;
+			range_users++;
+		} else {
+			single_users++;
+		}
+	}
 	pthread_mutex_unlock(&claims_lock);
+	if (rc == -2) {
+		char in[16];
+
+		if (c->input_range)
+			snprintf(in, sizeof(in), "%u-%u", c->range_first,
+				 c->range_last);
+		else
+			snprintf(in, sizeof(in), "%u", q);
+		SET_ERROR(c, "%s: instance %u of %u: its input '%s' beside another instance's %s would leave queues unbound: a range FIRST-LAST is the one input of all instances (-i FIRST-LAST, as many queues as instances: Snort -z), or give each instance one queue (-i N -i M ...)",
+			  __func__, instance_id ? instance_id : 1,
+			  total ? total : 1, in,
+			  c->input_range && !single_users ? "other range" :
+			  c->input_range ? "single queue" : "range");
+		return -1;
+	}
 	if (rc) {
 		SET_ERROR(c, "%s: queue %u is taken by another instance of this process (instance %u of %u): a queue has one reader; give each packet thread its own queue (-i N -i M ...) or one range for all (-i FIRST-LAST with iptables --queue-balance FIRST:LAST)",
 			  __func__, q, instance_id ? instance_id : 1,
@@ -357,6 +395,10 @@ static void release_queue(struct nfqb_daq_ctx *c)
 		return;
 	pthread_mutex_lock(&claims_lock);
 	claims[q / 8] &= (uint8_t)~(1u << (q % 8));
+	if (c->input_range)
+		range_users--;
+	else
+		single_users--;
 	pthread_mutex_unlock(&claims_lock);
 	c->queue_claimed = false;
 }
@@ -476,7 +518,7 @@ static int pool_create(struct nfqb_daq_ctx *c, unsigned int size)
 		 * buffer while the application still reads it: hand out
 		 * copies instead */
 		if (c->verdict_timeout) {
-			d->copy = malloc(NFQB_MAX_COPY + 4);
+			d->copy = malloc(NFQB_MAX_PAYLOAD + 4);
 			if (!d->copy)
 				goto nomem;
 		}
@@ -491,7 +533,7 @@ static int pool_create(struct nfqb_daq_ctx *c, unsigned int size)
 	c->pool.size = size;
 	c->pool.available = size;
 	c->pool.mem_size = size * (sizeof(*c->descs) + sizeof(*c->vec) +
-				   (c->verdict_timeout ? NFQB_MAX_COPY + 4 : 0));
+				   (c->verdict_timeout ? NFQB_MAX_PAYLOAD + 4 : 0));
 	return DAQ_SUCCESS;
 nomem:
 	c->pool.size = size;
@@ -625,7 +667,7 @@ static bool mss_clamp(struct nfqb_daq_ctx *c, uint8_t *ip, uint32_t len)
 	hl = (tcp[12] >> 4) * 4u;
 	if (hl < 20 || hl > v.l4_len)
 		return false;
-	ceiling = NFQB_MAX_COPY - v.l4_off - 20;
+	ceiling = NFQB_MAX_PAYLOAD - v.l4_off - 20;
 	if (c->mss_clamp != UINT32_MAX && c->mss_clamp < ceiling)
 		ceiling = c->mss_clamp;
 	for (i = 20; i < hl;) {
@@ -971,17 +1013,17 @@ static int configure_queue(struct nfqb_daq_ctx *c)
 	uint32_t flags = 0;
 	const char *what;
 
-	/* The library has NFQB_LIB_BUFFERS receive buffers: more than the
+	/* The library has NFQB_DEFAULT_BUFFERS receive buffers: more than the
 	 * pool needs is fine (packets read ahead wait there). Replacing
 	 * them needs nothing outstanding, which traffic arriving since the
 	 * bind may already be: then the pool takes what there is. */
-	if (c->pool.size > NFQB_LIB_BUFFERS &&
+	if (c->pool.size > NFQB_DEFAULT_BUFFERS &&
 	    nfqb_queue_set_buffers(q, c->pool.size)) {
 		if (errno != EBUSY) {
 			what = "buffers";
 			goto fail;
 		}
-		pool_shrink(c, NFQB_LIB_BUFFERS);
+		pool_shrink(c, NFQB_DEFAULT_BUFFERS);
 	}
 	what = "copy mode";
 	if (nfqb_queue_set_copy_mode(q, NFQB_COPY_PACKET, 0))
@@ -1374,8 +1416,9 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 	}
 	if (verdict >= MAX_DAQ_VERDICT)
 		verdict = DAQ_VERDICT_PASS;
-	c->stats.verdicts[verdict]++;
 
+	/* counted below as applied: Snort's verdict counts are what the
+	 * kernel did with the packets */
 	switch (verdict) {
 	case DAQ_VERDICT_BLOCK:
 	case DAQ_VERDICT_BLACKLIST:
@@ -1394,12 +1437,19 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 		rc = qb_replace(p, d->base, d->off + msg->data_len);
 		if (rc && (errno == ENOMEM || errno == EMSGSIZE ||
 			   errno == E2BIG)) {
-			/* still ours to decide */
+			/* still ours to decide: accepted as it came */
 			c->replace_unchanged++;
+			verdict = DAQ_VERDICT_PASS;
 			rc = qb_accept(p);
 		}
 		break;
 	}
+	if (!rc)
+		c->stats.verdicts[verdict]++;
+	else if (errno == ETIMEDOUT)
+		/* the verdict timeout gave it the default verdict */
+		c->stats.verdicts[c->default_verdict == NFQB_DROP ?
+				  DAQ_VERDICT_BLOCK : DAQ_VERDICT_PASS]++;
 	last = d == c->batch_last;
 	if (last)
 		c->batch_last = NULL;

@@ -27,7 +27,7 @@
  * new buffers. */
 #define NFQB_MSG_OVERHEAD	4096
 #define NFQB_SLOT_SIZE		(0x10000 + NFQB_MSG_OVERHEAD)
-#define NFQB_DEFAULT_BUFFERS	1024
+/* (NFQB_DEFAULT_BUFFERS: the public header) */
 /* tables replaced by nfqb_queue_set_buffers(), freed at close */
 #define NFQB_MAX_RETIRED	8
 

@@ -145,7 +145,9 @@ static int decision_of(const struct nfqb_verdict *v, struct nfqb_decision *d)
 	if (!v->payload && v->payload_len)
 		return EINVAL;
 	/* nla_len is 16 bits and counts its 4-byte header */
-	if (v->payload_len > 0xffff - MNL_ATTR_HDRLEN)
+	_Static_assert(NFQB_MAX_PAYLOAD == 0xffff - MNL_ATTR_HDRLEN,
+		       "NFQB_MAX_PAYLOAD is an attribute's longest payload");
+	if (v->payload_len > NFQB_MAX_PAYLOAD)
 		return EMSGSIZE;
 	return 0;
 }

@@ -6,8 +6,10 @@
 # configure.ac), into two fresh virtual environments, never touching the
 # network (--no-index):
 #
-#  1. python3 -m venv V && V/bin/pip install --no-index ./python
-#     (pip's own setuptools; no pyproject.toml, so no build isolation);
+#  1. python3 -m venv V && V/bin/pip install --no-index --find-links W ./python
+#     (pyproject.toml: pip's isolated build, with setuptools and wheel from
+#     W, a directory of wheels made here from Debian's packages:
+#     python3-setuptools-whl's, and one packed from python3-wheel);
 #  2. python3 -m venv --system-site-packages V &&
 #     V/bin/pip install --no-index --no-build-isolation ./python
 #     (Debian's python3-setuptools and python3-wheel).
@@ -16,7 +18,8 @@
 # and pass packets (python/tests/smoke-shim.sh: an unchanged
 # python-netfilterqueue program through the shim, in a private network
 # namespace, checked at a receiver). Needs root, python3-venv, build-essential, pkg-config,
-# libmnl-dev, liburcu-dev. Ends with "N passed, N failed".
+# libmnl-dev, liburcu-dev, python3-setuptools, python3-wheel. Ends with
+# "N passed, N failed".
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,10 +53,41 @@ smoke() {	# smoke VENV NAME
 	fi
 }
 
-# 1. a plain venv
+# 1. a plain venv, pip's isolated build from a local wheelhouse
+wh=$work/wheels
+mkdir -p "$wh"
+cp /usr/share/python-wheels/setuptools-*.whl "$wh/" 2>/dev/null ||
+	bad "no setuptools wheel in /usr/share/python-wheels (python3-setuptools-whl)"
+# a wheel of the installed wheel package (Debian ships it unpacked)
+/usr/bin/python3 - "$wh" <<'PY' || bad "packing Debian's python3-wheel into a wheel"
+import base64, hashlib, importlib.metadata as md, os, sys, zipfile
+dist = md.distribution("wheel")
+ver, top = dist.version, os.path.dirname(dist.locate_file("wheel/__init__.py"))
+info = "wheel-%s.dist-info" % ver
+files = {}
+for root, dirs, names in os.walk(top):
+    dirs[:] = [d for d in dirs if d != "__pycache__"]
+    for n in names:
+        path = os.path.join(root, n)
+        with open(path, "rb") as f:
+            files[os.path.relpath(path, os.path.dirname(top))] = f.read()
+files[info + "/METADATA"] = dist.read_text("PKG-INFO").encode()
+files[info + "/entry_points.txt"] = (dist.read_text("entry_points.txt") or "").encode()
+files[info + "/WHEEL"] = (b"Wheel-Version: 1.0\nGenerator: check-pip.sh\n"
+                          b"Root-Is-Purelib: true\nTag: py3-none-any\n")
+record = []
+for name, data in files.items():
+    h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+    record.append("%s,sha256=%s,%d" % (name, h.decode(), len(data)))
+record.append(info + "/RECORD,,")
+files[info + "/RECORD"] = ("\n".join(record) + "\n").encode()
+with zipfile.ZipFile(os.path.join(sys.argv[1], "wheel-%s-py3-none-any.whl" % ver), "w") as z:
+    for name, data in files.items():
+        z.writestr(name, data)
+PY
 "$python" -m venv "$work/v1" || { bad "python3 -m venv (python3-venv)"; echo "$pass passed, $fail failed"; exit 1; }
-if (cd "$work/src" && "$work/v1/bin/pip" install --no-index ./python) >"$work/pip1.log" 2>&1; then
-	ok "python3 -m venv V && V/bin/pip install --no-index ./python"
+if (cd "$work/src" && "$work/v1/bin/pip" install --no-index --find-links "$wh" ./python) >"$work/pip1.log" 2>&1; then
+	ok "python3 -m venv V && V/bin/pip install --no-index --find-links W ./python (isolated build)"
 	smoke "$work/v1" "plain venv"
 else
 	tail -n 30 "$work/pip1.log" >&2

@@ -27,13 +27,19 @@ NFQBPY_TESTS = \
 	python/tests/test_native.py \
 	python/tests/test_pool.py \
 	python/tests/test_aio.py \
-	python/tests/test_leaks.py
+	python/tests/test_leaks.py \
+	python/tests/test_edges.py
 
 EXTRA_DIST += $(NFQBPY_PY) $(NFQBPY_SHIM) $(NFQBPY_TESTS) $(NFQBPY_SRC) \
 	python/setup.py \
+	python/pyproject.toml \
 	python/README.md \
 	python/nfqb-python.3 \
 	python/tests/run.sh \
+	python/tests/run-upstream.sh \
+	python/tests/upstream/unshare.py \
+	python/tests/upstream/pytest_trio/__init__.py \
+	python/tests/upstream/pytest_trio/enable_trio_mode.py \
 	python/tests/smoke-shim.sh \
 	python/bench/pyconsumer.py \
 	python/bench/build-pynfq.sh \
@@ -78,6 +84,9 @@ clean-local:
 # The Python tests (pytest, root, a network namespace per test): through
 # python/tests/run.sh, which takes the integration tests' lock itself.
 TESTS += python/tests/run.sh
+# python-netfilterqueue 1.1.0's own tests, unchanged, on the drop-in
+# (its tarball through tests/find-third-party.sh; python3-trio)
+TESTS += python/tests/run-upstream.sh
 AM_TESTS_ENVIRONMENT += \
 	NFQB_PYTHON="$(PYTHON)"; export NFQB_PYTHON; \
 	NFQB_PY_STAGE="$(abs_top_builddir)/python/stage"; export NFQB_PY_STAGE;

@@ -4,8 +4,9 @@
 From a clone, on Debian 12 (no network needed)::
 
     apt-get install build-essential pkg-config python3-dev python3-venv \\
-        python3-setuptools libmnl-dev liburcu-dev
-    python3 -m venv /opt/nfqb && /opt/nfqb/bin/pip install ./python
+        python3-setuptools python3-wheel libmnl-dev liburcu-dev
+    python3 -m venv --system-site-packages /opt/nfqb
+    /opt/nfqb/bin/pip install --no-index --no-build-isolation ./python
 
 The library: by default its sources (../lib, beside this file) are built
 into the extension, so nothing else needs installing; with
@@ -14,9 +15,11 @@ instead (found with pkg-config, e.g. Debian's libnfq-batch-dev).
 `make` in a configured tree builds the same extension against the tree's
 shared library (python/local.mk); Debian's python3-nfq-batch is that one.
 
-There is no pyproject.toml on purpose: pip then builds with the
-setuptools already installed instead of fetching one (build isolation),
-which an offline machine cannot.
+pyproject.toml names setuptools as the build backend: pip builds in an
+isolated environment with setuptools and wheel from its index (online),
+from --find-links (offline: python/check-pip.sh makes such a directory
+from Debian's packages), or, with --no-build-isolation, with those
+installed. The code needs Python 3.9 (PyObject_Vectorcall, ...).
 """
 import glob
 import os
@@ -107,7 +110,7 @@ setup(
     long_description=open(os.path.join(HERE, "README.md")).read(),
     long_description_content_type="text/markdown",
     license="LGPL-2.1-or-later",
-    python_requires=">=3.7",
+    python_requires=">=3.9",
     packages=["nfqb"],
     # the opt-in shim: a directory put on sys.path by nfqb.shim
     package_data={"nfqb": ["py.typed", "_nfqb.pyi",

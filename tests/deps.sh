@@ -18,7 +18,9 @@ set -euo pipefail
 # cmake ... zlib1g-dev: Snort 3 for the Snort stage (tests/snort/
 # build-snort.sh); libfl-dev for its FlexLexer.h.
 # The Python binding (python/): python3-dev builds it; python3-pytest and
-# python3-scapy run its tests; python3-venv, python3-setuptools and
+# python3-scapy run its tests, python3-trio and python3-async-generator
+# python-netfilterqueue 1.1.0's own (python/tests/run-upstream.sh);
+# python3-venv, python3-setuptools and
 # python3-wheel its offline pip check; cython3 builds python-netfilterqueue
 # for its benchmark; dh-python its Debian package.
 PKGS=(build-essential autoconf automake libtool pkg-config
@@ -29,7 +31,8 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       libnetfilter-queue-dev:i386 util-linux systemd
       cmake g++ flex libfl-dev libdumbnet-dev libhwloc-dev
       libluajit-5.1-dev libpcap-dev libpcre2-dev libssl-dev zlib1g-dev
-      python3-dev python3-pytest python3-scapy python3-venv
+      python3-dev python3-pytest python3-scapy python3-trio
+      python3-async-generator python3-venv
       python3-setuptools python3-wheel cython3 dh-python qemu-user)
 
 if [ "${NFQB_NO_APT:-0}" = 1 ]; then

@@ -167,6 +167,22 @@ extern "C" {
 struct nfqb_queue;
 struct nfqb_packet;
 
+/*
+ * NFQB_MAX_PAYLOAD - the longest payload the kernel copies to us
+ * (NFQNL_MAX_COPY_RANGE: a netlink attribute's 16-bit length less its
+ * 4-byte header), and so the longest a verdict may carry (NFQB_V_PAYLOAD;
+ * longer: EMSGSIZE). A packet longer than this comes cut to it (its
+ * original length in nfqb_pkt_orig_len()).
+ */
+#define NFQB_MAX_PAYLOAD	65531
+
+/*
+ * NFQB_DEFAULT_BUFFERS - receive buffers of a queue (and of each queue of
+ * a pool) unless nfqb_queue_set_buffers() says otherwise: how many
+ * packets may be outstanding at once.
+ */
+#define NFQB_DEFAULT_BUFFERS	1024
+
 /* Copy modes (the kernel's NFQNL_COPY_*). */
 enum nfqb_copy_mode {
 	NFQB_COPY_NONE = 0,
@@ -487,7 +503,7 @@ int nfqb_queue_set_recv_timeout(struct nfqb_queue *q, uint32_t msec);
  *	that mode the kernel queues nothing, it drops every packet sent to the
  *	queue, uncounted, even on a rule with bypass)
  * @range: bytes of payload to copy with NFQB_COPY_PACKET (kernel caps it at
- *	65531; 0 means as much as it can)
+ *	NFQB_MAX_PAYLOAD; 0 means as much as it can)
  *
  * Owner thread; any time, packets may be outstanding: every receive buffer
  * holds the largest message, so nothing is resized. Returns 0, or -1 with
@@ -543,7 +559,8 @@ int nfqb_queue_set_enobufs(struct nfqb_queue *q,
  *
  * Each buffer holds the largest message (about 68 KiB of address space,
  * reserved, committed only where the kernel writes); the packet
- * descriptors are twice as many. Default 1024. Returns 0, or -1 with
+ * descriptors are twice as many. Default NFQB_DEFAULT_BUFFERS (1024).
+ * Returns 0, or -1 with
  * errno: EINVAL if @count is 0 or above 65536; EBUSY while anything is
  * outstanding (a packet received and not yet verdicted, a verdict not yet
  * sent), or after the buffers were replaced 8 times (old descriptors are
@@ -799,7 +816,7 @@ int nfqb_verdict_mark(struct nfqb_packet *p, uint32_t verdict, uint32_t mark);
  * EINVAL also for a NULL @v, unknown flags, NFQB_V_BYPASS without
  * NFQB_QUEUE, a NULL payload with a length, or a @size below the end of
  * the struct's first version; E2BIG (@size larger than the library's struct and a byte
- * past it not zero), EMSGSIZE (payload longer than 65531 bytes) and ENOMEM
+ * past it not zero), EMSGSIZE (payload longer than NFQB_MAX_PAYLOAD) and ENOMEM
  * (no memory for the payload copy). After EINVAL for the verdict itself,
  * E2BIG, EMSGSIZE or ENOMEM, @p is still the caller's to decide.
  */

@@ -17,6 +17,8 @@ F_SECCTX: int
 ENOBUFS_REPORT: int
 ENOBUFS_IGNORE: int
 LINGER_AUTO: int
+MAX_PAYLOAD: int
+DEFAULT_BUFFERS: int
 POOL_QUEUE_PER_WORKER: int
 POOL_DISPATCH: int
 HOOK_UNKNOWN: int
@@ -209,6 +211,7 @@ class NetfilterQueue:
                  default_verdict: int = ...) -> None: ...
     @property
     def queue(self) -> Optional[Queue]: ...
+    default_verdict: int
     def bind(self, queue_num: int, user_callback: Callable[[Packet], Any],
              max_len: int = ..., mode: int = ..., range: int = ...,
              sock_len: int = ...) -> None: ...

@@ -17,9 +17,11 @@ it when packets arrive, when another thread decides a packet, or on
 ``Queue.interrupt()``; a decision made by a task of the loop's own thread
 wakes it too, and the library's timers (the latency bound, the verdict
 timeout) bound the sleep: decisions are sent without delay and no packet
-waits on a sleeping loop.
+waits on a sleeping loop. ``Queue.close()`` (from a task or another thread)
+ends a waiting ``recv()`` with ValueError, its reader taken off the loop.
 """
 import asyncio
+import threading
 from typing import AsyncIterator, List
 
 from ._nfqb import Packet, Pool, Queue
@@ -33,6 +35,7 @@ async def recv(queue: Queue, max: int = 64) -> List[Packet]:
     task or thread."""
     loop = asyncio.get_running_loop()
     fd = queue.fileno()
+    me = threading.get_ident()
     while True:
         pkts = queue.recv(max, block=False)
         if pkts:
@@ -40,6 +43,13 @@ async def recv(queue: Queue, max: int = 64) -> List[Packet]:
         fut = loop.create_future()
 
         def wake() -> None:
+            # the reader, a decision of this thread, or close() (from
+            # any thread: before it closes the fd; the next recv() then
+            # raises ValueError)
+            if threading.get_ident() != me:
+                loop.call_soon_threadsafe(wake)
+                return
+            loop.remove_reader(fd)
             if not fut.done():
                 fut.set_result(None)
 
@@ -56,8 +66,7 @@ async def recv(queue: Queue, max: int = 64) -> List[Packet]:
                     pass
         finally:
             queue._set_wakeup(None)
-            if not queue.closed:
-                loop.remove_reader(fd)
+            loop.remove_reader(fd)
 
 
 async def packets(queue: Queue, max: int = 64) -> AsyncIterator[Packet]:

@@ -5,6 +5,14 @@ Switch by one line::
 
     from nfqb.netfilterqueue import NetfilterQueue
 
+Packets nobody decides (neither decided nor kept by the callback, dropped
+undecided, still undecided at ``unbind()``) get the default verdict:
+ACCEPT unless set otherwise, with ``NetfilterQueue(default_verdict=DROP)``,
+``nfq.default_verdict = DROP`` at any time, or, for an unchanged program,
+``NFQB_DEFAULT_VERDICT=drop`` in its environment. python-netfilterqueue
+1.1 leaves such packets queued until the queue is full or unbound, where
+the kernel drops them: ``NFQB_DEFAULT_VERDICT=drop`` is the nearer match.
+
 ``NetfilterQueue``, ``Packet``, ``COPY_NONE``, ``COPY_META``,
 ``COPY_PACKET`` and ``PROTOCOLS`` behave as python-netfilterqueue 1.1
 documents them, with safe semantics where its own are weak (see
@@ -22,6 +30,8 @@ nfqb-python(3), "Compatibility"):
   (``nfqb.LateVerdictError``) and touches no other packet.
 """
 from ._nfqb import COPY_NONE, COPY_META, COPY_PACKET, NetfilterQueue, Packet
+# for default_verdict (an extension: not in __all__)
+from ._nfqb import ACCEPT, DROP  # noqa: F401
 from ._protocols import PROTOCOLS
 
 # The version of python-netfilterqueue whose API this module offers.

@@ -28,13 +28,20 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/netlink.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "nfqbpy.h"
+
+#include <frameobject.h>
 
 #define COMPAT_SOCK_LEN		2455552u	/* the original's default */
 
@@ -45,6 +52,57 @@ struct pycompat {
 	uint32_t default_verdict;
 	PyObject *weakrefs;
 };
+
+/* CAP_NET_ADMIN in this thread's effective set (true if unknown: then
+ * the bind tells) */
+static bool has_net_admin(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return true;
+	return data[CAP_TO_INDEX(CAP_NET_ADMIN)].effective &
+	       CAP_TO_MASK(CAP_NET_ADMIN);
+}
+
+/* ACCEPT or DROP from a verdict object; 0, or -1 with ValueError */
+static int compat_dv_arg(PyObject *o, uint32_t *dv)
+{
+	if (nfqbpy_verdict_arg(o, dv) < 0)
+		return -1;
+	if (*dv != NFQB_ACCEPT && *dv != NFQB_DROP) {
+		PyErr_SetString(PyExc_ValueError,
+				"default_verdict must be ACCEPT or DROP");
+		return -1;
+	}
+	return 0;
+}
+
+/* NFQB_DEFAULT_VERDICT=accept|drop: the default verdict of programs that
+ * cannot say it (unchanged python-netfilterqueue programs on the shim);
+ * 0, or -1 with ValueError */
+static int compat_dv_env(uint32_t *dv)
+{
+	const char *e = getenv("NFQB_DEFAULT_VERDICT");
+
+	if (!e || !*e)
+		return 0;
+	if (!strcasecmp(e, "accept")) {
+		*dv = NFQB_ACCEPT;
+	} else if (!strcasecmp(e, "drop")) {
+		*dv = NFQB_DROP;
+	} else {
+		PyErr_Format(PyExc_ValueError,
+			     "NFQB_DEFAULT_VERDICT must be accept or drop, not %.40s",
+			     e);
+		return -1;
+	}
+	return 0;
+}
 
 static PyObject *compat_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
@@ -57,15 +115,12 @@ static PyObject *compat_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$iiO:NetfilterQueue",
 					 kwlist, &af, &sockfd, &dvo))
 		return NULL;
-	(void)af;	/* kernels since 3.8 ignore the family bind */
-	if (dvo) {
-		if (nfqbpy_verdict_arg(dvo, &dv) < 0)
+	/* (kernels since 3.8 ignore the family bind: af only names it) */
+	if (dvo && dvo != Py_None) {
+		if (compat_dv_arg(dvo, &dv) < 0)
 			return NULL;
-		if (dv != NFQB_ACCEPT && dv != NFQB_DROP) {
-			PyErr_SetString(PyExc_ValueError,
-					"default_verdict must be ACCEPT or DROP");
-			return NULL;
-		}
+	} else if (compat_dv_env(&dv) < 0) {
+		return NULL;
 	}
 	self = (struct pycompat *)type->tp_alloc(type, 0);
 	if (!self)
@@ -74,14 +129,28 @@ static PyObject *compat_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	self->default_verdict = dv;
 	if (sockfd >= 0) {
 		/* the socket's network namespace: the queue is opened
-		 * there (the socket itself is not used) */
+		 * there (the socket itself is not used); the original's
+		 * texts: "dup2 failed" for a bad fd, "Failed to open
+		 * NFQueue." for one that is no netlink socket */
 		self->nsfd = ioctl(sockfd, SIOCGSKNS);
 		if (self->nsfd < 0) {
-			nfqbpy_oserror(errno,
-				       "sockfd: cannot find its network namespace (SIOCGSKNS)");
+			nfqbpy_oserror_text(errno, errno == EBADF ?
+					    "dup2 failed" :
+					    "Failed to open NFQueue.");
 			Py_DECREF(self);
 			return NULL;
 		}
+	}
+	/* as the original, which asks the kernel for its family bind here:
+	 * without CAP_NET_ADMIN no queue can be bound */
+	if (!has_net_admin()) {
+		char what[64];
+
+		snprintf(what, sizeof(what),
+			 "Failed to bind family %d. Are you root?", af);
+		nfqbpy_oserror_text(EPERM, what);
+		Py_DECREF(self);
+		return NULL;
 	}
 	return (PyObject *)self;
 }
@@ -174,7 +243,7 @@ static PyObject *compat_bind(struct pycompat *self, PyObject *args,
 				  "mode", "range", "sock_len", NULL };
 	uint32_t num, max_len = 1024, range = 65535, sock_len = COMPAT_SOCK_LEN;
 	uint32_t buffers;
-	int mode = NFQB_COPY_PACKET, rc, err;
+	int mode = NFQB_COPY_PACKET, rc, err, one = 1;
 	PyObject *cb;
 	struct pyq *q;
 	const char *what = "";
@@ -216,7 +285,8 @@ static PyObject *compat_bind(struct pycompat *self, PyObject *args,
 	}
 	/* up to max_len packets may wait in the kernel, and the
 	 * application may keep as many */
-	buffers = max_len < 1024 ? 1024 : max_len > 16384 ? 16384 : max_len;
+	buffers = max_len < NFQB_DEFAULT_BUFFERS ? NFQB_DEFAULT_BUFFERS :
+		  max_len > 16384 ? 16384 : max_len;
 	nfqb_queue_set_default_verdict(q->q, q->default_verdict);
 	q->busy = true;
 	q->owner = (unsigned long)pthread_self();
@@ -252,6 +322,12 @@ static PyObject *compat_bind(struct pycompat *self, PyObject *args,
 	}
 	if (check_rcvbuf(q, sock_len) < 0)
 		goto fail;
+	/* a socket asking for timestamps has the kernel stamp packets as
+	 * they come in (net_enable_timestamp(): every socket's packets,
+	 * from shortly after): get_timestamp() then tells when the packet
+	 * arrived, rather than 0.0 unless some other program asked */
+	setsockopt(nfqb_queue_socket_fd(q->q), SOL_SOCKET, SO_TIMESTAMP,
+		   &one, sizeof(one));
 	Py_INCREF(cb);
 	q->callback = cb;
 	self->queue = q;
@@ -386,7 +462,7 @@ static int run_loop(struct pyq *q, bool block)
 				return -1;
 			continue;
 		default:
-			nfqbpy_oserror(err, "receive");
+			nfqbpy_oserror_text(err, "recv failed");
 			return -1;
 		}
 	}
@@ -433,18 +509,50 @@ static PyObject *run_once(struct pycompat *self, bool block)
 	Py_RETURN_NONE;
 }
 
+/*
+ * An exception leaving run(): a traceback entry names it, as the
+ * original's (Cython) do: "NetfilterQueue.run" in the traceback tells
+ * where a signal's exception (Ctrl-C) came out. NULL.
+ */
+static PyObject *add_traceback(const char *func)
+{
+	PyObject *t, *v, *tb, *globals;
+	PyCodeObject *code;
+	PyFrameObject *frame = NULL;
+
+	PyErr_Fetch(&t, &v, &tb);
+	globals = PyDict_New();
+	code = PyCode_NewEmpty("nfqb/netfilterqueue", func, 0);
+	if (globals && code)
+		frame = PyFrame_New(PyThreadState_Get(), code, globals, NULL);
+	Py_XDECREF(code);
+	Py_XDECREF(globals);
+	if (!frame) {
+		/* keep the exception that matters */
+		PyErr_Clear();
+		PyErr_Restore(t, v, tb);
+		return NULL;
+	}
+	PyErr_Restore(t, v, tb);
+	PyTraceBack_Here(frame);
+	Py_DECREF(frame);
+	return NULL;
+}
+
 static PyObject *compat_run(struct pycompat *self, PyObject *args,
 			    PyObject *kw)
 {
 	static char *kwlist[] = { "block", NULL };
 	int block = 1;
+	PyObject *r;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:run", kwlist, &block))
 		return NULL;
-	return run_once(self, block);
+	r = run_once(self, block);
+	return r ? r : add_traceback("NetfilterQueue.run");
 }
 
-static PyObject *compat_run_socket(struct pycompat *self, PyObject *s)
+static PyObject *run_socket(struct pycompat *self, PyObject *s)
 {
 	PyObject *r;
 
@@ -491,6 +599,13 @@ static PyObject *compat_run_socket(struct pycompat *self, PyObject *s)
 	}
 }
 
+static PyObject *compat_run_socket(struct pycompat *self, PyObject *s)
+{
+	PyObject *r = run_socket(self, s);
+
+	return r ? r : add_traceback("NetfilterQueue.run_socket");
+}
+
 static PyMethodDef compat_methods[] = {
 	{ "bind", (PyCFunction)(void (*)(void))compat_bind,
 	  METH_VARARGS | METH_KEYWORDS,
@@ -516,7 +631,54 @@ static PyMethodDef compat_methods[] = {
 	{ NULL, NULL, 0, NULL },
 };
 
+static PyObject *compat_get_dv(struct pycompat *self, void *c)
+{
+	(void)c;
+	return PyLong_FromUnsignedLong(self->default_verdict);
+}
+
+/* from now on, the bound queue's too (owner role: not while run() holds
+ * it in another thread) */
+static int compat_set_dv(struct pycompat *self, PyObject *o, void *c)
+{
+	struct pyq *q = self->queue;
+	uint32_t dv;
+	int rc;
+
+	(void)c;
+	if (!o) {
+		PyErr_SetString(PyExc_AttributeError,
+				"default_verdict cannot be deleted");
+		return -1;
+	}
+	if (compat_dv_arg(o, &dv) < 0)
+		return -1;
+	if (q && q_usable(q)) {
+		bool mine = q->busy &&
+			    q->owner == (unsigned long)pthread_self();
+
+		/* (from the callback, this thread holds the role) */
+		if (!mine && q_enter(q) < 0)
+			return -1;
+		rc = nfqb_queue_set_default_verdict(q->q, dv);
+		if (!mine)
+			q_leave(q);
+		if (rc < 0) {
+			nfqbpy_oserror(errno, "default_verdict");
+			return -1;
+		}
+		q->default_verdict = dv;
+	}
+	self->default_verdict = dv;
+	return 0;
+}
+
 static PyGetSetDef compat_getset[] = {
+	{ "default_verdict", (getter)compat_get_dv, (setter)compat_set_dv,
+	  "ACCEPT (the default) or DROP: the verdict of packets nobody decides (neither decided nor kept by "
+	  "the callback, dropped undecided, undecided at unbind()). Settable at any time; "
+	  "NetfilterQueue(default_verdict=) and the environment's NFQB_DEFAULT_VERDICT=accept|drop set it too. "
+	  "An extension of nfqb.", NULL },
 	{ "queue", (getter)compat_get_queue, NULL,
 	  "The bound nfqb.Queue (stats(), kstats, settings), or None. An extension of nfqb.", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
@@ -527,11 +689,13 @@ PyTypeObject NfqbPy_CompatType = {
 	.tp_name = "nfqb.netfilterqueue.NetfilterQueue",
 	.tp_basicsize = sizeof(struct pycompat),
 	.tp_dealloc = (destructor)compat_dealloc,
-	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+		    Py_TPFLAGS_BASETYPE,
 	.tp_doc = "NetfilterQueue(*, af=AF_INET, sockfd=-1, default_verdict=ACCEPT)\n\n"
 		  "python-netfilterqueue 1.1's NetfilterQueue on libnfq-batch. sockfd: a socket made in "
 		  "another network namespace; the queue is bound there (needs CAP_SYS_ADMIN to enter it). "
-		  "default_verdict: for packets nobody decides (an extension).",
+		  "default_verdict: for packets nobody decides (an extension; default: "
+		  "$NFQB_DEFAULT_VERDICT, accept or drop, else ACCEPT).",
 	.tp_traverse = (traverseproc)compat_traverse,
 	.tp_clear = (inquiry)compat_clear,
 	.tp_weaklistoffset = offsetof(struct pycompat, weakrefs),

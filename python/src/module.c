@@ -28,6 +28,19 @@ PyObject *nfqbpy_oserror(int err, const char *what)
 	return NULL;
 }
 
+/* OSError(err, text): @text is the exception's strerror as it is (the
+ * texts python-netfilterqueue 1.1 raises, for the compat API). NULL. */
+PyObject *nfqbpy_oserror_text(int err, const char *text)
+{
+	PyObject *exc = PyObject_CallFunction(PyExc_OSError, "is", err, text);
+
+	if (!exc)
+		return NULL;
+	PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+	Py_DECREF(exc);
+	return NULL;
+}
+
 /* O& converter: an unsigned int argument, range-checked. */
 int nfqbpy_conv_u32(PyObject *o, void *out)
 {
@@ -258,6 +271,8 @@ static const struct iconst iconsts[] = {
 	{ "ENOBUFS_REPORT", NFQB_ENOBUFS_REPORT },
 	{ "ENOBUFS_IGNORE", NFQB_ENOBUFS_IGNORE },
 	{ "LINGER_AUTO", (long)NFQB_LINGER_AUTO },
+	{ "MAX_PAYLOAD", NFQB_MAX_PAYLOAD },
+	{ "DEFAULT_BUFFERS", NFQB_DEFAULT_BUFFERS },
 	{ "POOL_QUEUE_PER_WORKER", NFQB_POOL_QUEUE_PER_WORKER },
 	{ "POOL_DISPATCH", NFQB_POOL_DISPATCH },
 	{ "HOOK_UNKNOWN", NFQB_HOOK_UNKNOWN },

@@ -120,7 +120,9 @@ struct pypool {
 	PyObject_HEAD
 	struct nfqb_pool *pool;		/* NULL once closed */
 	PyObject *callback;
-	PyObject *policy;		/* the one published last (strong) */
+	PyObject *policy;		/* the one the library holds (borrowed:
+					 * its reference), NULL for None at
+					 * creation; see pool_set_policy() */
 	uint16_t queue_first, queue_count;
 	bool started, waited, stop_asked, closing;
 	uint32_t default_verdict;
@@ -138,6 +140,7 @@ extern PyObject *NfqbPy_LateVerdictError;
 
 /* module.c */
 PyObject *nfqbpy_oserror(int err, const char *what);
+PyObject *nfqbpy_oserror_text(int err, const char *text);
 int nfqbpy_u32(PyObject *o, const char *name, uint32_t *out);
 int nfqbpy_conv_u32(PyObject *o, void *out);
 int nfqbpy_verdict_arg(PyObject *o, uint32_t *out);

@@ -15,8 +15,10 @@
  *   owner until then, so no verdict is sent meanwhile.
  *
  * A Packet that dies undecided gives its packet the default verdict.
- * Objects are recycled through a small free list (no GC tracking: a
- * Packet refers to nothing that can refer back to it but its queue).
+ * Objects are recycled through a small free list. A Packet takes part in
+ * garbage collection: application -> queue -> callback -> application
+ * -> kept Packet -> queue is a cycle the collector must see whole, or an
+ * unreachable application keeps its queue bound for good.
  */
 #include <errno.h>
 #include <string.h>
@@ -158,7 +160,7 @@ struct pypkt *pkt_new(struct pyq *queue, struct pypool *pool,
 		p = freelist[--nfree];
 		PyObject_Init((PyObject *)p, &NfqbPy_PacketType);
 	} else {
-		p = PyObject_New(struct pypkt, &NfqbPy_PacketType);
+		p = PyObject_GC_New(struct pypkt, &NfqbPy_PacketType);
 		if (!p)
 			return NULL;
 	}
@@ -175,13 +177,14 @@ struct pypkt *pkt_new(struct pyq *queue, struct pypool *pool,
 	p->given_payload = NULL;
 	p->owned_payload = NULL;
 	p->hw_len = 0;
+	PyObject_GC_Track(p);
 	return p;
 }
 
 void pkt_freelist_clear(void)
 {
 	while (nfree)
-		PyObject_Free(freelist[--nfree]);
+		PyObject_GC_Del(freelist[--nfree]);
 }
 
 /* The verdict of @p with its options; 0, or -1 with an exception. */
@@ -256,8 +259,9 @@ static int decide(struct pypkt *p, uint32_t verdict, const struct vopts *o)
 			PyErr_SetString(PyExc_ValueError, "invalid verdict");
 			return -1;
 		case EMSGSIZE:
-			PyErr_SetString(PyExc_ValueError,
-					"payload longer than 65531 bytes");
+			PyErr_Format(PyExc_ValueError,
+				     "payload longer than %d bytes",
+				     NFQB_MAX_PAYLOAD);
 			return -1;
 		case ENOMEM:
 			PyErr_NoMemory();
@@ -296,7 +300,9 @@ int pkt_default(struct pypkt *p)
 	return 0;
 }
 
-static void pkt_dealloc(struct pypkt *p)
+/* The default verdict for an undecided packet whose object goes (death,
+ * or a garbage cycle being broken), any exception kept aside. */
+static void pkt_default_dying(struct pypkt *p)
 {
 	if (!(p->flags & PK_DECIDED) && owner_ok(p)) {
 		PyObject *t, *v, *tb;
@@ -310,14 +316,37 @@ static void pkt_dealloc(struct pypkt *p)
 						       NULL);
 		PyErr_Restore(t, v, tb);
 	}
+}
+
+static int pkt_traverse(struct pypkt *p, visitproc visit, void *arg)
+{
+	Py_VISIT(p->queue);
+	Py_VISIT(p->pool);
+	Py_VISIT(p->given_payload);
+	Py_VISIT(p->owned_payload);
+	return 0;
+}
+
+/* Breaking a cycle: the packet gets its default verdict while its queue
+ * is still there (the queue is closed after, if it is garbage too). */
+static int pkt_clear(struct pypkt *p)
+{
+	pkt_default_dying(p);
 	Py_CLEAR(p->given_payload);
 	Py_CLEAR(p->owned_payload);
 	Py_CLEAR(p->queue);
 	Py_CLEAR(p->pool);
-	if (nfree < FREELIST_MAX)
+	return 0;
+}
+
+static void pkt_dealloc(struct pypkt *p)
+{
+	PyObject_GC_UnTrack(p);
+	pkt_clear(p);
+	if (Py_TYPE(p) == &NfqbPy_PacketType && nfree < FREELIST_MAX)
 		freelist[nfree++] = p;
 	else
-		PyObject_Free(p);
+		Py_TYPE(p)->tp_free((PyObject *)p);
 }
 
 /* --- verdicts ------------------------------------------------------------ */
@@ -334,7 +363,8 @@ VERDICT_METHOD(accept, NFQB_ACCEPT)
 VERDICT_METHOD(drop, NFQB_DROP)
 VERDICT_METHOD(repeat, NFQB_REPEAT)
 
-/* a bytes object of at most 65531 bytes from any buffer; new reference */
+/* a bytes object of at most NFQB_MAX_PAYLOAD bytes from any buffer; new
+ * reference */
 static PyObject *payload_arg(PyObject *o)
 {
 	PyObject *b;
@@ -352,10 +382,11 @@ static PyObject *payload_arg(PyObject *o)
 			     Py_TYPE(o)->tp_name);
 		return NULL;
 	}
-	if (PyBytes_GET_SIZE(b) > 65531) {
+	if (PyBytes_GET_SIZE(b) > NFQB_MAX_PAYLOAD) {
 		Py_DECREF(b);
-		PyErr_SetString(PyExc_ValueError,
-				"payload longer than 65531 bytes (the kernel's limit)");
+		PyErr_Format(PyExc_ValueError,
+			     "payload longer than %d bytes (the kernel's limit)",
+			     NFQB_MAX_PAYLOAD);
 		return NULL;
 	}
 	return b;
@@ -425,6 +456,14 @@ static PyObject *pkt_verdict(struct pypkt *p, PyObject *args, PyObject *kw)
 
 /* --- compat methods ------------------------------------------------------ */
 
+/* python-netfilterqueue 1.1's texts */
+static const char no_payload_text[] =
+	"Packet has no payload -- perhaps you're using COPY_META mode?";
+static const char payload_gone_text[] =
+	"Payload data is no longer available. You must call retain() within "
+	"the user_callback in order to copy the payload if you need to "
+	"expect it after your callback has returned.";
+
 static PyObject *live_payload(struct pypkt *p)
 {
 	const uint8_t *data;
@@ -432,8 +471,7 @@ static PyObject *live_payload(struct pypkt *p)
 
 	data = nfqb_pkt_payload(p->h, &len);
 	if (!data) {
-		PyErr_SetString(PyExc_RuntimeError,
-				"the packet has no payload (copy mode COPY_META?)");
+		PyErr_SetString(PyExc_RuntimeError, no_payload_text);
 		return NULL;
 	}
 	return PyBytes_FromStringAndSize((const char *)data, len);
@@ -458,7 +496,8 @@ static PyObject *pkt_get_payload(struct pypkt *p, PyObject *unused)
 	/* compat: the payload is the callback's, unless retained */
 	if ((p->flags & PK_COMPAT) && !(p->flags & PK_IN_CB)) {
 		PyErr_SetString(PyExc_RuntimeError,
-				"the payload is no longer available: call retain() inside the callback to keep it");
+				(p->flags & PK_SNAP) && !p->payload_len ?
+				no_payload_text : payload_gone_text);
 		return NULL;
 	}
 	if (!readable(p)) {
@@ -946,13 +985,16 @@ PyTypeObject NfqbPy_PacketType = {
 	.tp_dealloc = (destructor)pkt_dealloc,
 	.tp_repr = (reprfunc)pkt_repr,
 	.tp_str = (reprfunc)pkt_str,
-	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+		    Py_TPFLAGS_BASETYPE,
 	.tp_doc = "A packet from a queue (made by the library, never by hand).\n\n"
 		  "Decide it exactly once with accept(), drop(), repeat() or verdict(), from any thread. "
 		  "A Packet that is dropped undecided gives its packet the queue's default verdict.",
+	.tp_traverse = (traverseproc)pkt_traverse,
+	.tp_clear = (inquiry)pkt_clear,
 	.tp_methods = pkt_methods,
 	.tp_getset = pkt_getset,
-	.tp_free = PyObject_Free,
+	.tp_free = PyObject_GC_Del,
 };
 
 int packet_module_init(PyObject *m)

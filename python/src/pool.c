@@ -343,6 +343,7 @@ static PyObject *pool_make(PyTypeObject *type, PyObject *args, PyObject *kw,
 	/* the library holds the initial policy now */
 	if (cfg.policy)
 		Py_INCREF(policy);
+	self->policy = cfg.policy;
 	self->pool = pool;
 	live_add(self);
 	return (PyObject *)self;
@@ -579,7 +580,7 @@ done:
 
 static PyObject *pool_run(struct pypool *self, PyObject *unused)
 {
-	PyObject *r;
+	PyObject *r, *noargs;
 
 	(void)unused;
 	if (!self->started) {
@@ -588,7 +589,11 @@ static PyObject *pool_run(struct pypool *self, PyObject *unused)
 			return NULL;
 		Py_DECREF(r);
 	}
-	r = pool_wait(self, PyTuple_New(0), NULL);
+	noargs = PyTuple_New(0);
+	if (!noargs)
+		return NULL;
+	r = pool_wait(self, noargs, NULL);
+	Py_DECREF(noargs);
 	if (r)
 		return r;
 	/* Ctrl-C or another exception in this thread: stop, then wait
@@ -673,8 +678,18 @@ static PyObject *pool_handover(struct pypool *self, PyObject *unused)
 	return list;
 }
 
+/*
+ * The library keeps one reference to the policy it holds and lets go of
+ * the old one only when it differs (nfqb_pool_set_policy()): publishing
+ * the same object again must not take another. What the library holds is
+ * known here (self->policy, borrowed) because set_policy() calls are
+ * serialized by this lock (taken without the GIL).
+ */
+static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static PyObject *pool_set_policy(struct pypool *self, PyObject *policy)
 {
+	PyObject *held;
 	int rc, err;
 
 	if (need_pool(self) < 0)
@@ -686,12 +701,19 @@ static PyObject *pool_set_policy(struct pypool *self, PyObject *policy)
 	}
 	Py_INCREF(policy);		/* the library's now */
 	Py_BEGIN_ALLOW_THREADS
+	pthread_mutex_lock(&policy_lock);
+	held = self->policy;
 	rc = nfqb_pool_set_policy(self->pool, policy);
 	err = errno;
+	if (rc == 0)
+		self->policy = policy;
+	pthread_mutex_unlock(&policy_lock);
 	Py_END_ALLOW_THREADS
-	if (rc < 0) {
+	if (rc < 0 || held == policy) {
+		/* refused, or the library holds it already */
 		Py_DECREF(policy);
-		return nfqbpy_oserror(err, "set_policy");
+		if (rc < 0)
+			return nfqbpy_oserror(err, "set_policy");
 	}
 	Py_RETURN_NONE;
 }

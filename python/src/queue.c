@@ -206,6 +206,14 @@ int q_open(struct pyq *self, uint16_t num, int nsfd)
 	if (!q) {
 		char what[64];
 
+		if (self->compat) {
+			/* python-netfilterqueue 1.1's text, whatever the
+			 * cause (EBUSY: another socket has the queue) */
+			snprintf(what, sizeof(what),
+				 "Failed to create queue %u.", (unsigned int)num);
+			nfqbpy_oserror_text(err, what);
+			return -1;
+		}
 		snprintf(what, sizeof(what), err == EBUSY ?
 			 "queue %u is bound by another socket" :
 			 "open queue %u", (unsigned int)num);
@@ -256,6 +264,26 @@ static void wait_not_busy(struct pyq *self)
 }
 
 /*
+ * An aio waiter (nfqb.aio.recv()) sleeping on the queue's fd: woken before
+ * the fd is closed, so that it takes its reader off the loop and sees the
+ * queue closed (a closed fd wakes nobody; the waiter would sleep for good).
+ */
+static void wake_waiter(struct pyq *self)
+{
+	PyObject *w = self->wakeup, *r;
+
+	if (!w || nfqbpy_finalizing())
+		return;
+	self->wakeup = NULL;
+	r = PyObject_CallNoArgs(w);
+	if (r)
+		Py_DECREF(r);
+	else
+		PyErr_WriteUnraisable(w);
+	Py_DECREF(w);
+}
+
+/*
  * Close: every outstanding packet gets its decision or the default
  * verdict, the queue is unbound. Called with the role held by this thread
  * (compat run(): close_asked), it only asks. 0, or -1 with an exception
@@ -273,6 +301,7 @@ int q_close(struct pyq *self, bool quiet)
 		return 0;
 	}
 	self->closing = true;		/* no verdict of ours from now on */
+	wake_waiter(self);
 	wait_not_busy(self);
 	q = self->q;
 	if (!q)

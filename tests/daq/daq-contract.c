@@ -31,6 +31,9 @@
  *   fail_open         fail_open=0 leaves fail-open off: with the kernel queue
  *                     full, datagrams are dropped, not passed uninspected;
  *                     fail_open (no value) turns it on
+ *   instance_inputs   -z 2 -i A-B -i C-D, or a range beside a single
+ *                     queue (each width right, queues left unbound):
+ *                     refused; -i N -i M binds both
  *   instances         one queue for two instances, or a range wider or
  *                     narrower than the instances: refused at instantiate
  *                     with a message; a range of 4 for 4 instances binds
@@ -344,6 +347,7 @@ static bool case_finalize_timeout(void)
 	DAQ_Instance_h inst = start(&o);
 	DAQ_Msg_h held, msgs[4];
 	DAQ_RecvStatus rs;
+	DAQ_Stats_t st;
 	uint8_t copy[64];
 	uint32_t len;
 	unsigned int n, i, got;
@@ -377,7 +381,9 @@ static bool case_finalize_timeout(void)
 		ok = fail("%u of 3 later messages received", n);
 	if (memcmp(copy, daq_msg_get_data(held), len < 64 ? len : 64))
 		ok = fail("the held message's data changed under the application");
-	rc = daq_instance_msg_finalize(inst, held, DAQ_VERDICT_PASS);
+	/* a block too late: the kernel accepted it (the default verdict)
+	 * at the timeout, and the counters say so */
+	rc = daq_instance_msg_finalize(inst, held, DAQ_VERDICT_BLOCK);
 	if (rc != DAQ_SUCCESS)
 		ok = fail("finalize after the verdict timeout returned %d", rc);
 	for (i = 0; i < n; i++)
@@ -386,6 +392,15 @@ static bool case_finalize_timeout(void)
 	got = rx_count(500, 4);
 	if (got != 3)
 		ok = fail("%u of the 3 later datagrams arrived", got);
+	if (daq_instance_get_stats(inst, &st) != DAQ_SUCCESS) {
+		ok = fail("get_stats: %s", daq_instance_get_error(inst));
+	} else if (st.verdicts[DAQ_VERDICT_BLOCK] != 0 ||
+		   st.verdicts[DAQ_VERDICT_PASS] != n + 1) {
+		ok = fail("verdict counters: block %llu, pass %llu; the kernel applied block 0, pass %u (the timed-out block was accepted)",
+			  (unsigned long long)st.verdicts[DAQ_VERDICT_BLOCK],
+			  (unsigned long long)st.verdicts[DAQ_VERDICT_PASS],
+			  n + 1);
+	}
 	finish(inst);
 	return ok;
 }
@@ -721,6 +736,75 @@ static bool case_instances(void)
 	}
 	for (i = 0; i < 4; i++)
 		finish(inst[i]);
+	return ok;
+}
+
+/* Instantiate two instances (of two) with inputs @in1, @in2; true if the
+ * second is refused, saying so (and neither is left). */
+static bool second_refused(const char *in1, const char *in2)
+{
+	struct inst_opts o1 = { .input = in1, .total = 2, .id = 1 };
+	struct inst_opts o2 = { .input = in2, .total = 2, .id = 2 };
+	DAQ_Instance_h a, b;
+	char err[256] = "";
+	bool ok = true;
+
+	a = instantiate(&o1, err, sizeof(err));
+	if (!a)
+		return fail("-i %s -i %s: the first refused: %s", in1, in2, err);
+	b = instantiate(&o2, err, sizeof(err));
+	if (b) {
+		daq_instance_destroy(b);
+		ok = fail("-z 2 -i %s -i %s accepted: a queue left unbound",
+			  in1, in2);
+	} else if (!strstr(err, "range")) {
+		ok = fail("-i %s -i %s refused without saying why: '%s'",
+			  in1, in2, err);
+	}
+	daq_instance_destroy(a);
+	return ok;
+}
+
+/*
+ * Inputs that leave a queue unbound though each range's width matches the
+ * instance count: -z 2 -i A-B -i C-D (instance 1 takes A, instance 2
+ * takes D: B and C unbound), and a range beside a single queue. All
+ * refused; -i N -i M (one queue each) binds both.
+ */
+static bool case_instance_inputs(void)
+{
+	char r1[32], r2[32], one[16], two[16];
+	struct inst_opts o1 = { .input = one, .total = 2, .id = 1,
+				.timeout = 100 };
+	struct inst_opts o2 = { .input = two, .total = 2, .id = 2,
+				.timeout = 100 };
+	DAQ_Instance_h a, b;
+	bool ok = true;
+	unsigned int q;
+
+	snprintf(r1, sizeof(r1), "%u-%u", QUEUE, QUEUE + 1);
+	snprintf(r2, sizeof(r2), "%u-%u", QUEUE + 2, QUEUE + 3);
+	snprintf(one, sizeof(one), "%u", QUEUE);
+	snprintf(two, sizeof(two), "%u", QUEUE + 1);
+	ok &= second_refused(r1, r2);
+	ok &= second_refused(one, r2);
+	ok &= second_refused(r1, two);
+	/* the same range for both: fine (next case), and -i N -i M */
+	a = start(&o1);
+	b = start(&o2);
+	if (!a || !b)
+		ok = false;
+	for (q = QUEUE; a && b && q <= QUEUE + 1; q++) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd),
+			 "awk '$1 == %u { f = 1 } END { exit !f }' /proc/net/netfilter/nfnetlink_queue",
+			 q);
+		if (system(cmd))
+			ok = fail("-i %s -i %s: queue %u not bound", one, two, q);
+	}
+	finish(a);
+	finish(b);
 	return ok;
 }
 
@@ -1097,6 +1181,7 @@ static const struct {
 	{ "instances", case_instances },
 	{ "linger_timeout", case_linger_timeout },
 	{ "pool_held", case_pool_held },
+	{ "instance_inputs", case_instance_inputs },
 	{ "start_traffic", case_start_traffic },
 	{ "netdev_egress", case_netdev_egress },
 };

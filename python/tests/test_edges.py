@@ -1,0 +1,320 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Issue 32: the defects users hit first (garbage collection of queues
+held in cycles, subclassing, python-netfilterqueue's exception types and
+texts, reference leaks, asyncio and close, the default verdict)."""
+import gc
+import sys
+
+import pytest
+
+import nfqb
+from nfqb.netfilterqueue import NetfilterQueue
+from nsutil import kstat, numbered, send
+
+
+def settle(qnum):
+    """The kernel unbinds a queue when its socket closes: the line goes."""
+    for _ in range(3):
+        gc.collect()
+    return kstat(qnum)
+
+
+# --- 1. Packets take part in garbage collection ---------------------------
+
+class App:
+    """The usual shape: the application object owns the queue, its bound
+    method is the callback, and it keeps packets to decide later."""
+
+    def __init__(self, qnum):
+        self.pending = []
+        self.nfq = NetfilterQueue()
+        self.nfq.bind(qnum, self.cb)
+
+    def cb(self, pkt):
+        self.pending.append(pkt)
+
+
+def test_gc_compat_cycle_through_packets(ns):
+    ns.queue_rule(3, 5000)
+    app = App(3)
+    assert kstat(3) is not None
+    send(5000, numbered(3))
+    app.nfq.run(block=False)
+    assert len(app.pending) == 3
+    del app
+    assert settle(3) is None, "queue 3 still bound after gc.collect()"
+
+
+def test_packet_is_gc_tracked(ns):
+    ns.queue_rule(5, 5000)
+    with nfqb.Queue(5) as q:
+        send(5000, numbered(1))
+        pkts = []
+        for _ in range(100):
+            pkts = q.recv(block=False)
+            if pkts:
+                break
+            import time
+            time.sleep(0.01)
+        assert pkts
+        assert gc.is_tracked(pkts[0])
+        pkts[0].accept()
+
+
+# --- 3. Subclassing, as python-netfilterqueue 1.1 (Cython classes) allows -
+
+def test_subclass_netfilterqueue(ns, rx):
+    from nfqb.netfilterqueue import Packet
+
+    ns.queue_rule(6, 5000)
+
+    class Q(NetfilterQueue):
+        seen = 0
+
+        def handle(self, pkt):
+            self.seen += 1
+            pkt.set_mark(7)
+            pkt.accept()
+
+    class P(Packet):
+        pass
+
+    assert issubclass(P, Packet)
+    q = Q()
+    assert isinstance(q, NetfilterQueue)
+    q.bind(6, q.handle)
+    send(5000, numbered(3))
+    for _ in range(100):
+        q.run(block=False)
+        if q.seen == 3:
+            break
+        import time
+        time.sleep(0.01)
+    q.unbind()
+    assert q.seen == 3
+    rx.collect(3)
+    assert rx.payloads() == numbered(3)
+    del q
+    assert settle(6) is None
+
+
+# --- 5. python-netfilterqueue 1.1.0's exception types and texts -----------
+
+def test_text_busy_queue(ns):
+    a = NetfilterQueue()
+    a.bind(7, lambda p: p.accept())
+    try:
+        b = NetfilterQueue()
+        with pytest.raises(OSError, match=r"Failed to create queue 7\.") as e:
+            b.bind(7, lambda p: p.accept())
+        assert e.value.strerror == "Failed to create queue 7."
+    finally:
+        a.unbind()
+
+
+def test_text_unprivileged():
+    import subprocess
+    prog = ("from nfqb.netfilterqueue import NetfilterQueue\n"
+            "try:\n"
+            "    NetfilterQueue().bind(9, print)\n"
+            "except OSError as e:\n"
+            "    print(isinstance(e, OSError), e.strerror)\n")
+    out = subprocess.run(["setpriv", "--inh-caps=-net_admin",
+                          "--bounding-set=-net_admin", sys.executable, "-c",
+                          prog], stdout=subprocess.PIPE, text=True,
+                         timeout=30)
+    assert out.stdout.strip() == \
+        "True Failed to bind family 2. Are you root?", out
+
+
+def test_text_sockfd():
+    with pytest.raises(OSError, match="dup2 failed"):
+        NetfilterQueue(sockfd=1000)
+    with open("/dev/null") as f:
+        with pytest.raises(OSError, match=r"Failed to open NFQueue\."):
+            NetfilterQueue(sockfd=f.fileno())
+
+
+def test_text_payload_gone_and_copy_meta(ns):
+    from nfqb.netfilterqueue import COPY_META
+
+    ns.queue_rule(8, 5000)
+    kept, meta_err = [], []
+
+    def keep(pkt):
+        kept.append(pkt)
+
+    def meta(pkt):
+        try:
+            pkt.get_payload()
+        except RuntimeError as e:
+            meta_err.append(str(e))
+        pkt.accept()
+
+    for cb, mode in ((keep, 2), (meta, COPY_META)):
+        nfq = NetfilterQueue()
+        nfq.bind(8, cb, mode=mode)
+        send(5000, numbered(1))
+        for _ in range(100):
+            nfq.run(block=False)
+            if kept if cb is keep else meta_err:
+                break
+            import time
+            time.sleep(0.01)
+        if cb is keep:
+            with pytest.raises(RuntimeError) as e:
+                kept[0].get_payload()
+            assert str(e.value) == (
+                "Payload data is no longer available. You must call "
+                "retain() within the user_callback in order to copy the "
+                "payload if you need to expect it after your callback has "
+                "returned.")
+            kept[0].accept()
+        nfq.unbind()
+    assert meta_err == [
+        "Packet has no payload -- perhaps you're using COPY_META mode?"]
+
+
+def test_protocols_are_110s():
+    from nfqb.netfilterqueue import PROTOCOLS
+    assert (PROTOCOLS[4], PROTOCOLS[55], PROTOCOLS[124], PROTOCOLS[135]) == \
+        ("IP", "MOBILE", "ISIS", "Mobility")
+    assert sorted(PROTOCOLS) == list(range(141)) + [255]
+
+
+# --- 15. The default verdict of forgotten packets, settable ----------------
+
+def forget_through(nfq, rx, qnum):
+    nfq.bind(qnum, lambda pkt: None)        # neither decided nor kept
+    send(5000, numbered(3))
+    import time
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        nfq.run(block=False)
+        time.sleep(0.01)
+    nfq.unbind()
+    return rx.collect(3, timeout=0.5)
+
+
+def test_default_verdict_settable(ns, rx, monkeypatch):
+    ns.queue_rule(10, 5000)
+    nfq = NetfilterQueue()
+    assert nfq.default_verdict == nfqb.ACCEPT
+    nfq.default_verdict = nfqb.DROP
+    assert nfq.default_verdict == nfqb.DROP
+    forget_through(nfq, rx, 10)
+    assert rx.payloads() == []
+    with pytest.raises(ValueError):
+        nfq.default_verdict = nfqb.REPEAT
+    # for unchanged programs (the shim): the environment
+    monkeypatch.setenv("NFQB_DEFAULT_VERDICT", "drop")
+    assert NetfilterQueue().default_verdict == nfqb.DROP
+    monkeypatch.setenv("NFQB_DEFAULT_VERDICT", "ACCEPT")
+    nfq = NetfilterQueue()
+    assert nfq.default_verdict == nfqb.ACCEPT
+    forget_through(nfq, rx, 10)
+    assert rx.payloads() == numbered(3)
+    monkeypatch.setenv("NFQB_DEFAULT_VERDICT", "maybe")
+    with pytest.raises(ValueError, match="NFQB_DEFAULT_VERDICT"):
+        NetfilterQueue()
+
+
+# --- 10. Reference leaks of Pool --------------------------------------------
+
+def test_pool_set_policy_same_object_no_leak(ns):
+    policy = object()
+    with nfqb.Pool(lambda pkt, pol: nfqb.ACCEPT, queue=11,
+                   policy=policy) as pool:
+        pool.start()
+        base = sys.getrefcount(policy)
+        for _ in range(20):
+            pool.set_policy(policy)
+        assert sys.getrefcount(policy) == base
+        other = object()
+        pool.set_policy(other)
+        # the library lets the first go after its grace period
+        import time
+        for _ in range(100):
+            if sys.getrefcount(policy) == base - 1:
+                break
+            time.sleep(0.01)
+        assert sys.getrefcount(policy) == base - 1
+        pool.stop()
+        pool.wait(3)
+
+
+def test_pool_run_no_leak(ns):
+    import threading
+    empty = ()
+    counts = []
+    for _ in range(12):
+        pool = nfqb.Pool(lambda pkt, pol: nfqb.ACCEPT, queue=12)
+        threading.Timer(0.02, pool.stop).start()
+        pool.run()
+        pool.close()
+        del pool
+        gc.collect()
+        counts.append(sys.getrefcount(empty))
+    # one reference more per run() would grow by 10 over these
+    assert counts[-1] - counts[1] < 5, counts
+
+
+# --- 12. asyncio: close() while nfqb.aio.recv() waits -----------------------
+
+def test_aio_close_while_recv_waits(ns):
+    import asyncio
+    import nfqb.aio
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        q = nfqb.Queue(13)
+        fd = q.fileno()
+        waiter = asyncio.ensure_future(nfqb.aio.recv(q))
+        await asyncio.sleep(0.05)
+        assert not waiter.done()
+        q.close()
+        done, _ = await asyncio.wait([waiter], timeout=2)
+        assert waiter in done, "aio.recv() still waiting after close()"
+        with pytest.raises(ValueError, match="closed"):
+            waiter.result()
+        # the reader went with it (before its fd was closed)
+        assert not loop.remove_reader(fd)
+
+    asyncio.run(asyncio.wait_for(main(), 10))
+
+
+# --- 7./8. Packaging: Python 3.9 at least, pyproject.toml ------------------
+
+def test_packaging_metadata():
+    import os
+    import re
+    import tomllib
+    here = os.path.dirname(os.path.abspath(__file__))
+    top = os.path.dirname(here)
+    with open(os.path.join(top, "pyproject.toml"), "rb") as f:
+        bs = tomllib.load(f)["build-system"]
+    assert bs["build-backend"] == "setuptools.build_meta"
+    assert any(r.startswith("setuptools") for r in bs["requires"])
+    with open(os.path.join(top, "setup.py")) as f:
+        m = re.search(r'python_requires="([^"]+)"', f.read())
+    assert m and m.group(1) == ">=3.9"
+
+
+# --- D7. The library's limits, published (include/libnfq-batch) -------------
+
+def test_library_constants_published(ns):
+    assert nfqb.MAX_PAYLOAD == 65531
+    assert nfqb.DEFAULT_BUFFERS == 1024
+    ns.queue_rule(14, 5000)
+    with nfqb.Queue(14) as q:
+        send(5000, numbered(1))
+        pkts = []
+        import time
+        for _ in range(100):
+            pkts = q.recv(block=False)
+            if pkts:
+                break
+            time.sleep(0.01)
+        with pytest.raises(ValueError, match="65531"):
+            pkts[0].verdict(nfqb.ACCEPT, payload=b"x" * (nfqb.MAX_PAYLOAD + 1))
+        pkts[0].accept()
