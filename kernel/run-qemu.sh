@@ -246,10 +246,11 @@ shards=${NFQB_QEMU_SHARDS:-2}
 times_file=${NFQB_KERNEL_TIMES:-${NFQB_KERNEL_CACHE:-/var/cache/nfqb-kernel}/guest-times}
 weights() {
 	for t in $tests; do
+		# (no times file yet: awk fails, which set -e must not see)
 		w=$(awk -v t="$t" '$1 == t { w = $2 } END { print w }' \
-			"$times_file" 2>/dev/null)
+			"$times_file" 2>/dev/null || true)
 		[ -n "$w" ] || w=$(awk -v t="$t" '$1 == t { print $2 }' \
-			"$tdir/times" 2>/dev/null)
+			"$tdir/times" 2>/dev/null || true)
 		echo "$t ${w:-60}"
 	done
 }
@@ -261,7 +262,7 @@ weights | sort -k2,2nr -k1,1 | awk -v n="$shards" '
 	  load[b] += $2; list[b] = list[b] $1 "\n" }
 	END { for (i = 0; i < n; i++) {
 		printf "%s", list[i] > ("'"$work"'/shard" i ".list")
-		printf "run-qemu.sh: shard %d: about %d s of tests\n", i, load[i] > "/dev/stderr" } }'
+		printf "run-qemu.sh: shard %d: about %d s of tests\n", i, load[i] | "cat >&2" } }'
 timeout_s=${NFQB_QEMU_TIMEOUT:-4800}
 accel=${NFQB_QEMU_ACCEL:-tcg}
 start=$(date +%s)
@@ -284,6 +285,8 @@ while [ "$i" -lt "$shards" ]; do
 			</dev/null >"$d/guest.log" 2>&1
 		echo $? >"$d/qrc"
 		date +%s >"$d/end"
+		# the CPU qemu used (children's user and system time)
+		times | tail -n 1 >"$d/cpu"
 	) &
 	i=$((i + 1))
 done
@@ -304,7 +307,7 @@ while [ "$i" -lt "$shards" ]; do
 	fi
 	echo "######## shard $i: $(cat "$work/shard$i.list" | tr '\n' ' ')"
 	cat "$log.txt"
-	echo "run-qemu.sh: shard $i: qemu exited $(cat "$d/qrc") after $(($(cat "$d/end") - start)) s" >&2
+	echo "run-qemu.sh: shard $i: qemu exited $(cat "$d/qrc") after $(($(cat "$d/end") - start)) s, CPU (user, system) $(cat "$d/cpu")" >&2
 	rc=$(sed -n 's/^NFQB-RESULT: \([0-9]*\).*/\1/p' "$log.txt" | tail -1)
 	shard_ok=0
 	if [ -z "$rc" ]; then
