@@ -39,6 +39,28 @@ deps=1
 wait_all=0
 status_only=0
 only="kernel snort pynfq suricata"
+# --suricata-job (what the suricata build runs): Suricata links
+# libnfq-batch, so it builds against NFQB_LIB_BUILD (a configured build
+# tree where make built lib/: run-all passes build-werror) or, when that
+# is not given and Suricata is not cached yet, against a private build of
+# this tree's library (a copy of its sources, about a minute)
+if [ "${1:-}" = --suricata-job ]; then
+	lib=${NFQB_LIB_BUILD:-}
+	if [ -z "$lib" ]; then
+		lib=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-prepare-lib.XXXXXX")
+		trap 'rm -rf "$lib"' EXIT
+		tar -C "$top" --exclude=.git --exclude='./build-*' -cf - . |
+			tar -C "$lib" -xf -
+		(cd "$lib" && { [ -x configure ] || ./autogen.sh; } &&
+		 ./configure --disable-python --without-daq &&
+		 make -j"${NFQB_JOBS:-2}" lib/libnfq-batch.la) >&2 ||
+			{ echo "prepare: the private library build for Suricata failed" >&2; exit 1; }
+	fi
+	rc=0
+	"$top/tests/suricata/build-suricata.sh" "$lib" || rc=$?
+	exit $rc
+fi
+
 while [ $# -gt 0 ]; do
 	case $1 in
 	--wait) wait_all=1 ;;
@@ -61,7 +83,7 @@ build_cmd() {
 	pynfq) echo "sh $top/python/bench/build-pynfq.sh" ;;
 	suricata)
 		[ -x "$top/tests/suricata/build-suricata.sh" ] &&
-			echo "$top/tests/suricata/build-suricata.sh" ;;
+			echo "$top/tests/prepare.sh --suricata-job" ;;
 	esac
 	return 0
 }
@@ -126,6 +148,7 @@ fi
 if [ "$deps" = 1 ]; then
 	"$top/tests/deps.sh"
 	sh "$top/kernel/deps.sh"
+	[ ! -x "$top/tests/suricata/deps.sh" ] || "$top/tests/suricata/deps.sh"
 fi
 for name in $only; do
 	start "$name"

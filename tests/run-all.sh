@@ -104,6 +104,7 @@ run_epoch=$(date +%s)
 banner "deps: tests/deps.sh, kernel/deps.sh"
 "$top/tests/deps.sh"
 sh "$top/kernel/deps.sh"
+[ ! -x "$top/tests/suricata/deps.sh" ] || "$top/tests/suricata/deps.sh"
 
 # The cached builds (the kernel image, libdaq and Snort, the reference
 # python-netfilterqueue, Suricata) take from seconds (cached) to 20
@@ -118,7 +119,8 @@ sh "$top/kernel/deps.sh"
 bg_dir=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-bg.XXXXXX")
 bg_waits=()
 if [ "${NFQB_SNORT_BG:-1}" = 1 ] && [ "${NFQB_PREPARE_BG:-1}" = 1 ]; then
-	NFQB_JOBS=$jobs "$top/tests/prepare.sh" --no-deps --dir "$bg_dir" ||
+	NFQB_JOBS=$jobs "$top/tests/prepare.sh" --no-deps --dir "$bg_dir" \
+		--only "kernel snort pynfq" ||
 		echo "run-all: tests/prepare.sh could not start the background builds"
 fi
 stop_bg() {
@@ -237,6 +239,14 @@ build_and_check() {
 ok=1
 
 build_and_check werror "$top/build-werror" --enable-werror || ok=0
+# Suricata (stage 11) links libnfq-batch: its background build starts
+# once build-werror has the library
+if [ "${NFQB_SNORT_BG:-1}" = 1 ] && [ "${NFQB_PREPARE_BG:-1}" = 1 ] &&
+   [ -e "$top/build-werror/lib/.libs/libnfq-batch.so" ]; then
+	NFQB_LIB_BUILD=$top/build-werror NFQB_JOBS=$jobs \
+		"$top/tests/prepare.sh" --no-deps --dir "$bg_dir" --only suricata ||
+		echo "run-all: tests/prepare.sh could not start the Suricata build"
+fi
 if [ -f "$top/build-werror/config.status" ] &&
    [ -f "$top/build-werror/lib/libnfq-batch.la" ]; then
 	banner "werror: install check"
@@ -515,6 +525,47 @@ else
 	stage_failed "python: build-werror has no Python binding (python3-dev missing?)"
 fi
 
+# 11. Suricata 7.0.10 itself inline on both NFQ backends (its stock
+# libnetfilter_queue one and ours, integrations/suricata/*.patch), built
+# once into a cache outside the clone (tests/suricata/build-suricata.sh,
+# started in the background after build-werror's library), run against
+# build-werror's libnfq-batch: tests/suricata/test-suricata.sh, each
+# scenario a check (its Check-style line is counted).
+suri_pass=0
+suri_fail=0
+if [ -x "$top/tests/suricata/test-suricata.sh" ]; then
+	banner "suricata: tests/suricata/build-suricata.sh (cached)"
+	suri_out=$top/build-werror/test-suricata.log
+	if [ ! -e "$top/build-werror/lib/.libs/libnfq-batch.so" ]; then
+		stage_failed "suricata: build-werror has no library"
+	elif ! NFQB_JOBS=$jobs bg_wait suricata suricata \
+		"$top/tests/suricata/build-suricata.sh" "$top/build-werror" \
+		>"$top/build-werror/suricata-prefix"; then
+		stage_failed "suricata: building Suricata"
+	else
+		banner "suricata: tests/suricata/test-suricata.sh"
+		traffic=$top/build-daq/tests/snort/snort-traffic
+		[ -x "$traffic" ] || traffic=
+		rc=0
+		NFQB_SURICATA_REQUIRED=1 \
+		NFQB_SURICATA_PREFIX=$(cat "$top/build-werror/suricata-prefix") \
+		NFQB_LIBDIR=$top/build-werror/lib/.libs NFQB_TRAFFIC=$traffic \
+			"$top/tests/suricata/test-suricata.sh" 2>&1 |
+			tee "$suri_out" || rc=1
+		c=0
+		f=0
+		read -r c f <<<"$(sed -n 's/^[0-9]*%: Checks: \([0-9]*\), Failures: \([0-9]*\).*/\1 \2/p' \
+			"$suri_out" | tail -n 1)" || true
+		suri_pass=$(( ${c:-0} - ${f:-0} ))
+		suri_fail=${f:-0}
+		if [ "$rc" -ne 0 ] && [ "$suri_fail" -eq 0 ]; then
+			suri_fail=1
+		fi
+		[ "${c:-0}" -gt 0 ] || suri_fail=$((suri_fail + 1))
+	fi
+fi
+[ "$suri_fail" -eq 0 ] || ok=0
+
 # --- Counting ---------------------------------------------------------------
 # Per test program (one .trs each): its Check test cases when its log holds
 # Check summaries ("NN%: Checks: C, Failures: F, Errors: E"), otherwise the
@@ -567,8 +618,8 @@ for r in "${runs[@]}"; do
 	total_skip=$((total_skip + s))
 done
 
-total_pass=$((total_pass + install_pass + abi_pass + deb_pass + kernel_pass + fuzz_pass + soak_pass + py_pass))
-total_fail=$((total_fail + install_fail + abi_fail + deb_fail + kernel_fail + fuzz_fail + soak_fail + py_fail + stage_failures))
+total_pass=$((total_pass + install_pass + abi_pass + deb_pass + kernel_pass + fuzz_pass + soak_pass + py_pass + suri_pass))
+total_fail=$((total_fail + install_fail + abi_fail + deb_fail + kernel_fail + fuzz_fail + soak_fail + py_fail + suri_fail + stage_failures))
 total_skip=$((total_skip + kernel_skip + daq_skip + py_skip))
 if [ "$total_skip" -gt 0 ]; then
 	if [ "${CI:-}" = true ]; then
@@ -591,6 +642,7 @@ fi
 [ "$soak_fail" -eq 0 ] || echo "run-all: the soak failed (make -C build-werror soak; its output is under the soak banner)"
 [ "$fuzz_fail" -eq 0 ] || echo "run-all: the fuzz targets failed (tests/fuzz/run.sh, build-fuzz/)"
 [ "$py_fail" -eq 0 ] || echo "run-all: the Python binding's pip check or benchmark failed (stage 10)"
+[ "$suri_fail" -eq 0 ] || echo "run-all: the Suricata stage failed (stage 11; its output is under the suricata banner, and in build-werror/test-suricata.log)"
 [ "$total_fail" -eq 0 ] || ok=0
 [ "$total_pass" -gt 0 ] || ok=0
 stage_table
