@@ -180,7 +180,8 @@ cp "$tdir/run.sh" "$root/tests/run.sh"
 # Results cached by content, per machine: a test whose inputs are the
 # same as in a pass on this machine is reported from that pass (its log,
 # with the date) instead of run again. The inputs: this machine's id, the
-# kernel image, this script, everything in the initramfs but the test
+# kernel image, how the guest boots (qemu's arguments, the kernel
+# command line) and what in its log fails a run, everything in the initramfs but the test
 # scripts and the library (busybox, the tools, nfqt, run.sh, lib.sh, the
 # selftests), the test's own script, and for the tests that run the
 # library's tool (need_lib_tool: t-15, t-25) the library and the tool.
@@ -188,12 +189,22 @@ cp "$tdir/run.sh" "$root/tests/run.sh"
 # machine or a new image has none: a cold run runs everything. A pass is
 # kept only when its whole guest passed (no kernel report, no leak).
 # NFQB_KERNEL_RESULTS=0 runs every test whatever the cache holds.
+# The harness's part in a result: how the guest is booted and what in
+# its log fails the run (these, not the rest of this script, go into the
+# key, so that a change to how results are reported keeps them)
+timeout_s=${NFQB_QEMU_TIMEOUT:-4800}
+accel=${NFQB_QEMU_ACCEL:-tcg}
+qemu_args="-accel $accel -cpu max -smp 2 -m ${NFQB_QEMU_MEM:-1024} -nographic -no-reboot -nic none"
+kernel_cmdline="console=ttyS0 panic=-1 oops=panic loglevel=6"
+report_re='WARNING:|BUG:|BUG |KASAN|Oops|Kernel panic|general protection|possible circular locking|possible recursive locking|inconsistent lock state|refcount_t:|unregister_netdevice: waiting|kmemleak: [1-9][0-9]* new suspected|suspicious RCU usage|list_add corruption|list_del corruption|ref_tracker'
 rdir=$(dirname "$img")/results
 mid=$(cat /etc/machine-id 2>/dev/null || hostname)
 base_key=$( {
 	echo "$mid"
 	sha256sum < "$img"
-	cat "$here/run-qemu.sh"
+	echo "$qemu_args"
+	echo "$kernel_cmdline"
+	echo "$report_re"
 	cd "$root" && find . -type f ! -path './tests/t-*.sh' \
 		! -name 'libnfq-batch.so*' ! -path ./bin/nfqb-netdev |
 		LC_ALL=C sort | xargs sha256sum
@@ -263,8 +274,6 @@ weights | sort -k2,2nr -k1,1 | awk -v n="$shards" '
 	END { for (i = 0; i < n; i++) {
 		printf "%s", list[i] > ("'"$work"'/shard" i ".list")
 		printf "run-qemu.sh: shard %d: about %d s of tests\n", i, load[i] | "cat >&2" } }'
-timeout_s=${NFQB_QEMU_TIMEOUT:-4800}
-accel=${NFQB_QEMU_ACCEL:-tcg}
 start=$(date +%s)
 i=0
 while [ "$i" -lt "$shards" ]; do
@@ -277,16 +286,18 @@ while [ "$i" -lt "$shards" ]; do
 	echo "run-qemu.sh: shard $i: booting $img (accel=$accel, 2 cpus):" \
 	     $(cat "$work/shard$i.list") >&2
 	(
-		timeout "$timeout_s" qemu-system-x86_64 \
-			-accel "$accel" -cpu max -smp 2 -m "${NFQB_QEMU_MEM:-1024}" \
-			-nographic -no-reboot -nic none \
+		# shellcheck disable=SC2086 # qemu_args: words
+		timeout "$timeout_s" qemu-system-x86_64 $qemu_args \
 			-kernel "$img" -initrd "$d/initramfs.gz" \
-			-append "console=ttyS0 panic=-1 oops=panic loglevel=6" \
+			-append "$kernel_cmdline" \
 			</dev/null >"$d/guest.log" 2>&1
 		echo $? >"$d/qrc"
 		date +%s >"$d/end"
 		# the CPU qemu used (children's user and system time)
-		times | tail -n 1 >"$d/cpu"
+		# (its second line; not through a pipe, whose subshell
+		# has no children)
+		times >"$d/times"
+		tail -n 1 "$d/times" >"$d/cpu"
 	) &
 	i=$((i + 1))
 done
@@ -313,7 +324,7 @@ while [ "$i" -lt "$shards" ]; do
 	if [ -z "$rc" ]; then
 		echo "run-qemu.sh: FAIL: shard $i: guest did not report a result (timeout or crash)" >&2
 		fail=1
-	elif grep -E -n 'WARNING:|BUG:|BUG |KASAN|Oops|Kernel panic|general protection|possible circular locking|possible recursive locking|inconsistent lock state|refcount_t:|unregister_netdevice: waiting|kmemleak: [1-9][0-9]* new suspected|suspicious RCU usage|list_add corruption|list_del corruption|ref_tracker' "$log.txt" >&2; then
+	elif grep -E -n "$report_re" "$log.txt" >&2; then
 		echo "run-qemu.sh: FAIL: shard $i: kernel reported a problem (see above)" >&2
 		fail=1
 	elif [ "$rc" != 0 ]; then
