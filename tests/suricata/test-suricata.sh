@@ -30,8 +30,9 @@
 #   start_traffic 5 starts while 20k datagrams/s arrive on a rule with
 #                 --queue-bypass: each binds and inspects; on nfqb nothing
 #                 lost or duplicated
-#   restart       stop and start under 20k datagrams/s (--queue-bypass):
-#                 on nfqb nothing lost or duplicated
+#   restart       stop and start under 20k datagrams/s for 10 s
+#                 (--queue-bypass): on nfqb nothing lost or duplicated,
+#                 and both runs inspect
 #   reload        SIGUSR2 (rule reload) under traffic: nothing lost or
 #                 duplicated, EVIL still dropped after the reload
 #
@@ -580,7 +581,7 @@ start_traffic() {
 
 restart_case() {
 	local backend=$1 ns log=$work/restart-$1 q=$((4300 + $$ % 400))
-	local count=60000 lost
+	local count=200000 lost
 	begin_for "$backend" "restart ($backend, bypass): stop and start under 20k datagrams/s"
 	ns=$(lo_setup "re-$backend" "$q" bypass) || { fail "namespace"; end; return; }
 	suri_start "$ns" "$backend" "$log.suri1" "$q" ||
@@ -601,6 +602,7 @@ restart_case() {
 	if [ "$backend" = nfqb ]; then
 		expect "duplicates" "$(val dup "$log.rx")" -eq 0
 		expect "lost with bypass" "$lost" -eq 0
+		expect "accepted by the second run" "$(sum_verdicts Accepted "$log.suri2")" -gt 0
 	fi
 	end
 }
