@@ -11,6 +11,9 @@
 #   enforce_udp   3000 datagrams, 300 with EVIL: exactly the 2700 others
 #                 arrive, each once; Suricata's own Dropped count is 300
 #                 (both backends, autofp and workers)
+#   replace       a replace rule turns EVIL into GOOD: all 3000 arrive,
+#                 none with EVIL; Suricata's Replaced count is 300 (both
+#                 backends; nfqb in workers, in place, and autofp)
 #   tcp_lo        on lo (MTU 65536: GSO packets longer than the kernel
 #                 copies): a 16 MB transfer arrives whole; with EVIL at
 #                 8 MB nothing from EVIL on arrives (nfqb; the stock
@@ -127,8 +130,9 @@ EOF
 write_suricata_rules() {
 	local again=${2:+ again} s=100000${2:+1}
 	cat >"$1" <<EOF
-drop udp any any -> any any (msg:"EVIL udp$again"; content:"EVIL"; sid:${s}1; rev:1;)
+drop udp any any -> any ![9997] (msg:"EVIL udp$again"; content:"EVIL"; sid:${s}1; rev:1;)
 drop tcp any any -> any 9001 (msg:"EVIL tcp$again"; content:"EVIL"; sid:${s}2; rev:1;)
+alert udp any any -> any 9997 (msg:"EVIL replaced$again"; content:"EVIL"; replace:"GOOD"; sid:${s}3; rev:1;)
 EOF
 }
 rules=$work/rules
@@ -303,6 +307,32 @@ enforce_udp() {
 	     "suricata: accepted $(sum_verdicts Accepted "$log.suri")," \
 	     "dropped $(sum_verdicts Dropped "$log.suri"), alerts $(grep -c 'EVIL udp' "$log.suri.d/fast.log" 2>/dev/null)"
 	[ "$backend" = nfqb ] && nfqb_lines "$log.suri"
+	end
+}
+
+# replace_case BACKEND RUNMODE: a replace rule (NFQSetVerdict's modified
+# payload path): EVIL becomes GOOD on the way, every datagram arrives
+replace_case() {
+	local backend=$1 runmode=$2 ns log=$work/replace-$1-$2 q=$((4050 + $$ % 400))
+	begin "replace ($backend, $runmode): 3000 datagrams to a replace rule, every 10th EVIL"
+	ns=$(new_ns "rep-$backend-$runmode") || { fail "namespace"; end; return; }
+	nsx "$ns" iptables -A OUTPUT -p udp --dport 9997 -j NFQUEUE --queue-num "$q"
+	if ! suri_start "$ns" "$backend" "$log.suri" "$q" --runmode "$runmode"; then
+		fail "suricata did not start on queue $q" "$log.suri" 30
+		end
+		return
+	fi
+	run_rx "$ns" "$log.rx" udp-recv 9997 1500 60000
+	nsx "$ns" "$traffic" udp-send 127.0.0.1 9997 3000 20000 10 \
+		>"$log.tx" 2>&1
+	wait "$rx_pid"
+	suri_stop || fail "suricata exited with $?" "$log.suri" 20
+	echo "    received $(val distinct "$log.rx"), evil $(val evil "$log.rx"), dup $(val dup "$log.rx");" \
+	     "suricata: accepted $(sum_verdicts Accepted "$log.suri"), replaced $(sum_verdicts Replaced "$log.suri")"
+	expect "distinct datagrams arrived" "$(val distinct "$log.rx")" -eq 3000
+	expect "EVIL datagrams arrived (not replaced)" "$(val evil "$log.rx")" -eq 0
+	expect "duplicates" "$(val dup "$log.rx")" -eq 0
+	expect "suricata Replaced" "$(sum_verdicts Replaced "$log.suri")" -eq 300
 	end
 }
 
@@ -648,6 +678,11 @@ want enforce_udp && for rm in autofp workers; do
 	enforce_udp nfq "$rm"
 	enforce_udp nfqb "$rm"
 done
+want replace && {
+	replace_case nfq workers
+	replace_case nfqb workers
+	replace_case nfqb autofp
+}
 want tcp_lo && tcp_case lo
 want tcp_router && tcp_case router
 want repeat && { repeat_case nfq; repeat_case nfqb; }
