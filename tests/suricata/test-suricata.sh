@@ -23,6 +23,9 @@
 #   repeat        nfq.mode repeat with repeat-mark 1/1: every clean
 #                 datagram comes back marked to the rule after the queue
 #                 (its counter), EVIL ones dropped (both backends)
+#   route         nfq.mode route with route-queue Q2: every clean datagram
+#                 reaches a second Suricata on Q2, then the receiver
+#                 (both backends)
 #   failopen      nfq.fail-open with a queue of 128 (max-pending-packets
 #                 32), Suricata held still (SIGSTOP) while 3000 datagrams
 #                 come: the kernel accepts what does not fit, the held
@@ -307,6 +310,43 @@ enforce_udp() {
 	     "suricata: accepted $(sum_verdicts Accepted "$log.suri")," \
 	     "dropped $(sum_verdicts Dropped "$log.suri"), alerts $(grep -c 'EVIL udp' "$log.suri.d/fast.log" 2>/dev/null)"
 	[ "$backend" = nfqb ] && nfqb_lines "$log.suri"
+	end
+}
+
+# route_case BACKEND: nfq.mode route: every packet Suricata accepts goes on
+# to queue route-queue, where a second Suricata (nfqb, accept mode) takes it
+route_case() {
+	local backend=$1 ns log=$work/route-$1 q=$((4070 + $$ % 400)) q2 pid2
+	q2=$((q + 500))
+	begin "route ($backend): nfq.mode route to queue $q2 (a second Suricata), 3000 datagrams, every 10th EVIL"
+	ns=$(lo_setup "route-$backend" "$q") || { fail "namespace"; end; return; }
+	if ! suri_start "$ns" nfqb "$log.suri2" "$q2"; then
+		fail "the second suricata did not start on queue $q2" "$log.suri2" 30
+		end
+		return
+	fi
+	pid2=$suri_pid
+	if ! suri_start "$ns" "$backend" "$log.suri" "$q" --set nfq.mode=route \
+		--set nfq.route-queue="$q2"; then
+		fail "suricata did not start on queue $q" "$log.suri" 30
+		end
+		return
+	fi
+	run_rx "$ns" "$log.rx" udp-recv 9999 1500 60000
+	nsx "$ns" "$traffic" udp-send 127.0.0.1 9999 3000 20000 10 \
+		>"$log.tx" 2>&1
+	wait "$rx_pid"
+	suri_stop || fail "suricata exited with $?" "$log.suri" 20
+	suri_pid=$pid2
+	suri_stop || fail "the second suricata exited with $?" "$log.suri2" 20
+	echo "    received $(val distinct "$log.rx"), evil $(val evil "$log.rx"), dup $(val dup "$log.rx");" \
+	     "suricata: accepted (routed) $(sum_verdicts Accepted "$log.suri"), dropped $(sum_verdicts Dropped "$log.suri");" \
+	     "the second: accepted $(sum_verdicts Accepted "$log.suri2")"
+	expect "distinct datagrams arrived" "$(val distinct "$log.rx")" -eq 2700
+	expect "EVIL datagrams arrived" "$(val evil "$log.rx")" -eq 0
+	expect "duplicates" "$(val dup "$log.rx")" -eq 0
+	expect "accepted by the second suricata (routed to it)" \
+		"$(sum_verdicts Accepted "$log.suri2")" -eq 2700
 	end
 }
 
@@ -686,6 +726,7 @@ want replace && {
 want tcp_lo && tcp_case lo
 want tcp_router && tcp_case router
 want repeat && { repeat_case nfq; repeat_case nfqb; }
+want route && { route_case nfq; route_case nfqb; }
 want failopen && { failopen_case nfq; failopen_case nfqb; }
 want queues && {
 	queues_case nfq range workers
