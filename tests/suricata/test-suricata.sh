@@ -23,6 +23,8 @@
 #   repeat        nfq.mode repeat with repeat-mark 1/1: every clean
 #                 datagram comes back marked to the rule after the queue
 #                 (its counter), EVIL ones dropped (both backends)
+#   mark          a rule with nfq_set_mark 0x2/0x2 on the EVIL datagrams:
+#                 exactly those 300 leave marked (both backends)
 #   route         nfq.mode route with route-queue Q2: every clean datagram
 #                 reaches a second Suricata on Q2, then the receiver
 #                 (both backends)
@@ -133,9 +135,10 @@ EOF
 write_suricata_rules() {
 	local again=${2:+ again} s=100000${2:+1}
 	cat >"$1" <<EOF
-drop udp any any -> any ![9997] (msg:"EVIL udp$again"; content:"EVIL"; sid:${s}1; rev:1;)
+drop udp any any -> any ![9996,9997] (msg:"EVIL udp$again"; content:"EVIL"; sid:${s}1; rev:1;)
 drop tcp any any -> any 9001 (msg:"EVIL tcp$again"; content:"EVIL"; sid:${s}2; rev:1;)
 alert udp any any -> any 9997 (msg:"EVIL replaced$again"; content:"EVIL"; replace:"GOOD"; sid:${s}3; rev:1;)
+alert udp any any -> any 9996 (msg:"EVIL marked$again"; content:"EVIL"; nfq_set_mark:0x2/0x2; sid:${s}4; rev:1;)
 EOF
 }
 rules=$work/rules
@@ -347,6 +350,34 @@ route_case() {
 	expect "duplicates" "$(val dup "$log.rx")" -eq 0
 	expect "accepted by the second suricata (routed to it)" \
 		"$(sum_verdicts Accepted "$log.suri2")" -eq 2700
+	end
+}
+
+# mark_case BACKEND: a rule with nfq_set_mark 0x2/0x2 on every EVIL
+# datagram: Suricata's verdict carries the mark (a mangle POSTROUTING rule
+# counts marked packets), the others go unmarked
+mark_case() {
+	local backend=$1 ns log=$work/mark-$1 q=$((4090 + $$ % 400)) marked
+	begin "mark ($backend): nfq_set_mark 0x2/0x2 on the EVIL ones of 3000 datagrams"
+	ns=$(new_ns "mark-$backend") || { fail "namespace"; end; return; }
+	nsx "$ns" iptables -t mangle -A POSTROUTING -p udp --dport 9996 -m mark --mark 2/2
+	nsx "$ns" iptables -A OUTPUT -p udp --dport 9996 -j NFQUEUE --queue-num "$q"
+	if ! suri_start "$ns" "$backend" "$log.suri" "$q"; then
+		fail "suricata did not start on queue $q" "$log.suri" 30
+		end
+		return
+	fi
+	run_rx "$ns" "$log.rx" udp-recv 9996 1500 60000
+	nsx "$ns" "$traffic" udp-send 127.0.0.1 9996 3000 20000 10 \
+		>"$log.tx" 2>&1
+	wait "$rx_pid"
+	suri_stop || fail "suricata exited with $?" "$log.suri" 20
+	marked=$(nsx "$ns" iptables -t mangle -vnxL POSTROUTING | awk '/mark match 0x2\/0x2/ { print $1; exit }')
+	echo "    received $(val distinct "$log.rx"), dup $(val dup "$log.rx"); marked by the verdict: ${marked:-?};" \
+	     "suricata: accepted $(sum_verdicts Accepted "$log.suri")"
+	expect "distinct datagrams arrived" "$(val distinct "$log.rx")" -eq 3000
+	expect "duplicates" "$(val dup "$log.rx")" -eq 0
+	expect "datagrams with the mark" "${marked:-0}" -eq 300
 	end
 }
 
@@ -726,6 +757,7 @@ want replace && {
 want tcp_lo && tcp_case lo
 want tcp_router && tcp_case router
 want repeat && { repeat_case nfq; repeat_case nfqb; }
+want mark && { mark_case nfq; mark_case nfqb; }
 want route && { route_case nfq; route_case nfqb; }
 want failopen && { failopen_case nfq; failopen_case nfqb; }
 want queues && {
