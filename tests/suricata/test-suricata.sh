@@ -262,7 +262,10 @@ suri_start() {
 			for q in $qlist; do
 				queue_bound "$ns" "$q" || { all=0; break; }
 			done
-			[ "$all" = 1 ] && return 0
+			if [ "$all" = 1 ]; then
+				suri_lib=$(grep -o '/[^ ]*libnfq-batch[^ ]*' "/proc/$suri_pid/maps" 2>/dev/null | head -n 1)
+				return 0
+			fi
 		fi
 		kill -0 "$suri_pid" 2>/dev/null || { wait "$suri_pid"; return 1; }
 		sleep 0.05
@@ -304,6 +307,7 @@ enforce_udp() {
 		>"$log.tx" 2>&1
 	wait "$rx_pid"
 	suri_stop || fail "suricata exited with $?" "$log.suri" 20
+	[ "$backend" = nfqb ] && echo "    libnfq-batch loaded: ${suri_lib:-?}"
 	expect "distinct datagrams arrived" "$(val distinct "$log.rx")" -eq 2700
 	expect "EVIL datagrams arrived" "$(val evil "$log.rx")" -eq 0
 	expect "duplicates" "$(val dup "$log.rx")" -eq 0
