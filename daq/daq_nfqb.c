@@ -109,6 +109,8 @@ struct nfqb_daq_ctx {
 	bool truncated_block;		/* drop what cannot be inspected */
 	enum { GSO_AUTO, GSO_ON, GSO_OFF } gso;
 	bool gso_on;			/* the queue's NFQB_F_GSO now */
+	bool gso_asked;			/* auto: segmenting asked for (once:
+					 * a round trip of up to 5 s) */
 
 	/* state (packet thread) */
 	struct nfqb_queue *q;
@@ -1034,6 +1036,7 @@ static int configure_queue(struct nfqb_daq_ctx *c)
 	if (c->fail_open)
 		flags |= NFQB_F_FAIL_OPEN;
 	c->gso_on = c->gso != GSO_OFF;
+	c->gso_asked = false;
 	if (c->gso_on)
 		flags |= NFQB_F_GSO;
 	what = "flags (fail_open, gso)";
@@ -1301,10 +1304,15 @@ static void pass_truncated(struct nfqb_daq_ctx *c, struct nfqb_packet *p)
 	int rc;
 
 	c->truncated++;
-	if (c->gso == GSO_AUTO && gso && c->gso_on &&
-	    !nfqb_queue_set_flags(c->q, 0, NFQB_F_GSO)) {
-		c->gso_on = false;
-		c->gso_off++;
+	/* a configuration round trip in the packet path (up to 5 s):
+	 * asked once per start; if the kernel refuses, GSO stays on and the
+	 * packets are handled as below */
+	if (c->gso == GSO_AUTO && gso && c->gso_on && !c->gso_asked) {
+		c->gso_asked = true;
+		if (!nfqb_queue_set_flags(c->q, 0, NFQB_F_GSO)) {
+			c->gso_on = false;
+			c->gso_off++;
+		}
 	}
 	if (c->gso == GSO_AUTO && gso && is_tcp(p)) {
 		c->resent++;

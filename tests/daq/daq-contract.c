@@ -56,6 +56,14 @@
  *                     header (DLT_RAW), and a REPLACE must give the whole
  *                     frame back
  *
+ *   gso_flags_once    with gso=auto, GSO packets longer than the kernel
+ *                     copies (emulated: nfqb_pkt_truncated() and
+ *                     nfqb_pkt_is_gso() interposed) while the kernel
+ *                     refuses to segment them (nfqb_queue_set_flags()
+ *                     interposed, failing): the request, a netlink round
+ *                     trip of up to 5 s in the packet path, is made once,
+ *                     not for every such packet
+ *
  * Needs root.  Every wait is bounded; the namespace dies with the process.
  */
 #ifndef _GNU_SOURCE
@@ -1166,6 +1174,71 @@ static bool case_netdev_egress(void)
 	return ok;
 }
 
+/* --- gso=auto: the configuration round trip at most once ----------------- */
+
+static bool gso_fake_on;
+static unsigned int gso_off_asked;
+
+/* every packet of the case is a GSO packet longer than the kernel copies */
+bool nfqb_pkt_truncated(const struct nfqb_packet *p)
+{
+	REAL(nfqb_pkt_truncated);
+	return gso_fake_on ? true : real(p);
+}
+
+bool nfqb_pkt_is_gso(const struct nfqb_packet *p)
+{
+	REAL(nfqb_pkt_is_gso);
+	return gso_fake_on ? true : real(p);
+}
+
+/* and the kernel refuses to segment them (as after a 5 s timeout) */
+int nfqb_queue_set_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask)
+{
+	REAL(nfqb_queue_set_flags);
+	if (!gso_fake_on || flags || mask != NFQB_F_GSO)
+		return real(q, flags, mask);
+	gso_off_asked++;
+	errno = ETIMEDOUT;
+	return -1;
+}
+
+static bool case_gso_flags_once(void)
+{
+	struct inst_opts o = { .timeout = 20 };
+	DAQ_Instance_h inst;
+	DAQ_RecvStatus rs;
+	DAQ_Msg_h m;
+	unsigned int i, got = 0;
+	bool ok = true;
+
+	inst = start(&o);
+	if (!inst)
+		return false;
+	rx_flush();
+	gso_off_asked = 0;
+	gso_fake_on = true;
+	for (i = 0; i < 20; i++)
+		send_one(PORT, i, 'G');
+	/* passed uninspected (UDP): the receiver gets them, the
+	 * application none */
+	for (uint64_t end = now_ms() + 3000; got < 20 && now_ms() < end;) {
+		if (daq_instance_msg_receive(inst, 1, &m, &rs)) {
+			ok = fail("a truncated packet reached the application");
+			daq_instance_msg_finalize(inst, m, DAQ_VERDICT_PASS);
+		}
+		got += rx_count(10, 0);
+	}
+	gso_fake_on = false;
+	finish(inst);
+	if (got != 20)
+		ok = fail("%u of 20 datagrams passed", got);
+	if (gso_off_asked != 1)
+		ok = fail("the kernel was asked %u times to segment GSO packets (a netlink round trip in the packet path each), not once",
+			  gso_off_asked);
+	return ok;
+}
+
 /* --- Main ----------------------------------------------------------------- */
 
 static const struct {
@@ -1184,6 +1257,7 @@ static const struct {
 	{ "instance_inputs", case_instance_inputs },
 	{ "start_traffic", case_start_traffic },
 	{ "netdev_egress", case_netdev_egress },
+	{ "gso_flags_once", case_gso_flags_once },
 };
 
 static int setup_netns(void)
