@@ -38,7 +38,9 @@
  *   when the application has given back the last message of a receive, or
  *   every message, or the latency bound is due.
  * - The data of a message stays valid until its finalize, also past the
- *   verdict timeout (the module then hands out copies).
+ *   verdict timeout (the module then hands out copies) and past stop (the
+ *   messages still held are copied before the queue is closed; their
+ *   finalize then does nothing but give the message back).
  * - interrupt() may run in another thread while stop() closes the queue.
  */
 #include <errno.h>
@@ -79,6 +81,10 @@ struct nfqb_daq_desc {
 	uint32_t off;			/* network header offset in base */
 	bool mangled;			/* changed by the module: send it */
 	uint8_t *copy;			/* own copy (verdict timeout) */
+	uint8_t *kept;			/* copy made at stop, for a message
+					 * the application still holds */
+	bool held_past_stop;		/* given out, not finalized at stop:
+					 * off the free list until finalize */
 	struct nfqb_daq_desc *next;
 };
 
@@ -495,8 +501,10 @@ static void pool_destroy(struct nfqb_daq_ctx *c)
 	unsigned int i;
 
 	if (c->descs)
-		for (i = 0; i < c->pool.size; i++)
+		for (i = 0; i < c->pool.size; i++) {
 			free(c->descs[i].copy);
+			free(c->descs[i].kept);
+		}
 	free(c->descs);
 	free(c->vec);
 	c->descs = NULL;
@@ -565,6 +573,9 @@ static void pool_shrink(struct nfqb_daq_ctx *c, unsigned int size)
 
 static void desc_put(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d)
 {
+	free(d->kept);
+	d->kept = NULL;
+	d->held_past_stop = false;
 	d->pkt = NULL;
 	d->msg.data = NULL;
 	d->msg.data_len = 0;
@@ -971,6 +982,35 @@ static bool read_kstats(const struct nfqb_daq_ctx *c, struct nfqb_kstats *k)
 	return nfqb_kstats_get((uint16_t)c->queue_num, k, sizeof(*k)) == 0;
 }
 
+/*
+ * Messages the application holds at stop: their data lives in the
+ * library's buffers, which the close frees; the promise is data valid
+ * until finalize: a copy of each (unless it is one already) stays theirs
+ * until then (or destroy). A copy that cannot be made leaves the message
+ * without data (NULL, length 0) rather than dangling.
+ */
+static void keep_held(struct nfqb_daq_ctx *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->pool.size; i++) {
+		struct nfqb_daq_desc *d = &c->descs[i];
+		uint32_t len = d->msg.data_len;
+
+		if (!d->pkt)
+			continue;
+		d->held_past_stop = true;
+		if (!d->msg.data || (d->copy && d->msg.data == d->copy))
+			continue;
+		d->kept = malloc(len ? len : 1);
+		if (d->kept)
+			memcpy(d->kept, d->msg.data, len);
+		else
+			d->msg.data_len = 0;
+		d->msg.data = d->kept;
+	}
+}
+
 /* Close the queue: every message not finalized gets the default verdict
  * (nfqb_queue_close()); their descriptors go back to the pool, and a late
  * finalize on them does nothing. interrupt() no longer reaches the queue
@@ -987,14 +1027,22 @@ static int queue_close(struct nfqb_daq_ctx *c)
 	while (atomic_load(&c->irq_users))
 		sched_yield();
 	c->have_kstats = read_kstats(c, &c->kfinal) && c->have_kstats;
+	keep_held(c);
 	rc = nfqb_queue_close_stats(q, &c->final, sizeof(c->final));
 	c->q = NULL;
 	if (c->debug)
 		print_counters(c, &c->final);
 	print_uninspected(c, &c->final);
-	for (i = 0; i < c->pool.size; i++)
-		if (c->descs[i].pkt)
-			desc_put(c, &c->descs[i]);
+	for (i = 0; i < c->pool.size; i++) {
+		struct nfqb_daq_desc *d = &c->descs[i];
+
+		if (!d->pkt)
+			continue;
+		if (d->held_past_stop)
+			d->pkt = NULL;	/* back at its (late) finalize */
+		else
+			desc_put(c, d);
+	}
 	c->batch_last = NULL;
 	return rc;
 }
@@ -1418,8 +1466,11 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 	int rc;
 
 	if (!p) {
-		/* given the default verdict at stop already */
+		/* given the default verdict at stop already; its data (a
+		 * copy) was valid until now */
 		c->late_finalize++;
+		if (d->held_past_stop)
+			desc_put(c, d);
 		return DAQ_SUCCESS;
 	}
 	if (verdict >= MAX_DAQ_VERDICT)

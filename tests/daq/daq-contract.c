@@ -56,6 +56,9 @@
  *                     header (DLT_RAW), and a REPLACE must give the whole
  *                     frame back
  *
+ *   data_after_stop   a message held across stop keeps its data (the
+ *                     datagram's bytes) until its finalize, which
+ *                     succeeds (ASan: no read of freed buffers)
  *   gso_flags_once    with gso=auto, GSO packets longer than the kernel
  *                     copies (emulated: nfqb_pkt_truncated() and
  *                     nfqb_pkt_is_gso() interposed) while the kernel
@@ -1174,6 +1177,43 @@ static bool case_netdev_egress(void)
 	return ok;
 }
 
+/* --- data after stop --------------------------------------------------------- */
+
+static bool case_data_after_stop(void)
+{
+	struct inst_opts o = { .timeout = 100 };
+	DAQ_Instance_h inst;
+	DAQ_RecvStatus rs;
+	DAQ_Msg_h m;
+	const uint8_t *d;
+	uint32_t len, i;
+	bool ok = true;
+
+	inst = start(&o);
+	if (!inst)
+		return false;
+	send_one(PORT, 7, 'S');
+	if (!recv_all(inst, &m, 1, &rs))
+		return false;
+	if (daq_instance_stop(inst) != DAQ_SUCCESS)
+		ok = fail("stop: %s", daq_instance_get_error(inst));
+	/* the file header: data valid until finalize */
+	d = daq_msg_get_data(m);
+	len = daq_msg_get_data_len(m);
+	if (!d || len != 28 + 64)
+		ok = fail("after stop: data %p, %u bytes (not the 92 of the datagram)",
+			  (const void *)d, len);
+	else
+		for (i = 28 + 4; i < len && ok; i++)
+			if (d[i] != 'S')
+				ok = fail("after stop: byte %u is %#x, not 'S'",
+					  i, d[i]);
+	if (daq_instance_msg_finalize(inst, m, DAQ_VERDICT_PASS) != DAQ_SUCCESS)
+		ok = fail("finalize after stop failed");
+	daq_instance_destroy(inst);
+	return ok;
+}
+
 /* --- gso=auto: the configuration round trip at most once ----------------- */
 
 static bool gso_fake_on;
@@ -1258,6 +1298,7 @@ static const struct {
 	{ "start_traffic", case_start_traffic },
 	{ "netdev_egress", case_netdev_egress },
 	{ "gso_flags_once", case_gso_flags_once },
+	{ "data_after_stop", case_data_after_stop },
 };
 
 static int setup_netns(void)
