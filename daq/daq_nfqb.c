@@ -899,13 +899,17 @@ static int nfqb_daq_instantiate(const DAQ_ModuleConfig_h cfg,
 		base_api.config_next_variable(cfg, &key, &val);
 	}
 
-	/* The snap length is what the application asks for; the kernel
-	 * copies whole packets (up to its limit) all the same: an inline
-	 * IPS cannot inspect a cut packet, and Snort's default (1518) would
-	 * cut every larger one (lo, GRO). */
-	c->snaplen = base_api.config_get_snaplen(cfg);
-	if (c->snaplen <= 0 || c->snaplen > 65535)
-		c->snaplen = 65535;
+	/* The kernel copies whole packets (up to its limit) whatever snap
+	 * length the application asks for: an inline IPS cannot inspect a
+	 * cut packet, and Snort's default (1518) would cut every larger one
+	 * (lo, GRO). get_snaplen() says what is delivered (the application
+	 * sizes its buffers by it), and a smaller snap length is said to be
+	 * overridden. */
+	c->snaplen = NFQB_MAX_PAYLOAD;
+	if (base_api.config_get_snaplen(cfg) > 0 &&
+	    base_api.config_get_snaplen(cfg) < NFQB_MAX_PAYLOAD)
+		printf("daq_nfqb: snaplen %d overridden: packets are delivered whole, up to %d bytes (the snap length reported)\n",
+		       base_api.config_get_snaplen(cfg), NFQB_MAX_PAYLOAD);
 	c->timeout = base_api.config_get_timeout(cfg);
 	if (!c->rcvbuf) {
 		uint64_t b = (uint64_t)c->queue_maxlen * 65535u;

@@ -56,6 +56,9 @@
  *                     header (DLT_RAW), and a REPLACE must give the whole
  *                     frame back
  *
+ *   snaplen           with Snort's snap length 1518, a 3000-byte datagram
+ *                     is delivered whole, and get_snaplen() is not below
+ *                     the length of what is delivered
  *   data_after_stop   a message held across stop keeps its data (the
  *                     datagram's bytes) until its finalize, which
  *                     succeeds (ASan: no read of freed buffers)
@@ -221,6 +224,7 @@ struct inst_opts {
 	unsigned int pool;
 	unsigned int total, id;
 	const char *vars[8];	/* "key" or "key=value" */
+	int snaplen;		/* 0: 65535 */
 };
 
 /* libdaq keeps using an instance's configuration: all freed at exit */
@@ -253,7 +257,7 @@ static DAQ_Instance_h instantiate(const struct inst_opts *o, char *err,
 	}
 	snprintf(in, sizeof(in), "%u", QUEUE);
 	daq_config_set_input(inst_cfg, o->input ? o->input : in);
-	daq_config_set_snaplen(inst_cfg, 65535);
+	daq_config_set_snaplen(inst_cfg, o->snaplen ? o->snaplen : 65535);
 	daq_config_set_timeout(inst_cfg, o->timeout);
 	daq_config_set_msg_pool_size(inst_cfg, o->pool ? o->pool : 256);
 	daq_config_set_total_instances(inst_cfg, o->total ? o->total : 1);
@@ -1177,6 +1181,46 @@ static bool case_netdev_egress(void)
 	return ok;
 }
 
+/* --- snaplen: what get_snaplen() says is what is delivered ----------------- */
+
+static bool case_snaplen(void)
+{
+	struct inst_opts o = { .timeout = 100, .snaplen = 1518 };
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(PORT),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	static uint8_t big[3000];
+	DAQ_Instance_h inst;
+	DAQ_RecvStatus rs;
+	DAQ_Msg_h m;
+	uint32_t len;
+	int snap;
+	bool ok = true;
+
+	inst = start(&o);
+	if (!inst)
+		return false;
+	memset(big, 'L', sizeof(big));
+	if (sendto(tx_fd, big, sizeof(big), 0, (struct sockaddr *)&a,
+		   sizeof(a)) < 0)
+		ok = fail("sendto: %s", strerror(errno));
+	if (!recv_all(inst, &m, 1, &rs))
+		return false;
+	len = daq_msg_get_data_len(m);
+	snap = daq_instance_get_snaplen(inst);
+	/* Snort sizes its buffers by the snap length: a message longer
+	 * than it says overflows them */
+	if (snap <= 0 || len > (uint32_t)snap)
+		ok = fail("a %u-byte message, but get_snaplen() says %d", len,
+			  snap);
+	if (len != 28 + sizeof(big))
+		ok = fail("a %u-byte message for a %zu-byte datagram (whole: %zu)",
+			  len, sizeof(big), 28 + sizeof(big));
+	daq_instance_msg_finalize(inst, m, DAQ_VERDICT_PASS);
+	finish(inst);
+	return ok;
+}
+
 /* --- data after stop --------------------------------------------------------- */
 
 static bool case_data_after_stop(void)
@@ -1299,6 +1343,7 @@ static const struct {
 	{ "netdev_egress", case_netdev_egress },
 	{ "gso_flags_once", case_gso_flags_once },
 	{ "data_after_stop", case_data_after_stop },
+	{ "snaplen", case_snaplen },
 };
 
 static int setup_netns(void)
