@@ -38,7 +38,8 @@
  *   when the application has given back the last message of a receive, or
  *   every message, or the latency bound is due.
  * - The data of a message stays valid until its finalize, also past the
- *   verdict timeout (the module then hands out copies) and past stop (the
+ *   verdict timeout (a message held across the module's next library
+ *   call gets a copy first, protect_held()) and past stop (the
  *   messages still held are copied before the queue is closed; their
  *   finalize then does nothing but give the message back).
  * - interrupt() may run in another thread while stop() closes the queue.
@@ -80,7 +81,10 @@ struct nfqb_daq_desc {
 	uint8_t *base;			/* the packet from its first byte */
 	uint32_t off;			/* network header offset in base */
 	bool mangled;			/* changed by the module: send it */
-	uint8_t *copy;			/* own copy (verdict timeout) */
+	uint8_t *copy;			/* own copy (verdict timeout: made
+					 * before a library call while held) */
+	struct nfqb_daq_desc *hprev, *hnext;	/* on the held list */
+	bool on_held;
 	uint8_t *kept;			/* copy made at stop, for a message
 					 * the application still holds */
 	bool held_past_stop;		/* given out, not finalized at stop:
@@ -122,6 +126,9 @@ struct nfqb_daq_ctx {
 	struct nfqb_queue *q;
 	struct nfqb_daq_desc *descs;
 	struct nfqb_daq_desc *freelist;
+	/* verdict timeout: messages handed out that point into the
+	 * library's buffers (no copy yet), oldest first */
+	struct nfqb_daq_desc *held_head, *held_tail;
 	struct nfqb_daq_desc *batch_last;	/* last message of a receive */
 	uint64_t unflushed_since;	/* ns: oldest decision not flushed */
 	uint64_t latency_ns;		/* the latency bound */
@@ -524,14 +531,6 @@ static int pool_create(struct nfqb_daq_ctx *c, unsigned int size)
 	for (i = size; i-- > 0;) {
 		struct nfqb_daq_desc *d = &c->descs[i];
 
-		/* with a verdict timeout the library may reuse a packet's
-		 * buffer while the application still reads it: hand out
-		 * copies instead */
-		if (c->verdict_timeout) {
-			d->copy = malloc(NFQB_MAX_PAYLOAD + 4);
-			if (!d->copy)
-				goto nomem;
-		}
 		d->msg.type = DAQ_MSG_TYPE_PACKET;
 		d->msg.hdr_len = sizeof(d->pkthdr);
 		d->msg.hdr = &d->pkthdr;
@@ -542,8 +541,7 @@ static int pool_create(struct nfqb_daq_ctx *c, unsigned int size)
 	}
 	c->pool.size = size;
 	c->pool.available = size;
-	c->pool.mem_size = size * (sizeof(*c->descs) + sizeof(*c->vec) +
-				   (c->verdict_timeout ? NFQB_MAX_PAYLOAD + 4 : 0));
+	c->pool.mem_size = size * (sizeof(*c->descs) + sizeof(*c->vec));
 	return DAQ_SUCCESS;
 nomem:
 	c->pool.size = size;
@@ -569,10 +567,71 @@ static void pool_shrink(struct nfqb_daq_ctx *c, unsigned int size)
 	}
 	c->pool.size = size;
 	c->pool.available = size;
+	c->pool.mem_size = size * (sizeof(*c->descs) + sizeof(*c->vec));
+}
+
+static void held_del(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d)
+{
+	if (!d->on_held)
+		return;
+	if (d->hprev)
+		d->hprev->hnext = d->hnext;
+	else
+		c->held_head = d->hnext;
+	if (d->hnext)
+		d->hnext->hprev = d->hprev;
+	else
+		c->held_tail = d->hprev;
+	d->hprev = d->hnext = NULL;
+	d->on_held = false;
+}
+
+static void held_add(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d)
+{
+	d->hnext = NULL;
+	d->hprev = c->held_tail;
+	if (c->held_tail)
+		c->held_tail->hnext = d;
+	else
+		c->held_head = d;
+	c->held_tail = d;
+	d->on_held = true;
+}
+
+/*
+ * Verdict timeout: before every library call that may run it (receive,
+ * flush), the messages the application still holds get a copy of their
+ * data (the library reuses a timed-out packet's buffer once its default
+ * verdict is sent). Only what is held across such a call is copied, into
+ * memory of its size, freed at its finalize. A copy that cannot be made
+ * leaves the message without data rather than pointing at a buffer that
+ * may be reused.
+ */
+static void protect_held(struct nfqb_daq_ctx *c)
+{
+	while (c->held_head) {
+		struct nfqb_daq_desc *d = c->held_head;
+		uint32_t len = d->off + d->msg.data_len;
+
+		held_del(c, d);
+		d->copy = malloc(len ? len : 1);
+		if (!d->copy) {
+			d->base = NULL;
+			d->msg.data = NULL;
+			d->msg.data_len = 0;
+			continue;
+		}
+		memcpy(d->copy, d->base, len);
+		d->base = d->copy;
+		d->msg.data = d->copy + d->off;
+	}
 }
 
 static void desc_put(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d)
 {
+	held_del(c, d);
+	free(d->copy);
+	d->copy = NULL;
 	free(d->kept);
 	d->kept = NULL;
 	d->held_past_stop = false;
@@ -802,10 +861,6 @@ static void desc_fill(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d,
 	data = nfqb_pkt_payload(p, &len);
 	if (!data)
 		len = 0;
-	if (d->copy && len) {
-		memcpy(d->copy, data, len);
-		data = d->copy;
-	}
 	d->base = (uint8_t *)(uintptr_t)data;
 	/* at netdev egress the packet starts at its link-layer header:
 	 * the message starts at the network header (DLT_RAW) */
@@ -820,6 +875,8 @@ static void desc_fill(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d,
 	if (h->pktlen < d->msg.data_len)
 		h->pktlen = d->msg.data_len;
 	d->pkt = p;
+	if (c->verdict_timeout && d->base)
+		held_add(c, d);
 	d->mangled = d->msg.data && mss_clamp(c, d->msg.data,
 					      d->msg.data_len);
 	if (d->msg.data)
@@ -1004,7 +1061,8 @@ static void keep_held(struct nfqb_daq_ctx *c)
 		if (!d->pkt)
 			continue;
 		d->held_past_stop = true;
-		if (!d->msg.data || (d->copy && d->msg.data == d->copy))
+		held_del(c, d);
+		if (!d->msg.data || d->copy)
 			continue;
 		d->kept = malloc(len ? len : 1);
 		if (d->kept)
@@ -1303,6 +1361,7 @@ static uint64_t now_ns(void)
 static void flush(struct nfqb_daq_ctx *c)
 {
 	c->unflushed_since = 0;
+	protect_held(c);
 	if (nfqb_flush(c->q) < 0 && errno != EAGAIN)
 		c->verdict_failures++;
 }
@@ -1404,6 +1463,7 @@ static unsigned nfqb_daq_msg_receive(void *handle, const unsigned max_recv,
 			*rstat = DAQ_RSTAT_TIMEOUT;
 			return 0;
 		}
+		protect_held(c);
 		n = nfqb_recv(c->q, c->vec, max);
 		if (n == 0)
 			continue;	/* (never, by its contract) */

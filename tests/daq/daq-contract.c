@@ -56,6 +56,10 @@
  *                     header (DLT_RAW), and a REPLACE must give the whole
  *                     frame back
  *
+ *   vtimeout_memory   verdict_timeout with a pool of 4096: no 64 KiB copy
+ *                     buffer per descriptor up front (mem_size under 1 KiB
+ *                     per message; copies are made for messages held
+ *                     across a library call, freed at their finalize)
  *   snaplen           with Snort's snap length 1518, a 3000-byte datagram
  *                     is delivered whole, and get_snaplen() is not below
  *                     the length of what is delivered
@@ -1181,6 +1185,30 @@ static bool case_netdev_egress(void)
 	return ok;
 }
 
+/* --- verdict_timeout: memory for what is held, not per descriptor --------- */
+
+static bool case_vtimeout_memory(void)
+{
+	struct inst_opts o = { .timeout = 100, .pool = 4096,
+			       .vars = { "verdict_timeout=50" } };
+	char err[256];
+	DAQ_Instance_h inst = instantiate(&o, err, sizeof(err));
+	DAQ_MsgPoolInfo_t info = { 0 };
+	bool ok = true;
+
+	if (!inst)
+		return fail("instantiate: %s", err);
+	if (daq_instance_get_msg_pool_info(inst, &info) != DAQ_SUCCESS)
+		ok = fail("get_msg_pool_info failed");
+	/* 64 KiB up front per descriptor: 256 MiB for this pool */
+	else if (info.mem_size > (size_t)o.pool * 1024)
+		ok = fail("pool of %u with verdict_timeout: %zu bytes (%zu per message) before any packet",
+			  info.size, info.mem_size,
+			  info.size ? info.mem_size / info.size : 0);
+	daq_instance_destroy(inst);
+	return ok;
+}
+
 /* --- snaplen: what get_snaplen() says is what is delivered ----------------- */
 
 static bool case_snaplen(void)
@@ -1344,6 +1372,7 @@ static const struct {
 	{ "gso_flags_once", case_gso_flags_once },
 	{ "data_after_stop", case_data_after_stop },
 	{ "snaplen", case_snaplen },
+	{ "vtimeout_memory", case_vtimeout_memory },
 };
 
 static int setup_netns(void)
