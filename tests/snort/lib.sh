@@ -197,3 +197,119 @@ router_del() {
 	ip netns del "$rr_ns" 2>/dev/null
 	ip netns del "$rs_ns" 2>/dev/null
 }
+
+# --- Checks (test-snort.sh, test-suricata.sh) -----------------------------
+# A scenario is begin (counted) or compare (the stock one's run, printed
+# beside), its expectations, then end. The caller sets checks=0,
+# failures=0, stock_label and only_list, and $traffic (snort-traffic).
+
+fail() {
+	echo "    FAIL: $1"
+	if [ -n "${2:-}" ] && [ -f "$2" ]; then
+		sed 's/^/    | /' "$2" | tail -n "${3:-20}"
+	fi
+	case_ok=0
+}
+
+# expect WHAT ACTUAL OP EXPECTED
+expect() {
+	if [ "$2" "$3" "$4" ] 2>/dev/null; then
+		return 0
+	fi
+	fail "$1 = '$2', expected $3 $4"
+	return 1
+}
+
+begin() {
+	checks=$((checks + 1))
+	case_ok=1
+	counting=1
+	echo "--- $*"
+}
+
+# the stock consumer's run of a scenario that asserts on ours only: printed
+# beside it, not a check of its own ($stock_label: "the stock module")
+compare() {
+	case_ok=1
+	counting=0
+	echo "--- $* ($stock_label, for comparison)"
+}
+
+end() {
+	if [ "$counting" = 0 ]; then
+		[ "$case_ok" = 1 ] || echo "    (the comparison run failed)"
+	elif [ "$case_ok" = 1 ]; then
+		echo "    PASS"
+	else
+		failures=$((failures + 1))
+	fi
+}
+
+# begin, or compare for the stock one (nfq first: libdaq's module,
+# Suricata's backend)
+begin_for() {
+	local module=$1
+	shift
+	if [ "$module" = nfq ]; then
+		compare "$@"
+	else
+		begin "$@"
+	fi
+}
+
+# want NAME: NAME is in $only_list, or the list is empty
+want() {
+	[ -z "${only_list:-}" ] && return 0
+	case " $only_list " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# lo_setup NAME Q [bypass]: a namespace whose lo traffic to UDP 9999 and TCP
+# 9001 (both directions) goes to queue Q.
+lo_setup() {
+	local ns q=$2 by=
+	[ "${3:-}" = bypass ] && by=--queue-bypass
+	ns=$(new_ns "$1") || return 1
+	nsx "$ns" iptables -A OUTPUT -p udp --dport 9999 -j NFQUEUE \
+		--queue-num "$q" $by &&
+	nsx "$ns" iptables -A OUTPUT -p tcp --dport 9001 -j NFQUEUE \
+		--queue-num "$q" $by &&
+	nsx "$ns" iptables -A OUTPUT -p tcp --sport 9001 -j NFQUEUE \
+		--queue-num "$q" $by || return 1
+	echo "$ns"
+}
+
+# run_rx NS LOG ARGS...: a receiver in the background; waits for "ready".
+run_rx() {
+	local ns=$1 log=$2 i
+	shift 2
+	nsbg "$ns" "$traffic" "$@" >"$log" 2>&1
+	rx_pid=$bg_pid
+	for i in $(seq 1 100); do
+		grep -q '^ready' "$log" 2>/dev/null && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+# queue_ids NS Q LAST: the last packet id of each queue Q..LAST, one line
+queue_ids() {
+	nsx "$1" awk -v a="$2" -v b="$3" '$1 >= a && $1 <= b { print $1, $8 }' \
+		/proc/net/netfilter/nfnetlink_queue | sort
+}
+
+# probe_queue NS Q LAST ADDR PORT: the queue that one datagram to ADDR:PORT
+# reaches (--queue-balance hashes the addresses with a seed drawn once per
+# boot, so which address reaches which queue is only known by trying);
+# prints nothing if no id moved within 2 s
+probe_queue() {
+	local ns=$1 q=$2 last=$3 before after i
+	before=$(queue_ids "$ns" "$q" "$last")
+	nsx "$ns" "$traffic" udp-send "$4" "$5" 1 0 >/dev/null 2>&1
+	for i in $(seq 1 100); do
+		after=$(queue_ids "$ns" "$q" "$last")
+		[ "$after" != "$before" ] && break
+		sleep 0.02
+	done
+	join <(echo "$before") <(echo "$after") | awk '$3 != $2 { print $1; exit }'
+}

@@ -147,92 +147,9 @@ rules2=$work/rules-reloaded
 write_suricata_rules "$rules2" again
 
 # --- Helpers ------------------------------------------------------------------
-
-fail() {
-	echo "    FAIL: $1"
-	if [ -n "${2:-}" ] && [ -f "$2" ]; then
-		sed 's/^/    | /' "$2" | tail -n "${3:-20}"
-	fi
-	case_ok=0
-}
-
-# expect WHAT ACTUAL OP EXPECTED
-expect() {
-	if [ "$2" "$3" "$4" ] 2>/dev/null; then
-		return 0
-	fi
-	fail "$1 = '$2', expected $3 $4"
-	return 1
-}
-
-begin() {
-	checks=$((checks + 1))
-	case_ok=1
-	counting=1
-	echo "--- $*"
-}
-
-# the stock backend's run of a scenario that asserts on nfqb only:
-# printed beside it, not a check of its own
-compare() {
-	case_ok=1
-	counting=0
-	echo "--- $* (the stock backend, for comparison)"
-}
-
-end() {
-	if [ "$counting" = 0 ]; then
-		[ "$case_ok" = 1 ] || echo "    (the comparison run failed)"
-	elif [ "$case_ok" = 1 ]; then
-		echo "    PASS"
-	else
-		failures=$((failures + 1))
-	fi
-}
-
-begin_for() {
-	local backend=$1
-	shift
-	if [ "$backend" = nfq ]; then
-		compare "$@"
-	else
-		begin "$@"
-	fi
-}
-
-want() {
-	[ -z "${NFQB_SURICATA_ONLY:-}" ] && return 0
-	case " $NFQB_SURICATA_ONLY " in *" $1 "*) return 0 ;; esac
-	return 1
-}
-
-# lo_setup NAME Q [bypass]: a namespace whose lo traffic to UDP 9999 and TCP
-# 9001 (both directions) goes to queue Q.
-lo_setup() {
-	local ns q=$2 by=
-	[ "${3:-}" = bypass ] && by=--queue-bypass
-	ns=$(new_ns "$1") || return 1
-	nsx "$ns" iptables -A OUTPUT -p udp --dport 9999 -j NFQUEUE \
-		--queue-num "$q" $by &&
-	nsx "$ns" iptables -A OUTPUT -p tcp --dport 9001 -j NFQUEUE \
-		--queue-num "$q" $by &&
-	nsx "$ns" iptables -A OUTPUT -p tcp --sport 9001 -j NFQUEUE \
-		--queue-num "$q" $by || return 1
-	echo "$ns"
-}
-
-# run_rx NS LOG ARGS...: a receiver in the background; waits for "ready".
-run_rx() {
-	local ns=$1 log=$2 i
-	shift 2
-	nsbg "$ns" "$traffic" "$@" >"$log" 2>&1
-	rx_pid=$bg_pid
-	for i in $(seq 1 100); do
-		grep -q '^ready' "$log" 2>/dev/null && return 0
-		sleep 0.02
-	done
-	return 1
-}
+# (the checks, lo_setup, run_rx, queue_ids, probe_queue: tests/snort/lib.sh)
+stock_label="the stock backend"
+only_list=${NFQB_SURICATA_ONLY:-}
 
 # suri_start NS BACKEND LOG QUEUES [args...]: Suricata in NS on the queues
 # QUEUES ("A" or "A:B" or "A,B": -q A -q B), backend nfq or nfqb, logging
@@ -550,27 +467,6 @@ failopen_case() {
 	expect "held in the queue (at most its length)" "${held:-0}" -le 128
 	expect "inspected by suricata after SIGCONT" "$(sum_verdicts Accepted "$log.suri")" -ge 1
 	end
-}
-
-# queue_ids NS Q LAST: the last packet id of each queue Q..LAST, one line
-queue_ids() {
-	nsx "$1" awk -v a="$2" -v b="$3" '$1 >= a && $1 <= b { print $1, $8 }' \
-		/proc/net/netfilter/nfnetlink_queue | sort
-}
-
-# probe_queue NS Q LAST ADDR PORT: the queue that one datagram to ADDR:PORT
-# reaches (--queue-balance hashes the addresses with a seed drawn once per
-# boot); prints nothing if no id moved within 2 s
-probe_queue() {
-	local ns=$1 q=$2 last=$3 before after i
-	before=$(queue_ids "$ns" "$q" "$last")
-	nsx "$ns" "$traffic" udp-send "$4" "$5" 1 0 >/dev/null 2>&1
-	for i in $(seq 1 100); do
-		after=$(queue_ids "$ns" "$q" "$last")
-		[ "$after" != "$before" ] && break
-		sleep 0.02
-	done
-	join <(echo "$before") <(echo "$after") | awk '$3 != $2 { print $1; exit }'
 }
 
 # queues_case BACKEND FORM RUNMODE: two queues, as -q A:B (FORM range) or
