@@ -115,12 +115,14 @@ udp_case() {
 	# the guest is slow (TCG, KASAN, a loaded host): generous timeouts,
 	# the receiver stops early once it has what it expects ($IP, not the
 	# ip function: $! must be the receiver itself)
+	rm -f /tmp/recv.out
 	"$IP" netns exec b nfqt recv 9000 120000 "$want" > /tmp/recv.out &
 	rpid=$!
 	# (the idle timeouts are bounds: 20 s ran out before the first
 	# datagram when a loaded host starved the guest, t-75 in a CI run
 	# here; the listener ends at its count, the receiver at its count
 	# or on SIGTERM)
+	rm -f /tmp/l.out
 	ip netns exec "$lns" $LISTEN -t 120000 "$@" > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
@@ -217,8 +219,10 @@ lib_verdict_cases() {
 lib_vlan_case() {
 	local desc=$1 lns=$2 q=$3 rpid lpid lrc
 	shift 3
+	rm -f /tmp/recv.out
 	B nfqt recv 9000 120000 5 > /tmp/recv.out &
 	rpid=$!
+	rm -f /tmp/l.out
 	ip netns exec "$lns" nfqb-netdev -q "$q" -n 5 -t 120000 -v accept -V 10 -s "$@" > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving

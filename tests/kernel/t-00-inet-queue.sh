@@ -10,8 +10,10 @@ table inet t {
 	}
 }
 NFT
+rm -f /tmp/recv.out
 B nfqt recv 9000 30000 5 > /tmp/recv.out &
 rpid=$!
+rm -f /tmp/l.out
 A nfqt listen -q 0 -n 5 -t 20000 -v accept -F 2 -k 3 > /tmp/l.out &
 lpid=$!
 wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving

@@ -37,6 +37,7 @@ B ip link del veth1.10
 B nft add rule netdev t q ether type arp queue num 1
 A ip neigh flush dev veth0
 B ip neigh flush dev veth1
+rm -f /tmp/l.out
 B nfqb-netdev -q 1 -n 0 -t 8000 -v accept -k ingress -P 0806 -l 14 -d veth1 -s > /tmp/l.out 2>&1 &
 lpid=$!
 wait_line /tmp/l.out listening

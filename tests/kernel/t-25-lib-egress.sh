@@ -55,8 +55,10 @@ else
 	# it lists the rule)
 	A nft add rule netdev t q @ll,96,16 0x8100 @nh,72,8 17 @nh,176,16 9000 queue num 0 ||
 		fail "nft rule for 802.1Q-tagged UDP"
+	rm -f /tmp/recv.out
 	B nfqt recv 9000 30000 5 > /tmp/recv.out &
 	rpid=$!
+	rm -f /tmp/l.out
 	A nfqb-netdev -q 0 -n 5 -t 20000 -v accept -k egress -P 8100 -N 0800 -l 18 -T 10 -d veth0 -s > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving

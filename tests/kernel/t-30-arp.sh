@@ -20,6 +20,7 @@ arp_case() {
 	A ip neigh flush dev veth0
 	B ip neigh flush dev veth1
 	# $IP, not the ip function: $! must be the listener itself
+	rm -f /tmp/l.out
 	"$IP" netns exec b nfqt listen -q 1 -n 0 -t 8000 -v "$verdict" -F 5 -k 0 -P 0806 -L > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening

@@ -15,8 +15,10 @@ queue_rule b ingress veth1 "udp dport 9000" 0
 vlan_case() {
 	local desc=$1 lns=$2 q=$3 rpid lpid lrc
 	shift 3
+	rm -f /tmp/recv.out
 	B nfqt recv 9000 30000 5 > /tmp/recv.out &
 	rpid=$!
+	rm -f /tmp/l.out
 	ip netns exec "$lns" nfqt listen -q "$q" -n 5 -t 20000 -v accept -F 5 -V 10 -L -s "$@" > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving

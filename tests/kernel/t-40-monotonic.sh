@@ -15,6 +15,7 @@ load_case() {
 	# idle timeout). An idle timeout of 4 s ended it before the first
 	# packet when starting the senders took longer on a loaded host
 	# (egress: "only 0 packets queued"); 60 s is only a bound.
+	rm -f /tmp/l.out
 	ip netns exec "$lns" nfqt listen -q "$q" -n 0 -t 60000 -b 16 -v accept -F 5 > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening

@@ -26,6 +26,7 @@ NFT
 # datagrams to PORT, wait until all 5 are queued
 hold() {
 	# $IP, not the ip function: $! must be the listener itself
+	rm -f /tmp/l.out
 	"$IP" netns exec "$1" nfqt listen -q 0 -n 5 -t 30000 -H > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening

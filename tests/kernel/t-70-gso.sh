@@ -47,9 +47,11 @@ tcp_case() {
 	shift 4
 	B ip link set br0 type bridge fdb_flush 2>/dev/null ||
 		B sh -c 'echo 1 > /sys/class/net/br0/bridge/flush'
+	rm -f /tmp/recv.out
 	ip netns exec "${RECV_NS:-b}" nfqt trecv "$port" 20000 > /tmp/recv.out &
 	rpid=$!
 	# $IP, not the ip function: $! must be the listener itself
+	rm -f /tmp/l.out
 	"$IP" netns exec "$lns" nfqt listen -q "$q" -n 0 -t 30000 -v accept "$@" > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving

@@ -50,8 +50,10 @@ udp_case "queue then dup" 10 b -q 0 -n 10 -v accept -F 5 -k 0
 check "queue then dup: copies sent on dummy0" $(($(txp dummy0) - d0)) 10
 # fwd: every datagram leaves through dummy1, none reaches the receiver
 d1=$(txp dummy1)
+rm -f /tmp/recv.out
 B nfqt recv 9002 3000 > /tmp/recv.out &
 rpid=$!
+rm -f /tmp/l.out
 B nfqt listen -q 0 -n 10 -t 20000 -v accept -F 5 -k 0 > /tmp/l.out 2>&1 &
 lpid=$!
 wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
@@ -64,6 +66,7 @@ check "queue then fwd: sent on dummy1" $(($(txp dummy1) - d1)) 10
 # the per-CPU recursion counter is balanced: dup keeps working from both
 # CPUs after many reinjections
 d0=$(txp dummy0)
+rm -f /tmp/l.out
 B nfqt listen -q 0 -n 0 -t 10000 -v accept > /tmp/l.out 2>&1 &
 lpid=$!
 wait_line /tmp/l.out listening
@@ -91,8 +94,10 @@ table inet ft {
 	}
 }
 NFT
+rm -f /tmp/recv.out
 ip netns exec c nfqt trecv 9003 20000 > /tmp/recv.out &
 rpid=$!
+rm -f /tmp/l.out
 B nfqt listen -q 1 -n 0 -t 10000 -G -v accept -F 5 -k 0 > /tmp/l.out 2>&1 &
 lpid=$!
 wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving

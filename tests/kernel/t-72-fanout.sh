@@ -18,12 +18,14 @@ fanout_case() {
 	# (it stops at 64; its idle timeout is a bound: 5 s ran out before
 	# the first datagram on a loaded host, the 64 senders start one by
 	# one)
+	rm -f /tmp/recv.out
 	B nfqt recv "$port" 120000 64 > /tmp/recv.out &
 	rpid=$!
 	pids=
 	# a queue may go without a packet for a while on a slow guest: each
 	# listener waits up to 30 s for the next one (stopped early below)
 	for q in 0 1 2 3; do
+		rm -f /tmp/l$q.out
 		"$IP" netns exec "$lns" nfqt listen -q $((first + q)) -n 0 -t 30000 \
 			-v accept -F 5 -k "$hook" > /tmp/l$q.out 2>&1 &
 		pids="$pids $!"

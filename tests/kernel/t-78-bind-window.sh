@@ -47,6 +47,7 @@ pg veth0 "src_max 10.0.0.1"
 pg veth0 "dst_mac $mac1"
 pg veth0 "udp_dst_min 9"
 pg veth0 "udp_dst_max 9"
+rm -f /tmp/bl.out
 "$IP" netns exec b nfqt bindloop 0 5 > /tmp/bl.out 2>&1 &
 lpid=$!
 wait_line /tmp/bl.out bindloop || { kill $lpid; finish; }

@@ -28,6 +28,7 @@ pg veth0 "dst 10.0.0.2"
 pg veth0 "dst_mac $mac1"
 pg veth0 "udp_dst_min 9"
 pg veth0 "udp_dst_max 9"
+rm -f /tmp/l.out
 "$IP" netns exec a nfqt listen -q 0 -n $N -t 60000 -v accept -F 5 -k 1 > /tmp/l.out 2>&1 &
 lpid=$!
 wait_line /tmp/l.out listening || { kill $lpid; finish; }

@@ -134,6 +134,7 @@ table netdev t {
 }
 NFT
 	pktgen_setup "$pns" "$pdev" "$mode" "$mac1"
+	rm -f /tmp/l.out
 	"$IP" netns exec "$ns" nfqt listen -q 0 -n 0 -t 120000 -v accept -N "$@" \
 		> /tmp/l.out 2>&1 &
 	lpid=$!
@@ -192,6 +193,7 @@ queue_side "ingress queue side" b ingress veth1 b veth1 netif_receive
 
 # 3. ingress, verdict side: NFQA_L2HDR with b's own address (unchanged),
 # a tap on veth1 holding a clone of each frame
+rm -f /tmp/tap.out
 "$IP" netns exec b nfqt tap veth1 > /tmp/tap.out 2>&1 &
 tpid=$!
 wait_line /tmp/tap.out tapping || { kill $tpid; finish; }
