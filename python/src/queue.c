@@ -563,15 +563,16 @@ static void queue_dealloc(struct pyq *self)
 
 /* --- Queue: receiving ---------------------------------------------------- */
 
-/* Packets for Python: a list of @n new Packet objects from q->vec. If one
+/* Packets for Python: a list of @n new Packet objects from @vec. If one
  * cannot be made, every packet not in the list gets the default verdict. */
-static PyObject *packets_list(struct pyq *self, int n)
+static PyObject *packets_list(struct pyq *self, struct nfqb_packet **vec,
+			      int n)
 {
 	PyObject *list = PyList_New(n);
 	int i;
 
 	for (i = 0; list && i < n; i++) {
-		struct pypkt *p = pkt_new(self, NULL, self->vec[i], 0);
+		struct pypkt *p = pkt_new(self, NULL, vec[i], 0);
 
 		if (!p) {
 			Py_CLEAR(list);
@@ -583,16 +584,38 @@ static PyObject *packets_list(struct pyq *self, int n)
 		/* the Packets made so far died with the list (default
 		 * verdict); the rest get it here */
 		for (; i < n; i++)
-			if (!nfqb_verdict(self->vec[i], self->default_verdict))
+			if (!nfqb_verdict(vec[i], self->default_verdict))
 				self->py_defaults++;
 	}
 	return list;
+}
+
+/*
+ * A compat queue's run() that ended in an exception leaves the rest of
+ * its batch in q->vec for the next run(); recv() on the same queue hands
+ * those out first (and receives nothing more this call), so that a
+ * program mixing the two APIs neither overwrites nor strands them.
+ */
+static PyObject *pending_list(struct pyq *self, uint32_t max)
+{
+	struct nfqb_packet *got[NFQBPY_VEC_MAX];
+	unsigned int n = self->vec_n - self->vec_pos;
+
+	if (n > max)
+		n = max;
+	/* copied out before the role is given back: Packet objects are
+	 * made without it (another thread may then reuse q->vec) */
+	memcpy(got, self->vec + self->vec_pos, n * sizeof(got[0]));
+	self->vec_pos += n;
+	q_leave(self);
+	return packets_list(self, got, (int)n);
 }
 
 static PyObject *queue_recv(struct pyq *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "max", "block", NULL };
 	uint32_t max = NFQBPY_VEC;
+	struct nfqb_packet *got[NFQBPY_VEC_MAX];
 	int block = 1, n, err;
 	bool nb_changed = false;
 
@@ -606,6 +629,8 @@ static PyObject *queue_recv(struct pyq *self, PyObject *args, PyObject *kw)
 	}
 	if (q_enter(self) < 0)
 		return NULL;
+	if (self->vec_pos < self->vec_n)
+		return pending_list(self, max);
 	if (!block) {
 		nfqb_queue_set_nonblock(self->q, true);
 		nb_changed = true;
@@ -635,11 +660,14 @@ static PyObject *queue_recv(struct pyq *self, PyObject *args, PyObject *kw)
 	}
 	if (nb_changed)
 		nfqb_queue_set_nonblock(self->q, false);
+	/* copied out while the role is held (see pending_list()) */
+	if (n > 0)
+		memcpy(got, self->vec, (size_t)n * sizeof(got[0]));
 	if (q_leave_closing(self) < 0)
 		return NULL;
 	if (!q_usable(self))
 		return PyList_New(0);	/* close gave them the default */
-	return packets_list(self, n);
+	return packets_list(self, got, n);
 fail:
 	if (nb_changed)
 		nfqb_queue_set_nonblock(self->q, false);
@@ -1036,7 +1064,8 @@ static PyMethodDef queue_methods[] = {
 	  "Receive up to max packets (one system call for many). Blocking: waits, without the GIL, until packets come; "
 	  "sends the decisions made so far first. Returns [] when interrupted (interrupt(), or a signal whose handler "
 	  "did not raise), when non-blocking and nothing is there, or when every receive buffer is held by undecided "
-	  "packets (decide some). Each packet must be decided once, from any thread, in any order." },
+	  "packets (decide some). Each packet must be decided once, from any thread, in any order. On a NetfilterQueue's "
+	  "queue, packets its run() received but did not give to the callback (it raised) come first." },
 	{ "flush", (PyCFunction)queue_flush, METH_NOARGS,
 	  "flush() -> int\n\nSend every decision that can be sent now; returns the verdict messages sent." },
 	{ "verdict_batch", (PyCFunction)(void (*)(void))queue_verdict_batch,

@@ -4,6 +4,7 @@ held in cycles, subclassing, python-netfilterqueue's exception types and
 texts, reference leaks, asyncio and close, the default verdict)."""
 import gc
 import sys
+import time
 
 import pytest
 
@@ -318,3 +319,44 @@ def test_library_constants_published(ns):
         with pytest.raises(ValueError, match="65531"):
             pkts[0].verdict(nfqb.ACCEPT, payload=b"x" * (nfqb.MAX_PAYLOAD + 1))
         pkts[0].accept()
+
+
+# --- 13. Mixing the APIs: recv() after run() ended in an exception --------
+
+def test_recv_after_callback_exception_hands_out_the_rest(ns, rx):
+    """run() stops at a callback's exception with the rest of its batch
+    waiting for the next run(); recv() on the same queue must hand those
+    out, not overwrite them (they then stayed undecided until unbind())."""
+    ns.queue_rule(0, 5000)
+    nfq = NetfilterQueue()
+    seen = []
+
+    def cb(pkt):
+        seen.append(pkt.id)
+        pkt.accept()
+        if len(seen) == 2:
+            raise KeyError("two")
+
+    nfq.bind(0, cb)
+    msgs = numbered(10)
+    send(5000, msgs)
+    for _ in range(100):              # all 10 queued: one batch
+        if kstat(0)["waiting"] == 10:
+            break
+        time.sleep(0.02)
+    with pytest.raises(KeyError):
+        nfq.run()
+    assert seen == [1, 2]
+    got = []
+    while len(got) < 8:
+        pkts = nfq.queue.recv(max=5, block=False)
+        assert pkts, "recv() returned nothing with 8 packets received"
+        got += pkts
+    assert [p.id for p in got] == list(range(3, 11))
+    for p in got:
+        p.accept()
+    nfq.queue.flush()
+    rx.collect(10)
+    assert sorted(rx.payloads()) == msgs
+    assert kstat(0)["waiting"] == 0
+    nfq.unbind()
