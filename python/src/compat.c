@@ -417,9 +417,11 @@ static int deliver(struct pyq *q, struct nfqb_packet *h)
 
 /*
  * The receive loop (owner role held): until EAGAIN (non-blocking), an
- * exception, or a close. 0, or -1 with an exception.
+ * exception, or a close. 0, or -1 with an exception. *@held: whether the
+ * role is still held on return (a turn given to another thread's run()
+ * may end in a close or a signal's exception while waiting).
  */
-static int run_loop(struct pyq *q, bool block)
+static int run_loop(struct pyq *q, bool block, bool *held)
 {
 	int n, err;
 
@@ -432,6 +434,17 @@ static int run_loop(struct pyq *q, bool block)
 		}
 		if (q->close_asked || q->closing)
 			return 0;
+		if (block && q->run_waiters) {
+			/* another thread's run() waits: its turn */
+			q_leave(q);
+			*held = false;
+			n = q_wait_turn(q, true);
+			if (n)
+				return n > 0 ? 0 : -1;
+			if (q_enter(q) < 0)
+				return -1;
+			*held = true;
+		}
 		q_buffers_pending(q);
 		Py_BEGIN_ALLOW_THREADS
 		n = nfqb_recv(q->q, q->vec, NFQBPY_VEC);
@@ -471,6 +484,7 @@ static int run_loop(struct pyq *q, bool block)
 static PyObject *run_once(struct pycompat *self, bool block)
 {
 	struct pyq *q = bound(self);
+	bool held = true;
 	int rc;
 
 	if (!q)
@@ -480,21 +494,32 @@ static PyObject *run_once(struct pycompat *self, bool block)
 		return NULL;
 	}
 	Py_INCREF(q);
+	/* another thread's run(): wait for a turn */
+	rc = q_wait_turn(q, false);
+	if (rc) {
+		Py_DECREF(q);
+		if (rc < 0)
+			return NULL;
+		Py_RETURN_NONE;		/* unbound meanwhile */
+	}
 	if (q_enter(q) < 0) {
 		Py_DECREF(q);
 		return NULL;
 	}
 	if (!block)
 		nfqb_queue_set_nonblock(q->q, true);
-	rc = run_loop(q, block);
-	if (!block && q->q)
-		nfqb_queue_set_nonblock(q->q, false);
-	/* what the callbacks decided leaves now, whatever ends run(): an
-	 * exception that ends the program must not take decisions with it */
-	if (q->q && !q->closing)
-		q_flush_all(q);
-	if (q_leave_closing(q) < 0)
-		rc = -1;
+	rc = run_loop(q, block, &held);
+	if (held) {
+		if (!block && q->q)
+			nfqb_queue_set_nonblock(q->q, false);
+		/* what the callbacks decided leaves now, whatever ends
+		 * run(): an exception that ends the program must not take
+		 * decisions with it */
+		if (q->q && !q->closing)
+			q_flush_all(q);
+		if (q_leave_closing(q) < 0)
+			rc = -1;
+	}
 	if (!q->q) {
 		/* unbound meanwhile (from the callback) */
 		Py_CLEAR(q->callback);

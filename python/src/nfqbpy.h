@@ -80,6 +80,13 @@ struct pyq {
 	uint32_t latency_us;		/* as set (nfqb_queue_set_latency()) */
 	uint32_t want_buffers;		/* asked for while packets were held
 					 * (EBUSY): set once the queue is idle */
+	/* compat run() from several threads: they take turns, a batch
+	 * each. turn changes (written with the GIL and turn_lock held) when
+	 * the role is taken or let go while a thread waits, and at close. */
+	unsigned int run_waiters;	/* threads waiting in q_wait_turn() */
+	uint64_t turn;
+	pthread_mutex_t turn_lock;
+	pthread_cond_t turn_cond;	/* CLOCK_MONOTONIC */
 	struct nfqbpy_link live;	/* open queues, for the exit hook */
 	PyObject *weakrefs;
 };
@@ -148,6 +155,7 @@ PyObject *nfqbpy_stats_dict(const struct nfqb_stats *st);
 
 /* queue.c */
 int q_enter(struct pyq *self);
+int q_wait_turn(struct pyq *self, bool yield);
 void q_leave(struct pyq *self);
 int q_leave_closing(struct pyq *self);
 bool q_usable(struct pyq *self);

@@ -23,9 +23,12 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nfqbpy.h"
+
+static void q_next_turn(struct pyq *self);
 
 int q_enter(struct pyq *self)
 {
@@ -42,19 +45,79 @@ int q_enter(struct pyq *self)
 	}
 	self->busy = true;
 	self->owner = (unsigned long)pthread_self();
+	if (self->run_waiters)
+		q_next_turn(self);
 	return 0;
 }
 
 void q_leave(struct pyq *self)
 {
 	self->busy = false;
+	if (self->run_waiters)
+		q_next_turn(self);
+}
+
+/* A new turn: the role was taken or let go, or the queue is closing
+ * (GIL held). */
+static void q_next_turn(struct pyq *self)
+{
+	pthread_mutex_lock(&self->turn_lock);
+	self->turn++;
+	pthread_cond_broadcast(&self->turn_cond);
+	pthread_mutex_unlock(&self->turn_lock);
+}
+
+/* Wait without the GIL for the turn to change, at most 100 ms (a signal
+ * for the main thread is seen that often). */
+static void wait_next_turn(struct pyq *self)
+{
+	uint64_t t = self->turn;
+	struct timespec ts;
+
+	self->run_waiters++;
+	Py_BEGIN_ALLOW_THREADS
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += 100000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&self->turn_lock);
+	while (self->turn == t &&
+	       pthread_cond_timedwait(&self->turn_cond, &self->turn_lock,
+				      &ts) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&self->turn_lock);
+	Py_END_ALLOW_THREADS
+	self->run_waiters--;
+}
+
+/*
+ * compat run() from several threads (python-netfilterqueue 1.1 lets them
+ * all recv() on the socket): they take turns, a batch each. Wait until
+ * the role is free; with @yield (this thread just let it go), first let a
+ * waiting thread take it. 0: free (take it with q_enter()), 1: the queue
+ * was closed meanwhile, -1 with an exception (a signal handler raised).
+ */
+int q_wait_turn(struct pyq *self, bool yield)
+{
+	if (yield && self->run_waiters && q_usable(self) && !self->busy)
+		wait_next_turn(self);
+	while (self->busy && q_usable(self)) {
+		if (self->owner == (unsigned long)pthread_self())
+			return 0;	/* run() from its callback: q_enter() says */
+		wait_next_turn(self);
+		if (PyErr_CheckSignals() < 0)
+			return -1;
+	}
+	return q_usable(self) ? 0 : 1;
 }
 
 /* q_leave(), then the close asked meanwhile by this thread (a signal
  * handler, a callback): 0, or -1 with an exception */
 int q_leave_closing(struct pyq *self)
 {
-	self->busy = false;
+	q_leave(self);
 	if (!self->close_asked)
 		return 0;
 	self->close_asked = false;
@@ -162,8 +225,15 @@ struct pyq *q_new(PyTypeObject *type)
 
 	if (!self)
 		return NULL;
+	pthread_condattr_t ca;
+
 	self->default_verdict = NFQB_ACCEPT;
 	self->latency_us = 1000;	/* the library's default */
+	pthread_mutex_init(&self->turn_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&self->turn_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	self->vec = PyMem_Calloc(NFQBPY_VEC_MAX, sizeof(*self->vec));
 	if (!self->vec) {
 		Py_DECREF(self);
@@ -301,6 +371,8 @@ int q_close(struct pyq *self, bool quiet)
 		return 0;
 	}
 	self->closing = true;		/* no verdict of ours from now on */
+	if (self->run_waiters)
+		q_next_turn(self);	/* waiting run()s return */
 	wake_waiter(self);
 	wait_not_busy(self);
 	q = self->q;
@@ -558,6 +630,8 @@ static void queue_dealloc(struct pyq *self)
 		q_close(self, true);
 	queue_clear(self);
 	PyMem_Free(self->vec);
+	pthread_cond_destroy(&self->turn_cond);
+	pthread_mutex_destroy(&self->turn_lock);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 

@@ -4,13 +4,14 @@ held in cycles, subclassing, python-netfilterqueue's exception types and
 texts, reference leaks, asyncio and close, the default verdict)."""
 import gc
 import sys
+import threading
 import time
 
 import pytest
 
 import nfqb
 from nfqb.netfilterqueue import NetfilterQueue
-from nsutil import kstat, numbered, send
+from nsutil import in_thread, kstat, numbered, send
 
 
 def settle(qnum):
@@ -360,3 +361,36 @@ def test_recv_after_callback_exception_hands_out_the_rest(ns, rx):
     assert sorted(rx.payloads()) == msgs
     assert kstat(0)["waiting"] == 0
     nfq.unbind()
+
+
+# --- 2. Two threads run() one queue ----------------------------------------
+
+def test_two_threads_run_one_queue(ns, rx):
+    """python-netfilterqueue 1.1 lets several threads run() one queue (each
+    recv()s on the socket). Here they take turns, a batch each: neither
+    raises, both serve, every packet gets its verdict, unbind() ends both."""
+    ns.queue_rule(0, 5000)
+    nfq = NetfilterQueue()
+    served = {}
+
+    def cb(pkt):
+        me = threading.get_ident()
+        served[me] = served.get(me, 0) + 1
+        pkt.accept()
+
+    nfq.bind(0, cb)
+    runners = [in_thread(nfq.run), in_thread(nfq.run)]
+    msgs = []
+    for wave in range(8):             # one batch each: turns alternate
+        m = numbered(5, b"w%d-" % wave)
+        msgs += m
+        send(5000, m)
+        rx.collect(len(msgs))
+    nfq.unbind()
+    for t in runners:
+        t.join(3)
+        assert not t.is_alive(), "run() did not return after unbind()"
+        assert t.error is None, repr(t.error)
+    assert sorted(rx.payloads()) == sorted(msgs)
+    assert sum(served.values()) == len(msgs)
+    assert len(served) == 2, "one thread served every packet: %r" % served
