@@ -281,7 +281,7 @@ static int plan_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now,
 
 int nfqb_pace_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now)
 {
-	struct epoll_event ev[2];
+	struct epoll_event ev[3];
 	uint64_t ns;
 	int k, r, ms;
 
@@ -297,9 +297,17 @@ int nfqb_pace_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now)
 		}
 		return r == PAUSE_READ;
 	}
-	r = nfqb_sys_epoll_wait(q->sk.epfd, ev, 2, ms);
+	r = nfqb_sys_epoll_wait(q->sk.epfd, ev, 3, ms);
 	for (k = 0; k < r; k++)
-		if (ev[k].data.fd != q->sk.evfd)
-			return 1;	/* the socket is readable */
+		if (ev[k].data.fd == q->sk.fd)
+			return 1;	/* the socket is readable: packets first */
+	for (k = 0; k < r; k++) {
+		if (ev[k].data.fd == q->sk.wake_fd) {
+			/* the application's wake fd (a signal's self-pipe):
+			 * EINTR as for a signal; its caller drains it */
+			errno = EINTR;
+			return -1;
+		}
+	}
 	return r < 0 ? -1 : 0;
 }

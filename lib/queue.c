@@ -157,7 +157,7 @@ static int bind_queue(struct nfqb_queue *q)
 static void queue_defaults(struct nfqb_queue *q, uint16_t num)
 {
 	q->sk = (struct nfqb_sock){
-		.fd = -1, .epfd = -1, .evfd = -1, .tfd = -1, .num = num,
+		.fd = -1, .epfd = -1, .evfd = -1, .tfd = -1, .wake_fd = -1, .num = num,
 	};
 	q->conf = (struct nfqb_conf){
 		.coalesce = true,
@@ -534,6 +534,30 @@ NFQB_EXPORT int nfqb_queue_set_recv_timeout(struct nfqb_queue *q,
 					    uint32_t msec)
 {
 	q->conf.recv_timeout_ms = msec;
+	return 0;
+}
+
+NFQB_EXPORT int nfqb_queue_set_wake_fd(struct nfqb_queue *q, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	if (!q || fd < -1 || (fd >= 0 && (fd == q->sk.fd || fd == q->sk.evfd ||
+					  fd == q->sk.epfd || fd == q->sk.tfd))) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (q->sk.epfd < 0) {
+		errno = EINVAL;		/* no socket (a unit test's queue) */
+		return -1;
+	}
+	if (fd == q->sk.wake_fd)
+		return 0;
+	if (fd >= 0 && epoll_ctl(q->sk.epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -1;
+	/* (the old one may be closed already: its entry went with it) */
+	if (q->sk.wake_fd >= 0)
+		epoll_ctl(q->sk.epfd, EPOLL_CTL_DEL, q->sk.wake_fd, NULL);
+	q->sk.wake_fd = fd;
 	return 0;
 }
 

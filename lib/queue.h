@@ -34,6 +34,8 @@ struct nfqb_sock {
 	int epfd;		/* epoll: fd + evfd, what nfqb_queue_fd() gives */
 	int evfd;		/* eventfd: decisions posted, interrupt */
 	int tfd;		/* timerfd of the linger pause */
+	int wake_fd;		/* nfqb_queue_set_wake_fd(), -1: none (the
+				 * application's: never read or closed) */
 	uint32_t portid;
 	uint16_t num;
 	bool adopted;		/* nfqb_queue_adopt(): a previous owner */

@@ -84,6 +84,7 @@ dist_man_MANS += \
 	man/man3/nfqb_queue_set_rcvbuf.3 \
 	man/man3/nfqb_queue_set_verdict_timeout.3 \
 	man/man3/nfqb_queue_set_recv_timeout.3 \
+	man/man3/nfqb_queue_set_wake_fd.3 \
 	man/man3/nfqb_queue_socket_fd.3 \
 	man/man3/nfqb_queue_stats.3 \
 	man/man3/nfqb_recv.3 \

@@ -498,6 +498,27 @@ int nfqb_queue_set_nonblock(struct nfqb_queue *q, bool on);
 int nfqb_queue_set_recv_timeout(struct nfqb_queue *q, uint32_t msec);
 
 /**
+ * nfqb_queue_set_wake_fd - end nfqb_recv()'s sleep when a file descriptor
+ * of the application's becomes readable
+ * @fd: a descriptor epoll can watch (a pipe's read end, say), or -1: none
+ *
+ * Made for a signal's self-pipe: a signal handler that only sets a flag
+ * and writes a byte to a pipe (Python's interpreter, with the write end
+ * given to signal.set_wakeup_fd(), libuv, glib) cannot interrupt a sleep
+ * that begins just after the signal; with the read end set here, a sleep
+ * of nfqb_recv() ends at once while @fd is readable: nfqb_recv() fails
+ * with EINTR (packets come first: those in the socket too), as when a signal
+ * interrupts it, and nfqb_queue_fd() is readable. The library never reads
+ * or closes @fd: drain it before calling nfqb_recv() again (else it fails
+ * with EINTR again at once), and close it only after setting another or
+ * -1. A linger pause (at most the linger cap) is not cut short. Owner
+ * thread. Returns 0, or -1 with errno: EINVAL (@q NULL, @fd below -1 or
+ * one of the queue's own), or what epoll_ctl(2) says of @fd (EBADF: not
+ * open, EPERM: not pollable, a regular file).
+ */
+int nfqb_queue_set_wake_fd(struct nfqb_queue *q, int fd);
+
+/**
  * nfqb_queue_set_copy_mode - how much of each packet the kernel copies
  * @mode: NFQB_COPY_META or NFQB_COPY_PACKET (NFQB_COPY_NONE is refused: in
  *	that mode the kernel queues nothing, it drops every packet sent to the

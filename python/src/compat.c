@@ -423,6 +423,7 @@ static int deliver(struct pyq *q, struct nfqb_packet *h)
  */
 static int run_loop(struct pyq *q, bool block, bool *held)
 {
+	bool sw;
 	int n, err;
 
 	for (;;) {
@@ -446,10 +447,12 @@ static int run_loop(struct pyq *q, bool block, bool *held)
 			*held = true;
 		}
 		q_buffers_pending(q);
+		sw = block && q_sigwake_begin(q);
 		Py_BEGIN_ALLOW_THREADS
 		n = nfqb_recv(q->q, q->vec, NFQBPY_VEC);
 		err = errno;
 		Py_END_ALLOW_THREADS
+		q_sigwake_end(q, sw, n < 0 && err == EINTR);
 		if (n > 0) {
 			q->vec_n = (unsigned int)n;
 			q->vec_pos = 0;

@@ -87,6 +87,8 @@ struct pyq {
 	uint64_t turn;
 	pthread_mutex_t turn_lock;
 	pthread_cond_t turn_cond;	/* CLOCK_MONOTONIC */
+	int sig_rd, sig_wr;		/* the signal pipe (q_sigwake_begin()),
+					 * -1 until the main thread blocks */
 	struct nfqbpy_link live;	/* open queues, for the exit hook */
 	PyObject *weakrefs;
 };
@@ -156,6 +158,8 @@ PyObject *nfqbpy_stats_dict(const struct nfqb_stats *st);
 /* queue.c */
 int q_enter(struct pyq *self);
 int q_wait_turn(struct pyq *self, bool yield);
+bool q_sigwake_begin(struct pyq *self);
+void q_sigwake_end(struct pyq *self, bool on, bool drain);
 void q_leave(struct pyq *self);
 int q_leave_closing(struct pyq *self);
 bool q_usable(struct pyq *self);

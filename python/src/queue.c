@@ -229,6 +229,7 @@ struct pyq *q_new(PyTypeObject *type)
 
 	self->default_verdict = NFQB_ACCEPT;
 	self->latency_us = 1000;	/* the library's default */
+	self->sig_rd = self->sig_wr = -1;
 	pthread_mutex_init(&self->turn_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -393,11 +394,94 @@ int q_close(struct pyq *self, bool quiet)
 	self->q = NULL;
 	self->busy = false;
 	self->vec_pos = self->vec_n = 0;
+	if (self->sig_rd >= 0) {
+		close(self->sig_rd);
+		close(self->sig_wr);
+		self->sig_rd = self->sig_wr = -1;
+	}
 	if (rc < 0 && !quiet) {
 		nfqbpy_oserror(err, "close (the queue is closed all the same)");
 		return -1;
 	}
 	return 0;
+}
+
+/* --- Signals while the library sleeps ------------------------------------ */
+
+/*
+ * The interpreter's C signal handler only notes a signal (and writes its
+ * wakeup fd, if one is set): one that comes after the GIL is let go and
+ * before nfqb_recv() sleeps would leave the sleep to the next packet
+ * (Ctrl-C lost until then). While the main thread blocks in the library,
+ * the interpreter's wakeup fd is the write end of a pipe whose read end
+ * the library watches (nfqb_queue_set_wake_fd()): the sleep ends at once
+ * with EINTR and the handler runs. Not when the program has a wakeup fd
+ * of its own (an event loop's: it does not block in recv()): that one is
+ * put back and stays.
+ */
+static unsigned long main_thread;	/* pthread_self() of Python's main */
+static PyObject *set_wakeup_fd;		/* signal.set_wakeup_fd */
+
+/* signal.set_wakeup_fd(@fd, warn_on_full_buffer=False): the old fd, or
+ * -2 (an exception, not kept: the wake stays off) */
+static int wakeup_fd(int fd)
+{
+	PyObject *r = PyObject_CallFunction(set_wakeup_fd, "i", fd);
+	long old;
+
+	if (!r) {
+		PyErr_Clear();
+		return -2;
+	}
+	old = PyLong_AsLong(r);
+	Py_DECREF(r);
+	if (old == -1 && PyErr_Occurred()) {
+		PyErr_Clear();
+		return -2;
+	}
+	return (int)old;
+}
+
+/* Before a blocking receive, role held: true if the pipe is the wakeup
+ * fd now (give it to q_sigwake_end()). */
+bool q_sigwake_begin(struct pyq *self)
+{
+	int p[2], old;
+
+	if ((unsigned long)pthread_self() != main_thread || !self->q)
+		return false;
+	if (self->sig_rd < 0) {
+		if (pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0)
+			return false;	/* as before: a signal may wait */
+		if (nfqb_queue_set_wake_fd(self->q, p[0]) < 0) {
+			close(p[0]);
+			close(p[1]);
+			return false;
+		}
+		self->sig_rd = p[0];
+		self->sig_wr = p[1];
+	}
+	old = wakeup_fd(self->sig_wr);
+	if (old == -2)
+		return false;
+	if (old >= 0 && old != self->sig_wr) {
+		wakeup_fd(old);		/* the program's own */
+		return false;
+	}
+	return true;
+}
+
+/* After it: the wakeup fd back to none; with @drain (EINTR), the pipe
+ * emptied so that the next sleep is not cut short again. */
+void q_sigwake_end(struct pyq *self, bool on, bool drain)
+{
+	char buf[64];
+
+	if (on)
+		wakeup_fd(-1);
+	if (drain && self->sig_rd >= 0)
+		while (read(self->sig_rd, buf, sizeof(buf)) > 0)
+			;
 }
 
 /* --- Queue: creation ----------------------------------------------------- */
@@ -710,11 +794,15 @@ static PyObject *queue_recv(struct pyq *self, PyObject *args, PyObject *kw)
 		nb_changed = true;
 	}
 	for (;;) {
+		bool sw;
+
 		q_buffers_pending(self);
+		sw = block && q_sigwake_begin(self);
 		Py_BEGIN_ALLOW_THREADS
 		n = nfqb_recv(self->q, self->vec, max);
 		err = errno;
 		Py_END_ALLOW_THREADS
+		q_sigwake_end(self, sw, n < 0 && err == EINTR);
 		if (n > 0 || self->closing)
 			break;
 		if (err == ENOBUFS)
@@ -1223,6 +1311,25 @@ PyTypeObject NfqbPy_QueueType = {
 
 int queue_module_init(PyObject *m)
 {
+	PyObject *sig, *thr, *mt, *id;
+
+	sig = PyImport_ImportModule("signal");
+	set_wakeup_fd = sig ? PyObject_GetAttrString(sig, "set_wakeup_fd") : NULL;
+	Py_XDECREF(sig);
+	if (!set_wakeup_fd)
+		return -1;
+	/* the thread Python's signal handlers run in (whichever imports us) */
+	thr = PyImport_ImportModule("threading");
+	mt = thr ? PyObject_CallMethod(thr, "main_thread", NULL) : NULL;
+	id = mt ? PyObject_GetAttrString(mt, "ident") : NULL;
+	Py_XDECREF(thr);
+	Py_XDECREF(mt);
+	if (!id)
+		return -1;
+	main_thread = PyLong_AsUnsignedLong(id);
+	Py_DECREF(id);
+	if (PyErr_Occurred())
+		return -1;
 	if (PyType_Ready(&NfqbPy_QueueType) < 0)
 		return -1;
 	Py_INCREF(&NfqbPy_QueueType);

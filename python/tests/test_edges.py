@@ -3,6 +3,8 @@
 held in cycles, subclassing, python-netfilterqueue's exception types and
 texts, reference leaks, asyncio and close, the default verdict)."""
 import gc
+import os
+import subprocess
 import sys
 import threading
 import time
@@ -394,3 +396,88 @@ def test_two_threads_run_one_queue(ns, rx):
     assert sorted(rx.payloads()) == sorted(msgs)
     assert sum(served.values()) == len(msgs)
     assert len(served) == 2, "one thread served every packet: %r" % served
+
+
+# --- 11. Ctrl-C that comes just before the library sleeps ------------------
+
+# A signal after run() let go of the GIL and before the library sleeps:
+# the interpreter's handler only notes it, so without a wake the sleep
+# lasted until the next packet. The shim raises SIGINT in the first
+# blocking epoll_wait() once armed, exactly that moment.
+SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+
+int epoll_wait(int epfd, struct epoll_event *ev, int n, int ms)
+{
+	static int (*real)(int, struct epoll_event *, int, int);
+	static int done;
+
+	if (!real)
+		real = (int (*)(int, struct epoll_event *, int, int))
+			dlsym(RTLD_NEXT, "epoll_wait");
+	if (ms != 0 && !done && getenv("NFQB_SHIM_ARMED")) {
+		done = 1;
+		raise(SIGINT);
+	}
+	return real(epfd, ev, n, ms);
+}
+"""
+
+CTRL_C = r"""
+import os, random, signal, sys, threading, time
+import nfqb
+from nfqb.netfilterqueue import NetfilterQueue
+
+go = threading.Semaphore(0)
+
+
+def killer():
+    while True:
+        go.acquire()
+        time.sleep(random.random() / 500)
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def ki_within(fn, what, arm=True):
+    t0 = time.monotonic()
+    try:
+        if arm:
+            go.release()        # a SIGINT in 0..2 ms, from another thread
+        fn()
+    except KeyboardInterrupt:
+        dt = time.monotonic() - t0
+        assert dt < 2, "%s: KeyboardInterrupt after %.2f s" % (what, dt)
+        return
+    raise AssertionError("%s returned without KeyboardInterrupt" % what)
+
+
+threading.Thread(target=killer, daemon=True).start()
+nfq = NetfilterQueue()
+nfq.bind(0, lambda p: p.accept())
+os.environ["NFQB_SHIM_ARMED"] = "1"
+ki_within(nfq.run, "run(), SIGINT just before the sleep", arm=False)
+for i in range(int(sys.argv[1])):
+    ki_within(nfq.run, "run() #%d" % i)
+nfq.unbind()
+q = nfqb.Queue(1)
+for i in range(int(sys.argv[1])):
+    ki_within(q.recv, "Queue.recv() #%d" % i)
+q.close()
+print("ok", flush=True)
+"""
+
+
+def test_ctrl_c_just_before_the_sleep(ns, tmp_path):
+    so = tmp_path / "shim.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), "-x", "c", "-",
+                    "-ldl"], input=SHIM, text=True, check=True)
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = (env.get("LD_PRELOAD", "") + " " + str(so)).strip()
+    r = subprocess.run([sys.executable, "-c", CTRL_C, "100"], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
@@ -907,6 +908,63 @@ START_TEST(test_recv_timeout)
 }
 END_TEST
 
+/* nfqb_queue_set_wake_fd(): a byte in the pipe ends a blocking
+ * nfqb_recv() at once with EINTR (a signal's self-pipe written just before
+ * the sleep); packets ready come first; drained, the call sleeps again
+ * (the receive timeout ends it); after -1 the pipe wakes nothing. */
+START_TEST(test_wake_fd)
+{
+	struct nfqb_packet *vec[64];
+	struct nfqb_queue *q;
+	struct nfqbt_rx *rx;
+	uint64_t t0;
+	char c;
+	int p[2], n;
+
+	nfqbt_rule_queue(PORT, QNUM, false);
+	q = open_queue(QNUM);
+	ck_assert_int_eq(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+	ck_assert_int_eq(nfqb_queue_set_wake_fd(q, p[0]), 0);
+	ck_assert_int_eq(nfqb_queue_set_recv_timeout(q, 150), 0);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	t0 = nfqbt_now_ms();
+	errno = 0;
+	ck_assert_int_eq(nfqb_recv(q, vec, 64), -1);
+	ck_assert_int_eq(errno, EINTR);
+	ck_assert_uint_lt(nfqbt_now_ms() - t0, 100);
+	/* packets come first, the pipe still readable */
+	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 3 });
+	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
+		.port = PORT, .count = 3 }), 3);
+	ck_assert(nfqbt_wait_kqueue_total(QNUM, 3, 3000));
+	n = 0;
+	while (n < 3) {
+		int r = nfqb_recv(q, vec + n, 64 - (unsigned int)n);
+
+		ck_assert_msg(r > 0, "recv: %d (%s) with packets queued", r,
+			      strerror(errno));
+		n += r;
+	}
+	while (n-- > 0)
+		ck_assert_int_eq(nfqb_verdict(vec[n], NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_recv(q, vec, 64), -1);
+	ck_assert_int_eq(errno, EINTR);
+	/* drained: it sleeps until the receive timeout */
+	ck_assert_int_eq(read(p[0], &c, 1), 1);
+	assert_recv_times_out(q, vec, 64);
+	/* none: a byte wakes nothing */
+	ck_assert_int_eq(nfqb_queue_set_wake_fd(q, -1), 0);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	assert_recv_times_out(q, vec, 64);
+	close(p[0]);
+	close(p[1]);
+	nfqbt_rx_wait(rx);
+	nfqbt_rx_assert_exact(rx, 0, 3, NULL, NULL);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
 /* nfqb_queue_close_stats(): the counters as the close left them, what it
  * read from the socket and defaulted included. */
 START_TEST(test_close_stats)
@@ -1007,6 +1065,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_close_outstanding);
 	tcase_add_test(tc, test_close_default_drop);
 	tcase_add_test(tc, test_recv_timeout);
+	tcase_add_test(tc, test_wake_fd);
 	tcase_add_test(tc, test_close_stats);
 	tcase_add_test(tc, test_recv_expired_ready);
 	suite_add_tcase(s, tc);

@@ -16,6 +16,7 @@
  * library's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -440,6 +441,56 @@ static int recv_interrupted(void)
 
 	ck_assert_int_eq(nfqb_queue_interrupt(q), 0);
 	return err_of_int(nfqb_recv(q, vec, 4));
+}
+
+/* a pipe whose read end is the queue's wake fd, a byte in it */
+static int recv_wake_fd(void)
+{
+	struct nfqb_queue *q = open_q(QNUM);
+	struct nfqb_packet *vec[4];
+	int p[2], r;
+
+	ck_assert_int_eq(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+	ck_assert_int_eq(nfqb_queue_set_wake_fd(q, p[0]), 0);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	r = err_of_int(nfqb_recv(q, vec, 4));
+	ck_assert_int_eq(nfqb_queue_set_wake_fd(q, -1), 0);
+	close(p[0]);
+	close(p[1]);
+	return r;
+}
+
+static int wake_fd_below(void)
+{
+	return err_of_int(nfqb_queue_set_wake_fd(open_q(QNUM), -2));
+}
+
+static int wake_fd_own(void)
+{
+	struct nfqb_queue *q = open_q(QNUM);
+
+	return err_of_int(nfqb_queue_set_wake_fd(q, nfqb_queue_fd(q)));
+}
+
+static int wake_fd_closed(void)
+{
+	/* the queue first: its descriptors must not take the number */
+	struct nfqb_queue *q = open_q(QNUM);
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	return err_of_int(nfqb_queue_set_wake_fd(q, fd));
+}
+
+static int wake_fd_file(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), r;
+
+	ck_assert_int_ge(fd, 0);
+	r = err_of_int(nfqb_queue_set_wake_fd(open_q(QNUM), fd));
+	close(fd);
+	return r;
 }
 
 static int recv_shut(void)
@@ -1290,7 +1341,12 @@ static const struct row rows[] = {
 	ROW(nfqb_recv, ENOSPC, "every buffer held (non-blocking)", recv_exhausted),
 	ROW(nfqb_recv, ENOBUFS, "the socket overflowed", recv_overflow),
 	ROW(nfqb_recv, EINTR, "nfqb_queue_interrupt() before", recv_interrupted),
+	ROW(nfqb_recv, EINTR, "the wake fd readable", recv_wake_fd),
 	ROW(nfqb_recv, ESHUTDOWN, "the queue was shut down", recv_shut),
+	ROW(nfqb_queue_set_wake_fd, EINVAL, "fd -2", wake_fd_below),
+	ROW(nfqb_queue_set_wake_fd, EINVAL, "the queue's own fd", wake_fd_own),
+	ROW(nfqb_queue_set_wake_fd, EBADF, "a closed fd", wake_fd_closed),
+	ROW(nfqb_queue_set_wake_fd, EPERM, "a regular file", wake_fd_file),
 	ROW(nfqb_dispatch, EINVAL, "NULL cb", dispatch_null_cb),
 	ROW(nfqb_dispatch, ECANCELED, "the callback returned -1", dispatch_canceled),
 	ROW(nfqb_flush, EAGAIN, "verdict sends fail with EAGAIN", flush_failing),
