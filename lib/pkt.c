@@ -224,6 +224,10 @@ void nfqb_pkt_put(struct nfqb_bufs *b, struct nfqb_packet *p)
 	}
 	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg), st),
 			      memory_order_release);
+	/* the handle dead before its buffer is written again: a thread
+	 * that copied the packet's data and then finds the handle alive
+	 * (guarantee 4 of the public header) read this packet's bytes */
+	atomic_thread_fence(memory_order_release);
 	p->next_free = NULL;
 	if (b->free_tail)
 		b->free_tail->next_free = p;

@@ -73,7 +73,11 @@
  *    ESHUTDOWN once the pool shut the queue down), is counted in
  *    late_verdicts, and never touches another packet. The nfqb_pkt_*()
  *    getters on a dead handle return "absent" (false, 0 or NULL) once its
- *    verdict was sent, never another packet's data. The limit: a handle
+ *    verdict was sent, never another packet's data. What a getter points
+ *    to (the payload, the L2 header) stays put until then: a thread that
+ *    reads it while the owner may decide the packet (the verdict timeout)
+ *    calls the getter again after reading, behind an acquire fence; the
+ *    same pointer means it read this packet's bytes. The limit: a handle
  *    carries 16 bits (on 32-bit builds 8 bits) of its descriptor's
  *    generation, and descriptors (twice the buffer count) are reused
  *    oldest first, so a dead handle can be mistaken for a live packet only

@@ -23,6 +23,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <stdatomic.h>
+
 #include "nfqbpy.h"
 
 #define FREELIST_MAX	256
@@ -464,17 +466,41 @@ static const char payload_gone_text[] =
 	"the user_callback in order to copy the payload if you need to "
 	"expect it after your callback has returned.";
 
+static const char expired_text[] =
+	"the verdict timeout decided the packet (the default verdict): its data is gone";
+
+/*
+ * The payload, copied. With a verdict timeout the owner thread may give
+ * the packet the default verdict, send it and reuse its buffer while
+ * another thread copies: the copy is kept only if the packet's payload is
+ * still where it was after the copy (guarantee 4 of the library's
+ * header), else LateVerdictError (ETIMEDOUT), never another packet's
+ * bytes.
+ */
 static PyObject *live_payload(struct pypkt *p)
 {
 	const uint8_t *data;
 	uint32_t len = 0;
+	PyObject *b;
 
 	data = nfqb_pkt_payload(p->h, &len);
 	if (!data) {
-		PyErr_SetString(PyExc_RuntimeError, no_payload_text);
+		if (!nfqb_pkt_id(p->h) && p->id)
+			late_error(ETIMEDOUT, expired_text);	/* sent */
+		else
+			PyErr_SetString(PyExc_RuntimeError, no_payload_text);
 		return NULL;
 	}
-	return PyBytes_FromStringAndSize((const char *)data, len);
+	b = PyBytes_FromStringAndSize((const char *)data, len);
+	if (!b)
+		return NULL;
+	atomic_thread_fence(memory_order_acquire);
+	if (nfqb_pkt_payload(p->h, NULL) != data) {
+		Py_DECREF(b);
+		late_error(ETIMEDOUT, expired_text);
+		return NULL;
+	}
+	return b;
 }
 
 /* set_payload()'s bytes, else retain()'s, else NULL; a new reference */
@@ -781,8 +807,14 @@ static PyObject *get_payload(struct pypkt *p, void *c)
 		gone_error(p);
 		return NULL;
 	}
-	if (!nfqb_pkt_payload(p->h, NULL))
+	if (!nfqb_pkt_payload(p->h, NULL)) {
+		if (!nfqb_pkt_id(p->h)) {
+			/* the verdict timeout's default verdict was sent */
+			late_error(ETIMEDOUT, expired_text);
+			return NULL;
+		}
 		Py_RETURN_NONE;
+	}
 	return live_payload(p);
 }
 

@@ -2,8 +2,11 @@
 """Issue 32: the defects users hit first (garbage collection of queues
 held in cycles, subclassing, python-netfilterqueue's exception types and
 texts, reference leaks, asyncio and close, the default verdict)."""
+import errno
 import gc
+import json
 import os
+import random
 import subprocess
 import sys
 import threading
@@ -481,3 +484,158 @@ def test_ctrl_c_just_before_the_sleep(ns, tmp_path):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+# --- 9. A late payload read under the verdict timeout ----------------------
+
+# memcpy() that stalls 3 ms halfway through a copy of SIZE bytes made by
+# a thread other than the main one (a reader's copy of a payload), so
+# that the owner's verdict timeout decides the packet and the library
+# reuses its buffer in the middle of the copy.
+STALL = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int nfqbt_stalls;
+
+void *memcpy(void *d, const void *s, size_t n)
+{
+	static void *(*real)(void *, const void *, size_t);
+	static size_t size;
+
+	if (!real) {
+		real = (void *(*)(void *, const void *, size_t))
+			dlsym(RTLD_NEXT, "memcpy");
+		size = getenv("NFQBT_STALL_SIZE") ?
+			strtoul(getenv("NFQBT_STALL_SIZE"), NULL, 0) : 0;
+	}
+	if (n == size && syscall(SYS_gettid) != getpid() &&
+	    __atomic_load_n(&nfqbt_stalls, __ATOMIC_RELAXED) < 40) {
+		__atomic_fetch_add(&nfqbt_stalls, 1, __ATOMIC_RELAXED);
+		real(d, s, n / 2);
+		usleep(3000);
+		real((char *)d + n / 2, (const char *)s + n / 2, n - n / 2);
+		return d;
+	}
+	return real(d, s, n);
+}
+"""
+
+LATE_READS = r"""
+import ctypes, errno, json, os, random, sys, threading, time
+import nfqb
+sys.path.insert(0, sys.argv[1])
+from nsutil import kstat, send
+
+size, n = 60000, 1500
+q = nfqb.Queue(0, verdict_timeout_ms=1, buffers=16, rcvbuf=8 << 20)
+work, errors = [], []
+lock = threading.Condition()
+stats = {"own": 0, "late": 0, "other": 0}
+done = threading.Event()
+
+
+def read_late():
+    rnd = random.Random()
+    while True:
+        with lock:
+            while not work and not done.is_set():
+                lock.wait(0.1)
+            if not work:
+                return
+            pkt, want = work.pop()
+        time.sleep(rnd.random() / 1000)
+        try:
+            got = pkt.payload[28:]
+        except nfqb.LateVerdictError as e:
+            assert e.errno in (errno.ETIMEDOUT, errno.EALREADY), e
+            stats["late"] += 1
+            continue
+        stats["own" if got == want else "other"] += 1
+
+
+def reader():
+    try:
+        read_late()
+    except BaseException as e:
+        errors.append(repr(e))
+
+
+def body(i):
+    b = b"%06d" % i
+    return b + bytes([i % 251]) * (size - len(b))
+
+
+readers = [threading.Thread(target=reader) for _ in range(3)]
+for t in readers:
+    t.start()
+sender = threading.Thread(target=send, args=(5000, [body(i) for i in range(n)]))
+sender.start()
+
+
+def stopper():
+    # the owner blocks in recv() (the library reuses buffers there,
+    # without the GIL, while the readers copy): once the sender is done
+    # and the queue empty, interrupt() it until it stops
+    sender.join(30)
+    while not done.is_set():
+        if not kstat(0)["waiting"]:
+            q.interrupt()
+        time.sleep(0.05)
+
+
+stop = threading.Thread(target=stopper)
+stop.start()
+t0 = time.monotonic()
+seen = 0
+while time.monotonic() - t0 < 30:
+    pkts = q.recv(max=16)
+    if not pkts and not sender.is_alive() and not kstat(0)["waiting"]:
+        break
+    for pkt in pkts:
+        # which datagram this packet is, read at once by the owner
+        # (nothing expires meanwhile)
+        want = pkt.payload[28:]
+        with lock:
+            work.append((pkt, want))
+            lock.notify()
+        seen += 1
+done.set()
+with lock:
+    lock.notify_all()
+for t in readers + [stop]:
+    t.join(10)
+q.close()
+stats.update(seen=seen, errors=errors, stalls=ctypes.c_int.in_dll(
+    ctypes.CDLL(os.environ["NFQBT_SHIM"]), "nfqbt_stalls").value)
+print(json.dumps(stats), flush=True)
+"""
+
+
+def test_late_payload_read_is_the_packets_own_or_an_error(ns, tmp_path):
+    """Queue(verdict_timeout_ms=1): threads read pkt.payload late while the
+    owner thread gives the packets the default verdict and reuses their
+    buffers for the next ones, some copies stalled halfway (a preloaded
+    memcpy()). Each read returns that packet's own bytes or raises
+    LateVerdictError (ETIMEDOUT), never another packet's."""
+    ns.queue_rule(0, 5000)
+    so = tmp_path / "stall.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), "-x", "c", "-",
+                    "-ldl"], input=STALL, text=True, check=True)
+    env = dict(os.environ, NFQBT_SHIM=str(so), NFQBT_STALL_SIZE="60028")
+    env["LD_PRELOAD"] = (env.get("LD_PRELOAD", "") + " " + str(so)).strip()
+    r = subprocess.run([sys.executable, "-c", LATE_READS,
+                        os.path.dirname(os.path.abspath(__file__))],
+                       env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    stats = json.loads(r.stdout.strip().splitlines()[-1])
+    print("late payload reads:", stats)
+    assert not stats["errors"], stats
+    assert stats["seen"] > 100, stats
+    assert stats["stalls"] > 0, "no copy was stalled: %s" % stats
+    assert stats["other"] == 0, stats
