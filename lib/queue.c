@@ -237,20 +237,70 @@ static int setup_socket(struct nfqb_queue *q)
 	return epoll_ctl(sk->epfd, EPOLL_CTL_ADD, sk->evfd, &ev);
 }
 
-static int open_socket(struct nfqb_queue *q)
+static int check_socket(int fd, struct sockaddr_nl *sa);
+
+/* q->sk.fd, a netfilter netlink socket, bound to a port id (the kernel
+ * picks one if it has none yet), with its wake-up eventfd and epoll. */
+static int use_socket(struct nfqb_queue *q)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	socklen_t salen = sizeof(sa);
 
-	q->sk.fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
-			  NETLINK_NETFILTER);
-	if (q->sk.fd < 0)
+	if (getsockname(q->sk.fd, (struct sockaddr *)&sa, &salen) < 0)
 		return -1;
-	if (bind(q->sk.fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    getsockname(q->sk.fd, (struct sockaddr *)&sa, &salen) < 0)
-		return -1;
+	if (!sa.nl_pid) {
+		sa = (struct sockaddr_nl){ .nl_family = AF_NETLINK };
+		salen = sizeof(sa);
+		if (bind(q->sk.fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+		    getsockname(q->sk.fd, (struct sockaddr *)&sa, &salen) < 0)
+			return -1;
+	}
 	q->sk.portid = sa.nl_pid;
 	return setup_socket(q);
+}
+
+/* Bind queue @q (its socket set up) as nfqb_queue_open() does. */
+static int start_queue(struct nfqb_queue *q)
+{
+	int err;
+
+	if (bind_queue(q) < 0)
+		return -1;
+	/* GSO packets whole: no segmentation in the kernel before queueing
+	 * (one message, one verdict per super-packet); a kernel without the
+	 * flag segments them, as it always did */
+	if (config_flags(q, NFQB_F_GSO, NFQB_F_GSO) < 0 &&
+	    errno != EOPNOTSUPP && errno != EINVAL) {
+		err = errno;
+		config_cmd(q, NFQNL_CFG_CMD_UNBIND);
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+NFQB_EXPORT struct nfqb_queue *nfqb_queue_open_fd(int fd, uint16_t num)
+{
+	struct sockaddr_nl sa;
+	struct nfqb_queue *q;
+	int err;
+
+	/* a netfilter netlink socket, bound or not (ENOTCONN: bound next) */
+	if (check_socket(fd, &sa) < 0 && errno != ENOTCONN)
+		return NULL;
+	q = nfqb_queue_new(num, NFQB_DEFAULT_BUFFERS);
+	if (!q)
+		return NULL;
+	q->sk.fd = fd;
+	if (use_socket(q) < 0 || start_queue(q) < 0 ||
+	    fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC) < 0) {
+		err = errno;
+		q->sk.fd = -1;	/* the caller's still */
+		queue_free(q);
+		errno = err;
+		return NULL;
+	}
+	return q;
 }
 
 NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
@@ -260,20 +310,14 @@ NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
 
 	if (!q)
 		return NULL;
-	if (open_socket(q) < 0 || bind_queue(q) < 0)
+	q->sk.fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
+			  NETLINK_NETFILTER);
+	if (q->sk.fd < 0 || use_socket(q) < 0)
 		goto fail;
-	/* GSO packets whole: no segmentation in the kernel before queueing
-	 * (one message, one verdict per super-packet); a kernel without the
-	 * flag segments them, as it always did */
-	if (config_flags(q, NFQB_F_GSO, NFQB_F_GSO) < 0 &&
-	    errno != EOPNOTSUPP && errno != EINVAL)
-		goto fail_unbind;
+	if (start_queue(q) < 0)
+		goto fail;
 	return q;
 
-fail_unbind:
-	err = errno;
-	config_cmd(q, NFQNL_CFG_CMD_UNBIND);
-	errno = err;
 fail:
 	err = errno;
 	queue_free(q);

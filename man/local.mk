@@ -70,6 +70,7 @@ dist_man_MANS += \
 	man/man3/nfqb_queue_next_timeout.3 \
 	man/man3/nfqb_queue_num.3 \
 	man/man3/nfqb_queue_open.3 \
+	man/man3/nfqb_queue_open_fd.3 \
 	man/man3/nfqb_queue_set_batch_limit.3 \
 	man/man3/nfqb_queue_set_buffers.3 \
 	man/man3/nfqb_queue_set_coalesce.3 \

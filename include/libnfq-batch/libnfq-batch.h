@@ -363,6 +363,25 @@ struct nfqb_kstats {
 struct nfqb_queue *nfqb_queue_open(uint16_t num);
 
 /**
+ * nfqb_queue_open_fd - bind queue @num on the caller's netlink socket
+ * @fd: a NETLINK_NETFILTER socket, bound to a port id or not
+ * @num: queue number, 0..65535
+ *
+ * As nfqb_queue_open(), on @fd instead of a socket of its own: the queue
+ * is bound in the network namespace @fd was made in, whatever this
+ * thread's. For a socket made in a container's namespace and passed to a
+ * process outside it (SCM_RIGHTS, or inherited), without setns() (which
+ * needs CAP_SYS_ADMIN and is refused under the usual container seccomp
+ * profiles). @fd gets a port id if it had none. On success @fd belongs to
+ * the queue (close-on-exec set; nfqb_queue_close() unbinds and closes
+ * it): pass a dup() to keep one. On failure it is left open (bound to a
+ * port id). Returns the queue, or NULL with errno: EBADF, ENOTSOCK (@fd is
+ * not an open socket), EPROTOTYPE (not NETLINK_NETFILTER), and those of
+ * nfqb_queue_open() (EBUSY, EPERM, ETIMEDOUT, ENOMEM...).
+ */
+struct nfqb_queue *nfqb_queue_open_fd(int fd, uint16_t num);
+
+/**
  * nfqb_queue_close - give every outstanding packet a verdict, unbind, free
  * @q: queue (may be NULL)
  *

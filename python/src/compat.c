@@ -30,8 +30,6 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/netlink.h>
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -48,7 +46,7 @@
 struct pycompat {
 	PyObject_HEAD
 	struct pyq *queue;		/* the bound queue, or NULL */
-	int nsfd;			/* network namespace of sockfd, or -1 */
+	int sockfd;			/* a duplicate of sockfd, or -1 */
 	uint32_t default_verdict;
 	PyObject *weakrefs;
 };
@@ -125,17 +123,30 @@ static PyObject *compat_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	self = (struct pycompat *)type->tp_alloc(type, 0);
 	if (!self)
 		return NULL;
-	self->nsfd = -1;
+	self->sockfd = -1;
 	self->default_verdict = dv;
 	if (sockfd >= 0) {
-		/* the socket's network namespace: the queue is opened
-		 * there (the socket itself is not used); the original's
-		 * texts: "dup2 failed" for a bad fd, "Failed to open
-		 * NFQueue." for one that is no netlink socket */
-		self->nsfd = ioctl(sockfd, SIOCGSKNS);
-		if (self->nsfd < 0) {
-			nfqbpy_oserror_text(errno, errno == EBADF ?
-					    "dup2 failed" :
+		/* the socket itself, as the original uses it (a duplicate:
+		 * the caller keeps theirs); each bind() binds on a
+		 * duplicate of this one. The original's texts: "dup2
+		 * failed" for a bad fd, "Failed to open NFQueue." for one
+		 * that is no netfilter netlink socket */
+		int dom = 0, proto = 0;
+		socklen_t len = sizeof(dom);
+
+		self->sockfd = fcntl(sockfd, F_DUPFD_CLOEXEC, 0);
+		if (self->sockfd < 0) {
+			nfqbpy_oserror_text(errno, "dup2 failed");
+			Py_DECREF(self);
+			return NULL;
+		}
+		if (getsockopt(sockfd, SOL_SOCKET, SO_DOMAIN, &dom, &len) < 0 ||
+		    (len = sizeof(proto),
+		     getsockopt(sockfd, SOL_SOCKET, SO_PROTOCOL, &proto,
+				&len) < 0) ||
+		    dom != AF_NETLINK || proto != NETLINK_NETFILTER) {
+			nfqbpy_oserror_text(errno == ENOTSOCK ? ENOTSOCK :
+					    EPROTOTYPE,
 					    "Failed to open NFQueue.");
 			Py_DECREF(self);
 			return NULL;
@@ -202,8 +213,8 @@ static void compat_dealloc(struct pycompat *self)
 	if (self->weakrefs)
 		PyObject_ClearWeakRefs((PyObject *)self);
 	compat_unbind_quiet(self);
-	if (self->nsfd >= 0)
-		close(self->nsfd);
+	if (self->sockfd >= 0)
+		close(self->sockfd);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -279,7 +290,7 @@ static PyObject *compat_bind(struct pycompat *self, PyObject *args,
 		return NULL;
 	q->compat = true;
 	q->default_verdict = self->default_verdict;
-	if (q_open(q, (uint16_t)num, self->nsfd) < 0) {
+	if (q_open(q, (uint16_t)num, self->sockfd) < 0) {
 		Py_DECREF(q);
 		return NULL;
 	}
@@ -720,8 +731,9 @@ PyTypeObject NfqbPy_CompatType = {
 	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
 		    Py_TPFLAGS_BASETYPE,
 	.tp_doc = "NetfilterQueue(*, af=AF_INET, sockfd=-1, default_verdict=ACCEPT)\n\n"
-		  "python-netfilterqueue 1.1's NetfilterQueue on libnfq-batch. sockfd: a socket made in "
-		  "another network namespace; the queue is bound there (needs CAP_SYS_ADMIN to enter it). "
+		  "python-netfilterqueue 1.1's NetfilterQueue on libnfq-batch. sockfd: a netfilter netlink "
+		  "socket (made in another network namespace, say): the queue is bound on it (a duplicate), "
+		  "so in that namespace, with no setns() and no CAP_SYS_ADMIN. "
 		  "default_verdict: for packets nobody decides (an extension; default: "
 		  "$NFQB_DEFAULT_VERDICT, accept or drop, else ACCEPT).",
 	.tp_traverse = (traverseproc)compat_traverse,

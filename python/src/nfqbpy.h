@@ -164,7 +164,7 @@ void q_leave(struct pyq *self);
 int q_leave_closing(struct pyq *self);
 bool q_usable(struct pyq *self);
 struct pyq *q_new(PyTypeObject *type);
-int q_open(struct pyq *self, uint16_t num, int nsfd);
+int q_open(struct pyq *self, uint16_t num, int sockfd);
 int q_set_buffers(struct pyq *self, uint32_t count);
 void q_buffers_pending(struct pyq *self);
 int q_close(struct pyq *self, bool from_gc);

@@ -21,7 +21,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -245,33 +244,32 @@ struct pyq *q_new(PyTypeObject *type)
 }
 
 /*
- * Open queue @num; in the network namespace @nsfd if >= 0 (entered by
- * this thread for the open only). 0, or -1 with an exception.
+ * Open queue @num; on a duplicate of the netlink socket @sockfd if >= 0
+ * (made in another network namespace, say: the queue is bound there,
+ * with no setns(), which needs CAP_SYS_ADMIN). 0, or -1 with an
+ * exception.
  */
-int q_open(struct pyq *self, uint16_t num, int nsfd)
+int q_open(struct pyq *self, uint16_t num, int sockfd)
 {
-	struct nfqb_queue *q;
-	int err = 0, back = -1;
+	struct nfqb_queue *q = NULL;
+	int err = 0, fd;
 
 	Py_BEGIN_ALLOW_THREADS
-	if (nsfd >= 0) {
-		back = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-		if (back < 0 || setns(nsfd, CLONE_NEWNET) < 0) {
+	if (sockfd >= 0) {
+		fd = fcntl(sockfd, F_DUPFD_CLOEXEC, 0);
+		if (fd >= 0) {
+			q = nfqb_queue_open_fd(fd, num);
+			if (!q) {
+				err = errno;
+				close(fd);
+			}
+		} else {
 			err = errno;
-			if (back >= 0)
-				close(back);
-			back = -1;
 		}
-	}
-	q = err ? NULL : nfqb_queue_open(num);
-	if (!q && !err)
-		err = errno;
-	if (back >= 0) {
-		/* back to our own namespace; failing that, this thread
-		 * must not go on in another one */
-		if (setns(back, CLONE_NEWNET) < 0)
-			abort();
-		close(back);
+	} else {
+		q = nfqb_queue_open(num);
+		if (!q)
+			err = errno;
 	}
 	Py_END_ALLOW_THREADS
 	if (!q) {

@@ -7,6 +7,7 @@ import gc
 import json
 import os
 import random
+import socket
 import subprocess
 import sys
 import threading
@@ -16,7 +17,7 @@ import pytest
 
 import nfqb
 from nfqb.netfilterqueue import NetfilterQueue
-from nsutil import in_thread, kstat, numbered, send
+from nsutil import Netns, Receiver, in_thread, kstat, numbered, send, setns
 
 
 def settle(qnum):
@@ -639,3 +640,56 @@ def test_late_payload_read_is_the_packets_own_or_an_error(ns, tmp_path):
     assert stats["seen"] > 100, stats
     assert stats["stalls"] > 0, "no copy was stalled: %s" % stats
     assert stats["other"] == 0, stats
+
+
+# --- 4. NetfilterQueue(sockfd=...) without CAP_SYS_ADMIN -------------------
+
+SOCKFD = r"""
+import sys
+from nfqb.netfilterqueue import NetfilterQueue
+seen = []
+
+
+def cb(pkt):
+    seen.append(pkt.id)
+    pkt.accept()
+    if len(seen) == 5:
+        raise SystemExit(0)
+
+
+nfq = NetfilterQueue(sockfd=int(sys.argv[1]))
+nfq.bind(0, cb)
+print("bound", flush=True)
+nfq.run()
+"""
+
+
+def test_sockfd_without_cap_sys_admin(ns):
+    """A socket made in a container's namespace, passed to a process
+    outside it that has no CAP_SYS_ADMIN (as under Docker's default seccomp
+    profile: no setns()). python-netfilterqueue 1.1 binds on the socket
+    itself; so must we (we used setns(): EPERM)."""
+    other = Netns()                   # entered: its rule, its receiver
+    try:
+        other.queue_rule(0, 5000)
+        r = Receiver(5000)
+        fd = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 12)
+        setns(ns.fd)
+        p = subprocess.Popen(
+            ["setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin",
+             sys.executable, "-c", SOCKFD, str(fd.fileno())],
+            pass_fds=[fd.fileno()], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        line = p.stdout.readline().strip()
+        assert line == "bound", p.communicate(timeout=10)[1][-2000:]
+        assert kstat(0) is None       # not bound here
+        setns(other.fd)
+        send(5000, numbered(5))
+        r.collect(5)
+        assert p.wait(10) == 0, p.stderr.read()[-2000:]
+        assert r.payloads() == numbered(5)
+        fd.close()
+        r.close()
+    finally:
+        other.close()
+        setns(ns.fd)

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
@@ -965,6 +966,84 @@ START_TEST(test_wake_fd)
 }
 END_TEST
 
+/* nfqb_queue_open_fd(): the other side, a thread in a network namespace
+ * of its own (the test's thread stays in its own): the rule, the socket
+ * (made there), then the traffic once the queue is bound */
+struct other_ns {
+	pthread_barrier_t made, bound, decided;
+	int fd;
+	struct nfqbt_rx *rx;
+};
+
+static void *other_ns_side(void *arg)
+{
+	struct other_ns *o = arg;
+
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QNUM, false);
+	o->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+	pthread_barrier_wait(&o->made);
+	pthread_barrier_wait(&o->bound);
+	o->rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 10 });
+	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
+		.port = PORT, .count = 10 }), 10);
+	pthread_barrier_wait(&o->decided);
+	nfqbt_rx_wait(o->rx);
+	return NULL;
+}
+
+/* A queue bound in another network namespace through a socket made there
+ * (no setns() here): its packets come to us, our verdicts reach them; the
+ * socket is the queue's (closed by nfqb_queue_close()); wrong sockets are
+ * refused and left open. */
+START_TEST(test_open_fd_other_netns)
+{
+	struct nfqb_packet *vec[10];
+	struct other_ns o = { .fd = -1 };
+	struct nfqb_queue *q;
+	pthread_t t;
+	int i, udp, mine;
+
+	udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	errno = 0;
+	ck_assert_ptr_null(nfqb_queue_open_fd(udp, QNUM));
+	ck_assert_int_eq(errno, EPROTOTYPE);
+	ck_assert_int_eq(fcntl(udp, F_GETFD) >= 0, 1);	/* left open */
+	close(udp);
+
+	pthread_barrier_init(&o.made, NULL, 2);
+	pthread_barrier_init(&o.bound, NULL, 2);
+	pthread_barrier_init(&o.decided, NULL, 2);
+	ck_assert_int_eq(pthread_create(&t, NULL, other_ns_side, &o), 0);
+	pthread_barrier_wait(&o.made);
+	ck_assert_int_ge(o.fd, 0);
+	mine = fcntl(o.fd, F_DUPFD_CLOEXEC, 0);
+	ck_assert_int_ge(mine, 0);
+	q = nfqb_queue_open_fd(mine, QNUM);
+	ck_assert_msg(q != NULL, "nfqb_queue_open_fd: %s", strerror(errno));
+	ck_assert_int_eq(nfqb_queue_socket_fd(q), mine);
+	/* not bound in this thread's namespace */
+	ck_assert_int_eq(nfqb_kstats_get(QNUM, &(struct nfqb_kstats){ 0 },
+					 sizeof(struct nfqb_kstats)), -1);
+	pthread_barrier_wait(&o.bound);
+	nfqbt_recv_n(q, vec, 10);
+	for (i = 0; i < 10; i++)
+		ck_assert_int_eq(nfqb_verdict(vec[i], NFQB_ACCEPT), 0);
+	ck_assert_int_ge(nfqb_flush(q), 0);
+	pthread_barrier_wait(&o.decided);
+	pthread_join(t, NULL);
+	nfqbt_rx_assert_exact(o.rx, 0, 10, NULL, NULL);
+	nfqbt_rx_free(o.rx);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	ck_assert_int_eq(fcntl(mine, F_GETFD), -1);	/* the queue's: closed */
+	ck_assert_int_ge(fcntl(o.fd, F_GETFD), 0);	/* the caller's: open */
+	close(o.fd);
+	pthread_barrier_destroy(&o.made);
+	pthread_barrier_destroy(&o.bound);
+	pthread_barrier_destroy(&o.decided);
+}
+END_TEST
+
 /* nfqb_queue_close_stats(): the counters as the close left them, what it
  * read from the socket and defaulted included. */
 START_TEST(test_close_stats)
@@ -1066,6 +1145,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_close_default_drop);
 	tcase_add_test(tc, test_recv_timeout);
 	tcase_add_test(tc, test_wake_fd);
+	tcase_add_test(tc, test_open_fd_other_netns);
 	tcase_add_test(tc, test_close_stats);
 	tcase_add_test(tc, test_recv_expired_ready);
 	suite_add_tcase(s, tc);

@@ -1210,6 +1210,55 @@ static int adopt_busy(void)
 	return err_of_ptr(nfqb_queue_adopt(nl_socket(true), QNUM));
 }
 
+static int open_fd_badf(void)
+{
+	return err_of_ptr(nfqb_queue_open_fd(-1, QNUM));
+}
+
+static int open_fd_notsock(void)
+{
+	int p[2];
+
+	ck_assert_int_eq(pipe(p), 0);
+	return err_of_ptr(nfqb_queue_open_fd(p[0], QNUM));
+}
+
+static int open_fd_prototype(void)
+{
+	return err_of_ptr(nfqb_queue_open_fd(socket(AF_INET, SOCK_DGRAM, 0),
+					     QNUM));
+}
+
+static int open_fd_busy(void)
+{
+	open_q(QNUM);
+	return err_of_ptr(nfqb_queue_open_fd(nl_socket(false), QNUM));
+}
+
+static int open_fd_eperm(void)
+{
+	int fd = nl_socket(true);
+
+	ck_assert_int_eq(setuid(65534), 0);
+	return err_of_ptr(nfqb_queue_open_fd(fd, QNUM));
+}
+
+static int open_fd_nomem(void)
+{
+	int fd = nl_socket(false);
+
+	fault.fail_alloc = true;
+	return err_of_ptr(nfqb_queue_open_fd(fd, QNUM));
+}
+
+static int open_fd_lost(void)
+{
+	int fd = nl_socket(false);
+
+	fault.lose_config = true;
+	return err_of_ptr(keep_q(nfqb_queue_open_fd(fd, QNUM)));
+}
+
 /* User and group nobody, no supplementary group, no capability. */
 static void become_nobody(void)
 {
@@ -1413,6 +1462,13 @@ static const struct row rows[] = {
 	ROW(nfqb_queue_detach, EPERM, "verdict sends fail with EPERM", detach_eperm),
 	ROW(nfqb_queue_detach, ESHUTDOWN, "the queue was shut down", detach_shut),
 	ROW(nfqb_queue_detach, ENOTSOCK, "a queue without socket", detach_nosock),
+	ROW(nfqb_queue_open_fd, EBADF, "fd -1", open_fd_badf),
+	ROW(nfqb_queue_open_fd, ENOTSOCK, "a pipe", open_fd_notsock),
+	ROW(nfqb_queue_open_fd, EPROTOTYPE, "a UDP socket", open_fd_prototype),
+	ROW(nfqb_queue_open_fd, EBUSY, "another socket holds the queue", open_fd_busy),
+	ROW(nfqb_queue_open_fd, EPERM, "no CAP_NET_ADMIN", open_fd_eperm),
+	ROW(nfqb_queue_open_fd, ENOMEM, "allocations fail", open_fd_nomem),
+	ROW(nfqb_queue_open_fd, ETIMEDOUT, "the bind is never acknowledged", open_fd_lost),
 	ROW(nfqb_queue_adopt, EBADF, "fd -1", adopt_badf),
 	ROW(nfqb_queue_adopt, ENOTSOCK, "a pipe", adopt_notsock),
 	ROW(nfqb_queue_adopt, EPROTOTYPE, "a UDP socket", adopt_prototype),
