@@ -459,6 +459,7 @@ static int run_loop(struct pyq *q, bool block, bool *held)
 		}
 		q_buffers_pending(q);
 		sw = block && q_sigwake_begin(q);
+		q->recv_thread = (unsigned long)pthread_self();
 		Py_BEGIN_ALLOW_THREADS
 		n = nfqb_recv(q->q, q->vec, NFQBPY_VEC);
 		err = errno;

@@ -69,6 +69,8 @@ struct pyq {
 	bool close_asked;		/* compat: unbind() during run() */
 	bool compat;			/* a NetfilterQueue's queue */
 	unsigned long owner;		/* pthread_self() of the last holder */
+	unsigned long recv_thread;	/* of the last nfqb_recv() caller: the
+					 * library's owner, see q_may_let_go() */
 	uint32_t default_verdict;
 	PyObject *wakeup;		/* one-shot callable, see Queue */
 	/* compat: the callback, and packets received but not yet given to
@@ -163,6 +165,21 @@ void q_sigwake_end(struct pyq *self, bool on, bool drain);
 void q_leave(struct pyq *self);
 int q_leave_closing(struct pyq *self);
 bool q_usable(struct pyq *self);
+
+/*
+ * May this thread, holding the role, let go of the GIL across an
+ * owner-only library call (a setting, the copy mode)? The library takes
+ * the last nfqb_recv() caller for its owner, whose decisions take an
+ * unlocked fast path: if that is another thread, a decision of its (made
+ * with the GIL) must not run beside the call, so the GIL is kept (a data
+ * race under ThreadSanitizer otherwise: the owner's decision in
+ * verdict.c against the call's flush in tx.c).
+ */
+static inline bool q_may_let_go(const struct pyq *self)
+{
+	return !self->recv_thread ||
+	       self->recv_thread == (unsigned long)pthread_self();
+}
 struct pyq *q_new(PyTypeObject *type);
 int q_open(struct pyq *self, uint16_t num, int sockfd);
 int q_set_buffers(struct pyq *self, uint32_t count);

@@ -796,6 +796,7 @@ static PyObject *queue_recv(struct pyq *self, PyObject *args, PyObject *kw)
 
 		q_buffers_pending(self);
 		sw = block && q_sigwake_begin(self);
+		self->recv_thread = (unsigned long)pthread_self();
 		Py_BEGIN_ALLOW_THREADS
 		n = nfqb_recv(self->q, self->vec, max);
 		err = errno;
@@ -1017,10 +1018,15 @@ static PyObject *queue_exit(struct pyq *self, PyObject *args)
 		int rc_, err_;						\
 		if (q_enter(self) < 0)					\
 			return NULL;					\
-		Py_BEGIN_ALLOW_THREADS					\
-		rc_ = (expr);						\
-		err_ = errno;						\
-		Py_END_ALLOW_THREADS					\
+		if (q_may_let_go(self)) {				\
+			Py_BEGIN_ALLOW_THREADS				\
+			rc_ = (expr);					\
+			err_ = errno;					\
+			Py_END_ALLOW_THREADS				\
+		} else {						\
+			rc_ = (expr);					\
+			err_ = errno;					\
+		}							\
 		q_leave(self);						\
 		if (rc_ < 0) {						\
 			set_err(err_, what);				\
@@ -1147,10 +1153,15 @@ int q_set_copy(struct pyq *self, int mode, uint32_t range)
 	}
 	if (q_enter(self) < 0)
 		return -1;
-	Py_BEGIN_ALLOW_THREADS
-	rc = nfqb_queue_set_copy_mode(self->q, mode, range);
-	err = errno;
-	Py_END_ALLOW_THREADS
+	if (q_may_let_go(self)) {
+		Py_BEGIN_ALLOW_THREADS
+		rc = nfqb_queue_set_copy_mode(self->q, mode, range);
+		err = errno;
+		Py_END_ALLOW_THREADS
+	} else {
+		rc = nfqb_queue_set_copy_mode(self->q, mode, range);
+		err = errno;
+	}
 	q_leave(self);
 	if (rc < 0)
 		return set_err(err, "copy mode");
