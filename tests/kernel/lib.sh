@@ -5,7 +5,10 @@
 
 failures=0
 
-# busybox sh prefers its own applets: make sure "ip" is iproute2's
+# busybox sh prefers its own applets: make sure "ip" is iproute2's. A job
+# that a test will signal is started with "$IP" itself: through ip() (or
+# A, B) in the background it is a subshell, which the signal ends while
+# the program goes on
 IP=/bin/ip
 ip() { "$IP" "$@"; }
 

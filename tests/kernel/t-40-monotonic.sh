@@ -16,7 +16,10 @@ load_case() {
 	# packet when starting the senders took longer on a loaded host
 	# (egress: "only 0 packets queued"); 60 s is only a bound.
 	rm -f /tmp/l.out
-	ip netns exec "$lns" nfqt listen -q "$q" -n 0 -t 60000 -b 16 -v accept -F 5 > /tmp/l.out 2>&1 &
+	# "$IP", not the ip() function: a function run in the background is
+	# a subshell, and the SIGTERM below would end the subshell ('143',
+	# no summary) and leave nfqt running
+	"$IP" netns exec "$lns" nfqt listen -q "$q" -n 0 -t 60000 -b 16 -v accept -F 5 > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening
 	A nfqt send 10.0.0.2 "$port" "$N" 0 &
