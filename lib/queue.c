@@ -279,11 +279,28 @@ static int start_queue(struct nfqb_queue *q)
 	return 0;
 }
 
+/*
+ * The end of setting up a queue on the caller's socket q->sk.fd: if @ok,
+ * close-on-exec set and the queue returned; else (or if that fails) the
+ * queue freed, the socket left to the caller, NULL with errno.
+ */
+static struct nfqb_queue *own_fd(struct nfqb_queue *q, bool ok)
+{
+	int fd = q->sk.fd, err;
+
+	if (ok && fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC) == 0)
+		return q;
+	err = errno;
+	q->sk.fd = -1;	/* the caller's still */
+	queue_free(q);
+	errno = err;
+	return NULL;
+}
+
 NFQB_EXPORT struct nfqb_queue *nfqb_queue_open_fd(int fd, uint16_t num)
 {
 	struct sockaddr_nl sa;
 	struct nfqb_queue *q;
-	int err;
 
 	/* a netfilter netlink socket, bound or not (ENOTCONN: bound next) */
 	if (check_socket(fd, &sa) < 0 && errno != ENOTCONN)
@@ -292,15 +309,7 @@ NFQB_EXPORT struct nfqb_queue *nfqb_queue_open_fd(int fd, uint16_t num)
 	if (!q)
 		return NULL;
 	q->sk.fd = fd;
-	if (use_socket(q) < 0 || start_queue(q) < 0 ||
-	    fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC) < 0) {
-		err = errno;
-		q->sk.fd = -1;	/* the caller's still */
-		queue_free(q);
-		errno = err;
-		return NULL;
-	}
-	return q;
+	return own_fd(q, use_socket(q) == 0 && start_queue(q) == 0);
 }
 
 NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
@@ -752,7 +761,7 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 	struct sockaddr_nl sa = { 0 };
 	struct nfqb_kstats ks;
 	struct nfqb_queue *q;
-	int err, listed;
+	int listed;
 
 	if (check_socket(fd, &sa) < 0)
 		return NULL;
@@ -779,15 +788,8 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 	/* unlisted: a flags request that changes nothing (mask 0) is
 	 * answered 0 only for the queue's own socket (EPERM for another's,
 	 * or without CAP_NET_ADMIN; ENODEV if it is not bound) */
-	if (setup_socket(q) < 0 || (!listed && config_flags(q, 0, 0) < 0) ||
-	    fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC) < 0) {
-		err = errno;
-		q->sk.fd = -1;	/* the caller's still */
-		queue_free(q);
-		errno = err;
-		return NULL;
-	}
-	return q;
+	return own_fd(q, setup_socket(q) == 0 &&
+			 (listed || config_flags(q, 0, 0) == 0));
 }
 
 NFQB_EXPORT struct nfqb_queue *nfqb_queue_adopt(int fd, uint16_t num)
