@@ -21,8 +21,10 @@
 # Several callers at once share one build: the later ones wait on its lock
 # and reuse it.  The key is a hash of the tarball, of the patches, of this
 # script's commands (comment lines and messages left out), of the Rust
-# toolchain (rustc -V, cargo -V) and of the libnfq-batch public headers, so
-# a change of any of them builds anew; a prefix with a complete build
+# toolchain (rustc -V, cargo -V) and of the libnfq-batch public headers'
+# code (their comments left out: a change of the documentation alone does
+# not build anew), so a change of any of them builds anew; a prefix with
+# a complete build
 # (.complete) is reused as it is.  The prefix holds bin/suricata,
 # etc/suricata/ (suricata.yaml, classification.config, reference.config),
 # share/, lib/, var/.
@@ -77,7 +79,9 @@ key=$( (cat "$tarball"
 	for p in "${patches[@]}"; do cat "$p"; done
 	grep -Ev '^[[:space:]]*(#|echo )' "$0"
 	echo "$rust_v"
-	cat "$nfqb_inc"/libnfq-batch/*.h
+	for h in "$nfqb_inc"/libnfq-batch/*.h; do
+		gcc -fpreprocessed -dD -E -P -x c "$h"
+	done
 	echo "$recipe") | sha256sum | cut -c1-16)
 prefix=$cache/$key
 if [ -f "$prefix/.complete" ]; then
