@@ -13,6 +13,9 @@
  *	Send COUNT datagrams (sequence number first, SIZE bytes, default
  *	64) at PPS per second (0: as fast as the socket takes them); with
  *	EVIL_EVERY K > 0, datagram i holds "EVIL" when i % K == K - 1.
+ *	With SNORT_TRAFFIC_SPORT=N in the environment the datagrams leave
+ *	from source port N, so that two runs are one flow (one conntrack
+ *	entry: a flow bypass test).
  *   snort-traffic tcp-recv PORT IDLE_MS MAX_MS
  *	Accept one connection and read it to its end (or IDLE_MS without
  *	data, MAX_MS in all); print "bytes N", "bad N" (bytes not as sent),
@@ -204,6 +207,7 @@ static int udp_recv(int argc, char **argv)
 static int udp_send(int argc, char **argv)
 {
 	unsigned long count, pps, evil_every = 0, size = 64, i;
+	const char *sport;
 	struct sockaddr_in a;
 	uint8_t buf[65536];
 	uint64_t t0;
@@ -220,7 +224,11 @@ static int udp_send(int argc, char **argv)
 		size = arg_num(argv[7], 65507);
 	if (size < 8)
 		size = 8;
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	sport = getenv("SNORT_TRAFFIC_SPORT");
+	if (sport)
+		fd = bound_socket(SOCK_DGRAM, arg_num(sport, 65535));
+	else
+		fd = socket(AF_INET, SOCK_DGRAM, 0);
 	if (fd < 0)
 		die("socket");
 	memset(buf, 'x', sizeof(buf));
