@@ -164,7 +164,12 @@ grep -q 'NFQ' "$prefix/build-info.txt" || {
 	echo "build-suricata: Suricata built without NFQ" >&2
 	exit 1
 }
-if [ ${#patches[@]} -gt 0 ] && ! ldd "$prefix/bin/suricata" | grep -q 'libnfq-batch'; then
+# (a here-string, not a pipe: under pipefail, grep -q leaving at the first
+# match can kill ldd, which writes line by line, with SIGPIPE, and the
+# pipe then fails: a complete build was called one without the backend
+# in a CI run here)
+if [ ${#patches[@]} -gt 0 ] &&
+   ! grep -q 'libnfq-batch' <<<"$(ldd "$prefix/bin/suricata")"; then
 	echo "build-suricata: Suricata built without the libnfq-batch backend" >&2
 	exit 1
 fi
