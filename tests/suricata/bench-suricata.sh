@@ -269,7 +269,7 @@ m_evil() {
 	evil=$(val evil "$log.rx")
 	bytes=$(val bytes "$log.rx")
 	[ -n "$evil" ] && [ -n "$bytes" ] || { echo "- -"; return; }
-	awk -v e="$evil" -v b="$bytes" 'BEGIN { printf "%d %.2f\n", e > 0, b / 1e6 }'
+	awk -v e="$evil" -v b="$bytes" 'BEGIN { printf "%d %.2f\n", (e > 0), b / 1e6 }'
 }
 
 run_measure() {	# MEASURE COLUMN
@@ -351,8 +351,8 @@ for m in $measures; do
 			printf ' %s |' "${v[$c]}"
 		done
 		for c in $ratio_cols; do
-			awk -v a="${v[$c]}" -v b="${v[$last]}" -v u="$u" 'BEGIN {
-				if (u ~ /EVIL/ || a == "-" || b == "-" || a + 0 <= 0) printf " - |"
+			awk -v a="${v[$c]}" -v b="${v[$last]}" -v m="$m" 'BEGIN {
+				if (m ~ /^evil/ || a == "-" || b == "-" || a + 0 <= 0) printf " - |"
 				else printf " %.2f |", b / a }'
 		done
 		printf '\n'
