@@ -73,8 +73,23 @@ patches=("$top"/integrations/suricata/*.patch)
 [ -e "${patches[0]}" ] || patches=()
 rust_v="$(rustc -V 2>&1 || echo no rustc) / $(cargo -V 2>&1 || echo no cargo)"
 
+# Built as Debian builds its own suricata package (bookworm-backports, the
+# binary tests/suricata/bench-suricata.sh measures ours against), so that
+# the two compare the same engine: with Hyperscan (libhyperscan-dev, which
+# configure finds by itself; amd64 only) and Debian's compiler flags
+# (dpkg-buildflags' hardening, --enable-gccprotect, and -march=corei7,
+# which Debian's binary has from DPDK's pkg-config flags), still without
+# -march=native (--disable-gccmarch-native: the cached binary runs on
+# any machine of the same kind). -march=corei7 only where the CPU has
+# SSE4.2 and POPCNT (so does anything that runs Debian's binary).
+hs_v=$(pkg-config --modversion libhs 2>/dev/null || echo none)
+march=
+grep -qw sse4_2 /proc/cpuinfo && grep -qw popcnt /proc/cpuinfo &&
+	march=-march=corei7
+cflags="-O2 -fstack-protector-strong -Wformat -Werror=format-security${march:+ $march}"
+
 # The recipe: what decides the build besides the inputs hashed below.
-recipe="suricata 1: autoreconf -fi after the patches; configure --enable-nfqueue --enable-nfqb --enable-non-bundled-htp --disable-gccmarch-native, CFLAGS=-O2"
+recipe="suricata 2: autoreconf -fi after the patches; configure --enable-nfqueue --enable-nfqb --enable-non-bundled-htp --disable-gccmarch-native --enable-gccprotect, CFLAGS=$cflags; libhs $hs_v"
 key=$( (cat "$tarball"
 	for p in "${patches[@]}"; do cat "$p"; done
 	grep -Ev '^[[:space:]]*(#|echo )' "$0"
@@ -135,12 +150,13 @@ log=$work/suricata-build.log
 		patch -p1 -s --no-backup-if-mismatch < "$p"
 	done
 	autoreconf -fi
-	CFLAGS="-O2" LDFLAGS="-Wl,-rpath,$stage/lib" \
+	CFLAGS="$cflags" LDFLAGS="-Wl,-z,relro -Wl,-rpath,$stage/lib" \
 	PKG_CONFIG_PATH="$stage/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
 	./configure --prefix="$prefix" --sysconfdir="$prefix/etc" \
 		--localstatedir="$prefix/var" \
 		--enable-nfqueue --enable-nfqb --enable-non-bundled-htp \
-		--disable-gccmarch-native --disable-suricata-update
+		--disable-gccmarch-native --enable-gccprotect \
+		--disable-suricata-update
 	make -j"$jobs"
 	make install
 	make install-conf
@@ -164,6 +180,10 @@ grep -q 'NFQ' "$prefix/build-info.txt" || {
 	echo "build-suricata: Suricata built without NFQ" >&2
 	exit 1
 }
+if [ "$hs_v" != none ] && ! grep -q 'Hyperscan support: *yes' "$prefix/build-info.txt"; then
+	echo "build-suricata: Suricata built without Hyperscan (libhs $hs_v is installed)" >&2
+	exit 1
+fi
 # (a here-string, not a pipe: under pipefail, grep -q leaving at the first
 # match can kill ldd, which writes line by line, with SIGPIPE, and the
 # pipe then fails: a complete build was called one without the backend

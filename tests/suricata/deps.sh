@@ -17,6 +17,9 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       libyaml-dev libmagic-dev zlib1g-dev libnetfilter-queue-dev
       libnfnetlink-dev libmnl-dev iproute2 iptables util-linux)
 BPO_PKGS=(libhtp-dev)
+# Hyperscan, as Debian's own suricata has it (amd64 only: Debian builds it
+# nowhere else), for tests/suricata/bench-suricata.sh's like-for-like
+[ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] && PKGS+=(libhyperscan-dev)
 # rustc/cargo: a rustup toolchain in ~/.cargo/bin is used when present;
 # Debian's own are installed only when there is no cargo at all.
 command -v cargo >/dev/null 2>&1 || PKGS+=(rustc cargo)

@@ -58,7 +58,7 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../proc.sh"
+. "$here/lib.sh"	# suri_*, tcp_run; tests/snort/lib.sh: nsx nsbg new_ns val ...
 skip() { test_skip test-suricata "${NFQB_SURICATA_REQUIRED:-0}" "$@"; }
 
 [ "$(id -u)" -eq 0 ] || skip "needs root"
@@ -75,8 +75,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-suricata.XXXXXX")
 traffic=${NFQB_TRAFFIC:-${NFQB_SNORT_TRAFFIC:-}}
 if [ -z "$traffic" ] || [ ! -x "$traffic" ]; then
 	traffic=$work/snort-traffic
-	${CC:-cc} -std=gnu11 -O2 -D_GNU_SOURCE -o "$traffic" \
-		"$here/../snort/snort-traffic.c" 2>"$work/cc.log" || {
+	suri_traffic_build "$traffic" || {
 		rm -rf "$work"
 		skip "no snort-traffic (NFQB_TRAFFIC) and it does not build here"
 	}
@@ -86,7 +85,6 @@ export LD_LIBRARY_PATH="${libdir:+$libdir:}$prefix/nfqb/lib${LD_LIBRARY_PATH:+:$
 checks=0
 failures=0
 pids=()
-. "$here/../snort/lib.sh"	# nsx nsbg new_ns val queue_* router_setup
 modprobe -q nfnetlink_queue 2>/dev/null
 modprobe -q xt_NFQUEUE 2>/dev/null
 trap 'snort_lib_cleanup; [ "${NFQB_SURICATA_KEEP:-0}" = 1 ] && echo "test-suricata: logs in $work" || rm -rf "$work"' EXIT
@@ -95,118 +93,17 @@ trap 'exit 1' INT TERM
 # --- Suricata's configuration and rules -------------------------------------
 
 yaml=$work/suricata.yaml
-cat >"$yaml" <<EOF
-%YAML 1.1
----
-vars:
-  address-groups:
-    HOME_NET: "any"
-    EXTERNAL_NET: "any"
-  port-groups:
-    HTTP_PORTS: "80"
-classification-file: $prefix/etc/suricata/classification.config
-reference-config-file: $prefix/etc/suricata/reference.config
-max-pending-packets: 1024
-logging:
-  default-log-level: info
-  outputs:
-    - console:
-        enabled: yes
-outputs:
-  - fast:
-      enabled: yes
-      filename: fast.log
-      append: no
-stats:
-  enabled: no
-unix-command:
-  enabled: no
-nfq:
-  mode: accept
-stream:
-  memcap: 256mb
-  inline: auto
-  reassembly:
-    memcap: 512mb
-    depth: 0
-EOF
-
-# drop: the packet and, on TCP, the rest of its flow (IPS mode)
-write_suricata_rules() {
-	local again=${2:+ again} s=100000${2:+1}
-	cat >"$1" <<EOF
-drop udp any any -> any ![9996,9997] (msg:"EVIL udp$again"; content:"EVIL"; sid:${s}1; rev:1;)
-drop tcp any any -> any 9001 (msg:"EVIL tcp$again"; content:"EVIL"; sid:${s}2; rev:1;)
-alert udp any any -> any 9997 (msg:"EVIL replaced$again"; content:"EVIL"; replace:"GOOD"; sid:${s}3; rev:1;)
-alert udp any any -> any 9996 (msg:"EVIL marked$again"; content:"EVIL"; nfq_set_mark:0x2/0x2; sid:${s}4; rev:1;)
-EOF
-}
+write_suricata_yaml "$yaml"
 rules=$work/rules
 write_suricata_rules "$rules"
 rules2=$work/rules-reloaded
 write_suricata_rules "$rules2" again
 
 # --- Helpers ------------------------------------------------------------------
-# (the checks, lo_setup, run_rx, queue_ids, probe_queue: tests/snort/lib.sh)
+# (suri_start, suri_stop, sum_verdicts, nfqb_lines, tcp_run: lib.sh; the
+# checks, lo_setup, run_rx, queue_ids, probe_queue: tests/snort/lib.sh)
 stock_label="the stock backend"
 only_list=${NFQB_SURICATA_ONLY:-}
-
-# suri_start NS BACKEND LOG QUEUES [args...]: Suricata in NS on the queues
-# QUEUES ("A" or "A:B" or "A,B": -q A -q B), backend nfq or nfqb, logging
-# to LOG (its console) and LOG.d (fast.log); returns once it said "Engine
-# started" and every queue is bound (120 s at most: a loaded machine), 1
-# if it exited or never got there. Sets suri_pid.
-suri_start() {
-	local ns=$1 backend=$2 log=$3 queues=$4 i q all qargs=() qlist
-	shift 4
-	case $queues in
-	*,*)	qlist=${queues//,/ }
-		for q in $qlist; do qargs+=(-q "$q"); done ;;
-	*:*)	qlist=$(seq "${queues%:*}" "${queues#*:}")
-		qargs=(-q "$queues") ;;
-	*)	qlist=$queues
-		qargs=(-q "$queues") ;;
-	esac
-	mkdir -p "$log.d"
-	nsenter --net="/run/netns/$ns" "$suricata" -c "$yaml" -S "$rules" \
-		-k none -l "$log.d" "${qargs[@]}" \
-		--set nfq.backend="$backend" "$@" >"$log" 2>&1 &
-	suri_pid=$!
-	pids+=("$suri_pid")
-	for i in $(seq 1 2400); do
-		if grep -q 'Engine started' "$log" 2>/dev/null; then
-			all=1
-			for q in $qlist; do
-				queue_bound "$ns" "$q" || { all=0; break; }
-			done
-			if [ "$all" = 1 ]; then
-				suri_lib=$(grep -o '/[^ ]*libnfq-batch[^ ]*' "/proc/$suri_pid/maps" 2>/dev/null | head -n 1)
-				return 0
-			fi
-		fi
-		kill -0 "$suri_pid" 2>/dev/null || { wait "$suri_pid"; return 1; }
-		sleep 0.05
-	done
-	return 1
-}
-
-# suri_stop: SIGTERM, wait up to 30 s (then SIGKILL: status 124); returns
-# Suricata's exit status.
-suri_stop() {
-	stop_pid "$suri_pid" 30 suricata
-}
-
-# sum_verdicts WORD LOG: the sum over receive threads of Suricata's exit
-# line "Verdict: Accepted N, Dropped N, Replaced N" field WORD
-sum_verdicts() {
-	sed -n "s/.*Verdict: .*$1 \([0-9]*\).*/\1/p" "$2" |
-		awk '{ s += $1 } END { print s + 0 }'
-}
-
-# nfqb_line LOG: the backend's own exit lines, for the report
-nfqb_lines() {
-	grep -o 'libnfq-batch: .*' "$1" | sed 's/^/      /'
-}
 
 # --- Scenarios -------------------------------------------------------------
 
@@ -326,44 +223,6 @@ replace_case() {
 	expect "duplicates" "$(val dup "$log.rx")" -eq 0
 	expect "suricata Replaced" "$(sum_verdicts Replaced "$log.suri")" -eq 300
 	end
-}
-
-# tcp_run BACKEND WHERE EVIL_AT: one transfer of 16 MB (EVIL at EVIL_AT or
-# -1) through Suricata; WHERE: lo or router. Leaves the logs in $log.*.
-TCP_BYTES=16000000
-tcp_run() {
-	local backend=$1 where=$2 evil=$3 q=$((4500 + $$ % 400)) srv ns_tx ns_rx ns_s
-	log=$work/tcp-$where-$backend-$evil
-	if [ "$where" = lo ]; then
-		ns_tx=$(lo_setup "tcp-$backend-$evil" "$q") || return 1
-		ns_rx=$ns_tx
-		ns_s=$ns_tx
-		srv=127.0.0.1
-	else
-		router_setup "rt-$backend-$evil" "$q" || return 1
-		ns_tx=$rc_ns
-		ns_rx=$rs_ns
-		ns_s=$rr_ns
-		srv=10.2.0.2
-	fi
-	if ! suri_start "$ns_s" "$backend" "$log.suri" "$q"; then
-		echo "    suricata did not start on queue $q"
-		sed 's/^/    | /' "$log.suri" | tail -n 20
-		return 1
-	fi
-	run_rx "$ns_rx" "$log.rx" tcp-recv 9001 2000 60000
-	nsbg "$ns_tx" "$traffic" tcp-send "$srv" 9001 "$TCP_BYTES" "$evil" \
-		60000 >"$log.tx" 2>&1
-	local tx_pid=$bg_pid
-	# the receiver ends at the end of the stream, or 2 s after a drop
-	# stalled it; the sender (blocked) with it
-	wait "$rx_pid"
-	kill "$tx_pid" 2>/dev/null
-	wait "$tx_pid" 2>/dev/null
-	suri_stop
-	suri_rc=$?
-	[ "$where" = router ] && router_del
-	return 0
 }
 
 tcp_report() {
