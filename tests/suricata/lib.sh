@@ -88,8 +88,9 @@ EOF
 # write_suricata_rules FILE [AGAIN]: drop: the packet and, on TCP, the rest
 # of its flow (IPS mode): UDP datagrams holding EVIL (but to the replace and
 # mark ports 9997, 9996), TCP to 9001 (test-suricata's and the bench's bulk
-# transfers) and 5201 (the bench's iperf3) where EVIL shows; with AGAIN
-# other sids and messages (a reload's new rules)
+# transfers) and 5201 (the bench's iperf3) where EVIL shows; the flow bypass
+# rule of UDP 9995 (every datagram matches it); with AGAIN other sids and
+# messages (a reload's new rules)
 write_suricata_rules() {
 	local again=${2:+ again} s=100000${2:+1}
 	cat >"$1" <<EOF
@@ -97,6 +98,7 @@ drop udp any any -> any ![9996,9997] (msg:"EVIL udp$again"; content:"EVIL"; sid:
 drop tcp any any -> any [9001,5201] (msg:"EVIL tcp$again"; content:"EVIL"; sid:${s}2; rev:1;)
 alert udp any any -> any 9997 (msg:"EVIL replaced$again"; content:"EVIL"; replace:"GOOD"; sid:${s}3; rev:1;)
 alert udp any any -> any 9996 (msg:"EVIL marked$again"; content:"EVIL"; nfq_set_mark:0x2/0x2; sid:${s}4; rev:1;)
+alert udp any any -> any 9995 (msg:"bypass$again"; bypass; sid:${s}5; rev:1;)
 EOF
 }
 

@@ -43,6 +43,11 @@
 #                 and both runs inspect
 #   reload        SIGUSR2 (rule reload) under traffic: nothing lost or
 #                 duplicated, EVIL still dropped after the reload
+#   bypass        nfq.bypass-mark/bypass-mask 1/1, a rule with the bypass
+#                 keyword and CONNMARK: after the first datagram of a flow
+#                 to 9995 the flow skips the queue (its EVIL ones arrive,
+#                 none is queued); a flow to 9994 stays inspected (both
+#                 backends)
 #
 # Environment:
 #   NFQB_SURICATA_PREFIX     Suricata (tests/suricata/build-suricata.sh)
@@ -502,6 +507,68 @@ reload_case() {
 	end
 }
 
+# bypass_case BACKEND: flow bypass (nfq.bypass-mark/bypass-mask 0x1/0x1,
+# the bypass rule keyword, CONNMARK): the first datagram of a flow to 9995
+# matches a bypass rule, so its verdict carries the mark; mangle
+# POSTROUTING saves the mark in the flow's conntrack entry, mangle OUTPUT
+# restores it on the flow's later datagrams, and those are accepted before
+# the NFQUEUE rule: they arrive uninspected, EVIL ones too, and none is
+# queued. A flow to 9994 (no bypass rule) stays queued and inspected.
+bypass_case() {
+	local backend=$1 ns log=$work/bypass-$1 q=$((4150 + $$ % 400)) port n0 n1
+	local q1_9994 q1_9995 q2_9994 q2_9995
+	begin "bypass ($backend): a flow matching a bypass rule skips the queue from its next datagram on, another stays inspected"
+	ns=$(new_ns "byp-$backend") || { fail "namespace"; end; return; }
+	nsx "$ns" iptables -t mangle -A OUTPUT -p udp -j CONNMARK --restore-mark --mask 0x1
+	nsx "$ns" iptables -A OUTPUT -p udp -m multiport --dports 9994,9995 -m mark --mark 0x1/0x1 -j ACCEPT
+	for port in 9994 9995; do
+		nsx "$ns" iptables -A OUTPUT -p udp --dport "$port" -j NFQUEUE --queue-num "$q"
+	done
+	nsx "$ns" iptables -t mangle -A POSTROUTING -p udp -m mark --mark 0x1/0x1 -j CONNMARK --save-mark --mask 0x1
+	if ! suri_start "$ns" "$backend" "$log.suri" "$q" \
+		--set nfq.bypass-mark=1 --set nfq.bypass-mask=1; then
+		fail "suricata did not start on queue $q" "$log.suri" 30
+		end
+		return
+	fi
+	for port in 9995 9994; do
+		# 10 clean datagrams from one source port: on 9995 the first
+		# matches the bypass rule; once all arrived, their verdicts
+		# (and the mark's save) are done
+		run_rx "$ns" "$log.rx1.$port" udp-recv "$port" 1500 60000
+		nsx "$ns" env SNORT_TRAFFIC_SPORT=40100 "$traffic" udp-send \
+			127.0.0.1 "$port" 10 1000 >"$log.tx1.$port" 2>&1
+		wait "$rx_pid"
+		n0=$(bypass_queued "$ns" "$port")
+		# the same flow again: 1000 datagrams, every 10th EVIL
+		run_rx "$ns" "$log.rx2.$port" udp-recv "$port" 1500 60000
+		nsx "$ns" env SNORT_TRAFFIC_SPORT=40100 "$traffic" udp-send \
+			127.0.0.1 "$port" 1000 20000 10 >"$log.tx2.$port" 2>&1
+		wait "$rx_pid"
+		n1=$(bypass_queued "$ns" "$port")
+		eval "q1_$port=\${n0:-0} q2_$port=\$((\${n1:-0} - \${n0:-0}))"
+		echo "    port $port: first 10 arrived $(val distinct "$log.rx1.$port"), queued ${n0:-?};" \
+		     "then arrived $(val distinct "$log.rx2.$port") of 1000, evil $(val evil "$log.rx2.$port"), queued $((${n1:-0} - ${n0:-0}))"
+		expect "port $port: the first 10 arrived" "$(val distinct "$log.rx1.$port")" -eq 10
+	done
+	suri_stop || fail "suricata exited with $?" "$log.suri" 20
+	nsx "$ns" conntrack -L -p udp 2>/dev/null | grep 'sport=40100' | sed 's/^/    ct: /'
+	expect "bypassed flow: all 1000 arrived" "$(val distinct "$log.rx2.9995")" -eq 1000
+	expect "bypassed flow: its EVIL ones too (uninspected)" "$(val evil "$log.rx2.9995")" -eq 100
+	expect "bypassed flow: queued of the first 10 (the first at least)" "$q1_9995" -ge 1
+	expect "bypassed flow: queued of the next 1000" "$q2_9995" -eq 0
+	expect "inspected flow: queued of the next 1000" "$q2_9994" -eq 1000
+	expect "inspected flow: the 900 clean ones arrived" "$(val distinct "$log.rx2.9994")" -eq 900
+	expect "inspected flow: no EVIL arrived" "$(val evil "$log.rx2.9994")" -eq 0
+	end
+}
+
+# bypass_queued NS PORT: packets the NFQUEUE rule for UDP PORT has queued
+bypass_queued() {
+	nsx "$1" iptables -vnxL OUTPUT |
+		awk -v p="dpt:$2" '/NFQUEUE/ && $0 ~ p { print $1; exit }'
+}
+
 start=$(date +%s)
 echo "test-suricata: $("$suricata" -V 2>&1 | head -n 1), libnfq-batch from ${libdir:-$prefix/nfqb/lib}, $(uptime | sed 's/.*load/load/')"
 want enforce_udp && for rm in autofp workers; do
@@ -517,6 +584,7 @@ want tcp_lo && tcp_case lo
 want tcp_router && tcp_case router
 want repeat && { repeat_case nfq; repeat_case nfqb; }
 want mark && { mark_case nfq; mark_case nfqb; }
+want bypass && { bypass_case nfq; bypass_case nfqb; }
 want route && { route_case nfq; route_case nfqb; }
 want failopen && { failopen_case nfq; failopen_case nfqb; }
 want queues && {
