@@ -292,6 +292,22 @@ run_rx() {
 	return 1
 }
 
+# tcp_transfer NS_RX NS_TX SRV EVIL_AT LOG: one transfer of $TCP_BYTES from
+# NS_TX to a receiver on SRV:9001 in NS_RX (EVIL at EVIL_AT, or -1: none);
+# returns when the receiver ended: at the end of the stream, or 2 s after
+# a drop or block stalled it (the sender, blocked, is ended with it). The
+# receiver's and the sender's output in LOG.rx and LOG.tx.
+tcp_transfer() {
+	local tx_pid
+	run_rx "$1" "$5.rx" tcp-recv 9001 2000 60000
+	nsbg "$2" "$traffic" tcp-send "$3" 9001 "$TCP_BYTES" "$4" 60000 \
+		>"$5.tx" 2>&1
+	tx_pid=$bg_pid
+	wait "$rx_pid"
+	kill "$tx_pid" 2>/dev/null
+	wait "$tx_pid" 2>/dev/null
+}
+
 # queue_ids NS Q LAST: the last packet id of each queue Q..LAST, one line
 queue_ids() {
 	nsx "$1" awk -v a="$2" -v b="$3" '$1 >= a && $1 <= b { print $1, $8 }' \

@@ -137,15 +137,7 @@ tcp_run() {
 		sed 's/^/    | /' "$log.snort" | tail -n 20
 		return 1
 	fi
-	run_rx "$ns_rx" "$log.rx" tcp-recv 9001 2000 60000
-	nsbg "$ns_tx" "$traffic" tcp-send "$srv" 9001 "$TCP_BYTES" "$evil" \
-		60000 >"$log.tx" 2>&1
-	local tx_pid=$bg_pid
-	# the receiver ends at the end of the stream, or 2 s after a block
-	# stalled it; the sender (blocked) with it
-	wait "$rx_pid"
-	kill "$tx_pid" 2>/dev/null
-	wait "$tx_pid" 2>/dev/null
+	tcp_transfer "$ns_rx" "$ns_tx" "$srv" "$evil" "$log"
 	snort_stop
 	snort_rc=$?
 	return 0

@@ -208,15 +208,7 @@ tcp_run() {
 		[ "$where" = router ] && router_del
 		return 1
 	fi
-	run_rx "$ns_rx" "$log.rx" tcp-recv 9001 2000 60000
-	nsbg "$ns_tx" "$traffic" tcp-send "$srv" 9001 "$TCP_BYTES" "$evil" \
-		60000 >"$log.tx" 2>&1
-	local tx_pid=$bg_pid
-	# the receiver ends at the end of the stream, or 2 s after a drop
-	# stalled it; the sender (blocked) with it
-	wait "$rx_pid"
-	kill "$tx_pid" 2>/dev/null
-	wait "$tx_pid" 2>/dev/null
+	tcp_transfer "$ns_rx" "$ns_tx" "$srv" "$evil" "$log"
 	suri_stop
 	suri_rc=$?
 	[ "$where" = router ] && router_del
