@@ -74,9 +74,13 @@ python/stage/.stamp: python/_nfqb.la $(NFQBPY_PY) $(NFQBPY_SHIM)
 		python/stage/nfqb/ && \
 	touch $@
 
-# libtool's .la has no use beside a Python module
+# libtool's .la has no use beside a Python module; without it libtool's
+# uninstall does not know the module's file name: removed here
 install-data-hook:
 	rm -f "$(DESTDIR)$(nfqbpydir)/_nfqb.la"
+
+uninstall-hook:
+	rm -f "$(DESTDIR)$(nfqbpydir)/_nfqb$(PYTHON_EXT_SUFFIX)"
 
 clean-local:
 	rm -rf python/stage

@@ -11,11 +11,13 @@ check_PROGRAMS += tests/unit/test_msg tests/unit/test_parse
 TESTS += tests/unit/test_msg tests/unit/test_parse
 
 tests_unit_test_msg_SOURCES = tests/unit/test_msg.c \
-	tests/unit/nlbuild.c tests/unit/nlbuild.h
+	tests/unit/nlbuild.c tests/unit/nlbuild.h tests/unit/testq.h \
+	tests/unit/txhook.h
 tests_unit_test_msg_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_unit_test_msg_LDADD = $(UNIT_TEST_LDADD)
 
 tests_unit_test_parse_SOURCES = tests/unit/test_parse.c \
-	tests/unit/nlbuild.c tests/unit/nlbuild.h
+	tests/unit/nlbuild.c tests/unit/nlbuild.h tests/unit/testq.h \
+	tests/unit/txhook.h
 tests_unit_test_parse_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_unit_test_parse_LDADD = $(UNIT_TEST_LDADD)

@@ -6,7 +6,8 @@
 check_PROGRAMS += tests/unit/test_plan
 TESTS += tests/unit/test_plan
 tests_unit_test_plan_SOURCES = tests/unit/test_plan.c tests/unit/nlbuild.c \
-	tests/unit/nlbuild.h tests/unit/kmodel.c tests/unit/kmodel.h
+	tests/unit/nlbuild.h tests/unit/kmodel.c tests/unit/kmodel.h \
+	tests/unit/testq.h
 tests_unit_test_plan_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
 tests_unit_test_plan_LDADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) \
@@ -18,7 +19,7 @@ check_PROGRAMS += tests/unit/test_model
 TESTS += tests/unit/test_model
 tests_unit_test_model_SOURCES = tests/unit/test_model.c \
 	tests/unit/nlbuild.c tests/unit/nlbuild.h tests/unit/kmodel.c \
-	tests/unit/kmodel.h
+	tests/unit/kmodel.h tests/unit/testq.h
 tests_unit_test_model_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
 tests_unit_test_model_LDADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) \
