@@ -292,6 +292,26 @@ run_rx() {
 	return 1
 }
 
+# tcp_nets WHERE NAME Q: the namespaces of a transfer through the queue Q
+# consumer: WHERE lo, one namespace (lo_setup); else a router between a
+# client and a server (router_setup). Sets ns_tx (the sender's), ns_rx
+# (the receiver's), ns_mid (the consumer's) and srv (the receiver's
+# address); 1 if the set-up failed.
+tcp_nets() {
+	if [ "$1" = lo ]; then
+		ns_tx=$(lo_setup "tcp-$2" "$3") || return 1
+		ns_rx=$ns_tx
+		ns_mid=$ns_tx
+		srv=127.0.0.1
+	else
+		router_setup "rt-$2" "$3" || return 1
+		ns_tx=$rc_ns
+		ns_rx=$rs_ns
+		ns_mid=$rr_ns
+		srv=10.2.0.2
+	fi
+}
+
 # tcp_transfer NS_RX NS_TX SRV EVIL_AT LOG: one transfer of $TCP_BYTES from
 # NS_TX to a receiver on SRV:9001 in NS_RX (EVIL at EVIL_AT, or -1: none);
 # returns when the receiver ended: at the end of the stream, or 2 s after

@@ -116,20 +116,10 @@ enforce_udp() {
 # -1) through Snort; where: lo or router. Leaves the logs in $log.*.
 TCP_BYTES=16000000
 tcp_run() {
-	local module=$1 where=$2 evil=$3 q=$((4500 + $$ % 400)) srv ns_tx ns_rx
+	local module=$1 where=$2 evil=$3 q=$((4500 + $$ % 400)) srv ns_tx ns_rx ns_mid
 	log=$work/tcp-$where-$module-$evil
-	if [ "$where" = lo ]; then
-		ns_tx=$(lo_setup "tcp-$module-$evil" "$q") || return 1
-		ns_rx=$ns_tx
-		ns_snort=$ns_tx
-		srv=127.0.0.1
-	else
-		router_setup "rt-$module-$evil" "$q" || return 1
-		ns_tx=$rc_ns
-		ns_rx=$rs_ns
-		ns_snort=$rr_ns
-		srv=10.2.0.2
-	fi
+	tcp_nets "$where" "$module-$evil" "$q" || return 1
+	ns_snort=$ns_mid
 	local dbg=()
 	[ "$module" = nfqb ] && dbg=(--daq-var debug)	# its counters at stop
 	if ! snort_start "$ns_snort" "$module" "$q" "$log.snort" "${dbg[@]}"; then

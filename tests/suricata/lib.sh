@@ -186,23 +186,12 @@ suri_stat() {
 # BACKEND) and Suricata's exit status in suri_rc; 1 if the set-up failed.
 TCP_BYTES=16000000
 tcp_run() {
-	local backend=$1 where=$2 evil=$3 q=$((4500 + $$ % 400)) srv ns_tx ns_rx ns_s
+	local backend=$1 where=$2 evil=$3 q=$((4500 + $$ % 400)) srv ns_tx ns_rx ns_mid
 	local label=${tcp_label:-$1}
 	shift 3
 	log=$work/tcp-$where-$label-$evil
-	if [ "$where" = lo ]; then
-		ns_tx=$(lo_setup "tcp-$label-$evil" "$q") || return 1
-		ns_rx=$ns_tx
-		ns_s=$ns_tx
-		srv=127.0.0.1
-	else
-		router_setup "rt-$label-$evil" "$q" || return 1
-		ns_tx=$rc_ns
-		ns_rx=$rs_ns
-		ns_s=$rr_ns
-		srv=10.2.0.2
-	fi
-	if ! suri_start "$ns_s" "$backend" "$log.suri" "$q" "$@"; then
+	tcp_nets "$where" "$label-$evil" "$q" || return 1
+	if ! suri_start "$ns_mid" "$backend" "$log.suri" "$q" "$@"; then
 		echo "    suricata did not start on queue $q"
 		sed 's/^/    | /' "$log.suri" | tail -n 20
 		[ "$where" = router ] && router_del
