@@ -6,7 +6,7 @@
 # "base" is the pristine source, see kernel/README.md) into
 # kernel/patches: the first commit after base is the nf fix, posted on
 # its own ("[PATCH nf]", file 00-nf-0001-...), the others are the nf-next
-# series ("[PATCH nf-next v3 NN/MM]", 0001-...) with a cover letter whose
+# series ("[RFC PATCH nf-next v1 NN/MM]", 0001-...) with a cover letter whose
 # text is taken from the current 0000-cover-letter.patch (everything
 # between its header and the shortlog), so only the shortlog and the
 # diffstat are regenerated. Author and dates are fixed, so that an
@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 dev=${1:?usage: export-series.sh DEVTREE [BRANCH]}
 branch=${2:-HEAD}
 out=$here/patches
-prefix=${NFQB_SERIES_PREFIX:-PATCH nf-next v3}
+prefix=${NFQB_SERIES_PREFIX:-RFC PATCH nf-next v1}
 export GIT_AUTHOR_NAME=nfqb GIT_AUTHOR_EMAIL=nfqb@localhost
 export GIT_COMMITTER_NAME=nfqb GIT_COMMITTER_EMAIL=nfqb@localhost
 export GIT_AUTHOR_DATE='2000-01-01 00:00:00 +0000'

@@ -33,9 +33,10 @@ kernel_patches = \
 	kernel/patches/0010-netfilter-nfnetlink_queue-keep-the-link-layer-header.patch \
 	kernel/patches/0011-netfilter-nfnetlink_queue-verdict-rules-for-netdev-p.patch \
 	kernel/patches/0012-netfilter-nf_queue-hash-netdev-family-packets-for-qu.patch \
-	kernel/patches/0013-netfilter-nft_queue-allow-queueing-from-netdev-ingre.patch \
-	kernel/patches/0014-selftests-netfilter-nf_queue-stop-on-SIGTERM-whereve.patch \
-	kernel/patches/0015-selftests-netfilter-add-nft_queue_netdev.sh.patch
+	kernel/patches/0013-net-packet-resume-queued-packets-on-the-qdisc-bypass.patch \
+	kernel/patches/0014-netfilter-nft_queue-allow-queueing-from-netdev-ingre.patch \
+	kernel/patches/0015-selftests-netfilter-nf_queue-stop-on-SIGTERM-whereve.patch \
+	kernel/patches/0016-selftests-netfilter-add-nft_queue_netdev.sh.patch
 
 check_PROGRAMS += tests/kernel/nfqb-netdev
 tests_kernel_nfqb_netdev_SOURCES = tests/kernel/nfqb-netdev.c
@@ -53,7 +54,9 @@ kernel_tests = \
 	tests/kernel/t-20-egress.sh \
 	tests/kernel/t-25-lib-egress.sh \
 	tests/kernel/t-30-arp.sh \
+	tests/kernel/t-31-arp-egress-trim.sh \
 	tests/kernel/t-35-vlan.sh \
+	tests/kernel/t-36-vlan-tunnel.sh \
 	tests/kernel/t-40-monotonic.sh \
 	tests/kernel/t-50-teardown.sh \
 	tests/kernel/t-60-selftest.sh \
@@ -65,6 +68,7 @@ kernel_tests = \
 	tests/kernel/t-73-inet-ingress.sh \
 	tests/kernel/t-74-verdict.sh \
 	tests/kernel/t-75-vlan-verdict.sh \
+	tests/kernel/t-77-qdisc-bypass.sh \
 	tests/kernel/t-78-bind-window.sh \
 	tests/kernel/t-79-shared-skb.sh \
 	tests/kernel/t-80-alloc-fail.sh

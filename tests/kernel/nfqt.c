@@ -24,6 +24,12 @@
  *                               silence and print the binds and the packet
  *                               messages received (the packets unbinding
  *                               dropped)
+ *   nfqt psend DEV DSTMAC SRC DST PORT N
+ *                               send N UDP datagrams SRC -> DST:PORT as
+ *                               Ethernet frames to DSTMAC from a packet
+ *                               socket on DEV with PACKET_QDISC_BYPASS;
+ *                               print "psend ok=N err=N" (a send that
+ *                               fails counts in err, with its errno)
  *   nfqt tap DEV                open a packet socket on DEV (all protocols)
  *                               and read nothing until SIGTERM: each frame
  *                               DEV receives stays queued there as a clone
@@ -342,6 +348,7 @@ static void usage(void)
 		"       nfqt tsend ADDR PORT BYTES\n"
 		"       nfqt trecv PORT IDLE_MS\n"
 		"       nfqt bindloop QUEUE CYCLE_MS\n"
+		"       nfqt psend DEV DSTMAC SRC DST PORT COUNT\n"
 		"       nfqt tap DEV\n");
 	exit(2);
 }
@@ -1052,6 +1059,89 @@ static int do_tap(int argc, char **argv)
 	return 0;
 }
 
+static uint16_t ip_csum(const void *p, int len)
+{
+	const uint8_t *b = p;
+	uint32_t sum = 0;
+	int i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (b[i] << 8) | b[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return htons(~sum & 0xffff);
+}
+
+/* IPv4 + UDP datagrams (UDP checksum 0: none, 64 bytes of payload) sent
+ * from a SOCK_DGRAM packet socket (the kernel adds the Ethernet header)
+ * that bypasses the qdisc.
+ */
+static int do_psend(int argc, char **argv)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_IP),
+		.sll_halen = ETH_ALEN,
+	};
+	uint8_t ip[20 + 8 + 64];
+	uint8_t *udp = ip + 20;
+	struct in_addr src, dst;
+	unsigned long i, n, ok = 0, err = 0;
+	int fd, one = 1, last = 0;
+
+	if (argc != 7)
+		usage();
+	sll.sll_ifindex = if_nametoindex(argv[1]);
+	if (!sll.sll_ifindex ||
+	    sscanf(argv[2], "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &sll.sll_addr[0],
+		   &sll.sll_addr[1], &sll.sll_addr[2], &sll.sll_addr[3],
+		   &sll.sll_addr[4], &sll.sll_addr[5]) != 6 ||
+	    inet_pton(AF_INET, argv[3], &src) != 1 ||
+	    inet_pton(AF_INET, argv[4], &dst) != 1)
+		usage();
+	n = strtoul(argv[6], NULL, 0);
+	fd = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_IP));
+	if (fd < 0 || setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one,
+				 sizeof(one)) < 0) {
+		perror("nfqt: psend socket");
+		return 2;
+	}
+	memset(ip, 'x', sizeof(ip));
+	ip[0] = 0x45;
+	ip[1] = 0;
+	ip[2] = 0;
+	ip[3] = 20 + 8 + 64;
+	memset(ip + 4, 0, 4);
+	ip[8] = 64;
+	ip[9] = IPPROTO_UDP;
+	memcpy(ip + 12, &src, 4);
+	memcpy(ip + 16, &dst, 4);
+	udp[0] = 0x9c;
+	udp[1] = 0x40;		/* source port 40000 */
+	udp[2] = atoi(argv[5]) >> 8;
+	udp[3] = atoi(argv[5]) & 0xff;
+	udp[4] = 0;
+	udp[5] = 8 + 64;
+	udp[6] = udp[7] = 0;
+	for (i = 0; i < n; i++) {
+		ip[4] = i >> 8;
+		ip[5] = i & 0xff;
+		ip[10] = ip[11] = 0;
+		memcpy(ip + 10, (uint16_t[]){ ip_csum(ip, 20) }, 2);
+		/* SOCK_DGRAM: the kernel builds the Ethernet header */
+		if (sendto(fd, ip, sizeof(ip), 0,
+			   (struct sockaddr *)&sll, sizeof(sll)) < 0) {
+			err++;
+			last = errno;
+		} else {
+			ok++;
+		}
+	}
+	printf("psend ok=%lu err=%lu%s%s\n", ok, err, err ? " " : "",
+	       err ? strerror(last) : "");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1071,6 +1161,8 @@ int main(int argc, char **argv)
 		return do_bindloop(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "tap"))
 		return do_tap(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "psend"))
+		return do_psend(argc - 1, argv + 1);
 	usage();
 	return 2;
 }
