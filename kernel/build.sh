@@ -20,8 +20,9 @@
 # NFQB_KERNEL_NICE (default 19), NFQB_KERNEL_TARBALL, NFQB_KERNEL_UPTO
 # (apply only the first N patches: kernel/build-each.sh uses it to check
 # that every prefix of the series builds), NFQB_KERNEL_PATCHES (the
-# directory of the series, default kernel/patches: kernel/before-v3 builds
-# the previous version for the before/after runs of the guest tests).
+# directory of the series, default kernel/patches: an earlier version from
+# git history, `kernel/series-at.sh v3`, for the before/after runs of the
+# guest tests).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -57,6 +57,7 @@ kernel_tests = \
 	tests/kernel/t-31-arp-egress-trim.sh \
 	tests/kernel/t-35-vlan.sh \
 	tests/kernel/t-36-vlan-tunnel.sh \
+	tests/kernel/t-37-stacked.sh \
 	tests/kernel/t-40-monotonic.sh \
 	tests/kernel/t-50-teardown.sh \
 	tests/kernel/t-60-selftest.sh \
@@ -83,6 +84,7 @@ EXTRA_DIST += \
 	kernel/check.sh \
 	kernel/build-each.sh \
 	kernel/export-series.sh \
+	kernel/series-at.sh \
 	$(kernel_patches) \
 	$(kernel_tests)
 
