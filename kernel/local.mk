@@ -20,23 +20,24 @@
 
 kernel_patches = \
 	kernel/patches/00-nf-0001-netfilter-nfnetlink_queue-unclone-the-skb-head-befor.patch \
+	kernel/patches/00-nf-0002-netfilter-nfnetlink_queue-configure-a-new-queue-befo.patch \
+	kernel/patches/00-nf-0003-netfilter-nfnetlink_queue-validate-the-protocol-of-N.patch \
 	kernel/patches/0000-cover-letter.patch \
 	kernel/patches/0001-net-add-an-entry-point-to-resume-reception-after-the.patch \
 	kernel/patches/0002-net-clear-nf_skip_egress-when-no-egress-hook-is-acti.patch \
-	kernel/patches/0003-netfilter-nfnetlink_queue-configure-a-new-queue-befo.patch \
-	kernel/patches/0004-netfilter-nfnetlink_queue-never-hand-out-packet-id-0.patch \
-	kernel/patches/0005-netfilter-nfnetlink_queue-validate-the-protocol-of-N.patch \
-	kernel/patches/0006-netfilter-nf_queue-queue-a-private-clone-of-a-shared.patch \
-	kernel/patches/0007-netfilter-nfnetlink_queue-reinject-netdev-family-pac.patch \
-	kernel/patches/0008-netfilter-nfnetlink_queue-hook-numbers-of-the-netdev.patch \
-	kernel/patches/0009-netfilter-nfnetlink_queue-report-the-link-layer-head.patch \
-	kernel/patches/0010-netfilter-nfnetlink_queue-keep-the-link-layer-header.patch \
-	kernel/patches/0011-netfilter-nfnetlink_queue-verdict-rules-for-netdev-p.patch \
-	kernel/patches/0012-netfilter-nf_queue-hash-netdev-family-packets-for-qu.patch \
-	kernel/patches/0013-net-packet-resume-queued-packets-on-the-qdisc-bypass.patch \
-	kernel/patches/0014-netfilter-nft_queue-allow-queueing-from-netdev-ingre.patch \
-	kernel/patches/0015-selftests-netfilter-nf_queue-stop-on-SIGTERM-whereve.patch \
-	kernel/patches/0016-selftests-netfilter-add-nft_queue_netdev.sh.patch
+	kernel/patches/0003-netfilter-nfnetlink_queue-never-hand-out-packet-id-0.patch \
+	kernel/patches/0004-netfilter-nf_queue-queue-a-private-clone-of-a-shared.patch \
+	kernel/patches/0005-netfilter-nfnetlink_queue-reinject-netdev-family-pac.patch \
+	kernel/patches/0006-netfilter-nfnetlink_queue-hook-numbers-of-the-netdev.patch \
+	kernel/patches/0007-netfilter-nfnetlink_queue-report-the-link-layer-head.patch \
+	kernel/patches/0008-netfilter-nfnetlink_queue-keep-the-link-layer-header.patch \
+	kernel/patches/0009-netfilter-nfnetlink_queue-verdict-rules-for-netdev-p.patch \
+	kernel/patches/0010-netfilter-nf_queue-hash-netdev-family-packets-for-qu.patch \
+	kernel/patches/0011-net-packet-resume-queued-packets-on-the-qdisc-bypass.patch \
+	kernel/patches/0012-netfilter-nft_queue-allow-queueing-from-netdev-ingre.patch \
+	kernel/patches/0013-netfilter-nft_queue-allow-queueing-from-inet-ingress.patch \
+	kernel/patches/0014-selftests-netfilter-nf_queue-stop-on-SIGTERM-whereve.patch \
+	kernel/patches/0015-selftests-netfilter-add-nft_queue_netdev.sh.patch
 
 check_PROGRAMS += tests/kernel/nfqb-netdev
 tests_kernel_nfqb_netdev_SOURCES = tests/kernel/nfqb-netdev.c
