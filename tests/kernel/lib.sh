@@ -51,6 +51,14 @@ setup_veth() {
 	A ping -c 1 -W 10 10.0.0.2 > /dev/null || echo "  (warm-up ping failed)"
 }
 
+# setup_v6 [DEV_B]: IPv6 beside IPv4, fd00::1 on veth0 and fd00::2 on
+# DEV_B (veth1), without duplicate address detection, neighbours resolved
+setup_v6() {
+	A ip addr add fd00::1/64 dev veth0 nodad
+	B ip addr add fd00::2/64 dev "${1:-veth1}" nodad
+	A ping -c 1 -W 10 fd00::2 > /dev/null || echo "  (IPv6 warm-up ping failed)"
+}
+
 teardown() {
 	ip netns del a 2>/dev/null
 	ip netns del b 2>/dev/null
@@ -110,8 +118,8 @@ NFT
 LISTEN="nfqt listen"
 
 # udp_case DESC WANT_RECEIVED LISTENER_NS [listener args...]
-# Receiver on 10.0.0.2:9000 in b, listener in LISTENER_NS, 10 datagrams
-# from a. Checks the listener's status and the exact count received.
+# Receiver on port 9000 in b, listener in LISTENER_NS, 10 datagrams
+# from a to $DADDR (10.0.0.2 unless set; fd00::2 after setup_v6). Checks the listener's status and the exact count received.
 udp_case() {
 	local desc=$1 want=$2 lns=$3 rpid lpid lrc f0
 	shift 3
@@ -129,7 +137,7 @@ udp_case() {
 	ip netns exec "$lns" $LISTEN -t 120000 "$@" > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
-	A nfqt send 10.0.0.2 9000 10 0
+	A nfqt send "${DADDR:-10.0.0.2}" 9000 10 0
 	wait $lpid
 	lrc=$?
 	# Nothing is to arrive: the listener has given every verdict (an

@@ -6,7 +6,8 @@
  * dropped into the test initramfs before the library itself is ready.
  *
  *   nfqt listen [options]       bind an nfnetlink queue and verdict packets
- *   nfqt send ADDR PORT N CPU [SRC]
+ *   nfqt send ADDR PORT N CPU [SRC]  (ADDR, SRC: IPv4 or IPv6; recv and
+ *                               trecv take both families)
  *                               send N UDP datagrams, pinned to CPU (from
  *                               source address SRC)
  *   nfqt recv PORT IDLE_MS [N]  count UDP datagrams until idle (or until N
@@ -52,7 +53,7 @@
  *   -E            payload must start with the Ethernet header (egress):
  *                 its first 14 bytes equal NFQA_L2HDR
  *   -I            payload must start with the network header (ingress):
- *                 for IPv4 the first nibble is 4
+ *                 for IPv4 the first nibble is 4, for IPv6 6
  *   -V VID        every packet must carry NFQA_VLAN with this VLAN id
  *   -G            set NFQA_CFG_F_GSO: take GSO packets unsegmented
  *   -T LEN        verdict with NFQA_PAYLOAD: the packet's own payload cut
@@ -636,6 +637,12 @@ static int do_listen(int argc, char **argv)
 					"with the IPv4 header\n", p.id);
 				bad++;
 			}
+			if (want_net_payload && p.hw_protocol == 0x86dd &&
+			    (p.plen < 40 || (p.payload[0] >> 4) != 6)) {
+				fprintf(stderr, "nfqt: id %u payload does not start "
+					"with the IPv6 header\n", p.id);
+				bad++;
+			}
 			if (hold)
 				continue;
 			v_payload = NULL;
@@ -726,9 +733,51 @@ static int do_listen(int argc, char **argv)
 	return 0;
 }
 
+/* ADDR PORT as a socket address: IPv6 if ADDR has a colon */
+static socklen_t sockaddr_of(const char *addr, int port,
+			     struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (strchr(addr, ':')) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) != 1)
+			usage();
+		return sizeof(*sin6);
+	}
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) != 1)
+		usage();
+	return sizeof(*sin);
+}
+
+/* a receiving socket for IPv4 and IPv6 (v4-mapped) on PORT */
+static int dual_socket(int type, int port)
+{
+	struct sockaddr_in6 sa = {
+		.sin6_family = AF_INET6, .sin6_port = htons(port),
+	};
+	int fd = socket(AF_INET6, type, 0), zero = 0, one = 1;
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static int do_send(int argc, char **argv)
 {
-	struct sockaddr_in dst = { .sin_family = AF_INET };
+	struct sockaddr_storage dst;
+	socklen_t dlen;
 	unsigned long i, n;
 	cpu_set_t set;
 	char payload[64];
@@ -736,25 +785,24 @@ static int do_send(int argc, char **argv)
 
 	if (argc != 5 && argc != 6)
 		usage();
-	if (inet_pton(AF_INET, argv[1], &dst.sin_addr) != 1)
-		usage();
-	dst.sin_port = htons(atoi(argv[2]));
+	dlen = sockaddr_of(argv[1], atoi(argv[2]), &dst);
 	n = strtoul(argv[3], NULL, 0);
 	CPU_ZERO(&set);
 	CPU_SET(atoi(argv[4]), &set);
 	if (sched_setaffinity(0, sizeof(set), &set) < 0)
 		perror("nfqt: sched_setaffinity");
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	fd = socket(dst.ss_family, SOCK_DGRAM, 0);
 	if (fd < 0) {
 		perror("nfqt: socket");
 		return 2;
 	}
 	if (argc == 6) {
-		struct sockaddr_in src = { .sin_family = AF_INET };
+		struct sockaddr_storage src;
+		socklen_t slen = sockaddr_of(argv[5], 0, &src);
 
-		if (inet_pton(AF_INET, argv[5], &src.sin_addr) != 1)
+		if (src.ss_family != dst.ss_family)
 			usage();
-		if (bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0) {
+		if (bind(fd, (struct sockaddr *)&src, slen) < 0) {
 			perror("nfqt: bind source");
 			return 2;
 		}
@@ -763,7 +811,7 @@ static int do_send(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		snprintf(payload, sizeof(payload), "cpu%s-%lu", argv[4], i);
 		if (sendto(fd, payload, sizeof(payload), 0,
-			   (struct sockaddr *)&dst, sizeof(dst)) < 0 &&
+			   (struct sockaddr *)&dst, dlen) < 0 &&
 		    errno != ENOBUFS && errno != ECONNREFUSED) {
 			perror("nfqt: sendto");
 			return 2;
@@ -774,7 +822,6 @@ static int do_send(int argc, char **argv)
 
 static int do_recv(int argc, char **argv)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
 	unsigned long got = 0;
 	int fd, idle, rcvbuf = 4 << 20;
 	long expect = -1;
@@ -786,10 +833,9 @@ static int do_recv(int argc, char **argv)
 		usage();
 	if (argc == 4)
 		expect = strtol(argv[3], NULL, 0);
-	sa.sin_port = htons(atoi(argv[1]));
 	idle = atoi(argv[2]);
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	fd = dual_socket(SOCK_DGRAM, atoi(argv[1]));
+	if (fd < 0) {
 		perror("nfqt: recv socket");
 		return 2;
 	}
@@ -824,20 +870,19 @@ static int do_recv(int argc, char **argv)
 
 static int do_tsend(int argc, char **argv)
 {
-	struct sockaddr_in dst = { .sin_family = AF_INET };
+	struct sockaddr_storage dst;
 	static char chunk[65536];
 	unsigned long left;
+	socklen_t dlen;
 	int fd;
 
 	if (argc != 4)
 		usage();
-	if (inet_pton(AF_INET, argv[1], &dst.sin_addr) != 1)
-		usage();
-	dst.sin_port = htons(atoi(argv[2]));
+	dlen = sockaddr_of(argv[1], atoi(argv[2]), &dst);
 	left = strtoul(argv[3], NULL, 0);
 	memset(chunk, 'g', sizeof(chunk));
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0) {
+	fd = socket(dst.ss_family, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&dst, dlen) < 0) {
 		perror("nfqt: tcp connect");
 		return 2;
 	}
@@ -861,19 +906,15 @@ static int do_tsend(int argc, char **argv)
 
 static int do_trecv(int argc, char **argv)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
 	static char buf[65536];
 	unsigned long got = 0;
-	int lfd, fd, idle, one = 1;
+	int lfd, fd, idle;
 
 	if (argc != 3)
 		usage();
-	sa.sin_port = htons(atoi(argv[1]));
 	idle = atoi(argv[2]);
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(lfd, 1) < 0) {
+	lfd = dual_socket(SOCK_STREAM, atoi(argv[1]));
+	if (lfd < 0 || listen(lfd, 1) < 0) {
 		perror("nfqt: tcp listen");
 		return 2;
 	}

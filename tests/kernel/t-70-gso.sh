@@ -88,6 +88,13 @@ check "egress, segmented: no packet larger than the MTU" "$LAST_BIG" 0
 tcp_case "egress, F_GSO" a 1 9002 -G -F 5 -k 1 -P 0800 -L -E
 [ "${LAST_BIG:-0}" -gt 0 ] && log "ok: egress, F_GSO: GSO packets reached the queue" ||
 	fail "egress, F_GSO: no GSO packet seen (the test does not test GSO)"
+# IPv6 (TCPv6 GSO): segmented at ingress and at egress, each segment
+# with its Ethernet header (-I: the first nibble of the payload is 6)
+setup_v6 br0
+DADDR=fd00::2 tcp_case "IPv6 ingress, segmented" b 0 9001 -F 5 -k 0 -P 86dd -L -I
+check "IPv6 ingress, segmented: no packet larger than the MTU" "$LAST_BIG" 0
+DADDR=fd00::2 tcp_case "IPv6 egress, segmented" a 1 9002 -F 5 -k 1 -P 86dd -L -E
+check "IPv6 egress, segmented: no packet larger than the MTU" "$LAST_BIG" 0
 
 # v3 defect 1: egress GSO under br_netfilter. Traffic that entered b
 # through br0 (bridge-nf-call-iptables=1, the default once br_netfilter

@@ -2,7 +2,7 @@
 # header (linux/netfilter/nfnetlink_queue.h) states them:
 #  - a payload rewrite may not be shorter than the link layer header (if
 #    the payload has one: egress) plus a minimal network header (IPv4:
-#    20 bytes), nor than the headers before a known transport header:
+#    20 bytes, IPv6: 40), nor than the headers before a known transport header:
 #    such a packet is dropped (no error, as for any payload the kernel
 #    cannot apply);
 #  - a new L2 header (NFQA_L2HDR) may not change the EtherType;
@@ -38,6 +38,21 @@ udp_case "ingress: made ours by tc, L2 header echoed unchanged: delivered" 10 b 
 udp_case "ingress: made ours by tc, L2 header to a third MAC: not for us" 0 b $I -D 02:00:00:00:00:98
 A ip neigh replace 10.0.0.2 lladdr $mac1 dev veth0
 B tc qdisc del dev veth1 clsact
+# IPv6 (minimal network header 40 bytes): a chain after the queue counts
+# the cut packets the verdict let through (IP drops them later anyway)
+setup_v6
+B nft add chain netdev t after '{ type filter hook ingress device "veth1" priority 10; }'
+B nft add rule netdev t after ether type ip6 meta length 39 counter
+B nft add rule netdev t after ether type ip6 meta length 40 counter
+I6="-q 0 -n 10 -v accept -F 5 -k 0 -P 86dd"
+DADDR=fd00::2
+udp_case "ingress IPv6: payload rewritten, same length" 10 b $I6 -T 65535
+udp_case "ingress IPv6: payload cut to 39 bytes: dropped" 0 b $I6 -T 39
+udp_case "ingress IPv6: payload cut to 40 bytes: applied (IP drops it)" 0 b $I6 -T 40
+set -- $(counters b netdev t after)
+check "ingress IPv6: 39-byte packets past the queue" "$1" 0
+check "ingress IPv6: 40-byte packets past the queue" "$2" 10
+DADDR=
 B nft delete table netdev t
 queue_rule a egress veth0 "udp dport 9000" 1
 E="-q 1 -n 10 -v accept -F 5 -k 1"
@@ -51,5 +66,18 @@ udp_case "egress: L2 header to b's MAC: delivered" 10 a $E -D $mac1
 # new one may not change the EtherType either (v2 accepted it)
 udp_case "egress: payload with another EtherType is refused" 0 a $E -T 65535 -Z 86dd -R
 udp_case "egress: payload with the same EtherType: delivered" 10 a $E -Z 0800
+# IPv6 at egress: the payload starts with the 14-byte Ethernet header
+A nft add chain netdev t after '{ type filter hook egress device "veth0" priority 10; }'
+A nft add rule netdev t after ether type ip6 meta length 53 counter
+A nft add rule netdev t after ether type ip6 meta length 54 counter
+E6="-q 1 -n 10 -v accept -F 5 -k 1 -P 86dd"
+DADDR=fd00::2
+udp_case "egress IPv6: payload rewritten, same length" 10 a $E6 -T 65535
+udp_case "egress IPv6: payload cut to L2 + 39 bytes: dropped" 0 a $E6 -T 53
+udp_case "egress IPv6: payload cut to L2 + 40 bytes: applied (b drops it)" 0 a $E6 -T 54
+set -- $(counters a netdev t after)
+check "egress IPv6: L2 + 39-byte packets past the queue" "$1" 0
+check "egress IPv6: L2 + 40-byte packets past the queue" "$2" 10
+DADDR=
 teardown
 finish
