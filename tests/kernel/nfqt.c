@@ -31,11 +31,12 @@
  *                               socket on DEV with PACKET_QDISC_BYPASS;
  *                               print "psend ok=N err=N" (a send that
  *                               fails counts in err, with its errno)
- *   nfqt tap DEV                open a packet socket on DEV (all protocols)
+ *   nfqt tap DEV [SRCMAC]       open a packet socket on DEV (all protocols)
  *                               and read nothing until SIGTERM: each frame
  *                               DEV receives stays queued there as a clone
  *                               (its head shared with the packet going on);
- *                               then print the frames it held
+ *                               then print the frames it held (and how
+ *                               many show source address SRCMAC)
  *
  * listen options:
  *   -q NUM        queue number (0)
@@ -60,6 +61,8 @@
  *                 to LEN bytes (unchanged if it is not longer)
  *   -D MAC        verdict with NFQA_L2HDR: the packet's L2 header with
  *                 this destination address
+ *   -S MAC        verdict with NFQA_L2HDR: the packet's L2 header with
+ *                 this source address
  *   -Y ETHERTYPE  verdict with NFQA_L2HDR: the packet's L2 header with
  *                 this EtherType (hex) at offset 12
  *   -Z ETHERTYPE  verdict with NFQA_PAYLOAD: the packet's own payload with
@@ -342,15 +345,15 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: nfqt listen [-q N] [-n COUNT] [-t MS] [-v accept|drop] [-m MARK]\n"
 		"                   [-b N] [-H] [-F FAMILY] [-k HOOK] [-L] [-P PROTO] [-E] [-I]\n"
-		"                   [-V VID] [-G] [-T LEN] [-D MAC] [-Y TYPE] [-Z TYPE]\n"
-		"                   [-W PROTO:TCI] [-R] [-N] [-s]\n"
+		"                   [-V VID] [-G] [-T LEN] [-D MAC] [-S MAC] [-Y TYPE]\n"
+		"                   [-Z TYPE] [-W PROTO:TCI] [-R] [-N] [-s]\n"
 		"       nfqt send ADDR PORT COUNT CPU [SRC]\n"
 		"       nfqt recv PORT IDLE_MS [EXPECT]\n"
 		"       nfqt tsend ADDR PORT BYTES\n"
 		"       nfqt trecv PORT IDLE_MS\n"
 		"       nfqt bindloop QUEUE CYCLE_MS\n"
 		"       nfqt psend DEV DSTMAC SRC DST PORT COUNT\n"
-		"       nfqt tap DEV\n");
+		"       nfqt tap DEV [SRCMAC]\n");
 	exit(2);
 }
 
@@ -367,8 +370,8 @@ static int do_listen(int argc, char **argv)
 	static uint8_t pbuf[65536];
 	unsigned int errs = 0, nomem = 0;
 	int nomem_ok = 0;
-	uint8_t new_dst[6], l2buf[64];
-	int have_dst = 0;
+	uint8_t new_dst[6], new_src[6], l2buf[64];
+	int have_dst = 0, have_src = 0;
 	uint32_t last_id = 0, max_id = 0;
 	int have_last = 0;
 	static char buf[1 << 17];
@@ -385,7 +388,7 @@ static int do_listen(int argc, char **argv)
 	long deadline;
 	sigset_t waitmask;
 
-	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIV:GT:D:Y:Z:W:RNs")) != -1) {
+	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIV:GT:D:S:Y:Z:W:RNs")) != -1) {
 		switch (opt) {
 		case 'q':
 			queue = strtoul(optarg, NULL, 0);
@@ -447,6 +450,13 @@ static int do_listen(int argc, char **argv)
 				   &new_dst[3], &new_dst[4], &new_dst[5]) != 6)
 				usage();
 			have_dst = 1;
+			break;
+		case 'S':
+			if (sscanf(optarg, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx",
+				   &new_src[0], &new_src[1], &new_src[2],
+				   &new_src[3], &new_src[4], &new_src[5]) != 6)
+				usage();
+			have_src = 1;
 			break;
 		case 'Y':
 			new_type = strtol(optarg, NULL, 16);
@@ -658,11 +668,13 @@ static int do_listen(int argc, char **argv)
 				v_payload = pbuf;
 				v_plen = p.plen;
 			}
-			if ((have_dst || new_type >= 0) && p.l2 &&
+			if ((have_dst || have_src || new_type >= 0) && p.l2 &&
 			    p.l2len >= 14 && p.l2len <= (int)sizeof(l2buf)) {
 				memcpy(l2buf, p.l2, p.l2len);
 				if (have_dst)
 					memcpy(l2buf, new_dst, 6);
+				if (have_src)
+					memcpy(l2buf + 6, new_src, 6);
 				if (new_type >= 0) {
 					l2buf[12] = new_type >> 8;
 					l2buf[13] = new_type & 0xff;
@@ -1068,13 +1080,22 @@ static int do_tap(int argc, char **argv)
 	};
 	struct sigaction sact = { .sa_handler = on_term };
 	int rcvbuf = 32 << 20;
-	unsigned int frames = 0;
-	static char frame[65536];
+	unsigned int frames = 0, withsrc = 0;
+	static unsigned char frame[65536];
+	unsigned char src[6];
+	int have_src = 0;
+	ssize_t n;
 	sigset_t term, waitmask;
 	int fd;
 
-	if (argc != 2)
+	if (argc != 2 && argc != 3)
 		usage();
+	if (argc == 3) {
+		if (sscanf(argv[2], "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &src[0],
+			   &src[1], &src[2], &src[3], &src[4], &src[5]) != 6)
+			usage();
+		have_src = 1;
+	}
 	sll.sll_ifindex = if_nametoindex(argv[1]);
 	if (!sll.sll_ifindex) {
 		perror("nfqt: tap device");
@@ -1094,9 +1115,16 @@ static int do_tap(int argc, char **argv)
 	printf("nfqt: tapping %s\n", argv[1]);
 	while (!stop)
 		sigsuspend(&waitmask);
-	while (recv(fd, frame, sizeof(frame), MSG_DONTWAIT) >= 0)
+	while ((n = recv(fd, frame, sizeof(frame), MSG_DONTWAIT)) >= 0) {
 		frames++;
-	printf("nfqt: tap frames=%u\n", frames);
+		/* the tap's copy of a frame: does it show SRCMAC? */
+		if (have_src && n >= 14 && !memcmp(frame + 6, src, 6))
+			withsrc++;
+	}
+	if (have_src)
+		printf("nfqt: tap frames=%u with_src=%u\n", frames, withsrc);
+	else
+		printf("nfqt: tap frames=%u\n", frames);
 	return 0;
 }
 
