@@ -60,6 +60,7 @@ kernel_tests = \
 	tests/kernel/t-36-vlan-tunnel.sh \
 	tests/kernel/t-37-stacked.sh \
 	tests/kernel/t-38-bridge-l2.sh \
+	tests/kernel/t-39-hook-shift.sh \
 	tests/kernel/t-40-monotonic.sh \
 	tests/kernel/t-50-teardown.sh \
 	tests/kernel/t-60-selftest.sh \

@@ -75,6 +75,8 @@
  *   -N            a verdict may be refused with ENOMEM (injected
  *                 allocation failures): count those, print "nomem=N"
  *                 after the summary line; any other error still fails
+ *   -d MS         hold the first packet MS milliseconds before its
+ *                 verdict (print "holding id N" first); not with -b
  *   -s            print one line per packet
  *
  * SIGTERM (without -H) stops listening as the -t timeout does.
@@ -346,7 +348,7 @@ static void usage(void)
 		"usage: nfqt listen [-q N] [-n COUNT] [-t MS] [-v accept|drop] [-m MARK]\n"
 		"                   [-b N] [-H] [-F FAMILY] [-k HOOK] [-L] [-P PROTO] [-E] [-I]\n"
 		"                   [-V VID] [-G] [-T LEN] [-D MAC] [-S MAC] [-Y TYPE]\n"
-		"                   [-Z TYPE] [-W PROTO:TCI] [-R] [-N] [-s]\n"
+		"                   [-Z TYPE] [-W PROTO:TCI] [-R] [-N] [-d MS] [-s]\n"
 		"       nfqt send ADDR PORT COUNT CPU [SRC]\n"
 		"       nfqt recv PORT IDLE_MS [EXPECT]\n"
 		"       nfqt tsend ADDR PORT BYTES\n"
@@ -372,6 +374,7 @@ static int do_listen(int argc, char **argv)
 	int nomem_ok = 0;
 	uint8_t new_dst[6], new_src[6], l2buf[64];
 	int have_dst = 0, have_src = 0;
+	unsigned int delay_ms = 0;
 	uint32_t last_id = 0, max_id = 0;
 	int have_last = 0;
 	static char buf[1 << 17];
@@ -388,7 +391,7 @@ static int do_listen(int argc, char **argv)
 	long deadline;
 	sigset_t waitmask;
 
-	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIV:GT:D:S:Y:Z:W:RNs")) != -1) {
+	while ((opt = getopt(argc, argv, "q:n:t:v:m:b:HF:k:LP:EIV:GT:D:S:Y:Z:W:RNd:s")) != -1) {
 		switch (opt) {
 		case 'q':
 			queue = strtoul(optarg, NULL, 0);
@@ -479,6 +482,9 @@ static int do_listen(int argc, char **argv)
 			break;
 		case 'N':
 			nomem_ok = 1;
+			break;
+		case 'd':
+			delay_ms = strtoul(optarg, NULL, 0);
 			break;
 		case 's':
 			show = 1;
@@ -690,9 +696,17 @@ static int do_listen(int argc, char **argv)
 						return 2;
 					pending = 0;
 				}
-			} else if (verdict_send(queue, AF_UNSPEC, 0, p.id, verdict,
-						have_mark, mark) < 0) {
-				return 2;
+			} else {
+				if (delay_ms && seen == 1) {
+					/* the first packet waits: the test
+					 * changes the ruleset meanwhile */
+					printf("nfqt: holding id %u\n", p.id);
+					fflush(stdout);
+					usleep(delay_ms * 1000);
+				}
+				if (verdict_send(queue, AF_UNSPEC, 0, p.id,
+						 verdict, have_mark, mark) < 0)
+					return 2;
 			}
 		}
 	}
