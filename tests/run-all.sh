@@ -11,7 +11,8 @@
 #                     libraries, -Werror, the unit tests and the man check
 #   5. tests/check-abi.sh: the ABI of build-werror/ and build-i386/ against
 #      the one recorded in tests/abi/ (abidiff: nothing removed or changed)
-#   6. tests/check-deb.sh: the Debian packages; then 60 s of soak (make
+#   6. tests/check-deb.sh: the Debian packages; make distcheck (the
+#      release tarball builds and passes make check out of tree); 60 s of soak (make
 #      -C build-werror soak: nfqb-ips with reloads, upgrades, restarts)
 #   7. make -C build-werror check-kernel: the patched kernel (kernel/) under
 #      qemu, its guest tests and the library's own (t-15, t-25, linked
@@ -335,6 +336,20 @@ else
 	ok=0
 fi
 
+# 6a. The release tarball: make distcheck (make dist, then an out-of-tree
+# build of the tarball with every test of make check, install and
+# uninstall into a scratch prefix, distclean); one test.
+dist_pass=0
+dist_fail=0
+banner "distcheck: make -C build-werror distcheck"
+if [ -f "$top/build-werror/config.status" ] &&
+   make -C "$top/build-werror" -j"$jobs" distcheck; then
+	dist_pass=1
+else
+	dist_fail=1
+	ok=0
+fi
+
 # 6b. The soak, 60 s (make soak runs 600): nfqb-ips under load with
 # reloads, upgrades in place, and a stop and fresh start every 20 s;
 # nothing lost, RSS and fds flat.
@@ -618,8 +633,8 @@ for r in "${runs[@]}"; do
 	total_skip=$((total_skip + s))
 done
 
-total_pass=$((total_pass + install_pass + abi_pass + deb_pass + kernel_pass + fuzz_pass + soak_pass + py_pass + suri_pass))
-total_fail=$((total_fail + install_fail + abi_fail + deb_fail + kernel_fail + fuzz_fail + soak_fail + py_fail + suri_fail + stage_failures))
+total_pass=$((total_pass + install_pass + abi_pass + deb_pass + dist_pass + kernel_pass + fuzz_pass + soak_pass + py_pass + suri_pass))
+total_fail=$((total_fail + install_fail + abi_fail + deb_fail + dist_fail + kernel_fail + fuzz_fail + soak_fail + py_fail + suri_fail + stage_failures))
 total_skip=$((total_skip + kernel_skip + daq_skip + py_skip))
 if [ "$total_skip" -gt 0 ]; then
 	if [ "${CI:-}" = true ]; then
@@ -634,6 +649,7 @@ fi
 [ "$install_fail" -eq 0 ] || echo "run-all: the install check failed"
 [ "$abi_fail" -eq 0 ] || echo "run-all: the ABI check failed (tests/check-abi.sh)"
 [ "$deb_fail" -eq 0 ] || echo "run-all: the Debian package check failed"
+[ "$dist_fail" -eq 0 ] || echo "run-all: make distcheck failed (its output is under the distcheck banner)"
 if [ "$kernel_fail" -ne 0 ]; then
 	echo "run-all: the kernel check (make check-kernel) failed; its tests and failures:"
 	grep -E '^=== (RUN|PASS|FAIL)|FAIL|run-qemu.sh:|check.sh:|build.sh:' \
