@@ -60,7 +60,7 @@
 #include <libnfq-batch/libnfq-batch.h>
 #include <libnfq-batch/pool.h>
 
-#include "../../utils/nfqb-privdrop.h"
+#include "nfqb-privdrop.h"
 
 #define MAX_RULES	256
 #define MAX_PATTERN	256
