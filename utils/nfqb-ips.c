@@ -292,6 +292,7 @@ struct opts {
 	const char *rules;
 	const char *user;
 	char **argv;		/* to exec() again on SIGUSR2 */
+	bool demo, bench;	/* --demo, --bench (--bench first) */
 };
 
 /* --- handover: upgrade in place, systemd's fd store ---------------------- */
@@ -579,71 +580,119 @@ static int leave_for_restart(const struct opts *o, int *fds)
 	return ret;
 }
 
-/* Run until stopped; @tick (may be NULL) is called every second. */
-static int serve(const struct opts *o, void (*tick)(struct nfqb_pool *, void *),
-		 void *tick_data, unsigned int max_ms)
-{
-	unsigned int generation = 1;
-	uint64_t start = now_ms(), last_tick = start;
-	bool inherited, dropped = false;
+/* What serve() keeps from one start of the pool to the next (after an
+ * upgrade whose exec() failed): the queue sockets, the rules' generation,
+ * whether the sockets were inherited, whether privileges were dropped,
+ * and its clock. */
+struct server {
+	const struct opts *o;
 	int fds[MAX_QUEUES];
+	unsigned int generation;
+	bool inherited, dropped;
+	uint64_t start, last_tick;
+};
+
+/* Load the rules, bind the queues (or take the inherited sockets over)
+ * and make the pool in the_pool. Returns the rules it runs with, or NULL
+ * on failure. */
+static struct rules *serve_open(struct server *s)
+{
+	const struct opts *o = s->o;
 	struct rules *r;
-	int ret = 0;
+	unsigned int i;
+	bool stale;
 
-	if (o->count > MAX_QUEUES) {
-		fprintf(stderr, "nfqb-ips: at most %u queues\n", MAX_QUEUES);
-		return 1;
-	}
-	inherited = inherited_fds(o, fds);
-again:
-	r = rules_load(o->rules, generation);
-	if (!r || bind_fds(o, fds, r) < 0) {
-		free(r);
-		return 1;
-	}
-	the_pool = pool_open(o, r, fds);
-	if (!the_pool && inherited && errno == ENODEV) {
-		/* stale sockets (their queues were unbound): bind anew */
-		unsigned int i;
-
-		for (i = 0; i < o->count; i++) {
-			close(fds[i]);
-			fds[i] = -1;
+	for (;;) {
+		r = rules_load(o->rules, s->generation);
+		if (!r || bind_fds(o, s->fds, r) < 0) {
+			free(r);
+			return NULL;
 		}
-		inherited = false;
+		the_pool = pool_open(o, r, s->fds);
+		if (the_pool)
+			return r;
+		stale = s->inherited && errno == ENODEV;
 		free(r);
-		goto again;
+		if (!stale)
+			return NULL;
+		/* stale sockets (their queues were unbound): bind anew */
+		for (i = 0; i < o->count; i++) {
+			close(s->fds[i]);
+			s->fds[i] = -1;
+		}
+		s->inherited = false;
 	}
-	if (!the_pool) {
-		free(r);
-		return 1;
-	}
-	/* bound: the rest needs CAP_NET_ADMIN alone (on every verdict); the
-	 * pool's threads, started next, inherit it */
-	if (o->user && !dropped) {
+}
+
+/* Bound: the rest needs CAP_NET_ADMIN alone (on every verdict); the
+ * pool's threads, started next, inherit it. Privileges are dropped once:
+ * after an upgrade whose exec() failed, they already are. Starts the_pool.
+ * Returns 0, or 1 (the exit status) after destroying it. */
+static int serve_start(struct server *s)
+{
+	if (s->o->user && !s->dropped) {
 		char why[256];
 
-		if (nfqb_privdrop(o->user, why, sizeof(why)) < 0) {
-			fprintf(stderr, "nfqb-ips: --user %s: %s\n", o->user,
+		if (nfqb_privdrop(s->o->user, why, sizeof(why)) < 0) {
+			fprintf(stderr, "nfqb-ips: --user %s: %s\n", s->o->user,
 				why);
 			nfqb_pool_destroy(the_pool);
 			return 1;
 		}
-		dropped = true;
+		s->dropped = true;
 	}
 	if (nfqb_pool_start(the_pool) < 0) {
 		fprintf(stderr, "nfqb-ips: start: %s\n", strerror(errno));
 		nfqb_pool_destroy(the_pool);
 		return 1;
 	}
-	fdstore_add(o, fds);
+	return 0;
+}
+
+/* serve_open(), serve_start(), then tell systemd and the log. Returns 0,
+ * or 1 (the exit status). */
+static int serve_up(struct server *s)
+{
+	const struct opts *o = s->o;
+	struct rules *r = serve_open(s);
+
+	if (!r || serve_start(s))
+		return 1;
+	fdstore_add(o, s->fds);
 	notify("READY=1", NULL, 0);
 	printf("nfqb-ips: pid %d, queues %u..%u%s, %s mode, %u threads; %u "
 	       "drop patterns, %u mark rules\n", (int)getpid(), o->first,
-	       o->first + o->count - 1, inherited ? " (taken over)" : "",
+	       o->first + o->count - 1, s->inherited ? " (taken over)" : "",
 	       o->mode == NFQB_POOL_DISPATCH ? "dispatch" : "queue-per-worker",
 	       nfqb_pool_threads(the_pool), r->npat, r->nmark);
 	fflush(stdout);
+	return 0;
+}
+
+/* SIGHUP: the rules file again, swapped in as the pool's policy; on any
+ * error the old rules stay. */
+static void serve_reload(struct server *s)
+{
+	struct rules *nr = rules_load(s->o->rules, ++s->generation);
+
+	if (nr && nfqb_pool_set_policy(the_pool, nr) == 0)
+		printf("nfqb-ips: rules reloaded (generation %u: %u drop "
+		       "patterns, %u mark rules)\n", s->generation, nr->npat,
+		       nr->nmark);
+	else if (nr)
+		free(nr);
+	else
+		printf("nfqb-ips: reload failed, old rules stay\n");
+}
+
+/* Until stopped (a signal, the pool stopping by itself, @max_ms if not
+ * 0), acting on the signals; @tick (may be NULL) is called every second.
+ * Returns true after an upgrade whose exec() failed: the queues are back
+ * in s->fds, to be taken over again. */
+static bool serve_loop(struct server *s,
+		       void (*tick)(struct nfqb_pool *, void *),
+		       void *tick_data, unsigned int max_ms)
+{
 	while (!stopping && !nfqb_pool_stopping(the_pool)) {
 		/* readable at once if the pool stops by itself (a fatal
 		 * error: nfqb_pool_error()); signals end the wait early */
@@ -653,42 +702,42 @@ again:
 		poll(&pfd, 1, 50);
 		if (want_upgrade) {
 			want_upgrade = 0;
-			upgrade(o, fds);
+			upgrade(s->o, s->fds);
 			/* exec failed: take the queues back */
-			inherited = true;
-			goto again;
+			s->inherited = true;
+			return true;
 		}
 		if (want_reload) {
-			struct rules *nr;
-
 			want_reload = 0;
-			nr = rules_load(o->rules, ++generation);
-			if (nr && nfqb_pool_set_policy(the_pool, nr) == 0)
-				printf("nfqb-ips: rules reloaded (generation "
-				       "%u: %u drop patterns, %u mark rules)\n",
-				       generation, nr->npat, nr->nmark);
-			else if (nr)
-				free(nr);
-			else
-				printf("nfqb-ips: reload failed, old rules "
-				       "stay\n");
+			serve_reload(s);
 		}
 		if (want_stats) {
 			want_stats = 0;
 			print_stats(the_pool, "SIGUSR1");
 		}
-		if (tick && now_ms() - last_tick >= 1000) {
-			last_tick = now_ms();
+		if (tick && now_ms() - s->last_tick >= 1000) {
+			s->last_tick = now_ms();
 			tick(the_pool, tick_data);
 		}
-		if (max_ms && now_ms() - start >= max_ms)
+		if (max_ms && now_ms() - s->start >= max_ms)
 			break;
 	}
+	return false;
+}
+
+/* Stopped: SIGQUIT under systemd leaves the queues bound for the next
+ * process (leave_for_restart()); anything else stops the pool, which
+ * unbinds them. Returns the exit status. */
+static int serve_end(struct server *s)
+{
+	struct nfqb_pool *p;
+	int ret = 0;
+
 	if (leaving && getenv("NOTIFY_SOCKET") &&
 	    !nfqb_pool_stopping(the_pool))
-		return leave_for_restart(o, fds);
+		return leave_for_restart(s->o, s->fds);
 	notify("STOPPING=1", NULL, 0);
-	fdstore_remove(o, NULL);
+	fdstore_remove(s->o, NULL);
 	nfqb_pool_stop(the_pool);
 	if (nfqb_pool_wait(the_pool) < 0) {
 		fprintf(stderr, "nfqb-ips: a pool thread failed: %s\n",
@@ -696,13 +745,29 @@ again:
 		ret = 1;
 	}
 	print_stats(the_pool, "exit");
-	{
-		struct nfqb_pool *p = the_pool;
-
-		the_pool = NULL;	/* no signal handler may use it now */
-		nfqb_pool_destroy(p);
-	}
+	p = the_pool;
+	the_pool = NULL;	/* no signal handler may use it now */
+	nfqb_pool_destroy(p);
 	return ret;
+}
+
+/* Run until stopped; @tick (may be NULL) is called every second. */
+static int serve(const struct opts *o, void (*tick)(struct nfqb_pool *, void *),
+		 void *tick_data, unsigned int max_ms)
+{
+	struct server s = { .o = o, .generation = 1 };
+
+	s.start = s.last_tick = now_ms();
+	if (o->count > MAX_QUEUES) {
+		fprintf(stderr, "nfqb-ips: at most %u queues\n", MAX_QUEUES);
+		return 1;
+	}
+	s.inherited = inherited_fds(o, s.fds);
+	do {
+		if (serve_up(&s))
+			return 1;
+	} while (serve_loop(&s, tick, tick_data, max_ms));
+	return serve_end(&s);
 }
 
 /* --- demo and bench: a private namespace with traffic ------------------- */
@@ -1008,7 +1073,23 @@ static void usage(const char *argv0)
 	       "[-m MODE]\n", argv0, argv0, argv0);
 }
 
-int main(int argc, char **argv)
+/* -q FIRST[:LAST] into @o; false if it is not a range of queues. */
+static bool parse_queues(const char *arg, struct opts *o)
+{
+	unsigned int first, last;
+	int c = sscanf(arg, "%u:%u", &first, &last);
+
+	if (c < 1 || first > 65535 || (c == 2 &&
+	    (last < first || last > 65535)))
+		return false;
+	o->first = (uint16_t)first;
+	o->count = (uint16_t)(c == 2 ? last - first + 1 : 1);
+	return true;
+}
+
+/* The options into @o. Returns -1 to go on, or the exit status: 0 after
+ * --help, 2 on a bad option. */
+static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option lopts[] = {
 		{ "demo", no_argument, NULL, 'd' },
@@ -1021,51 +1102,54 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .first = 0, .count = 1, .argv = argv };
-	bool do_demo = false, do_bench = false;
-	unsigned int first, last;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "dbq:m:w:r:u:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			do_demo = true;
+			o->demo = true;
 			break;
 		case 'b':
-			do_bench = true;
+			o->bench = true;
 			break;
 		case 'q':
-			c = sscanf(optarg, "%u:%u", &first, &last);
-			if (c < 1 || first > 65535 || (c == 2 &&
-			    (last < first || last > 65535))) {
+			if (!parse_queues(optarg, o)) {
 				fprintf(stderr, "nfqb-ips: bad queue range\n");
 				return 2;
 			}
-			o.first = (uint16_t)first;
-			o.count = (uint16_t)(c == 2 ? last - first + 1 : 1);
 			break;
 		case 'm':
-			o.mode = strcmp(optarg, "dispatch") ?
-				 NFQB_POOL_QUEUE_PER_WORKER : NFQB_POOL_DISPATCH;
+			o->mode = strcmp(optarg, "dispatch") ?
+				  NFQB_POOL_QUEUE_PER_WORKER : NFQB_POOL_DISPATCH;
 			break;
 		case 'w':
-			o.workers = (unsigned int)strtoul(optarg, NULL, 0);
+			o->workers = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
 		case 'r':
-			o.rules = optarg;
+			o->rules = optarg;
 			break;
 		case 'u':
-			o.user = optarg;
+			o->user = optarg;
 			break;
 		default:
 			usage(argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .first = 0, .count = 1, .argv = argv };
+	int ret = parse_args(argc, argv, &o);
+
+	if (ret >= 0)
+		return ret;
 	install_signals();
-	if (do_bench)
+	if (o.bench)
 		return bench(o.mode);
-	if (do_demo)
+	if (o.demo)
 		return demo(&o);
 	if (!o.rules) {
 		usage(argv[0]);
