@@ -17,7 +17,8 @@
 #     program there with the unpacked headers, library and .pc file
 #     (pkg-config), check that it binds to the versioned symbols and run it
 #     with LD_LIBRARY_PATH: nfqb_version() must equal the package version.
-#     The unpacked tools must run too (--help).
+#     The unpacked tools must run too (--help), nfqb-ips's example unit
+#     must name the packaged binary.
 #  7. python3-nfq-batch: the unpacked nfqb imports with the unpacked
 #     library, and (as root) an unchanged python-netfilterqueue program
 #     runs on it through the shim in a private network namespace, its
@@ -176,7 +177,7 @@ L=/usr/lib/$ma
 expect "$deb_lib" "$L/libnfq-batch.so.0" "$L/libnfq-batch.so.0.1.0" \
 	/usr/share/doc/libnfq-batch0/copyright
 refuse "$deb_lib" "$L/libnfq-batch.so" '.*\.la' '.*\.a' '/usr/include/.*' \
-	'/usr/bin/.*' '/usr/share/man/.*'
+	'/usr/bin/.*' '/usr/sbin/.*' '/usr/share/man/.*'
 set --
 for m in "$src"/man/man3/*.3; do
 	set -- "$@" "/usr/share/man/man3/${m##*/}.gz"
@@ -185,18 +186,24 @@ expect "$deb_dev" /usr/include/libnfq-batch/libnfq-batch.h \
 	/usr/include/libnfq-batch/pool.h "$L/libnfq-batch.so" \
 	"$L/pkgconfig/libnfq-batch.pc" "$@"
 refuse "$deb_dev" "$L/libnfq-batch.so.0.*" '.*\.la' '.*\.a' '/usr/bin/.*' \
+	'/usr/sbin/.*' \
 	'/usr/share/man/man8/.*' '/usr/share/man/man3/nfqb-python.*' \
 	'/usr/lib/python3/.*'
+X=/usr/share/doc/libnfq-batch-tools/examples
 expect "$deb_tools" /usr/bin/nfqb-stat /usr/bin/nfqb-verdict /usr/bin/nfqb-bench \
+	/usr/sbin/nfqb-ips \
 	/usr/share/man/man8/nfqb-stat.8.gz /usr/share/man/man8/nfqb-verdict.8.gz \
-	/usr/share/man/man8/nfqb-bench.8.gz
-refuse "$deb_tools" "$L/.*" '/usr/include/.*' '/usr/share/man/man3/.*'
+	/usr/share/man/man8/nfqb-bench.8.gz /usr/share/man/man8/nfqb-ips.8.gz \
+	"$X/nfqb-ips\.service" "$X/nfqb-ips\.rules\.example"
+# nfqb-ips's unit is an example: nothing enabled or started at install
+refuse "$deb_tools" "$L/.*" '/usr/include/.*' '/usr/share/man/man3/.*' \
+	'/lib/systemd/.*' '/usr/lib/systemd/.*' '/etc/.*'
 P=/usr/lib/python3/dist-packages/nfqb
 expect "$deb_py" $P/__init__.py $P/netfilterqueue.py $P/aio.py $P/shim.py \
 	$P/_protocols.py $P/_nfqb.pyi $P/py.typed \
 	$P/_shim/netfilterqueue/__init__.py "$P/_nfqb\.cpython-.*\.so" \
 	/usr/share/man/man3/nfqb-python.3.gz
-refuse "$deb_py" "$L/.*" '.*\.la' '/usr/include/.*' '/usr/bin/.*' \
+refuse "$deb_py" "$L/.*" '.*\.la' '/usr/include/.*' '/usr/bin/.*' '/usr/sbin/.*' \
 	'/usr/share/man/man3/nfqb_.*' '/usr/share/man/man3/libnfq-batch.*'
 
 # Dependencies as debian/control promises them.
@@ -295,13 +302,19 @@ if grep -qF "$root$L/libnfq-batch.so.0" <<<"$lddout"; then
 else
 	bad "program does not load the unpacked library"
 fi
-for t in nfqb-stat nfqb-verdict nfqb-bench; do
-	if LD_LIBRARY_PATH=$root$L "$root/usr/bin/$t" --help >/dev/null 2>&1; then
-		ok "unpacked $t --help runs"
+for t in bin/nfqb-stat bin/nfqb-verdict bin/nfqb-bench sbin/nfqb-ips; do
+	if LD_LIBRARY_PATH=$root$L "$root/usr/$t" --help >/dev/null 2>&1; then
+		ok "unpacked ${t#*/} --help runs"
 	else
-		bad "unpacked $t --help"
+		bad "unpacked ${t#*/} --help"
 	fi
 done
+unit=$root/usr/share/doc/libnfq-batch-tools/examples/nfqb-ips.service
+if grep -q '^ExecStart=/usr/sbin/nfqb-ips ' "$unit"; then
+	ok "nfqb-ips.service (example) runs the packaged /usr/sbin/nfqb-ips"
+else
+	bad "nfqb-ips.service (example): $(grep '^ExecStart=' "$unit" || echo 'no ExecStart=')"
+fi
 
 # --- 7. the Python binding ----------------------------------------------
 dpkg-deb -x "$deb_py" "$root"

@@ -1,13 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The main job: install the dependencies, build, and run the example IPS
-# (examples/ips/nfqb-ips --demo) on generated traffic.  It sets up its own
+# The main job: install the dependencies, build, and run the IPS's demo
+# (utils/nfqb-ips --demo) on generated traffic.  It sets up its own
 # private network namespace, queue rule and traffic, prints live figures,
-# reloads its rules half-way, and cleans up.  Run as root on Debian 12.
+# reloads its rules half-way, stops the traffic and lets the queues drain
+# before it stops, checks that every datagram was dropped by the rules or
+# delivered with the mark ("demo: PASS", else "demo: FAIL" and exit status
+# 1), and cleans up.  Run as root on Debian 12.
 #
 # Environment: NFQB_NO_APT=1 skips apt-get; NFQB_JOBS sets build
-# parallelism.  Extra arguments are passed to the example.
+# parallelism.  Extra arguments are passed to nfqb-ips --demo.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,7 +36,7 @@ mkdir -p "$build"
 (cd "$build" && "$top/configure")
 make -C "$build" -j"$jobs"
 
-ips=$build/examples/ips/nfqb-ips
+ips=$build/utils/nfqb-ips
 if [ ! -x "$ips" ]; then
 	echo "run-demo: FAILED: $ips was not built" >&2
 	exit 1

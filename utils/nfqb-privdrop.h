@@ -4,7 +4,7 @@
  * CAP_NET_ADMIN alone: the kernel checks it on every verdict, for the
  * task that sends it (and for the socket's opener, which stays root).
  * No libcap: prctl() and the raw capset system call. Shared by
- * nfqb-verdict, examples/ips and the tests; not part of the library.
+ * nfqb-verdict, nfqb-ips and the tests; not part of the library.
  */
 #ifndef NFQB_PRIVDROP_H
 #define NFQB_PRIVDROP_H

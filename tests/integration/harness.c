@@ -819,7 +819,7 @@ bool nfqbt_find_ips(char *path, size_t size)
 	for (up = 0; up < 5; up++) {
 		struct stat st;
 
-		if (snprintf(path, size, "%s/examples/ips/nfqb-ips", dir) >=
+		if (snprintf(path, size, "%s/utils/nfqb-ips", dir) >=
 		    (int)size)
 			return false;
 		if (stat(path, &st) == 0)
@@ -953,12 +953,11 @@ void nfqbt_stage_ips(const char *dir, char *exe, size_t size)
 {
 	char ips[PATH_MAX], top[PATH_MAX];
 
-	ck_assert_msg(nfqbt_find_ips(ips, sizeof(ips)), "examples/ips/nfqb-ips "
+	ck_assert_msg(nfqbt_find_ips(ips, sizeof(ips)), "utils/nfqb-ips "
 		      "not found above this program");
-	/* BUILDDIR/examples/ips/nfqb-ips */
+	/* BUILDDIR/utils/nfqb-ips */
 	snprintf(top, sizeof(top), "%s", ips);
-	nfqbt_stage_program(ips, dirname(dirname(dirname(top))), dir, exe,
-			    size);
+	nfqbt_stage_program(ips, dirname(dirname(top)), dir, exe, size);
 }
 
 void nfqbt_ips_staged(char *exe, size_t size)

@@ -22,7 +22,11 @@
  *       the queues still bound (see nfqb-ips.service and nfqb-ips(8)).
  *   nfqb-ips --demo     the same in a private network namespace, with its
  *                       own rule (--queue-balance 0:3), rules file and
- *                       traffic; prints live figures, reloads midway
+ *                       traffic; prints live figures, reloads midway,
+ *                       stops the traffic, lets the queues drain, stops,
+ *                       and checks that every datagram was dropped by the
+ *                       rules or delivered with its mark (exit status 1
+ *                       if not, with what happened instead)
  *   nfqb-ips --bench    packets per second with 1, 2 and 4 queues
  *
  * Matching works on the IPv4/IPv6 packet as the kernel queued it. The
@@ -60,7 +64,7 @@
 #include <libnfq-batch/libnfq-batch.h>
 #include <libnfq-batch/pool.h>
 
-#include "../../utils/nfqb-privdrop.h"
+#include "nfqb-privdrop.h"
 
 #define MAX_RULES	256
 #define MAX_PATTERN	256
@@ -292,6 +296,7 @@ struct opts {
 	const char *rules;
 	const char *user;
 	char **argv;		/* to exec() again on SIGUSR2 */
+	bool demo, bench;	/* --demo, --bench (--bench first) */
 };
 
 /* --- handover: upgrade in place, systemd's fd store ---------------------- */
@@ -579,71 +584,130 @@ static int leave_for_restart(const struct opts *o, int *fds)
 	return ret;
 }
 
-/* Run until stopped; @tick (may be NULL) is called every second. */
-static int serve(const struct opts *o, void (*tick)(struct nfqb_pool *, void *),
-		 void *tick_data, unsigned int max_ms)
-{
-	unsigned int generation = 1;
-	uint64_t start = now_ms(), last_tick = start;
-	bool inherited, dropped = false;
+/* What --demo adds to serve() (the daemon has none): @up is called once
+ * the pool runs (again after an upgrade whose exec() failed), @tick every
+ * second (true: stop now), @down once the pool has stopped, before it is
+ * destroyed (its counters final); each may be NULL. */
+struct hooks {
+	void (*up)(void *data);
+	bool (*tick)(struct nfqb_pool *pool, void *data);
+	void (*down)(struct nfqb_pool *pool, void *data);
+	void *data;
+};
+
+/* What serve() keeps from one start of the pool to the next (after an
+ * upgrade whose exec() failed): the queue sockets, the rules' generation,
+ * whether the sockets were inherited, whether privileges were dropped,
+ * the hooks and the time of the last tick. */
+struct server {
+	const struct opts *o;
 	int fds[MAX_QUEUES];
+	unsigned int generation;
+	bool inherited, dropped;
+	const struct hooks *h;
+	uint64_t last_tick;
+};
+
+/* Load the rules, bind the queues (or take the inherited sockets over)
+ * and make the pool in the_pool. Returns the rules it runs with, or NULL
+ * on failure. */
+static struct rules *serve_open(struct server *s)
+{
+	const struct opts *o = s->o;
 	struct rules *r;
-	int ret = 0;
+	unsigned int i;
+	bool stale;
 
-	if (o->count > MAX_QUEUES) {
-		fprintf(stderr, "nfqb-ips: at most %u queues\n", MAX_QUEUES);
-		return 1;
-	}
-	inherited = inherited_fds(o, fds);
-again:
-	r = rules_load(o->rules, generation);
-	if (!r || bind_fds(o, fds, r) < 0) {
-		free(r);
-		return 1;
-	}
-	the_pool = pool_open(o, r, fds);
-	if (!the_pool && inherited && errno == ENODEV) {
-		/* stale sockets (their queues were unbound): bind anew */
-		unsigned int i;
-
-		for (i = 0; i < o->count; i++) {
-			close(fds[i]);
-			fds[i] = -1;
+	for (;;) {
+		r = rules_load(o->rules, s->generation);
+		if (!r || bind_fds(o, s->fds, r) < 0) {
+			free(r);
+			return NULL;
 		}
-		inherited = false;
+		the_pool = pool_open(o, r, s->fds);
+		if (the_pool)
+			return r;
+		stale = s->inherited && errno == ENODEV;
 		free(r);
-		goto again;
+		if (!stale)
+			return NULL;
+		/* stale sockets (their queues were unbound): bind anew */
+		for (i = 0; i < o->count; i++) {
+			close(s->fds[i]);
+			s->fds[i] = -1;
+		}
+		s->inherited = false;
 	}
-	if (!the_pool) {
-		free(r);
-		return 1;
-	}
-	/* bound: the rest needs CAP_NET_ADMIN alone (on every verdict); the
-	 * pool's threads, started next, inherit it */
-	if (o->user && !dropped) {
+}
+
+/* Bound: the rest needs CAP_NET_ADMIN alone (on every verdict); the
+ * pool's threads, started next, inherit it. Privileges are dropped once:
+ * after an upgrade whose exec() failed, they already are. Starts the_pool.
+ * Returns 0, or 1 (the exit status) after destroying it. */
+static int serve_start(struct server *s)
+{
+	if (s->o->user && !s->dropped) {
 		char why[256];
 
-		if (nfqb_privdrop(o->user, why, sizeof(why)) < 0) {
-			fprintf(stderr, "nfqb-ips: --user %s: %s\n", o->user,
+		if (nfqb_privdrop(s->o->user, why, sizeof(why)) < 0) {
+			fprintf(stderr, "nfqb-ips: --user %s: %s\n", s->o->user,
 				why);
 			nfqb_pool_destroy(the_pool);
 			return 1;
 		}
-		dropped = true;
+		s->dropped = true;
 	}
 	if (nfqb_pool_start(the_pool) < 0) {
 		fprintf(stderr, "nfqb-ips: start: %s\n", strerror(errno));
 		nfqb_pool_destroy(the_pool);
 		return 1;
 	}
-	fdstore_add(o, fds);
+	return 0;
+}
+
+/* serve_open(), serve_start(), then tell systemd and the log. Returns 0,
+ * or 1 (the exit status). */
+static int serve_up(struct server *s)
+{
+	const struct opts *o = s->o;
+	struct rules *r = serve_open(s);
+
+	if (!r || serve_start(s))
+		return 1;
+	fdstore_add(o, s->fds);
 	notify("READY=1", NULL, 0);
 	printf("nfqb-ips: pid %d, queues %u..%u%s, %s mode, %u threads; %u "
 	       "drop patterns, %u mark rules\n", (int)getpid(), o->first,
-	       o->first + o->count - 1, inherited ? " (taken over)" : "",
+	       o->first + o->count - 1, s->inherited ? " (taken over)" : "",
 	       o->mode == NFQB_POOL_DISPATCH ? "dispatch" : "queue-per-worker",
 	       nfqb_pool_threads(the_pool), r->npat, r->nmark);
 	fflush(stdout);
+	if (s->h && s->h->up)
+		s->h->up(s->h->data);
+	return 0;
+}
+
+/* SIGHUP: the rules file again, swapped in as the pool's policy; on any
+ * error the old rules stay. */
+static void serve_reload(struct server *s)
+{
+	struct rules *nr = rules_load(s->o->rules, ++s->generation);
+
+	if (nr && nfqb_pool_set_policy(the_pool, nr) == 0)
+		printf("nfqb-ips: rules reloaded (generation %u: %u drop "
+		       "patterns, %u mark rules)\n", s->generation, nr->npat,
+		       nr->nmark);
+	else if (nr)
+		free(nr);
+	else
+		printf("nfqb-ips: reload failed, old rules stay\n");
+}
+
+/* Until stopped (a signal, the pool stopping by itself, the tick hook),
+ * acting on the signals. Returns true after an upgrade whose exec()
+ * failed: the queues are back in s->fds, to be taken over again. */
+static bool serve_loop(struct server *s)
+{
 	while (!stopping && !nfqb_pool_stopping(the_pool)) {
 		/* readable at once if the pool stops by itself (a fatal
 		 * error: nfqb_pool_error()); signals end the wait early */
@@ -653,56 +717,72 @@ again:
 		poll(&pfd, 1, 50);
 		if (want_upgrade) {
 			want_upgrade = 0;
-			upgrade(o, fds);
+			upgrade(s->o, s->fds);
 			/* exec failed: take the queues back */
-			inherited = true;
-			goto again;
+			s->inherited = true;
+			return true;
 		}
 		if (want_reload) {
-			struct rules *nr;
-
 			want_reload = 0;
-			nr = rules_load(o->rules, ++generation);
-			if (nr && nfqb_pool_set_policy(the_pool, nr) == 0)
-				printf("nfqb-ips: rules reloaded (generation "
-				       "%u: %u drop patterns, %u mark rules)\n",
-				       generation, nr->npat, nr->nmark);
-			else if (nr)
-				free(nr);
-			else
-				printf("nfqb-ips: reload failed, old rules "
-				       "stay\n");
+			serve_reload(s);
 		}
 		if (want_stats) {
 			want_stats = 0;
 			print_stats(the_pool, "SIGUSR1");
 		}
-		if (tick && now_ms() - last_tick >= 1000) {
-			last_tick = now_ms();
-			tick(the_pool, tick_data);
+		if (s->h && s->h->tick && now_ms() - s->last_tick >= 1000) {
+			s->last_tick = now_ms();
+			if (s->h->tick(the_pool, s->h->data))
+				break;
 		}
-		if (max_ms && now_ms() - start >= max_ms)
-			break;
 	}
+	return false;
+}
+
+/* Stopped: SIGQUIT under systemd leaves the queues bound for the next
+ * process (leave_for_restart()); anything else stops the pool, which
+ * unbinds them. Returns the exit status. */
+static int serve_end(struct server *s)
+{
+	struct nfqb_pool *p;
+	int ret = 0;
+
 	if (leaving && getenv("NOTIFY_SOCKET") &&
 	    !nfqb_pool_stopping(the_pool))
-		return leave_for_restart(o, fds);
+		return leave_for_restart(s->o, s->fds);
 	notify("STOPPING=1", NULL, 0);
-	fdstore_remove(o, NULL);
+	fdstore_remove(s->o, NULL);
 	nfqb_pool_stop(the_pool);
 	if (nfqb_pool_wait(the_pool) < 0) {
 		fprintf(stderr, "nfqb-ips: a pool thread failed: %s\n",
 			strerror(errno));
 		ret = 1;
 	}
+	if (s->h && s->h->down)
+		s->h->down(the_pool, s->h->data);
 	print_stats(the_pool, "exit");
-	{
-		struct nfqb_pool *p = the_pool;
-
-		the_pool = NULL;	/* no signal handler may use it now */
-		nfqb_pool_destroy(p);
-	}
+	p = the_pool;
+	the_pool = NULL;	/* no signal handler may use it now */
+	nfqb_pool_destroy(p);
 	return ret;
+}
+
+/* Run until stopped, with the hooks @h (NULL: none). */
+static int serve(const struct opts *o, const struct hooks *h)
+{
+	struct server s = { .o = o, .generation = 1, .h = h };
+
+	s.last_tick = now_ms();
+	if (o->count > MAX_QUEUES) {
+		fprintf(stderr, "nfqb-ips: at most %u queues\n", MAX_QUEUES);
+		return 1;
+	}
+	s.inherited = inherited_fds(o, s.fds);
+	do {
+		if (serve_up(&s))
+			return 1;
+	} while (serve_loop(&s));
+	return serve_end(&s);
 }
 
 /* --- demo and bench: a private namespace with traffic ------------------- */
@@ -740,9 +820,13 @@ static int netns_setup(const char *rule)
 struct traffic {
 	unsigned int count;	/* 0: until stopped */
 	unsigned int pace_every;	/* pause 1 ms every this many */
-	atomic_bool stop;
+	atomic_bool stop, tx_stop;	/* all of it; the sender only */
 	atomic_ullong sent, received, marked;
+	/* datagrams with "ATTACK" and "EXPLOIT": sent, delivered */
+	atomic_ullong sent_attack, sent_exploit, got_attack, got_exploit;
 	int rx_fd;
+	pthread_t tx, rx;
+	bool sending;		/* tx runs (not joined yet) */
 };
 
 static void *traffic_rx(void *arg)
@@ -762,10 +846,15 @@ static void *traffic_rx(void *arg)
 				     .msg_control = cb.b,
 				     .msg_controllen = sizeof(cb.b) };
 		struct cmsghdr *cm;
+		ssize_t n = recvmsg(t->rx_fd, &mh, 0);
 
-		if (recvmsg(t->rx_fd, &mh, 0) < 0)
+		if (n < 0)
 			continue;	/* timeout: look at stop */
 		atomic_fetch_add(&t->received, 1);
+		if (memmem(buf, (size_t)n, "ATTACK", 6))
+			atomic_fetch_add(&t->got_attack, 1);
+		else if (memmem(buf, (size_t)n, "EXPLOIT", 7))
+			atomic_fetch_add(&t->got_exploit, 1);
 		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 			uint32_t mark;
 
@@ -781,7 +870,8 @@ static void *traffic_rx(void *arg)
 }
 
 /* Datagrams from 16 source addresses (the kernel spreads flows over the
- * queues by address); every 10th carries "ATTACK", every 25th "EXPLOIT". */
+ * queues by address); every 10th carries "ATTACK", every 25th "EXPLOIT"
+ * (unless it is a 10th). */
 static void *traffic_tx(void *arg)
 {
 	struct traffic *t = arg;
@@ -803,17 +893,22 @@ static void *traffic_tx(void *arg)
 		fd[i] = socket(AF_INET, SOCK_DGRAM, 0);
 		bind(fd[i], (struct sockaddr *)&from, sizeof(from));
 	}
-	for (i = 0; (!t->count || i < t->count) && !atomic_load(&t->stop);) {
+	for (i = 0; (!t->count || i < t->count) && !atomic_load(&t->stop) &&
+	     !atomic_load(&t->tx_stop);) {
+		const char *what = i % 10 == 9 ? "ATTACK" :
+				   i % 25 == 24 ? "EXPLOIT" : "hello";
+
 		memset(buf, '.', sizeof(buf));
-		snprintf(buf, sizeof(buf), "seq %u %s", i,
-			 i % 10 == 9 ? "ATTACK" : i % 25 == 24 ? "EXPLOIT" :
-			 "hello");
+		snprintf(buf, sizeof(buf), "seq %u %s", i, what);
 		if (sendto(fd[i % 16], buf, sizeof(buf), MSG_DONTWAIT,
 			   (struct sockaddr *)&to, sizeof(to)) < 0 &&
 		    errno != EPERM) {
 			sched_yield();
 			continue;
 		}
+		if (what[0] != 'h')
+			atomic_fetch_add(what[0] == 'A' ? &t->sent_attack :
+					 &t->sent_exploit, 1);
 		i++;
 		atomic_store(&t->sent, i);
 		if (t->pace_every && i % t->pace_every == 0)
@@ -824,7 +919,8 @@ static void *traffic_tx(void *arg)
 	return NULL;
 }
 
-static int traffic_start(struct traffic *t, pthread_t *tx, pthread_t *rx)
+/* The receiver: a socket on DEMO_PORT and its thread. */
+static int traffic_start(struct traffic *t)
 {
 	struct sockaddr_in addr = {
 		.sin_family = AF_INET,
@@ -840,41 +936,119 @@ static int traffic_start(struct traffic *t, pthread_t *tx, pthread_t *rx)
 		   sizeof(rcvbuf));
 	if (bind(t->rx_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
 		return -1;
-	pthread_create(rx, NULL, traffic_rx, t);
-	pthread_create(tx, NULL, traffic_tx, t);
+	pthread_create(&t->rx, NULL, traffic_rx, t);
 	return 0;
 }
 
-static void traffic_stop(struct traffic *t, pthread_t tx, pthread_t rx)
+/* The sender's thread (once the queues are bound: what is sent before
+ * that is dropped by the kernel, the rule has no --queue-bypass). */
+static void traffic_send(struct traffic *t)
 {
+	if (!t->sending && pthread_create(&t->tx, NULL, traffic_tx, t) == 0)
+		t->sending = true;
+}
+
+static void traffic_stop_tx(struct traffic *t)
+{
+	atomic_store(&t->tx_stop, true);
+	if (t->sending)
+		pthread_join(t->tx, NULL);
+	t->sending = false;
+}
+
+static void traffic_stop(struct traffic *t)
+{
+	traffic_stop_tx(t);
 	atomic_store(&t->stop, true);
-	pthread_join(tx, NULL);
-	pthread_join(rx, NULL);
+	pthread_join(t->rx, NULL);
 	close(t->rx_fd);
 }
 
-static const char *demo_rules_path;
-static uint64_t demo_last_packets;
+/* --demo: the rules file (appended to at t=3 s), the traffic, the per
+ * second figures, and the pool's totals once it stopped. */
+struct demo {
+	struct traffic t;
+	const char *rules;
+	bool started, drained, ended;
+	unsigned int secs;
+	uint64_t last_packets;
+	struct nfqb_pool_stats end;
+};
 
-static void demo_tick(struct nfqb_pool *pool, void *arg)
+#define DEMO_SECONDS	6
+
+/* Every queue of the demo (0..3) bound and holding no packet: every
+ * datagram queued has had its verdict. */
+static bool demo_queues_empty(void)
 {
-	struct traffic *t = arg;
+	struct nfqb_kstats ks;
+	uint16_t q;
+
+	for (q = 0; q < 4; q++)
+		if (nfqb_kstats_get(q, &ks, sizeof(ks)) < 0 || ks.queue_total)
+			return false;
+	return true;
+}
+
+/* The end of the demo, before the IPS stops: the sender stops, then the
+ * kernel's queues drain and the receiver goes idle (200 ms without a
+ * datagram), so that the stop finds no packet left to give the default
+ * verdict (accept, uninspected) to. At most 5 s; a signal ends it. */
+static void demo_drain(struct demo *d)
+{
+	uint64_t t0 = now_ms(), last = t0;
+	unsigned long long seen = atomic_load(&d->t.received), now;
+
+	traffic_stop_tx(&d->t);
+	printf("demo: traffic stopped after %llu datagrams; draining the "
+	       "queues\n", (unsigned long long)atomic_load(&d->t.sent));
+	fflush(stdout);
+	while (!stopping && now_ms() - t0 < 5000) {
+		now = atomic_load(&d->t.received);
+		if (now != seen || !demo_queues_empty()) {
+			seen = now;
+			last = now_ms();
+		} else if (now_ms() - last >= 200) {
+			printf("demo: drained: queues empty, the last datagram "
+			       "delivered %llu ms after the traffic stopped\n",
+			       (unsigned long long)(last - t0));
+			d->drained = true;
+			return;
+		}
+		usleep(10000);
+	}
+	printf("demo: %s before the queues drained\n",
+	       stopping ? "interrupted" : "gave up waiting 5 s");
+}
+
+static void demo_up(void *arg)
+{
+	struct demo *d = arg;
+
+	if (!d->started)
+		traffic_send(&d->t);
+	d->started = true;
+}
+
+static bool demo_tick(struct nfqb_pool *pool, void *arg)
+{
+	struct demo *d = arg;
+	struct traffic *t = &d->t;
 	struct nfqb_pool_stats st;
-	static unsigned int secs;
 
 	nfqb_pool_stats(pool, -1, &st, sizeof(st));
 	printf("t=%2us  %7llu pkt/s | decided %llu: dropped %llu, marked %llu "
-	       "| sent %llu, delivered %llu (marked %llu)\n", ++secs,
-	       (unsigned long long)(st.packets - demo_last_packets),
+	       "| sent %llu, delivered %llu (marked %llu)\n", ++d->secs,
+	       (unsigned long long)(st.packets - d->last_packets),
 	       (unsigned long long)st.packets, (unsigned long long)st.dropped,
 	       (unsigned long long)st.marked,
 	       (unsigned long long)atomic_load(&t->sent),
 	       (unsigned long long)atomic_load(&t->received),
 	       (unsigned long long)atomic_load(&t->marked));
 	fflush(stdout);
-	demo_last_packets = st.packets;
-	if (secs == 3) {
-		FILE *f = fopen(demo_rules_path, "a");
+	d->last_packets = st.packets;
+	if (d->secs == 3) {
+		FILE *f = fopen(d->rules, "a");
 
 		if (f) {
 			fputs("drop EXPLOIT\n", f);
@@ -884,13 +1058,70 @@ static void demo_tick(struct nfqb_pool *pool, void *arg)
 		       "SIGHUP to myself\n");
 		raise(SIGHUP);
 	}
+	if (d->secs < DEMO_SECONDS)
+		return false;
+	demo_drain(d);
+	return true;
+}
+
+static void demo_down(struct nfqb_pool *pool, void *arg)
+{
+	struct demo *d = arg;
+
+	nfqb_pool_stats(pool, -1, &d->end, sizeof(d->end));
+	d->ended = true;
+}
+
+/* The demo's check: every datagram sent was inspected, so either dropped
+ * by the IPS or delivered with its mark, and none was lost. Whatever else
+ * happened is named. Returns true if it holds. */
+static bool demo_check(const struct demo *d)
+{
+	unsigned long long sent = atomic_load(&d->t.sent);
+	unsigned long long got = atomic_load(&d->t.received);
+	unsigned long long marked = atomic_load(&d->t.marked);
+	unsigned long long attack = atomic_load(&d->t.got_attack);
+	unsigned long long dropped = d->end.dropped;
+	unsigned long long defaults = d->end.defaults;
+	long long lost = (long long)sent - (long long)dropped - (long long)got;
+	bool ok = d->ended && marked == got && !attack && !lost;
+
+	printf("demo: sent %llu (%llu with ATTACK, %llu with EXPLOIT): the IPS "
+	       "dropped %llu; delivered %llu (with ATTACK %llu, with EXPLOIT "
+	       "%llu: sent before the reload)\n", sent,
+	       (unsigned long long)atomic_load(&d->t.sent_attack),
+	       (unsigned long long)atomic_load(&d->t.sent_exploit), dropped,
+	       got, attack, (unsigned long long)atomic_load(&d->t.got_exploit));
+	printf("demo: delivered %llu, marked %llu (all marked: %s); default "
+	       "verdicts at the stop: %llu; sent - dropped - delivered = %lld\n",
+	       got, marked, marked == got ? "yes" : "no", defaults, lost);
+	if (!d->drained)
+		printf("demo: the IPS stopped before the traffic did and the "
+		       "queues drained\n");
+	if (defaults)
+		printf("demo: %llu still queued when the IPS stopped got the "
+		       "default verdict: accepted uninspected, without the "
+		       "mark\n", defaults);
+	if (got - marked > defaults)
+		printf("demo: %llu more passed without the mark: accepted "
+		       "uninspected by the kernel (fail-open: a queue was full, "
+		       "or at length 0 while the IPS stopped)\n",
+		       got - marked - defaults);
+	if (lost > 0)
+		printf("demo: %lld never arrived: sent after the IPS unbound "
+		       "the queues (the rule has no --queue-bypass), or a "
+		       "socket overflowed\n", lost);
+	printf("demo: %s\n", ok ? "PASS: every datagram was inspected: ATTACK "
+	       "dropped throughout, EXPLOIT from the reload on, every other "
+	       "one delivered with its mark" : "FAIL: see above");
+	return ok;
 }
 
 static int demo(struct opts *o)
 {
 	static char path[] = "/tmp/nfqb-ips-demo-XXXXXX";
-	struct traffic t = { .pace_every = 64 };
-	pthread_t tx, rx;
+	struct demo d = { .t.pace_every = 64, .rules = path };
+	const struct hooks h = { demo_up, demo_tick, demo_down, &d };
 	FILE *f;
 	int fd, ret;
 
@@ -905,20 +1136,15 @@ static int demo(struct opts *o)
 	fclose(f);
 	printf("demo: rules file %s: drop ATTACK, mark port %d with 7\n",
 	       path, DEMO_PORT);
-	demo_rules_path = path;
 	o->first = 0;
 	o->count = 4;
 	o->rules = path;
-	if (traffic_start(&t, &tx, &rx) < 0)
+	if (traffic_start(&d.t) < 0)
 		return 1;
-	ret = serve(o, demo_tick, &t, 6000);
-	traffic_stop(&t, tx, rx);
-	printf("demo: sent %llu, delivered %llu (all marked: %s); expected "
-	       "1 in 10 dropped, then also 1 in 25 after the reload\n",
-	       (unsigned long long)atomic_load(&t.sent),
-	       (unsigned long long)atomic_load(&t.received),
-	       atomic_load(&t.marked) == atomic_load(&t.received) ? "yes" :
-	       "no");
+	ret = serve(o, &h);
+	traffic_stop(&d.t);
+	if (!demo_check(&d) && !ret)
+		ret = 1;
 	unlink(path);
 	return ret;
 }
@@ -933,7 +1159,6 @@ static int bench_one(enum nfqb_pool_mode mode, unsigned int nq,
 	struct traffic t = { 0 };
 	struct opts o = { .first = 0, .count = (uint16_t)nq, .mode = mode };
 	struct nfqb_pool_stats st;
-	pthread_t tx, rx;
 	uint64_t t0, t1, p0;
 	FILE *f;
 	int fd;
@@ -957,8 +1182,9 @@ static int bench_one(enum nfqb_pool_mode mode, unsigned int nq,
 	unlink(path);
 	if (!the_pool || nfqb_pool_start(the_pool) < 0)
 		return 1;
-	if (traffic_start(&t, &tx, &rx) < 0)
+	if (traffic_start(&t) < 0)
 		return 1;
+	traffic_send(&t);
 	usleep(300 * 1000);	/* warm up */
 	nfqb_pool_stats(the_pool, -1, &st, sizeof(st));
 	p0 = st.packets;
@@ -973,7 +1199,7 @@ static int bench_one(enum nfqb_pool_mode mode, unsigned int nq,
 	       (unsigned long long)(st.packets - p0),
 	       (unsigned long long)(t1 - t0));
 	fflush(stdout);
-	traffic_stop(&t, tx, rx);
+	traffic_stop(&t);
 	nfqb_pool_stop(the_pool);
 	nfqb_pool_wait(the_pool);
 	nfqb_pool_destroy(the_pool);
@@ -1008,7 +1234,23 @@ static void usage(const char *argv0)
 	       "[-m MODE]\n", argv0, argv0, argv0);
 }
 
-int main(int argc, char **argv)
+/* -q FIRST[:LAST] into @o; false if it is not a range of queues. */
+static bool parse_queues(const char *arg, struct opts *o)
+{
+	unsigned int first, last;
+	int c = sscanf(arg, "%u:%u", &first, &last);
+
+	if (c < 1 || first > 65535 || (c == 2 &&
+	    (last < first || last > 65535)))
+		return false;
+	o->first = (uint16_t)first;
+	o->count = (uint16_t)(c == 2 ? last - first + 1 : 1);
+	return true;
+}
+
+/* The options into @o. Returns -1 to go on, or the exit status: 0 after
+ * --help, 2 on a bad option. */
+static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option lopts[] = {
 		{ "demo", no_argument, NULL, 'd' },
@@ -1021,55 +1263,58 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .first = 0, .count = 1, .argv = argv };
-	bool do_demo = false, do_bench = false;
-	unsigned int first, last;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "dbq:m:w:r:u:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			do_demo = true;
+			o->demo = true;
 			break;
 		case 'b':
-			do_bench = true;
+			o->bench = true;
 			break;
 		case 'q':
-			c = sscanf(optarg, "%u:%u", &first, &last);
-			if (c < 1 || first > 65535 || (c == 2 &&
-			    (last < first || last > 65535))) {
+			if (!parse_queues(optarg, o)) {
 				fprintf(stderr, "nfqb-ips: bad queue range\n");
 				return 2;
 			}
-			o.first = (uint16_t)first;
-			o.count = (uint16_t)(c == 2 ? last - first + 1 : 1);
 			break;
 		case 'm':
-			o.mode = strcmp(optarg, "dispatch") ?
-				 NFQB_POOL_QUEUE_PER_WORKER : NFQB_POOL_DISPATCH;
+			o->mode = strcmp(optarg, "dispatch") ?
+				  NFQB_POOL_QUEUE_PER_WORKER : NFQB_POOL_DISPATCH;
 			break;
 		case 'w':
-			o.workers = (unsigned int)strtoul(optarg, NULL, 0);
+			o->workers = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
 		case 'r':
-			o.rules = optarg;
+			o->rules = optarg;
 			break;
 		case 'u':
-			o.user = optarg;
+			o->user = optarg;
 			break;
 		default:
 			usage(argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .first = 0, .count = 1, .argv = argv };
+	int ret = parse_args(argc, argv, &o);
+
+	if (ret >= 0)
+		return ret;
 	install_signals();
-	if (do_bench)
+	if (o.bench)
 		return bench(o.mode);
-	if (do_demo)
+	if (o.demo)
 		return demo(&o);
 	if (!o.rules) {
 		usage(argv[0]);
 		return 2;
 	}
-	return serve(&o, NULL, NULL, 0);
+	return serve(&o, NULL);
 }
