@@ -23,6 +23,10 @@ A ip link set veth2 master bond0
 B ip link add vrf0 type vrf table 10
 B ip link set veth5 master vrf0
 B sysctl -qw net.ipv4.udp_l3mdev_accept=1
+# only the device that has an address answers ARP for it: otherwise veth1
+# answers for mv0's address and a sends to veth1's MAC (not macvlan's)
+A sysctl -qw net.ipv4.conf.all.arp_ignore=1
+B sysctl -qw net.ipv4.conf.all.arp_ignore=1
 n=1
 for pair in ipip0:ipip0 gre1:gre1 mv0:mv0 vx0:vx0 bond0:veth3 veth4:veth5; do
 	A ip addr add 10.1.$n.1/24 dev ${pair%:*}

@@ -34,6 +34,7 @@ NFT
 	wait_line /tmp/l.out "holding id"
 	B nft add chain $fam s early "{ type filter hook $hook priority -10; }"
 	B nft add rule $fam s early udp dport "$port" counter
+	B nft list hooks 2>&1 | sed 's/^/    hooks: /'
 	wait $lpid
 	lrc=$?
 	wait $rpid
