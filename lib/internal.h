@@ -36,6 +36,7 @@
 #ifndef NFQB_INTERNAL_H
 #define NFQB_INTERNAL_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -65,6 +66,13 @@
 #endif
 
 struct nfqb_queue;
+
+/* Fail as a public function does: errno @err, -1 returned. */
+static inline int nfqb_fail(int err)
+{
+	errno = err;
+	return -1;
+}
 
 /* Serial number arithmetic on 32-bit packet ids (RFC 1982 style): is @a
  * after @b? (A macro, like the kernel's time_after().) */

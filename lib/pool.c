@@ -40,8 +40,13 @@ static int config_queue(struct nfqb_pool *pool, struct nfqb_queue *q)
 	return 0;
 }
 
+/* A NULL @pool: false, errno EINVAL. */
 NFQB_EXPORT bool nfqb_pool_stopping(const struct nfqb_pool *pool)
 {
+	if (!pool) {
+		errno = EINVAL;
+		return false;
+	}
 	return pool_stopping(pool);
 }
 
@@ -290,8 +295,10 @@ NFQB_EXPORT struct nfqb_pool *nfqb_pool_adopt(const struct nfqb_pool_config *cfg
 
 NFQB_EXPORT void nfqb_pool_stop(struct nfqb_pool *pool)
 {
-	if (!pool)
+	if (!pool) {
+		errno = EINVAL;
 		return;
+	}
 	pool_signal_stop(pool);
 }
 
@@ -490,9 +497,14 @@ NFQB_EXPORT int nfqb_pool_set_policy(struct nfqb_pool *pool, void *policy)
 	return 0;
 }
 
+/* A NULL @pool: 0, errno EINVAL. */
 NFQB_EXPORT unsigned int nfqb_pool_threads(const struct nfqb_pool *pool)
 {
-	return pool ? pool->nthreads : 0;
+	if (!pool) {
+		errno = EINVAL;
+		return 0;
+	}
+	return pool->nthreads;
 }
 
 NFQB_EXPORT int nfqb_pool_stats(const struct nfqb_pool *pool, int thread,
