@@ -247,12 +247,3 @@ NFQB_EXPORT int nfqb_queue_next_timeout(const struct nfqb_queue *q)
 		return nfqb_fail(EINVAL);
 	return nfqb_pace_next_timeout(q, nfqb_now_ns());
 }
-
-int nfqb_loop_run_timers(struct nfqb_queue *q, uint64_t now)
-{
-	if (q->conf.timeout_ms)
-		nfqb_book_expire(q, now);
-	if (nfqb_tx_flush(q, NFQB_FLUSH_LATENCY, false, now) < 0)
-		return -1;
-	return 0;
-}
