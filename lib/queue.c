@@ -355,7 +355,9 @@ static int flush_all(struct nfqb_queue *q)
  * stop gets its decision or the default verdict. New packets are kept out
  * first (queue length 0: the kernel drops them, or accepts them when the
  * default is accept, as with fail-open), what the socket still holds is
- * read and given the default, then the queue is unbound.
+ * read and given the default, then the queue is unbound. Every step is
+ * taken whatever failed before: 0, or -1 with the errno of the first
+ * failure.
  */
 static int finish(struct nfqb_queue *q)
 {
@@ -390,7 +392,7 @@ static int finish(struct nfqb_queue *q)
 	if (q->sk.fd >= 0 && config_cmd(q, NFQNL_CFG_CMD_UNBIND) < 0 &&
 	    errno != ENODEV && !err)
 		err = errno;
-	return err;
+	return err ? nfqb_fail(err) : 0;
 }
 
 /*
@@ -400,16 +402,9 @@ static int finish(struct nfqb_queue *q)
  */
 int nfqb_queue_shutdown(struct nfqb_queue *q)
 {
-	int err;
-
 	if (atomic_load(&q->shut))
 		return 0;
-	err = finish(q);
-	if (err) {
-		errno = err;
-		return -1;
-	}
-	return 0;
+	return finish(q);
 }
 
 NFQB_EXPORT int nfqb_queue_close(struct nfqb_queue *q)
