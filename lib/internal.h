@@ -30,8 +30,9 @@
  * who writes each part); cfg.c does the configuration round trips; stats.c
  * reads counters; abi.c reads and writes the structs that can grow;
  * compat.c (shared library only) keeps the 0.1.0 interfaces under their
- * old symbol versions; seam.c is what the library asks of the system
- * (tests replace it); the worker pool is pool.c and pool-*.c (pool-int.h).
+ * old symbol versions; sys.c is what the library asks of the system, the
+ * real calls only (sys.h: tests that inject failures link their own seam
+ * in its place); the worker pool is pool.c and pool-*.c (pool-int.h).
  *
  * How a function says it failed, one convention per layer:
  *
@@ -39,7 +40,7 @@
  *   <libnfq-batch/libnfq-batch.h> says; a NULL handle is EINVAL.
  * - Everything the owner thread runs (rx, book, tx, cfg, loop, pace, the
  *   queue's life in queue.c, the buffers of pkt.c, the pool's life in
- *   pool*.c, the system calls of seam.c): the same, -1 (or NULL) and
+ *   pool*.c, the system calls of sys.c): the same, -1 (or NULL) and
  *   errno, a result >= 0 carrying data; so a public function returns what
  *   its helpers said as it is. nfqb_fail(err) sets errno and returns -1.
  *   A helper that fails without setting errno says so (the allocations of

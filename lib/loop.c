@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "queue.h"
-#include "seam.h"
+#include "sys.h"
 
 /* Every writer of the eventfd goes through here: the flag says it was
  * written and not read yet, so that the owner reads it (and

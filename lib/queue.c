@@ -16,7 +16,7 @@
 
 #include "msg.h"
 #include "queue.h"
-#include "seam.h"
+#include "sys.h"
 
 /* The memory of the parts that depend on the number of buffers: the
  * buffers and descriptors, the book. */

@@ -13,7 +13,7 @@
 #include <libmnl/libmnl.h>
 
 #include "queue.h"
-#include "seam.h"
+#include "sys.h"
 
 /* PENDING -> CLAIMED for the generation of the handle; 0 or an errno. */
 static int claim(struct nfqb_queue *q, struct nfqb_packet *p, uint32_t tag,

@@ -18,7 +18,7 @@
  *   foreign        an extra message from port id != 0 carrying the id of a
  *                  packet that IS queued (the kernel never sends those: it
  *                  is a spoof and must not verdict that packet)
- * Everything the library sends goes, through the test seam (lib/seam.h),
+ * Everything the library sends goes, through the test seam (tests/seam/seam.h),
  * to the model of the kernel's queue (kmodel.c, shared with test_plan and
  * the fuzz oracle), which parses each datagram strictly and applies it as
  * nfnetlink_queue does: NFQNL_MSG_VERDICT finds the id (ENOENT if it is
