@@ -13,7 +13,7 @@
 
 #include "plan.h"
 #include "queue.h"
-#include "seam.h"
+#include "sys.h"
 
 /* (nfqb_book_at() for the others) */
 static struct nfqb_entry *entry(const struct nfqb_book *b, uint32_t i)

@@ -9,7 +9,7 @@
 #include <errno.h>
 
 #include "queue.h"
-#include "seam.h"
+#include "sys.h"
 
 #define CONFIG_TIMEOUT_MS	5000
 /* Without an acknowledgement this long after the socket went quiet, a

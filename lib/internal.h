@@ -30,12 +30,38 @@
  * who writes each part); cfg.c does the configuration round trips; stats.c
  * reads counters; abi.c reads and writes the structs that can grow;
  * compat.c (shared library only) keeps the 0.1.0 interfaces under their
- * old symbol versions; seam.c is what the library asks of the system
- * (tests replace it); the worker pool is pool.c and pool-*.c (pool-int.h).
+ * old symbol versions; sys.c is what the library asks of the system, the
+ * real calls only (sys.h: tests that inject failures link their own seam
+ * in its place); the worker pool is pool.c and pool-*.c (pool-int.h).
+ *
+ * How a function says it failed, one convention per layer:
+ *
+ * - Public functions (NFQB_EXPORT): -1 (or NULL) and errno, as
+ *   <libnfq-batch/libnfq-batch.h> says; a NULL handle is EINVAL.
+ * - Everything the owner thread runs (rx, book, tx, cfg, loop, pace, the
+ *   queue's life in queue.c, the buffers of pkt.c, the pool's life in
+ *   pool*.c, the system calls of sys.c): the same, -1 (or NULL) and
+ *   errno, a result >= 0 carrying data; so a public function returns what
+ *   its helpers said as it is. nfqb_fail(err) sets errno and returns -1.
+ *   A helper that fails without setting errno says so (the allocations of
+ *   book.c and pkt.c: errno is the allocator's).
+ * - The decision path, which any thread runs once per packet (pkt.c's
+ *   nfqb_pkt_claim(), verdict.c's claim(), decide() and decision_of()),
+ *   and nfqb_struct_in() (abi.c), which reads the application's structs
+ *   for it and for the pool: 0 or an errno value, errno untouched; the
+ *   public function turns it into -1 and errno once (verdict.c's
+ *   decided(), pool.c's pool_config()).
+ * - The parsers (parse.c's attribute walks, stats.c's parse_line()):
+ *   -1 for a malformed input, no errno; nfqb_parse_packet() returns
+ *   its enum.
+ * - An error kept for later is an errno value, 0 for none: q->loop.error,
+ *   q->cfg.answer, the acks rx.c read, pool->fatal and pool->err (which
+ *   nfqb_pool_error() returns as it is).
  */
 #ifndef NFQB_INTERNAL_H
 #define NFQB_INTERNAL_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -65,6 +91,13 @@
 #endif
 
 struct nfqb_queue;
+
+/* Fail as a public function does: errno @err, -1 returned. */
+static inline int nfqb_fail(int err)
+{
+	errno = err;
+	return -1;
+}
 
 /* Serial number arithmetic on 32-bit packet ids (RFC 1982 style): is @a
  * after @b? (A macro, like the kernel's time_after().) */

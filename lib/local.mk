@@ -1,15 +1,19 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The library.  All objects go into the internal convenience library (tests
-# link it to reach internal symbols); libnfq-batch.la is that plus the
-# version script, which exports only the public nfqb_* API.
+# The library.  All objects but its system calls go into the internal
+# convenience library (tests link it to reach internal symbols); the system
+# calls (lib/sys.c: the real ones, nothing else) into a convenience library
+# of their own, which tests that inject failures replace by their seam
+# (tests/seam/libnfqbt-seam.la) and the others link as it is.
+# libnfq-batch.la is both plus the version script, which exports only the
+# public nfqb_* API.
 
 lib_LTLIBRARIES += lib/libnfq-batch.la
-noinst_LTLIBRARIES += lib/libnfqb-internal.la
+noinst_LTLIBRARIES += lib/libnfqb-internal.la lib/libnfqb-sys.la
 
 lib_libnfqb_internal_la_SOURCES = \
 	lib/internal.h \
-	lib/seam.h \
-	lib/seam.c \
+	lib/sys.h \
+	lib/sys-real.h \
 	lib/abi.c \
 	lib/pkt.h \
 	lib/pkt.c \
@@ -44,12 +48,15 @@ lib_libnfqb_internal_la_SOURCES = \
 lib_libnfqb_internal_la_CFLAGS = $(AM_CFLAGS) $(LIBMNL_CFLAGS) \
 	$(URCU_CFLAGS) -fvisibility=hidden -DNFQB_BUILD
 
+lib_libnfqb_sys_la_SOURCES = lib/sys.h lib/sys-real.h lib/sys.c
+lib_libnfqb_sys_la_CFLAGS = $(lib_libnfqb_internal_la_CFLAGS)
+
 # Its own source: the 0.1.0 interfaces kept under their old symbol
 # versions (only a shared library has symbol versions).
 lib_libnfq_batch_la_SOURCES = lib/compat.c
 lib_libnfq_batch_la_CFLAGS = $(lib_libnfqb_internal_la_CFLAGS)
-lib_libnfq_batch_la_LIBADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) \
-	$(URCU_LIBS) -lpthread
+lib_libnfq_batch_la_LIBADD = lib/libnfqb-internal.la lib/libnfqb-sys.la \
+	$(LIBMNL_LIBS) $(URCU_LIBS) -lpthread
 lib_libnfq_batch_la_LDFLAGS = \
 	-version-info $(LIBNFQB_CURRENT):$(LIBNFQB_REVISION):$(LIBNFQB_AGE) \
 	-Wl,--version-script=$(srcdir)/lib/libnfq-batch.map \

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "queue.h"
-#include "seam.h"
+#include "sys.h"
 
 /* Every writer of the eventfd goes through here: the flag says it was
  * written and not read yet, so that the owner reads it (and
@@ -194,10 +194,8 @@ NFQB_EXPORT int nfqb_dispatch(struct nfqb_queue *q, nfqb_packet_cb cb,
 	struct nfqb_packet *vec[NFQB_RECV_VLEN];
 	int n, i;
 
-	if (!cb) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!q || !cb)
+		return nfqb_fail(EINVAL);
 	n = nfqb_recv(q, vec, NFQB_RECV_VLEN);
 	if (n < 0)
 		return -1;
@@ -216,8 +214,11 @@ NFQB_EXPORT int nfqb_dispatch(struct nfqb_queue *q, nfqb_packet_cb cb,
 
 NFQB_EXPORT int nfqb_flush(struct nfqb_queue *q)
 {
-	uint64_t now = nfqb_now_ns();
+	uint64_t now;
 
+	if (!q)
+		return nfqb_fail(EINVAL);
+	now = nfqb_now_ns();
 	if (atomic_load(&q->shut)) {
 		errno = ESHUTDOWN;
 		return -1;
@@ -231,21 +232,18 @@ NFQB_EXPORT int nfqb_flush(struct nfqb_queue *q)
 
 NFQB_EXPORT int nfqb_queue_interrupt(struct nfqb_queue *q)
 {
+	if (!q)
+		return nfqb_fail(EINVAL);
 	atomic_store(&q->wake.interrupt, true);
 	nfqb_loop_wake(q);
 	return 0;
 }
 
+/* A NULL @q: -1 as when nothing is due, but with errno EINVAL (nothing
+ * due leaves errno alone). */
 NFQB_EXPORT int nfqb_queue_next_timeout(const struct nfqb_queue *q)
 {
+	if (!q)
+		return nfqb_fail(EINVAL);
 	return nfqb_pace_next_timeout(q, nfqb_now_ns());
-}
-
-int nfqb_loop_run_timers(struct nfqb_queue *q, uint64_t now)
-{
-	if (q->conf.timeout_ms)
-		nfqb_book_expire(q, now);
-	if (nfqb_tx_flush(q, NFQB_FLUSH_LATENCY, false, now) < 0)
-		return -1;
-	return 0;
 }

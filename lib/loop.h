@@ -37,9 +37,6 @@ void nfqb_loop_clear_wakeup(struct nfqb_queue *q);
 /* Is the calling thread the queue's owner (the last to call
  * nfqb_recv())? */
 bool nfqb_loop_is_owner(const struct nfqb_queue *q);
-/* Run the timers as if it were @now: verdict timeout, latency bound of
- * held decisions (tests, and nfqb_flush()). Returns 0 or -1. */
-int nfqb_loop_run_timers(struct nfqb_queue *q, uint64_t now);
 /* The pool's queue per worker found the socket dry mid-stream: send what
  * may not wait, pause if the linger says so (nfqb_queue_set_linger()),
  * read. 1: packets came, 0: none, -1 with errno. */

@@ -33,7 +33,7 @@
 
 #include "parse.h"
 #include "queue.h"
-#include "seam.h"
+#include "sys.h"
 
 /* One packet of the read numbered @round, which brought @many packets or
  * more if @many (only such a read tells a lone flow from a small read).

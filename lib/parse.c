@@ -615,11 +615,11 @@ NFQB_EXPORT bool nfqb_pkt_ct_id(const struct nfqb_packet *h, uint32_t *id)
 {
 	const struct nfqb_packet *p = nfqb_pkt_from_handle(h);
 	struct ct_id_ctx c = { 0 };
-	const struct nlattr *a = p->tb[NFQA_CT];
+	const struct nlattr *a;
 
 	if (!p)
 		return false;
-
+	a = p->tb[NFQA_CT];
 	if (!a)
 		return false;
 	if (walk_attrs(mnl_attr_get_payload(a), mnl_attr_get_payload_len(a),

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "pkt.h"
-#include "seam.h"
+#include "sys.h"
 
 struct nfqb_packet *nfqb_pkt_handle(struct nfqb_packet *p)
 {

@@ -34,7 +34,7 @@
  *   pool-worker.c    the workers: deciding a packet through the callback,
  *                    RCU quiescent states, the queue-per-worker loop and
  *                    the dispatch workers' loop
- * The clock is the core's (nfqb_now_ns(), the seam's), and so is the
+ * The clock is the core's (nfqb_now_ns(), sys.h's), and so is the
  * linger (nfqb_loop_linger()). Nothing here is ABI.
  */
 #ifndef NFQB_POOL_INT_H
@@ -66,7 +66,7 @@
 
 
 #include "queue.h"
-#include "seam.h"
+#include "sys.h"
 #include <libnfq-batch/pool.h>
 
 #define POOL_VEC		64

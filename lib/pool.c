@@ -40,8 +40,13 @@ static int config_queue(struct nfqb_pool *pool, struct nfqb_queue *q)
 	return 0;
 }
 
+/* A NULL @pool: false, errno EINVAL. */
 NFQB_EXPORT bool nfqb_pool_stopping(const struct nfqb_pool *pool)
 {
+	if (!pool) {
+		errno = EINVAL;
+		return false;
+	}
 	return pool_stopping(pool);
 }
 
@@ -90,7 +95,7 @@ static void pool_free(struct nfqb_pool *pool)
 	free(pool);
 }
 
-/* The caller's configuration, read and checked. 0 or an errno. */
+/* The caller's configuration, read and checked. 0, or -1 with errno. */
 static int pool_config(struct nfqb_pool_config *c,
 		       const struct nfqb_pool_config *ucfg, size_t size)
 {
@@ -98,7 +103,7 @@ static int pool_config(struct nfqb_pool_config *c,
 				 ucfg, size);
 
 	if (err)
-		return err;
+		return nfqb_fail(err);
 	if (!c->cb || !c->queue_count ||
 	    (unsigned int)c->queue_first + c->queue_count > 65536 ||
 	    (c->mode != NFQB_POOL_QUEUE_PER_WORKER &&
@@ -106,7 +111,7 @@ static int pool_config(struct nfqb_pool_config *c,
 	    (c->ring_size & (c->ring_size - 1)) ||
 	    c->ring_size > (1u << 24) || (c->ncpus && !c->cpus) ||
 	    (c->mode == NFQB_POOL_DISPATCH && c->workers > 1024))
-		return EINVAL;
+		return nfqb_fail(EINVAL);
 	return 0;
 }
 
@@ -153,7 +158,8 @@ static struct nfqb_pool *pool_alloc(const struct nfqb_pool_config *c)
 	return pool;
 }
 
-/* Each thread's role, CPU and eventfd; the stop eventfd. 0 or an errno. */
+/* Each thread's role, CPU and eventfd; the stop eventfd. 0, or -1 with
+ * errno. */
 static int pool_threads(struct nfqb_pool *pool)
 {
 	const struct nfqb_pool_config *c = &pool->cfg;
@@ -170,13 +176,14 @@ static int pool_threads(struct nfqb_pool *pool)
 		t->cpu = c->ncpus ? pool->cpus[i % c->ncpus] : -1;
 		t->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (t->evfd < 0)
-			return errno;
+			return -1;
 	}
 	pool->stop_evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	return pool->stop_evfd < 0 ? errno : 0;
+	return pool->stop_evfd < 0 ? -1 : 0;
 }
 
-/* Dispatch: a ring from every reader to every worker. 0 or ENOMEM. */
+/* Dispatch: a ring from every reader to every worker. 0, or -1 with
+ * ENOMEM. */
 static int pool_rings(struct nfqb_pool *pool)
 {
 	size_t nr = (size_t)pool->nqueues * pool->nworkers, i;
@@ -188,7 +195,7 @@ static int pool_rings(struct nfqb_pool *pool)
 	pool->rings = nfqb_calloc(nr, sizeof(*pool->rings));
 	pool->ring_mem = nfqb_calloc(nr * size, sizeof(void *));
 	if (!pool->rings || !pool->ring_mem)
-		return ENOMEM;
+		return nfqb_fail(ENOMEM);
 	for (i = 0; i < nr; i++) {
 		pool->rings[i].mask = size - 1;
 		pool->rings[i].v = pool->ring_mem + i * size;
@@ -197,7 +204,7 @@ static int pool_rings(struct nfqb_pool *pool)
 }
 
 /* Bind the queues (@fds NULL) or adopt the sockets in @fds, and configure
- * them. 0 or an errno. */
+ * them. 0, or -1 with errno. */
 static int pool_queues(struct nfqb_pool *pool, const int *fds)
 {
 	const struct nfqb_pool_config *c = &pool->cfg;
@@ -215,7 +222,7 @@ static int pool_queues(struct nfqb_pool *pool, const int *fds)
 			q = nfqb_queue_open(num);
 		pool->queues[i] = q;
 		if (!q || config_queue(pool, q) < 0)
-			return errno;
+			return -1;
 	}
 	return 0;
 }
@@ -244,12 +251,10 @@ static struct nfqb_pool *pool_new(const struct nfqb_pool_config *ucfg,
 {
 	struct nfqb_pool_config c;
 	struct nfqb_pool *pool;
-	int err = pool_config(&c, ucfg, size);
+	int err;
 
-	if (err) {
-		errno = err;
+	if (pool_config(&c, ucfg, size) < 0)
 		return NULL;
-	}
 	pool = pool_alloc(&c);
 	if (!pool) {
 		errno = ENOMEM;
@@ -257,19 +262,14 @@ static struct nfqb_pool *pool_new(const struct nfqb_pool_config *ucfg,
 	}
 	if (!pool->cpus || !pool->queues || !pool->handed || !pool->qsnap ||
 	    !pool->threads)
-		err = ENOMEM;
-	if (!err)
-		err = pool_threads(pool);
-	if (!err)
-		err = pool_rings(pool);
-	if (!err)
-		err = pool_queues(pool, fds);
-	if (err) {
-		pool_unwind(pool, fds);
-		errno = err;
-		return NULL;
-	}
-	return pool;
+		errno = ENOMEM;
+	else if (pool_threads(pool) == 0 && pool_rings(pool) == 0 &&
+		 pool_queues(pool, fds) == 0)
+		return pool;
+	err = errno;
+	pool_unwind(pool, fds);
+	errno = err;
+	return NULL;
 }
 
 NFQB_EXPORT struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg,
@@ -290,8 +290,10 @@ NFQB_EXPORT struct nfqb_pool *nfqb_pool_adopt(const struct nfqb_pool_config *cfg
 
 NFQB_EXPORT void nfqb_pool_stop(struct nfqb_pool *pool)
 {
-	if (!pool)
+	if (!pool) {
+		errno = EINVAL;
 		return;
+	}
 	pool_signal_stop(pool);
 }
 
@@ -319,6 +321,7 @@ static int join_all(struct nfqb_pool *pool)
 	return atomic_load(&pool->fatal);
 }
 
+/* 0, or -1 with errno. */
 static int start_thread(struct pool_thread *t)
 {
 	struct nfqb_pool *pool = t->pool;
@@ -331,7 +334,7 @@ static int start_thread(struct pool_thread *t)
 	else
 		fn = t->reader ? pool_reader_main : pool_worker_main;
 	if (t->cpu >= CPU_SETSIZE)
-		return EINVAL;
+		return nfqb_fail(EINVAL);
 	pthread_attr_init(&attr);
 	if (t->cpu >= 0) {
 		cpu_set_t set;
@@ -342,13 +345,14 @@ static int start_thread(struct pool_thread *t)
 	}
 	ret = pthread_create(&t->tid, &attr, fn, t);
 	pthread_attr_destroy(&attr);
-	if (!ret)
-		t->started = true;
-	return ret;
+	if (ret)
+		return nfqb_fail(ret);
+	t->started = true;
+	return 0;
 }
 
-/* A thread did not start (@ret): stop the others, and shut down the
- * queues of owners that never ran. */
+/* A thread did not start (errno @ret): stop the others, and shut down the
+ * queues of owners that never ran. -1 with errno @ret. */
 static int start_failed(struct nfqb_pool *pool, int ret)
 {
 	int none = 0;
@@ -383,7 +387,6 @@ static int start_failed(struct nfqb_pool *pool, int ret)
 NFQB_EXPORT int nfqb_pool_start(struct nfqb_pool *pool)
 {
 	unsigned int i;
-	int ret;
 
 	if (!pool) {
 		errno = EINVAL;
@@ -394,11 +397,9 @@ NFQB_EXPORT int nfqb_pool_start(struct nfqb_pool *pool)
 		return -1;
 	}
 	pool->started = true;
-	for (i = 0; i < pool->nthreads; i++) {
-		ret = start_thread(&pool->threads[i]);
-		if (ret)
-			return start_failed(pool, ret);
-	}
+	for (i = 0; i < pool->nthreads; i++)
+		if (start_thread(&pool->threads[i]) < 0)
+			return start_failed(pool, errno);
 	return 0;
 }
 
@@ -490,9 +491,14 @@ NFQB_EXPORT int nfqb_pool_set_policy(struct nfqb_pool *pool, void *policy)
 	return 0;
 }
 
+/* A NULL @pool: 0, errno EINVAL. */
 NFQB_EXPORT unsigned int nfqb_pool_threads(const struct nfqb_pool *pool)
 {
-	return pool ? pool->nthreads : 0;
+	if (!pool) {
+		errno = EINVAL;
+		return 0;
+	}
+	return pool->nthreads;
 }
 
 NFQB_EXPORT int nfqb_pool_stats(const struct nfqb_pool *pool, int thread,

@@ -16,7 +16,7 @@
 
 #include "msg.h"
 #include "queue.h"
-#include "seam.h"
+#include "sys.h"
 
 /* The memory of the parts that depend on the number of buffers: the
  * buffers and descriptors, the book. */
@@ -355,7 +355,9 @@ static int flush_all(struct nfqb_queue *q)
  * stop gets its decision or the default verdict. New packets are kept out
  * first (queue length 0: the kernel drops them, or accepts them when the
  * default is accept, as with fail-open), what the socket still holds is
- * read and given the default, then the queue is unbound.
+ * read and given the default, then the queue is unbound. Every step is
+ * taken whatever failed before: 0, or -1 with the errno of the first
+ * failure.
  */
 static int finish(struct nfqb_queue *q)
 {
@@ -390,7 +392,7 @@ static int finish(struct nfqb_queue *q)
 	if (q->sk.fd >= 0 && config_cmd(q, NFQNL_CFG_CMD_UNBIND) < 0 &&
 	    errno != ENODEV && !err)
 		err = errno;
-	return err;
+	return err ? nfqb_fail(err) : 0;
 }
 
 /*
@@ -400,16 +402,9 @@ static int finish(struct nfqb_queue *q)
  */
 int nfqb_queue_shutdown(struct nfqb_queue *q)
 {
-	int err;
-
 	if (atomic_load(&q->shut))
 		return 0;
-	err = finish(q);
-	if (err) {
-		errno = err;
-		return -1;
-	}
-	return 0;
+	return finish(q);
 }
 
 NFQB_EXPORT int nfqb_queue_close(struct nfqb_queue *q)
@@ -438,23 +433,34 @@ NFQB_EXPORT int nfqb_queue_close_stats(struct nfqb_queue *q,
 	return ret;
 }
 
+/* A NULL @q: 0 (which cannot carry -1), errno EINVAL. */
 NFQB_EXPORT uint16_t nfqb_queue_num(const struct nfqb_queue *q)
 {
+	if (!q) {
+		errno = EINVAL;
+		return 0;
+	}
 	return q->sk.num;
 }
 
 NFQB_EXPORT int nfqb_queue_fd(const struct nfqb_queue *q)
 {
+	if (!q)
+		return nfqb_fail(EINVAL);
 	return q->sk.epfd;
 }
 
 NFQB_EXPORT int nfqb_queue_socket_fd(const struct nfqb_queue *q)
 {
+	if (!q)
+		return nfqb_fail(EINVAL);
 	return q->sk.fd;
 }
 
 NFQB_EXPORT int nfqb_queue_set_nonblock(struct nfqb_queue *q, bool on)
 {
+	if (!q)
+		return nfqb_fail(EINVAL);
 	q->conf.nonblock = on;
 	return 0;
 }
@@ -466,10 +472,8 @@ NFQB_EXPORT int nfqb_queue_set_copy_mode(struct nfqb_queue *q,
 	/* the kernel takes any mode without a word: refuse them here; and
 	 * NONE too: in it the kernel queues nothing, it drops every packet
 	 * sent to the queue (counted nowhere, bypass or not) */
-	if (mode != NFQB_COPY_META && mode != NFQB_COPY_PACKET) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!q || (mode != NFQB_COPY_META && mode != NFQB_COPY_PACKET))
+		return nfqb_fail(EINVAL);
 	/* every buffer holds the largest message: nothing to resize */
 	if (config_params(q, (uint8_t)mode, range) < 0)
 		return -1;
@@ -480,12 +484,16 @@ NFQB_EXPORT int nfqb_queue_set_copy_mode(struct nfqb_queue *q,
 
 NFQB_EXPORT int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen)
 {
+	if (!q)
+		return nfqb_fail(EINVAL);
 	return config_maxlen(q, maxlen);
 }
 
 NFQB_EXPORT int nfqb_queue_set_flags(struct nfqb_queue *q, uint32_t flags,
 				     uint32_t mask)
 {
+	if (!q)
+		return nfqb_fail(EINVAL);
 	return config_flags(q, flags, mask);
 }
 
@@ -493,6 +501,8 @@ NFQB_EXPORT int nfqb_queue_set_rcvbuf(struct nfqb_queue *q, size_t bytes)
 {
 	int v = bytes > 0x7fffffff / 2 ? 0x7fffffff / 2 : (int)bytes;
 
+	if (!q)
+		return nfqb_fail(EINVAL);
 	if (setsockopt(q->sk.fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) == 0)
 		return 0;
 	return setsockopt(q->sk.fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
@@ -503,10 +513,9 @@ NFQB_EXPORT int nfqb_queue_set_enobufs(struct nfqb_queue *q,
 {
 	int on;
 
-	if (policy != NFQB_ENOBUFS_REPORT && policy != NFQB_ENOBUFS_IGNORE) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!q ||
+	    (policy != NFQB_ENOBUFS_REPORT && policy != NFQB_ENOBUFS_IGNORE))
+		return nfqb_fail(EINVAL);
 	on = policy == NFQB_ENOBUFS_IGNORE;
 	return setsockopt(q->sk.fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &on,
 			  sizeof(on));
@@ -515,10 +524,8 @@ NFQB_EXPORT int nfqb_queue_set_enobufs(struct nfqb_queue *q,
 NFQB_EXPORT int nfqb_queue_set_buffers(struct nfqb_queue *q,
 				       unsigned int count)
 {
-	if (count == 0 || count > 65536) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!q || count == 0 || count > 65536)
+		return nfqb_fail(EINVAL);
 	if (!queue_idle(q)) {
 		errno = EBUSY;
 		return -1;
@@ -529,16 +536,16 @@ NFQB_EXPORT int nfqb_queue_set_buffers(struct nfqb_queue *q,
 NFQB_EXPORT int nfqb_queue_set_default_verdict(struct nfqb_queue *q,
 					       uint32_t verdict)
 {
-	if (verdict != NFQB_ACCEPT && verdict != NFQB_DROP) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!q || (verdict != NFQB_ACCEPT && verdict != NFQB_DROP))
+		return nfqb_fail(EINVAL);
 	q->conf.default_verdict = verdict;
 	return 0;
 }
 
 NFQB_EXPORT int nfqb_queue_set_coalesce(struct nfqb_queue *q, bool on)
 {
+	if (!q)
+		return nfqb_fail(EINVAL);
 	q->conf.coalesce = on;
 	return 0;
 }
@@ -546,31 +553,31 @@ NFQB_EXPORT int nfqb_queue_set_coalesce(struct nfqb_queue *q, bool on)
 NFQB_EXPORT int nfqb_queue_set_batch_limit(struct nfqb_queue *q,
 					   unsigned int limit)
 {
-	if (limit == 0 || limit > 65536) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!q || limit == 0 || limit > 65536)
+		return nfqb_fail(EINVAL);
 	q->conf.batch_limit = limit;
 	return 0;
 }
 
 NFQB_EXPORT int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec)
 {
+	if (!q)
+		return nfqb_fail(EINVAL);
 	q->conf.latency_us = usec;
 	return 0;
 }
 
 NFQB_EXPORT int nfqb_queue_set_linger(struct nfqb_queue *q, uint32_t usec)
 {
+	if (!q)
+		return nfqb_fail(EINVAL);
 	if (usec == NFQB_LINGER_AUTO) {
 		q->conf.linger_fixed = false;
 		q->conf.linger_us = NFQB_DEFAULT_LINGER_US;
 		return 0;
 	}
-	if (usec >= 1000000) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (usec >= 1000000)
+		return nfqb_fail(EINVAL);
 	q->conf.linger_fixed = true;
 	q->conf.linger_us = usec;
 	return 0;
@@ -579,6 +586,8 @@ NFQB_EXPORT int nfqb_queue_set_linger(struct nfqb_queue *q, uint32_t usec)
 NFQB_EXPORT int nfqb_queue_set_verdict_timeout(struct nfqb_queue *q,
 					       uint32_t msec)
 {
+	if (!q)
+		return nfqb_fail(EINVAL);
 	q->conf.timeout_ms = msec;
 	return 0;
 }
@@ -586,6 +595,8 @@ NFQB_EXPORT int nfqb_queue_set_verdict_timeout(struct nfqb_queue *q,
 NFQB_EXPORT int nfqb_queue_set_recv_timeout(struct nfqb_queue *q,
 					    uint32_t msec)
 {
+	if (!q)
+		return nfqb_fail(EINVAL);
 	q->conf.recv_timeout_ms = msec;
 	return 0;
 }
@@ -614,8 +625,13 @@ NFQB_EXPORT int nfqb_queue_set_wake_fd(struct nfqb_queue *q, int fd)
 	return 0;
 }
 
+/* A NULL @q: false, errno EINVAL. */
 NFQB_EXPORT bool nfqb_queue_fallback(const struct nfqb_queue *q)
 {
+	if (!q) {
+		errno = EINVAL;
+		return false;
+	}
 	return q->book.fallback;
 }
 

@@ -19,7 +19,7 @@
 #include "book.h"
 #include "parse.h"
 #include "queue.h"
-#include "seam.h"
+#include "sys.h"
 
 #define PACKET_TYPE	((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET)
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "queue.h"
-#include "seam.h"
+#include "sys.h"
 
 int nfqb_tx_alloc(struct nfqb_tx *t, uint32_t seq)
 {

@@ -13,7 +13,7 @@
 #include <libmnl/libmnl.h>
 
 #include "queue.h"
-#include "seam.h"
+#include "sys.h"
 
 /* PENDING -> CLAIMED for the generation of the handle; 0 or an errno. */
 static int claim(struct nfqb_queue *q, struct nfqb_packet *p, uint32_t tag,
@@ -181,13 +181,14 @@ NFQB_EXPORT int nfqb_verdict_ex(struct nfqb_packet *p,
 NFQB_EXPORT int nfqb_verdict_batch(struct nfqb_queue *q, uint32_t max_id,
 				   uint32_t verdict, const uint32_t *mark)
 {
-	struct nfqb_book *b = &q->book;
 	struct nfqb_decision d = { .verdict = verdict };
+	struct nfqb_book *b;
 	int n = 0;
 	uint32_t i;
 
-	if (!verdict_ok(verdict))
+	if (!q || !verdict_ok(verdict))
 		return decided(EINVAL);
+	b = &q->book;
 	if (atomic_load(&q->shut))
 		return decided(ESHUTDOWN);
 	if (mark) {

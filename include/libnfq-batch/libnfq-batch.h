@@ -8,6 +8,17 @@
  * page) lists; a function that returns 0 or -1 returns nothing else.
  * Nothing is ever printed by the library.
  *
+ * A NULL queue or pool handle fails with EINVAL, in every function that
+ * takes one: -1 (or NULL) with errno EINVAL; where the return type cannot
+ * carry -1 (nfqb_queue_num(), nfqb_queue_fallback(), nfqb_pool_stopping(),
+ * nfqb_pool_threads()), its zero value (0, false) with errno EINVAL;
+ * nfqb_pool_error() returns EINVAL itself, and nfqb_pool_stop() does
+ * nothing but set errno to EINVAL. The exceptions are the destructors,
+ * nfqb_queue_close() (returns 0) and nfqb_pool_destroy(): for them NULL is
+ * nothing to do, as for free(). A NULL packet handle fails with EINVAL in
+ * the nfqb_verdict*() functions; the nfqb_pkt_*() getters, which never
+ * fail nor set errno, take it as a dead handle ("absent").
+ *
  * Verdicts are a uint32_t holding one of the NFQB_* values of enum
  * nfqb_verdict_code, in every call, struct and callback.
  *
@@ -383,7 +394,7 @@ struct nfqb_queue *nfqb_queue_open_fd(int fd, uint16_t num);
 
 /**
  * nfqb_queue_close - give every outstanding packet a verdict, unbind, free
- * @q: queue (may be NULL)
+ * @q: queue (may be NULL: nothing is done, 0 returned)
  *
  * Owner thread. Waits for threads still inside a verdict call on @q, gives
  * decided packets their decision and undecided ones the default verdict
@@ -482,11 +493,17 @@ struct nfqb_queue *nfqb_queue_adopt(int fd, uint16_t num);
  * with errno EINTR at once (one in a linger pause, at its end); if none is
  * running, the next call does. Interrupts not yet reported count as one;
  * each reported one is counted in interrupts. nfqb_queue_fd() becomes
- * readable. Packets already received stay for the next call. Returns 0.
+ * readable. Packets already received stay for the next call. Returns 0,
+ * or -1 with errno EINVAL for a NULL @q.
  */
 int nfqb_queue_interrupt(struct nfqb_queue *q);
 
-/** nfqb_queue_num - the queue's number. */
+/**
+ * nfqb_queue_num - the queue's number
+ *
+ * Returns it, or 0 with errno EINVAL for a NULL @q (0 is a queue number
+ * too: clear errno before the call to tell them apart).
+ */
 uint16_t nfqb_queue_num(const struct nfqb_queue *q);
 
 /**
@@ -495,16 +512,21 @@ uint16_t nfqb_queue_num(const struct nfqb_queue *q);
  * It becomes readable when packets arrive, when another thread posts a
  * decision, or on nfqb_queue_interrupt(), in blocking and non-blocking
  * mode; then call nfqb_recv() (or nfqb_dispatch()), which clears it
- * (nfqb_flush() does not). Never read from it or close it.
+ * (nfqb_flush() does not). Never read from it or close it. Returns it, or
+ * -1 with errno EINVAL for a NULL @q.
  */
 int nfqb_queue_fd(const struct nfqb_queue *q);
 
-/** nfqb_queue_socket_fd - the underlying netlink socket (for sockopts). */
+/**
+ * nfqb_queue_socket_fd - the underlying netlink socket (for sockopts)
+ *
+ * Returns it, or -1 with errno EINVAL for a NULL @q.
+ */
 int nfqb_queue_socket_fd(const struct nfqb_queue *q);
 
 /**
  * nfqb_queue_set_nonblock - make nfqb_recv() return EAGAIN instead of
- * waiting. Returns 0.
+ * waiting. Returns 0, or -1 with errno EINVAL for a NULL @q.
  */
 int nfqb_queue_set_nonblock(struct nfqb_queue *q, bool on);
 
@@ -516,7 +538,8 @@ int nfqb_queue_set_nonblock(struct nfqb_queue *q, bool on);
  * packet to hand out, it fails with EAGAIN, as a socket with SO_RCVTIMEO
  * does. Meanwhile the library works as in any blocking call: it sleeps,
  * runs its timers, lingers (never past the timeout). No effect in
- * non-blocking mode. Owner thread. Returns 0.
+ * non-blocking mode. Owner thread. Returns 0, or -1 with errno EINVAL for a
+ * NULL @q.
  */
 int nfqb_queue_set_recv_timeout(struct nfqb_queue *q, uint32_t msec);
 
@@ -551,8 +574,8 @@ int nfqb_queue_set_wake_fd(struct nfqb_queue *q, int fd);
  *
  * Owner thread; any time, packets may be outstanding: every receive buffer
  * holds the largest message, so nothing is resized. Returns 0, or -1 with
- * errno: EINVAL for NFQB_COPY_NONE or a mode not listed above (the kernel
- * would take it),
+ * errno: EINVAL for a NULL @q, NFQB_COPY_NONE or a mode not listed above
+ * (the kernel would take it),
  * the kernel's errno, or ETIMEDOUT (see the guarantees above for
  * configuration calls).
  */
@@ -563,8 +586,8 @@ int nfqb_queue_set_copy_mode(struct nfqb_queue *q, enum nfqb_copy_mode mode,
  * nfqb_queue_set_maxlen - how many packets the kernel may hold for us
  *
  * Past it the kernel drops (or, with NFQB_F_FAIL_OPEN, accepts) new packets.
- * Returns 0, or -1 with errno: ETIMEDOUT (see the guarantees above for
- * configuration calls), or the kernel's errno.
+ * Returns 0, or -1 with errno: EINVAL (NULL @q), ETIMEDOUT (see the
+ * guarantees above for configuration calls), or the kernel's errno.
  */
 int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen);
 
@@ -574,8 +597,8 @@ int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen);
  *
  * nfqb_queue_open() sets NFQB_F_GSO; the others are off by default.
  *
- * Returns 0, or -1 with errno: EOPNOTSUPP for a flag this kernel does not
- * know (or cannot support, as NFQB_F_SECCTX without secmark), ETIMEDOUT
+ * Returns 0, or -1 with errno: EINVAL (NULL @q), EOPNOTSUPP for a flag this
+ * kernel does not know (or cannot support, as NFQB_F_SECCTX without secmark), ETIMEDOUT
  * (see the guarantees above for configuration calls), or the kernel's
  * errno.
  */
@@ -585,14 +608,15 @@ int nfqb_queue_set_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask);
  * nfqb_queue_set_rcvbuf - socket receive buffer size in bytes
  *
  * Uses SO_RCVBUFFORCE, falling back to SO_RCVBUF (capped by rmem_max) when
- * the caller lacks CAP_NET_ADMIN. Returns 0, or -1 with the errno of
- * setsockopt().
+ * the caller lacks CAP_NET_ADMIN. Returns 0, or -1 with errno: EINVAL
+ * (NULL @q), or the errno of setsockopt().
  */
 int nfqb_queue_set_rcvbuf(struct nfqb_queue *q, size_t bytes);
 
 /**
  * nfqb_queue_set_enobufs - choose the ENOBUFS policy. Returns 0, or -1 with
- * errno: EINVAL for an unknown @policy, or the error of setsockopt().
+ * errno: EINVAL for a NULL @q or an unknown @policy, or the error of
+ * setsockopt().
  */
 int nfqb_queue_set_enobufs(struct nfqb_queue *q,
 			   enum nfqb_enobufs_policy policy);
@@ -605,7 +629,7 @@ int nfqb_queue_set_enobufs(struct nfqb_queue *q,
  * reserved, committed only where the kernel writes); the packet
  * descriptors are twice as many. Default NFQB_DEFAULT_BUFFERS (1024).
  * Returns 0, or -1 with
- * errno: EINVAL if @count is 0 or above 65536; EBUSY while anything is
+ * errno: EINVAL if @q is NULL or @count is 0 or above 65536; EBUSY while anything is
  * outstanding (a packet received and not yet verdicted, a verdict not yet
  * sent), or after the buffers were replaced 8 times (old descriptors are
  * kept until close); ENOMEM.
@@ -616,7 +640,7 @@ int nfqb_queue_set_buffers(struct nfqb_queue *q, unsigned int count);
  * nfqb_queue_set_default_verdict - verdict given to packets nobody decides
  * (at close, on timeout, a message that cannot be handed out, the ids of a
  * gap). NFQB_ACCEPT or NFQB_DROP; default NFQB_ACCEPT. Returns 0 or -1 with
- * EINVAL.
+ * EINVAL (NULL @q, another verdict).
  */
 int nfqb_queue_set_default_verdict(struct nfqb_queue *q, uint32_t verdict);
 
@@ -625,20 +649,21 @@ int nfqb_queue_set_default_verdict(struct nfqb_queue *q, uint32_t verdict);
  *
  * On: decisions are turned into as few batch verdicts as is safe. Off: each
  * decision becomes one NFQNL_MSG_VERDICT; they still leave together, one
- * sendmsg per flush. Returns 0.
+ * sendmsg per flush. Returns 0, or -1 with errno EINVAL for a NULL @q.
  */
 int nfqb_queue_set_coalesce(struct nfqb_queue *q, bool on);
 
 /**
  * nfqb_queue_set_batch_limit - flush when this many decided packets wait
- * (1..65536, default 64). Returns 0 or -1 with EINVAL.
+ * (1..65536, default 64). Returns 0 or -1 with EINVAL (NULL @q, @limit out
+ * of range).
  */
 int nfqb_queue_set_batch_limit(struct nfqb_queue *q, unsigned int limit);
 
 /**
  * nfqb_queue_set_latency - the longest a decided packet may wait for its
  * verdict to be sent, in microseconds (default 1000; 0 sends at once).
- * Returns 0.
+ * Returns 0, or -1 with errno EINVAL for a NULL @q.
  */
 int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
 
@@ -670,8 +695,8 @@ int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
  *
  * A number of microseconds fixes the pause: every time the socket runs dry
  * mid-stream, decisions held (never past the latency bound) for bigger
- * batches. 0 turns pausing off. Returns 0, or -1 with EINVAL for a second
- * or more (other than NFQB_LINGER_AUTO).
+ * batches. 0 turns pausing off. Returns 0, or -1 with EINVAL for a NULL @q
+ * or a second or more (other than NFQB_LINGER_AUTO).
  */
 int nfqb_queue_set_linger(struct nfqb_queue *q, uint32_t usec);
 
@@ -680,7 +705,8 @@ int nfqb_queue_set_linger(struct nfqb_queue *q, uint32_t usec);
  * packet gets the default verdict (0, the default, never), counted in
  * timeouts. Its buffer is given back once that verdict is sent, without
  * the application: do not read the packet afterwards; a late verdict on it
- * fails with ETIMEDOUT (EALREADY once its descriptor was reused). Returns 0.
+ * fails with ETIMEDOUT (EALREADY once its descriptor was reused). Returns 0,
+ * or -1 with errno EINVAL for a NULL @q.
  */
 int nfqb_queue_set_verdict_timeout(struct nfqb_queue *q, uint32_t msec);
 
@@ -700,7 +726,8 @@ int nfqb_queue_stats(const struct nfqb_queue *q, struct nfqb_stats *st,
  * nfqb_queue_fallback - true if the queue has switched to per-packet
  * verdicts for good: the kernel broke the monotonic-id contract, a gap of
  * unreadable messages could not be explained, or the kernel refused a
- * verdict with an error other than ENOENT. Any thread.
+ * verdict with an error other than ENOENT. Any thread. Returns false with
+ * errno EINVAL for a NULL @q.
  */
 bool nfqb_queue_fallback(const struct nfqb_queue *q);
 
@@ -708,13 +735,16 @@ bool nfqb_queue_fallback(const struct nfqb_queue *q);
  * nfqb_queue_next_timeout - milliseconds until the library needs to run
  * (latency bound, verdict timeout, retry of a failed send) for a caller
  * with its own poll loop; 0 when it is due (then nfqb_recv() or
- * nfqb_flush() called now does it), -1 when nothing is. Owner thread only.
+ * nfqb_flush() called now does it), -1 when nothing is (errno untouched).
+ * Owner thread only.
  *
  * The loop: a non-blocking queue; nfqb_recv() until it fails with EAGAIN;
  * then poll() on nfqb_queue_fd() for this long. It does not spin: after
  * EAGAIN the fd is readable only when something new came (packets, a
  * decision from another thread, an interrupt), and this is never 0 for a
  * timer already served.
+ *
+ * Returns -1 with errno EINVAL for a NULL @q too.
  */
 int nfqb_queue_next_timeout(const struct nfqb_queue *q);
 
@@ -755,7 +785,7 @@ typedef int (*nfqb_packet_cb)(struct nfqb_packet *p, void *data);
  * nfqb_dispatch - nfqb_recv() and call @cb for every packet received
  *
  * Owner thread. Returns the number of packets handled, or -1 with errno:
- * EINVAL for a NULL @cb, those of nfqb_recv(), or ECANCELED if a callback
+ * EINVAL for a NULL @q or @cb, those of nfqb_recv(), or ECANCELED if a callback
  * returned a negative value; the packets not yet passed to the callback
  * then stay with the library and are handed out by the next nfqb_recv().
  */
@@ -766,8 +796,9 @@ int nfqb_dispatch(struct nfqb_queue *q, nfqb_packet_cb cb, void *data);
  *
  * Owner thread only. Also runs the verdict timeout and retries a failed
  * send. Returns the number of verdict messages the kernel took (0 if
- * nothing could be sent), or -1 with errno: EAGAIN (a send failed for now:
- * the decisions are kept and retried), ESHUTDOWN, or the send's error.
+ * nothing could be sent), or -1 with errno: EINVAL (NULL @q), EAGAIN (a
+ * send failed for now: the decisions are kept and retried), ESHUTDOWN, or
+ * the send's error.
  */
 int nfqb_flush(struct nfqb_queue *q);
 
@@ -775,8 +806,9 @@ int nfqb_flush(struct nfqb_queue *q);
 
 /* Each getter of an optional attribute returns false (and leaves *out
  * untouched) when the kernel did not send it. On a dead handle (its
- * verdict sent, or its queue closed by a pool) every getter returns
- * "absent": false, 0 or NULL. */
+ * verdict sent, or its queue closed by a pool), and on a NULL one, every
+ * getter returns "absent": false, 0 or NULL. The getters never fail and
+ * never set errno. */
 
 uint32_t nfqb_pkt_id(const struct nfqb_packet *p);
 uint16_t nfqb_pkt_queue_num(const struct nfqb_packet *p);
@@ -876,8 +908,8 @@ int nfqb_verdict_ex(struct nfqb_packet *p, const struct nfqb_verdict *v,
  * with an id not after @max_id, undecided and not timed out, is finalized by
  * this call and its handle is dead. Owner thread only. Sent at the next
  * flush (nfqb_flush() or nfqb_recv()). Returns the number of packets it
- * finalized, or -1 with errno EINVAL (bad verdict), ENOENT (no such packet)
- * or ESHUTDOWN (queue shut down by the pool).
+ * finalized, or -1 with errno EINVAL (NULL @q, bad verdict), ENOENT (no
+ * such packet) or ESHUTDOWN (queue shut down by the pool).
  */
 int nfqb_verdict_batch(struct nfqb_queue *q, uint32_t max_id, uint32_t verdict,
 		       const uint32_t *mark);

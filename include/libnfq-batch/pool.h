@@ -25,7 +25,10 @@
  * every worker has finished the packets it was deciding with it (liburcu
  * QSBR: the workers pay nothing per packet for this).
  *
- * Error convention, as everywhere in libnfq-batch: -1 (or NULL) and errno.
+ * Error convention, as everywhere in libnfq-batch: -1 (or NULL) and errno;
+ * a NULL @pool fails with EINVAL (see <libnfq-batch/libnfq-batch.h>: where
+ * the return type cannot carry -1, its zero value and errno EINVAL;
+ * nfqb_pool_destroy() takes NULL as nothing to do).
  */
 #ifndef LIBNFQ_BATCH_POOL_H
 #define LIBNFQ_BATCH_POOL_H
@@ -175,8 +178,8 @@ struct nfqb_pool *nfqb_pool_create(const struct nfqb_pool_config *cfg,
 /**
  * nfqb_pool_start - start the pool's threads
  *
- * Returns 0, or -1 with errno: EALREADY if started before, EINVAL if a CPU
- * in the pinning list does not exist, or pthread_create's error. On error
+ * Returns 0, or -1 with errno: EALREADY if started before, EINVAL for a NULL
+ * @pool or if a CPU in the pinning list does not exist, or pthread_create's error. On error
  * the pool has stopped when this returns: the threads already started are
  * stopped and joined, every queue is shut down (default verdicts, unbound),
  * and nfqb_pool_wait() returns the same error.
@@ -193,7 +196,8 @@ int nfqb_pool_start(struct nfqb_pool *pool);
  * those the library had read and not handed out yet); deferred packets get drain_ms to
  * be decided; then every packet still undecided gets the default verdict,
  * the sockets are drained and the queues unbound (their memory stays until
- * nfqb_pool_destroy(), see nfqb_pool_wait()).
+ * nfqb_pool_destroy(), see nfqb_pool_wait()). A NULL @pool: nothing is
+ * done, errno is set to EINVAL.
  */
 void nfqb_pool_stop(struct nfqb_pool *pool);
 
@@ -205,8 +209,8 @@ void nfqb_pool_stop(struct nfqb_pool *pool);
  * on nfqb_verdict*() on any packet of the pool fails with ESHUTDOWN and
  * changes nothing: packets and queues stay allocated until
  * nfqb_pool_destroy(), so a late verdict from another thread is safe. A
- * pool runs once. Returns 0, or -1 with errno: EINVAL if it was never
- * started, the error that made nfqb_pool_start() fail, or the first error a
+ * pool runs once. Returns 0, or -1 with errno: EINVAL if @pool is NULL or
+ * was never started, the error that made nfqb_pool_start() fail, or the first error a
  * pool thread met (which made the pool stop by itself). Later calls return
  * the same at once.
  */
@@ -291,7 +295,7 @@ int nfqb_pool_set_policy(struct nfqb_pool *pool, void *policy);
  * nfqb_pool_stopping - true once the pool was asked to stop: by
  * nfqb_pool_stop(), or by itself after a fatal error of a thread
  * (nfqb_pool_error(); nfqb_pool_wait() then returns it). Never blocks; any
- * thread.
+ * thread. Returns false with errno EINVAL for a NULL @pool.
  */
 bool nfqb_pool_stopping(const struct nfqb_pool *pool);
 
@@ -326,6 +330,7 @@ int nfqb_pool_error(const struct nfqb_pool *pool);
 /**
  * nfqb_pool_threads - number of pool threads: queue_count in
  * NFQB_POOL_QUEUE_PER_WORKER mode, workers + queue_count in dispatch mode.
+ * Returns 0 with errno EINVAL for a NULL @pool.
  */
 unsigned int nfqb_pool_threads(const struct nfqb_pool *pool);
 
@@ -338,7 +343,8 @@ unsigned int nfqb_pool_threads(const struct nfqb_pool *pool);
  * @size: sizeof(*st) as the caller knows it
  *
  * Any thread, any time (values may be a few packets apart). Returns 0 or
- * -1 with EINVAL (bad @thread, or @size not a multiple of 8).
+ * -1 with EINVAL (NULL @pool or @st, bad @thread, or @size not a multiple
+ * of 8).
  */
 int nfqb_pool_stats(const struct nfqb_pool *pool, int thread,
 		    struct nfqb_pool_stats *st, size_t size);
@@ -348,7 +354,8 @@ int nfqb_pool_stats(const struct nfqb_pool *pool, int thread,
  * queue queue_first + @index, as its owner thread last copied them (at
  * most about 100 ms old while running; final after nfqb_pool_wait(),
  * the default verdicts of the shutdown included).
- * Returns 0 or -1 with EINVAL.
+ * Returns 0 or -1 with EINVAL (NULL @pool or @st, @index past the last
+ * queue, @size not a multiple of 8).
  */
 int nfqb_pool_queue_stats(const struct nfqb_pool *pool, unsigned int index,
 			  struct nfqb_stats *st, size_t size);

@@ -7,8 +7,10 @@
 #                                     replay the seeds and regressions)
 #
 # 1. Compiles the library sources listed in lib/local.mk
-#    (lib_libnfqb_internal_la_SOURCES, so new files come in by themselves)
-#    and the model of the kernel's queue (tests/unit/kmodel.c) with clang
+#    (lib_libnfqb_internal_la_SOURCES, so new files come in by themselves),
+#    the test seam in place of the library's system calls
+#    (tests/seam/seam.c: fuzz_datagram's hooks), and the model of the
+#    kernel's queue (tests/unit/kmodel.c) with clang
 #    -fsanitize=fuzzer,address,undefined, straight into the targets: no
 #    configure, no autotools build needed.
 # 2. Builds and runs tests/fuzz/gen-corpus.c: the seed corpus.
@@ -101,6 +103,7 @@ if [ ${#srcs[@]} -eq 0 ]; then
 	log "no sources found in lib/local.mk" >&2
 	exit 1
 fi
+srcs+=(tests/seam/seam.c)
 
 # --- build ----------------------------------------------------------------
 
@@ -110,7 +113,7 @@ pc_cflags=$(pkg-config --cflags $pkgs_pc)
 # shellcheck disable=SC2086
 pc_libs=$(pkg-config --libs $pkgs_pc)
 base=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -DNFQB_BUILD
-      -Wall -Wextra -Iinclude -Ilib -Itests/fuzz)
+      -Wall -Wextra -Iinclude -Ilib -Itests/seam -Itests/fuzz)
 # shellcheck disable=SC2054
 san=(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all)
 # shellcheck disable=SC2206

@@ -9,13 +9,14 @@ tests_integration_libnfqbt_harness_la_SOURCES = \
 tests_integration_libnfqbt_harness_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 # Link lines of the integration tests: through the shared library (public
-# API only), or through the internal convenience library (all of the
-# library, statically: the test seam, internal headers).
+# API only), or through the internal convenience library with the test
+# seam in place of the library's system calls (all of the library,
+# statically: internal headers, the seam's hooks).
 NFQBT_PUBLIC_LDADD = tests/integration/libnfqbt-harness.la \
 	lib/libnfq-batch.la $(CHECK_LIBS) -lpthread
-NFQBT_INTERNAL_CFLAGS = $(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
+NFQBT_INTERNAL_CFLAGS = $(LIBMNL_CFLAGS) $(NFQBT_SEAM_CFLAGS)
 NFQBT_INTERNAL_LDADD = tests/integration/libnfqbt-harness.la \
-	lib/libnfqb-internal.la $(CHECK_LIBS) $(LIBMNL_LIBS) $(URCU_LIBS) \
+	$(NFQBT_SEAM_LDADD) $(CHECK_LIBS) $(LIBMNL_LIBS) $(URCU_LIBS) \
 	-lpthread
 
 check_PROGRAMS += tests/integration/test_core tests/integration/test_diff
@@ -29,13 +30,14 @@ tests_integration_test_core_LDADD = tests/integration/libnfqbt-harness.la \
 	lib/libnfq-batch.la $(CHECK_LIBS) $(LIBMNL_LIBS) -lpthread
 
 # The differential test reaches the internal parser, so it links the
-# internal convenience library (all of the library, statically) instead.
+# internal convenience library (all of the library, statically, its own
+# system calls too) instead.
 tests_integration_test_diff_SOURCES = tests/integration/test_diff.c
 tests_integration_test_diff_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(LIBMNL_CFLAGS) $(NFQ_CFLAGS) -I$(top_srcdir)
 tests_integration_test_diff_LDADD = tests/integration/libnfqbt-harness.la \
-	lib/libnfqb-internal.la $(CHECK_LIBS) $(NFQ_LIBS) $(LIBMNL_LIBS) \
-	-lpthread
+	lib/libnfqb-internal.la lib/libnfqb-sys.la $(CHECK_LIBS) $(NFQ_LIBS) \
+	$(LIBMNL_LIBS) -lpthread
 
 # The coalescer against the real kernel (two 200,000-packet runs).
 check_PROGRAMS += tests/integration/test_coalesce_kernel

@@ -573,11 +573,6 @@ static int v_bad(enum how how)
 	return r;
 }
 
-static int v_null(enum how how)
-{
-	return decide(how, NULL, NFQB_ACCEPT);
-}
-
 static int v_twice(enum how how)
 {
 	struct nfqb_packet *p;
@@ -608,17 +603,14 @@ static int v_shut(enum how how)
 }
 
 static int verdict_bad(void) { return v_bad(V_PLAIN); }
-static int verdict_null(void) { return v_null(V_PLAIN); }
 static int verdict_twice(void) { return v_twice(V_PLAIN); }
 static int verdict_expired(void) { return v_expired(V_PLAIN); }
 static int verdict_shut(void) { return v_shut(V_PLAIN); }
 static int mark_bad(void) { return v_bad(V_MARK); }
-static int mark_null(void) { return v_null(V_MARK); }
 static int mark_twice(void) { return v_twice(V_MARK); }
 static int mark_expired(void) { return v_expired(V_MARK); }
 static int mark_shut(void) { return v_shut(V_MARK); }
 static int ex_bad(void) { return v_bad(V_EX); }
-static int ex_null_p(void) { return v_null(V_EX); }
 static int ex_twice(void) { return v_twice(V_EX); }
 static int ex_expired(void) { return v_expired(V_EX); }
 static int ex_shut(void) { return v_shut(V_EX); }
@@ -1029,22 +1021,6 @@ static int policy_deadlock(void)
 	return atomic_load(&policy_err);
 }
 
-static int policy_null(void)
-{
-	return err_of_int(nfqb_pool_set_policy(NULL, NULL));
-}
-
-static int pool_fd_null(void)
-{
-	return err_of_int(nfqb_pool_fd(NULL));
-}
-
-/* nfqb_pool_error() returns the errno value itself */
-static int pool_error_null(void)
-{
-	return nfqb_pool_error(NULL);
-}
-
 static int pstats_thread(void)
 {
 	struct nfqb_pool_config c = pool_cfg();
@@ -1081,11 +1057,6 @@ static int pqstats_index(void)
 /* --- The table ----------------------------------------------------------- */
 
 /* --- Handover (issue 12) ---------------------------------------------- */
-
-static int detach_null(void)
-{
-	return err_of_int(nfqb_queue_detach(NULL));
-}
 
 static int decide_then_cancel(struct nfqb_packet *p, void *data)
 {
@@ -1322,13 +1293,6 @@ static int kread_eacces(void)
 	return err_of_int(nfqb_kstats_read(ks, 2, sizeof(ks[0])));
 }
 
-static int handover_null(void)
-{
-	int fds[1];
-
-	return err_of_int(nfqb_pool_handover(NULL, fds, 1));
-}
-
 static int handover_stopped(void)
 {
 	struct nfqb_pool_config c = pool_cfg();
@@ -1401,17 +1365,14 @@ static const struct row rows[] = {
 	ROW(nfqb_flush, EAGAIN, "verdict sends fail with EAGAIN", flush_failing),
 	ROW(nfqb_flush, ESHUTDOWN, "the queue was shut down", flush_shut),
 	ROW(nfqb_verdict, EINVAL, "verdict 99", verdict_bad),
-	ROW(nfqb_verdict, EINVAL, "NULL p", verdict_null),
 	ROW(nfqb_verdict, EALREADY, "decided before", verdict_twice),
 	ROW(nfqb_verdict, ETIMEDOUT, "the verdict timeout decided it", verdict_expired),
 	ROW(nfqb_verdict, ESHUTDOWN, "the queue was shut down", verdict_shut),
 	ROW(nfqb_verdict_mark, EINVAL, "verdict 99", mark_bad),
-	ROW(nfqb_verdict_mark, EINVAL, "NULL p", mark_null),
 	ROW(nfqb_verdict_mark, EALREADY, "decided before", mark_twice),
 	ROW(nfqb_verdict_mark, ETIMEDOUT, "the verdict timeout decided it", mark_expired),
 	ROW(nfqb_verdict_mark, ESHUTDOWN, "the queue was shut down", mark_shut),
 	ROW(nfqb_verdict_ex, EINVAL, "verdict 99", ex_bad),
-	ROW(nfqb_verdict_ex, EINVAL, "NULL p", ex_null_p),
 	ROW(nfqb_verdict_ex, EINVAL, "NULL v", ex_null_v),
 	ROW(nfqb_verdict_ex, EINVAL, "an unknown flag", ex_flags),
 	ROW(nfqb_verdict_ex, EINVAL, "NFQB_V_BYPASS without NFQB_QUEUE", ex_bypass),
@@ -1451,12 +1412,10 @@ static const struct row rows[] = {
 	ROW(nfqb_pool_wait, EINVAL, "never started", wait_unstarted),
 	ROW(nfqb_pool_wait, EINVAL, "nfqb_pool_start() failed with EINVAL", wait_failed_start),
 	ROW(nfqb_pool_set_policy, EDEADLK, "from the callback", policy_deadlock),
-	ROW(nfqb_pool_set_policy, EINVAL, "NULL pool", policy_null),
 	ROW(nfqb_pool_stats, EINVAL, "thread past the last", pstats_thread),
 	ROW(nfqb_pool_stats, EINVAL, "size 7", pstats_size),
 	ROW(nfqb_pool_stats, EINVAL, "NULL st", pstats_null),
 	ROW(nfqb_pool_queue_stats, EINVAL, "index past the last", pqstats_index),
-	ROW(nfqb_queue_detach, EINVAL, "NULL queue", detach_null),
 	ROW(nfqb_queue_detach, EBUSY, "a packet read, not handed out", detach_not_handed_out),
 	ROW(nfqb_queue_detach, EAGAIN, "verdict sends fail with EAGAIN", detach_eagain),
 	ROW(nfqb_queue_detach, EPERM, "verdict sends fail with EPERM", detach_eperm),
@@ -1480,14 +1439,277 @@ static const struct row rows[] = {
 	ROW(nfqb_queue_adopt, ENOMEM, "allocations fail", adopt_nomem),
 	ROW(nfqb_recv, EPERM, "the kernel refused a verdict (no CAP_NET_ADMIN)", recv_refused),
 	ROW(nfqb_kstats_read, EACCES, "nobody: the file is root's", kread_eacces),
-	ROW(nfqb_pool_fd, EINVAL, "NULL pool", pool_fd_null),
-	ROW(nfqb_pool_error, EINVAL, "NULL pool", pool_error_null),
-	ROW(nfqb_pool_handover, EINVAL, "NULL pool", handover_null),
 	ROW(nfqb_pool_handover, EALREADY, "stopped before", handover_stopped),
 	ROW(nfqb_pool_adopt, EINVAL, "NULL fds", padopt_null_fds),
 };
 
 #define NROWS ((int)(sizeof(rows) / sizeof(rows[0])))
+
+/* --- A NULL handle, in every public function that takes one ------------ */
+
+/*
+ * Every public function with a queue, pool or packet handle, called with
+ * NULL for it (its other arguments valid): the convention of
+ * <libnfq-batch/libnfq-batch.h>. -1 (or NULL) and EINVAL; where the return
+ * type cannot carry -1, its zero value and EINVAL; the destructors do
+ * nothing and succeed; the packet getters answer "absent" and leave errno
+ * alone. A third test reads the headers: a function that takes a handle
+ * and has no row here fails it.
+ */
+
+/* A getter's "absent" with errno untouched. */
+#define ABSENT	(-1001)
+
+/* What a NULL call did, errno cleared before it: @failed (it returned its
+ * failure or "absent" value) and errno set: that errno; @failed and errno
+ * untouched: ABSENT; else OK. */
+static int null_outcome(bool failed)
+{
+	if (!failed)
+		return OK;
+	return errno ? errno : ABSENT;
+}
+
+/* null_<fn>(): @fn(@args...) compared with @fail. */
+#define NULL_CALL(fn, fail, ...)					\
+	static int null_##fn(void)					\
+	{								\
+		errno = 0;						\
+		return null_outcome(fn(__VA_ARGS__) == (fail));		\
+	}
+
+static struct nfqb_stats null_st;
+static struct nfqb_pool_stats null_pst;
+static struct nfqb_packet *null_vec[1];
+static uint32_t null_u32;
+static uint16_t null_u16, null_u16b;
+static uint64_t null_u64;
+static const uint8_t *null_addr;
+static const char *null_ctx;
+static int null_fds[1];
+
+static int null_cb(struct nfqb_packet *p, void *data)
+{
+	(void)p;
+	(void)data;
+	return 0;
+}
+
+NULL_CALL(nfqb_queue_close, -1, NULL)
+NULL_CALL(nfqb_queue_close_stats, -1, NULL, &null_st, sizeof(null_st))
+NULL_CALL(nfqb_queue_detach, -1, NULL)
+NULL_CALL(nfqb_queue_interrupt, -1, NULL)
+NULL_CALL(nfqb_queue_num, 0, NULL)
+NULL_CALL(nfqb_queue_fd, -1, NULL)
+NULL_CALL(nfqb_queue_socket_fd, -1, NULL)
+NULL_CALL(nfqb_queue_set_nonblock, -1, NULL, true)
+NULL_CALL(nfqb_queue_set_recv_timeout, -1, NULL, 10)
+NULL_CALL(nfqb_queue_set_wake_fd, -1, NULL, -1)
+NULL_CALL(nfqb_queue_set_copy_mode, -1, NULL, NFQB_COPY_PACKET, 0)
+NULL_CALL(nfqb_queue_set_maxlen, -1, NULL, 100)
+NULL_CALL(nfqb_queue_set_flags, -1, NULL, NFQB_F_GSO, NFQB_F_GSO)
+NULL_CALL(nfqb_queue_set_rcvbuf, -1, NULL, 1 << 20)
+NULL_CALL(nfqb_queue_set_enobufs, -1, NULL, NFQB_ENOBUFS_IGNORE)
+NULL_CALL(nfqb_queue_set_buffers, -1, NULL, 16)
+NULL_CALL(nfqb_queue_set_default_verdict, -1, NULL, NFQB_DROP)
+NULL_CALL(nfqb_queue_set_coalesce, -1, NULL, false)
+NULL_CALL(nfqb_queue_set_batch_limit, -1, NULL, 8)
+NULL_CALL(nfqb_queue_set_latency, -1, NULL, 100)
+NULL_CALL(nfqb_queue_set_linger, -1, NULL, 100)
+NULL_CALL(nfqb_queue_set_verdict_timeout, -1, NULL, 100)
+NULL_CALL(nfqb_queue_stats, -1, NULL, &null_st, sizeof(null_st))
+NULL_CALL(nfqb_queue_fallback, false, NULL)
+NULL_CALL(nfqb_queue_next_timeout, -1, NULL)
+NULL_CALL(nfqb_recv, -1, NULL, null_vec, 1)
+NULL_CALL(nfqb_dispatch, -1, NULL, null_cb, NULL)
+NULL_CALL(nfqb_flush, -1, NULL)
+NULL_CALL(nfqb_pkt_id, 0, NULL)
+NULL_CALL(nfqb_pkt_queue_num, 0, NULL)
+NULL_CALL(nfqb_pkt_family, 0, NULL)
+NULL_CALL(nfqb_pkt_hook, 0, NULL)
+NULL_CALL(nfqb_pkt_hook_point, NFQB_HOOK_UNKNOWN, NULL)
+NULL_CALL(nfqb_pkt_hw_protocol, 0, NULL)
+NULL_CALL(nfqb_pkt_mark, false, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_timestamp, false, NULL, &null_u64)
+NULL_CALL(nfqb_pkt_indev, false, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_outdev, false, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_physindev, false, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_physoutdev, false, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_hwaddr, false, NULL, &null_addr, &null_u16)
+NULL_CALL(nfqb_pkt_payload, NULL, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_orig_len, 0, NULL)
+NULL_CALL(nfqb_pkt_truncated, false, NULL)
+NULL_CALL(nfqb_pkt_skbinfo, false, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_is_gso, false, NULL)
+NULL_CALL(nfqb_pkt_csum_not_ready, false, NULL)
+NULL_CALL(nfqb_pkt_csum_not_verified, false, NULL)
+NULL_CALL(nfqb_pkt_uid, false, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_gid, false, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_secctx, false, NULL, &null_ctx, &null_u32)
+NULL_CALL(nfqb_pkt_ct_info, false, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_ct, NULL, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_ct_id, false, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_vlan, false, NULL, &null_u16, &null_u16b)
+NULL_CALL(nfqb_pkt_l2hdr, NULL, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_priority, false, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_cgroup_classid, false, NULL, &null_u32)
+NULL_CALL(nfqb_pkt_attr, NULL, NULL, NFQA_MARK, &null_u16)
+NULL_CALL(nfqb_pkt_network_offset, 0, NULL)
+NULL_CALL(nfqb_pkt_user, NULL, NULL)
+NULL_CALL(nfqb_verdict, -1, NULL, NFQB_ACCEPT)
+NULL_CALL(nfqb_verdict_mark, -1, NULL, NFQB_ACCEPT, 1)
+NULL_CALL(nfqb_verdict_batch, -1, NULL, UINT32_MAX, NFQB_ACCEPT, NULL)
+NULL_CALL(nfqb_pool_start, -1, NULL)
+NULL_CALL(nfqb_pool_wait, -1, NULL)
+NULL_CALL(nfqb_pool_handover, -1, NULL, null_fds, 1)
+NULL_CALL(nfqb_pool_set_policy, -1, NULL, NULL)
+NULL_CALL(nfqb_pool_stopping, false, NULL)
+NULL_CALL(nfqb_pool_fd, -1, NULL)
+NULL_CALL(nfqb_pool_threads, 0, NULL)
+NULL_CALL(nfqb_pool_stats, -1, NULL, -1, &null_pst, sizeof(null_pst))
+NULL_CALL(nfqb_pool_queue_stats, -1, NULL, 0, &null_st, sizeof(null_st))
+
+static int null_nfqb_verdict_ex(void)
+{
+	struct nfqb_verdict v = { .verdict = NFQB_ACCEPT };
+
+	errno = 0;
+	return null_outcome(nfqb_verdict_ex(NULL, &v, sizeof(v)) == -1);
+}
+
+/* The void ones: did they set errno? */
+static int null_nfqb_pkt_set_user(void)
+{
+	errno = 0;
+	nfqb_pkt_set_user(NULL, &null_u32);
+	return null_outcome(true);
+}
+
+static int null_nfqb_pool_stop(void)
+{
+	errno = 0;
+	nfqb_pool_stop(NULL);
+	return null_outcome(true);
+}
+
+static int null_nfqb_pool_destroy(void)
+{
+	errno = 0;
+	nfqb_pool_destroy(NULL);
+	return null_outcome(errno != 0);
+}
+
+/* nfqb_pool_error() returns the errno value itself */
+static int null_nfqb_pool_error(void)
+{
+	int r = nfqb_pool_error(NULL);
+
+	return r ? r : OK;
+}
+
+#define NULL_ROW(fn, err) { #fn, err, "NULL handle", null_##fn }
+
+static const struct row null_rows[] = {
+	NULL_ROW(nfqb_queue_close, OK),		/* nothing to do, as free() */
+	NULL_ROW(nfqb_queue_close_stats, EINVAL),
+	NULL_ROW(nfqb_queue_detach, EINVAL),
+	NULL_ROW(nfqb_queue_interrupt, EINVAL),
+	NULL_ROW(nfqb_queue_num, EINVAL),
+	NULL_ROW(nfqb_queue_fd, EINVAL),
+	NULL_ROW(nfqb_queue_socket_fd, EINVAL),
+	NULL_ROW(nfqb_queue_set_nonblock, EINVAL),
+	NULL_ROW(nfqb_queue_set_recv_timeout, EINVAL),
+	NULL_ROW(nfqb_queue_set_wake_fd, EINVAL),
+	NULL_ROW(nfqb_queue_set_copy_mode, EINVAL),
+	NULL_ROW(nfqb_queue_set_maxlen, EINVAL),
+	NULL_ROW(nfqb_queue_set_flags, EINVAL),
+	NULL_ROW(nfqb_queue_set_rcvbuf, EINVAL),
+	NULL_ROW(nfqb_queue_set_enobufs, EINVAL),
+	NULL_ROW(nfqb_queue_set_buffers, EINVAL),
+	NULL_ROW(nfqb_queue_set_default_verdict, EINVAL),
+	NULL_ROW(nfqb_queue_set_coalesce, EINVAL),
+	NULL_ROW(nfqb_queue_set_batch_limit, EINVAL),
+	NULL_ROW(nfqb_queue_set_latency, EINVAL),
+	NULL_ROW(nfqb_queue_set_linger, EINVAL),
+	NULL_ROW(nfqb_queue_set_verdict_timeout, EINVAL),
+	NULL_ROW(nfqb_queue_stats, EINVAL),
+	NULL_ROW(nfqb_queue_fallback, EINVAL),
+	NULL_ROW(nfqb_queue_next_timeout, EINVAL),
+	NULL_ROW(nfqb_recv, EINVAL),
+	NULL_ROW(nfqb_dispatch, EINVAL),
+	NULL_ROW(nfqb_flush, EINVAL),
+	NULL_ROW(nfqb_pkt_id, ABSENT),
+	NULL_ROW(nfqb_pkt_queue_num, ABSENT),
+	NULL_ROW(nfqb_pkt_family, ABSENT),
+	NULL_ROW(nfqb_pkt_hook, ABSENT),
+	NULL_ROW(nfqb_pkt_hook_point, ABSENT),
+	NULL_ROW(nfqb_pkt_hw_protocol, ABSENT),
+	NULL_ROW(nfqb_pkt_mark, ABSENT),
+	NULL_ROW(nfqb_pkt_timestamp, ABSENT),
+	NULL_ROW(nfqb_pkt_indev, ABSENT),
+	NULL_ROW(nfqb_pkt_outdev, ABSENT),
+	NULL_ROW(nfqb_pkt_physindev, ABSENT),
+	NULL_ROW(nfqb_pkt_physoutdev, ABSENT),
+	NULL_ROW(nfqb_pkt_hwaddr, ABSENT),
+	NULL_ROW(nfqb_pkt_payload, ABSENT),
+	NULL_ROW(nfqb_pkt_orig_len, ABSENT),
+	NULL_ROW(nfqb_pkt_truncated, ABSENT),
+	NULL_ROW(nfqb_pkt_skbinfo, ABSENT),
+	NULL_ROW(nfqb_pkt_is_gso, ABSENT),
+	NULL_ROW(nfqb_pkt_csum_not_ready, ABSENT),
+	NULL_ROW(nfqb_pkt_csum_not_verified, ABSENT),
+	NULL_ROW(nfqb_pkt_uid, ABSENT),
+	NULL_ROW(nfqb_pkt_gid, ABSENT),
+	NULL_ROW(nfqb_pkt_secctx, ABSENT),
+	NULL_ROW(nfqb_pkt_ct_info, ABSENT),
+	NULL_ROW(nfqb_pkt_ct, ABSENT),
+	NULL_ROW(nfqb_pkt_ct_id, ABSENT),
+	NULL_ROW(nfqb_pkt_vlan, ABSENT),
+	NULL_ROW(nfqb_pkt_l2hdr, ABSENT),
+	NULL_ROW(nfqb_pkt_priority, ABSENT),
+	NULL_ROW(nfqb_pkt_cgroup_classid, ABSENT),
+	NULL_ROW(nfqb_pkt_attr, ABSENT),
+	NULL_ROW(nfqb_pkt_network_offset, ABSENT),
+	NULL_ROW(nfqb_pkt_set_user, ABSENT),
+	NULL_ROW(nfqb_pkt_user, ABSENT),
+	NULL_ROW(nfqb_verdict, EINVAL),
+	NULL_ROW(nfqb_verdict_mark, EINVAL),
+	NULL_ROW(nfqb_verdict_ex, EINVAL),
+	NULL_ROW(nfqb_verdict_batch, EINVAL),
+	NULL_ROW(nfqb_pool_start, EINVAL),
+	NULL_ROW(nfqb_pool_stop, EINVAL),
+	NULL_ROW(nfqb_pool_wait, EINVAL),
+	NULL_ROW(nfqb_pool_handover, EINVAL),
+	NULL_ROW(nfqb_pool_destroy, OK),	/* nothing to do, as free() */
+	NULL_ROW(nfqb_pool_set_policy, EINVAL),
+	NULL_ROW(nfqb_pool_stopping, EINVAL),
+	NULL_ROW(nfqb_pool_fd, EINVAL),
+	NULL_ROW(nfqb_pool_error, EINVAL),
+	NULL_ROW(nfqb_pool_threads, EINVAL),
+	NULL_ROW(nfqb_pool_stats, EINVAL),
+	NULL_ROW(nfqb_pool_queue_stats, EINVAL),
+};
+
+#define NNULL_ROWS ((int)(sizeof(null_rows) / sizeof(null_rows[0])))
+
+static const char *outcome_name(int err)
+{
+	if (err == OK)
+		return "succeeded";
+	if (err == ABSENT)
+		return "absent, errno untouched";
+	return strerror(err);
+}
+
+START_TEST(test_null_handle)
+{
+	const struct row *r = &null_rows[_i];
+	int got = r->run();
+
+	ck_assert_msg(got == r->err, "%s(NULL): %s, expected %s", r->fn,
+		      outcome_name(got), outcome_name(r->err));
+}
+END_TEST
 
 START_TEST(test_errno)
 {
@@ -1512,6 +1734,9 @@ static bool has_row(const char *fn, int err)
 
 	for (i = 0; i < NROWS; i++)
 		if (!strcmp(rows[i].fn, fn) && rows[i].err == err)
+			return true;
+	for (i = 0; i < NNULL_ROWS; i++)
+		if (!strcmp(null_rows[i].fn, fn) && null_rows[i].err == err)
 			return true;
 	return false;
 }
@@ -1546,13 +1771,11 @@ static bool ident(char c)
 	       (c >= '0' && c <= '9') || c == '_';
 }
 
-/* Check every doc comment of @path; returns the (function, errno) pairs
- * checked. */
-static unsigned int check_header(const char *path)
+/* The text of @path, NUL terminated (free() it). */
+static char *read_text(const char *path)
 {
-	char *text, *c;
-	unsigned int pairs = 0;
 	FILE *f = fopen(path, "r");
+	char *text;
 	long n;
 
 	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
@@ -1563,6 +1786,15 @@ static unsigned int check_header(const char *path)
 	ck_assert_ptr_nonnull(text);
 	ck_assert_uint_eq(fread(text, 1, (size_t)n, f), (size_t)n);
 	fclose(f);
+	return text;
+}
+
+/* Check every doc comment of @path; returns the (function, errno) pairs
+ * checked. */
+static unsigned int check_header(const char *path)
+{
+	char *text = read_text(path), *c;
+	unsigned int pairs = 0;
 
 	for (c = text; (c = strstr(c, "/**")) != NULL;) {
 		char *end = strstr(c, "*/"), *decl, *paren, *name, *e, *from;
@@ -1626,6 +1858,91 @@ static unsigned int check_header(const char *path)
 	free(text);
 	return pairs;
 }
+
+/* Blank out the comments of @text (declarations are what is left). */
+static void strip_comments(char *text)
+{
+	char *c, *end;
+
+	for (c = text; (c = strstr(c, "/*")) != NULL; c = end) {
+		end = strstr(c + 2, "*/");
+		ck_assert_ptr_nonnull(end);
+		end += 2;
+		memset(c, ' ', (size_t)(end - c));
+	}
+}
+
+/* Every function @path declares with a queue, pool or packet handle among
+ * its parameters must have a row in null_rows; returns how many it has. */
+static unsigned int check_null_rows(const char *path)
+{
+	static const char *const handles[] = {
+		"struct nfqb_queue *", "struct nfqb_pool *",
+		"struct nfqb_packet *",
+	};
+	char *text = read_text(path), *c;
+	unsigned int found = 0;
+
+	strip_comments(text);
+	for (c = text; (c = strstr(c, "nfqb_")) != NULL;) {
+		char *name = c, *open, *close, params[512], *o;
+		bool handle = false;
+		size_t len, i;
+		int k;
+
+		if (name > text && ident(name[-1])) {
+			c++;
+			continue;
+		}
+		for (open = name; ident(*open); open++)
+			;
+		if (*open != '(') {	/* a type, a callback's typedef */
+			c = open;
+			continue;
+		}
+		close = strchr(open, ')');
+		ck_assert_ptr_nonnull(close);
+		/* the parameters, white space made single spaces */
+		for (o = params, i = 1; open + i < close &&
+		     o < params + sizeof(params) - 1; i++) {
+			char ch = open[i];
+
+			if (ch == '\n' || ch == '\t')
+				ch = ' ';
+			if (ch == ' ' && o > params && o[-1] == ' ')
+				continue;
+			*o++ = ch;
+		}
+		*o = 0;
+		for (i = 0; i < sizeof(handles) / sizeof(handles[0]); i++)
+			handle |= strstr(params, handles[i]) != NULL;
+		c = close;
+		if (!handle)
+			continue;
+		len = (size_t)(open - name);
+		for (k = 0; k < NNULL_ROWS; k++)
+			if (strlen(null_rows[k].fn) == len &&
+			    !strncmp(null_rows[k].fn, name, len))
+				break;
+		ck_assert_msg(k < NNULL_ROWS, "%s: %.*s() takes a handle, and "
+			      "no row of null_rows calls it with NULL", path,
+			      (int)len, name);
+		found++;
+	}
+	free(text);
+	return found;
+}
+
+START_TEST(test_null_rows_complete)
+{
+	unsigned int n;
+
+	n = check_null_rows(NFQB_TOP_SRCDIR "/include/libnfq-batch/libnfq-batch.h");
+	n += check_null_rows(NFQB_TOP_SRCDIR "/include/libnfq-batch/pool.h");
+	/* every function with a handle was found, and none is left over */
+	ck_assert_uint_eq(n, NNULL_ROWS);
+}
+END_TEST
 
 START_TEST(test_header_errnos_tested)
 {
@@ -1708,8 +2025,12 @@ static Suite *errors_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_open_under_load);
 	suite_add_tcase(s, tc);
+	tc = tcase_create("null");
+	tcase_add_loop_test(tc, test_null_handle, 0, NNULL_ROWS);
+	suite_add_tcase(s, tc);
 	tc = tcase_create("header");
 	tcase_add_test(tc, test_header_errnos_tested);
+	tcase_add_test(tc, test_null_rows_complete);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,8 +3,8 @@
 # They link the internal convenience library to reach internal symbols.
 
 UNIT_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBMNL_CFLAGS) \
-	-I$(top_srcdir)/lib
-UNIT_TEST_LDADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) $(CHECK_LIBS) \
+	$(NFQBT_SEAM_CFLAGS)
+UNIT_TEST_LDADD = $(NFQBT_SEAM_LDADD) $(LIBMNL_LIBS) $(CHECK_LIBS) \
 	-lpthread
 
 check_PROGRAMS += tests/unit/test_msg tests/unit/test_parse

@@ -9,8 +9,8 @@ tests_unit_test_plan_SOURCES = tests/unit/test_plan.c tests/unit/nlbuild.c \
 	tests/unit/nlbuild.h tests/unit/kmodel.c tests/unit/kmodel.h \
 	tests/unit/testq.h
 tests_unit_test_plan_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
-	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
-tests_unit_test_plan_LDADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) \
+	$(LIBMNL_CFLAGS) $(NFQBT_SEAM_CFLAGS)
+tests_unit_test_plan_LDADD = $(NFQBT_SEAM_LDADD) $(LIBMNL_LIBS) \
 	$(CHECK_LIBS) -lpthread
 
 # The model-based property test of the whole verdict path (issue 9), and
@@ -21,6 +21,6 @@ tests_unit_test_model_SOURCES = tests/unit/test_model.c \
 	tests/unit/nlbuild.c tests/unit/nlbuild.h tests/unit/kmodel.c \
 	tests/unit/kmodel.h tests/unit/testq.h
 tests_unit_test_model_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
-	$(LIBMNL_CFLAGS) -I$(top_srcdir)/lib
-tests_unit_test_model_LDADD = lib/libnfqb-internal.la $(LIBMNL_LIBS) \
+	$(LIBMNL_CFLAGS) $(NFQBT_SEAM_CFLAGS)
+tests_unit_test_model_LDADD = $(NFQBT_SEAM_LDADD) $(LIBMNL_LIBS) \
 	$(CHECK_LIBS) -lpthread

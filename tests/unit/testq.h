@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Tests: a queue without a socket, fed datagrams through the library's own
- * receive path (rx.c) by the test seam's recvmmsg (lib/seam.h). One queue
+ * receive path (rx.c) by the test seam's recvmmsg (tests/seam/seam.h). One queue
  * at a time (the seam is process-wide). Header only: each test program
  * has its own copy.
  */

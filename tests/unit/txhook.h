@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Unit tests: see every datagram a queue sends, through the library's test
- * seam (lib/seam.h). One queue at a time (the seam is process-wide).
+ * seam (tests/seam/seam.h). One queue at a time (the seam is process-wide).
  */
 #ifndef NFQBT_TXHOOK_H
 #define NFQBT_TXHOOK_H
