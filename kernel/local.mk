@@ -22,6 +22,7 @@ kernel_patches = \
 	kernel/patches/00-nf-0001-netfilter-nfnetlink_queue-unclone-the-skb-head-befor.patch \
 	kernel/patches/00-nf-0002-netfilter-nfnetlink_queue-configure-a-new-queue-befo.patch \
 	kernel/patches/00-nf-0003-netfilter-nfnetlink_queue-validate-the-protocol-of-N.patch \
+	kernel/patches/00-nf-0004-netfilter-nfnetlink_queue-run-the-remaining-hooks-wi.patch \
 	kernel/patches/0000-cover-letter.patch \
 	kernel/patches/0001-net-add-an-entry-point-to-resume-reception-after-the.patch \
 	kernel/patches/0002-net-clear-nf_skip_egress-when-no-egress-hook-is-acti.patch \

@@ -75,8 +75,9 @@
  *   -N            a verdict may be refused with ENOMEM (injected
  *                 allocation failures): count those, print "nomem=N"
  *                 after the summary line; any other error still fails
- *   -d MS         hold the first packet MS milliseconds before its
- *                 verdict (print "holding id N" first); not with -b
+ *   -d MS         hold the first packet until SIGUSR1, at most MS
+ *                 milliseconds, before its verdict (print "holding id N"
+ *                 first); not with -b
  *   -s            print one line per packet
  *
  * SIGTERM (without -H) stops listening as the -t timeout does.
@@ -357,6 +358,31 @@ static void usage(void)
 		"       nfqt psend DEV DSTMAC SRC DST PORT COUNT\n"
 		"       nfqt tap DEV [SRCMAC]\n");
 	exit(2);
+}
+
+static volatile sig_atomic_t released;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	released = 1;
+}
+
+/* -d: the first packet waits for SIGUSR1 (the test has changed the
+ * ruleset), at most MS milliseconds
+ */
+static void hold_first(uint32_t id, unsigned int ms)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	long end = now_ms() + ms;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	printf("nfqt: holding id %u\n", id);
+	fflush(stdout);
+	while (!released && now_ms() < end)
+		usleep(10000);
+	if (!released)
+		printf("nfqt: no SIGUSR1 in %u ms\n", ms);
 }
 
 static int do_listen(int argc, char **argv)
@@ -697,13 +723,8 @@ static int do_listen(int argc, char **argv)
 					pending = 0;
 				}
 			} else {
-				if (delay_ms && seen == 1) {
-					/* the first packet waits: the test
-					 * changes the ruleset meanwhile */
-					printf("nfqt: holding id %u\n", p.id);
-					fflush(stdout);
-					usleep(delay_ms * 1000);
-				}
+				if (delay_ms && seen == 1)
+					hold_first(p.id, delay_ms);
 				if (verdict_send(queue, AF_UNSPEC, 0, p.id,
 						 verdict, have_mark, mark) < 0)
 					return 2;

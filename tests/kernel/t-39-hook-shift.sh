@@ -6,6 +6,7 @@
 # netdev family behaves as the others; the uapi text does not promise
 # otherwise. This test pins what happens: seen twice, the new chain
 # never sees the packet, the chain after the queue once, delivered once.
+# The listener holds the first packet until the chain is in (SIGUSR1).
 . ./lib.sh
 setup_veth
 # shift_case DESC FAMILY HOOKSPEC PORT QUEUE LISTENER_ARGS...
@@ -27,7 +28,7 @@ NFT
 	rm -f /tmp/recv.out /tmp/l.out
 	"$IP" netns exec b nfqt recv "$port" 120000 1 > /tmp/recv.out &
 	rpid=$!
-	"$IP" netns exec b nfqt listen -q "$q" -n 2 -t 60000 -d 3000 "$@" > /tmp/l.out 2>&1 &
+	"$IP" netns exec b nfqt listen -q "$q" -n 2 -t 60000 -d 60000 "$@" > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
 	A nfqt send 10.0.0.2 "$port" 1 0
@@ -35,6 +36,8 @@ NFT
 	B nft add chain $fam s early "{ type filter hook $hook priority -10; }"
 	B nft add rule $fam s early udp dport "$port" counter
 	B nft list hooks 2>&1 | sed 's/^/    hooks: /'
+	# the ruleset has changed: now the verdict
+	kill -USR1 $lpid
 	wait $lpid
 	lrc=$?
 	wait $rpid
