@@ -13,7 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-child.h"
+#include "nfqb-bench-cons.h"
 
 const char *bench_env_or(const char *name, const char *def)
 {

@@ -41,7 +41,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-child.h"
+#include "nfqb-bench-cons.h"
+#include "nfqb-bench-daq.h"
 
 #ifndef NFQB_DAQTEST
 #define NFQB_DAQTEST ""

@@ -25,7 +25,9 @@
 #include <libnfq-batch/libnfq-batch.h>
 #include <libnfq-batch/pool.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-cons.h"
+#include "nfqb-bench-lib.h"
+#include "nfqb-bench-traffic.h"
 
 struct lib_worker {
 	struct nfqb_queue *q;

@@ -37,7 +37,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-ping.h"
+#include "nfqb-bench-proc.h"
+#include "nfqb-bench-traffic.h"
 
 #define PING_WARMUP_MAX		200
 #define PING_TIMEOUT_S		1

@@ -19,7 +19,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-consumers.h"
+#include "nfqb-bench-plot.h"
+#include "nfqb-bench-proc.h"
 
 #define PLOT_MAX_SERIES		16
 #define PLOT_MAX_CONS		16

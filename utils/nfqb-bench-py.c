@@ -29,7 +29,7 @@
  * NFQB_BENCH_PYNFQ_DIR (python-netfilterqueue's: the output of
  * build-pynfq.sh).
  *
- * bench_print_py() reports them against python-netfilterqueue: paired
+ * nfqb-bench-report.c reports them against python-netfilterqueue: paired
  * ratios per repetition and the targets of issue 24.
  */
 #include <errno.h>
@@ -40,7 +40,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-child.h"
+#include "nfqb-bench-cons.h"
+#include "nfqb-bench-py.h"
 
 
 static void read_output(int fd, struct bench_cons *c, char *tail,
@@ -192,98 +194,3 @@ int bench_py_batch(const struct bench_cfg *cfg, struct bench_cons *c)
 	return bench_py(cfg, c, "batch");
 }
 
-/* --- report ---------------------------------------------------------------- */
-
-struct py_target {
-	char name[80];
-	struct bench_stat st;
-	double limit;
-	bool le;
-};
-
-void bench_print_py(FILE *f, const struct bench_set *s)
-{
-	static const enum bench_kind ours[] = { BENCH_PY_COMPAT,
-						BENCH_PY_BATCH };
-	struct py_target t[2 * BENCH_MAX_SCEN];
-	unsigned int si, i, nt = 0;
-
-	if (!bench_has_kind(s, BENCH_PY_NFQ))
-		return;
-	fprintf(f, "\nPython consumers against python-netfilterqueue 1.1.0 "
-		"(py-nfq), ratios paired per repetition, median (min..max):\n");
-	for (si = 0; si < s->nscen; si++) {
-		const struct bench_scen *sc = &s->scen[si];
-		bool udp = sc->work == BENCH_WORK_UDP && !sc->drain;
-		bool tcp = sc->work == BENCH_WORK_TCP;
-		enum bench_metric perf = udp ? BM_PPS : BM_GBPS;
-		enum bench_metric cpu = udp ? BM_CPU_NS : BM_CPU_GBIT;
-
-		if (!udp && !tcp)
-			continue;
-		if (udp)
-			fprintf(f, "UDP %u B, streaming\n", sc->payload);
-		else
-			fprintf(f, "TCP, %s\n", sc->name);
-		fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n", "consumer",
-			udp ? "pkt/s" : "Gbit/s", "x py-nfq",
-			udp ? "CPU ns/pkt" : "CPU ms/Gbit", "x py-nfq");
-		for (i = 0; i < 3; i++) {
-			enum bench_kind k = i == 0 ? BENCH_PY_NFQ : ours[i - 1];
-			struct bench_stat st;
-			char a[64], b[64], c[64], d[64];
-
-			if (!bench_has_kind(s, k))
-				continue;
-			st = bench_stat_of(s, si, k, perf);
-			bench_fmt_stat(a, sizeof(a), &st, udp ? -1 : 2);
-			st = bench_paired(s, si, k, BENCH_PY_NFQ, perf, false);
-			bench_fmt_stat(b, sizeof(b), &st, 2);
-			st = bench_stat_of(s, si, k, cpu);
-			bench_fmt_stat(c, sizeof(c), &st, -1);
-			st = bench_paired(s, si, k, BENCH_PY_NFQ, cpu, false);
-			bench_fmt_stat(d, sizeof(d), &st, 2);
-			fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n",
-				bench_consumers[k].label, a,
-				k == BENCH_PY_NFQ ? "1" : b, c,
-				k == BENCH_PY_NFQ ? "1" : d);
-		}
-		for (i = 0; i < 2 && nt + 1 < sizeof(t) / sizeof(t[0]); i++) {
-			enum bench_kind k = ours[i];
-
-			if (!bench_has_kind(s, k))
-				continue;
-			if (udp && sc->payload == 64) {
-				snprintf(t[nt].name, sizeof(t[nt].name),
-					 "%s CPU/pkt, UDP 64 B",
-					 bench_consumers[k].name);
-				t[nt].st = bench_paired(s, si, k, BENCH_PY_NFQ,
-							BM_CPU_NS, false);
-				t[nt].limit = k == BENCH_PY_COMPAT ? 0.7 : 0.6;
-				t[nt++].le = true;
-			} else if (tcp) {
-				snprintf(t[nt].name, sizeof(t[nt].name),
-					 "%s Gbit/s, TCP %s",
-					 bench_consumers[k].name, sc->name);
-				t[nt].st = bench_paired(s, si, k, BENCH_PY_NFQ,
-							BM_GBPS, false);
-				t[nt].limit = 1.0;
-				t[nt++].le = false;
-			}
-		}
-	}
-	if (!nt)
-		return;
-	fprintf(f, "targets (issue 24; x python-netfilterqueue, paired "
-		"medians (min..max)):\n");
-	for (i = 0; i < nt; i++) {
-		char v[64];
-		bool met = t[i].st.n && (t[i].le ? t[i].st.med <= t[i].limit :
-					  t[i].st.med >= t[i].limit);
-
-		bench_fmt_stat(v, sizeof(v), &t[i].st, 2);
-		fprintf(f, "  %-44s %-20s (%s %.2f)  %s\n", t[i].name, v,
-			t[i].le ? "<=" : ">=", t[i].limit,
-			!t[i].st.n ? "not measured" : met ? "met" : "NOT met");
-	}
-}

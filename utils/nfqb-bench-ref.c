@@ -23,7 +23,8 @@
 #include <libmnl/libmnl.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-cons.h"
+#include "nfqb-bench-ref.h"
 
 #define REF_BUF		(65536 + 4096)
 

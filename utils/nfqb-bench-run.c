@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,9 +26,13 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "nfqb-bench.h"
-
-volatile sig_atomic_t bench_stop;
+#include "nfqb-bench-cons.h"
+#include "nfqb-bench-consumers.h"
+#include "nfqb-bench-ping.h"
+#include "nfqb-bench-proc.h"
+#include "nfqb-bench-run.h"
+#include "nfqb-bench-tcp.h"
+#include "nfqb-bench-traffic.h"
 
 static volatile int run_abort;
 static volatile pid_t run_consumer;	/* > 0 while a consumer runs */
@@ -86,85 +89,6 @@ static int pin_cpu(int cpu)
 static uint64_t tv_ns(const struct timeval *tv)
 {
 	return (uint64_t)tv->tv_sec * 1000000000ull + (uint64_t)tv->tv_usec * 1000;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-double bench_now(void)
-{
-	return mono_s();
-}
-
-/*
- * Start @argv[0] (or @env_override's value, if that variable is set) as a
- * child in this run's namespace and on this process's CPU, at normal
- * priority (SCHED_OTHER, the run's nice value), with standard output on
- * @out_fd (-1: /dev/null) and standard error on /dev/null. It is killed
- * when the run process dies. Returns its pid or -1.
- */
-int bench_spawn(char *const argv[], const char *env_override, int out_fd)
-{
-	const char *env = env_override ? getenv(env_override) : NULL;
-	pid_t pid;
-	int fd;
-
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid)
-		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
-	/* never SCHED_FIFO (--rt): two busy FIFO processes on one CPU, as
-	 * an iperf3 client and server, starve each other and the run */
-	if (sched_getscheduler(0) != SCHED_OTHER) {
-		struct sched_param sp = { .sched_priority = 0 };
-
-		sched_setscheduler(0, SCHED_OTHER, &sp);
-	}
-	fd = open("/dev/null", O_RDWR);
-	if (fd >= 0) {
-		dup2(fd, STDIN_FILENO);
-		dup2(out_fd >= 0 ? out_fd : fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
-	}
-	if (env && *env)
-		execv(env, argv);
-	execvp(argv[0], argv);
-	_exit(127);
-}
-
-/*
- * Wait at most @seconds for child @pid; then kill it (SIGKILL) and reap it.
- * Returns 0 if it ended by itself (status in *status), -1 if it was killed.
- */
-int bench_wait_deadline(int pid, double seconds, int *status)
-{
-	double t0 = mono_s();
-	pid_t r;
-
-	for (;;) {
-		r = waitpid(pid, status, WNOHANG);
-		if (r == pid)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (mono_s() - t0 > seconds) {
-			kill(pid, SIGKILL);
-			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-				;
-			return -1;
-		}
-		usleep(2000);
-	}
 }
 
 /* --- raw_syscalls:sys_enter, to count a consumer's syscalls ------------- */
@@ -489,29 +413,6 @@ static void read_kq(uint64_t *dropped, uint64_t *user_dropped)
 
 /* --- the consumer process ------------------------------------------------ */
 
-void bench_cons_fail(struct bench_cons *c, const char *what, int err)
-{
-	snprintf(c->err, sizeof(c->err), "%s: %s", what, strerror(err));
-	__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
-}
-
-/* After the loop: no stop signal may interrupt the consumer's cleanup. */
-void bench_cons_quiet(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-}
-
-void bench_cons_ready(struct bench_cons *c)
-{
-	__atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
-}
-
 static void consumer_main(const struct bench_cfg *cfg, enum bench_kind kind,
 			  struct bench_cons *c)
 {
@@ -533,12 +434,12 @@ static void consumer_main(const struct bench_cfg *cfg, enum bench_kind kind,
 
 static int wait_ready(struct bench_cons *c, pid_t pid)
 {
-	double t0 = mono_s();
+	double t0 = bench_now();
 	int st;
 
 	while (!__atomic_load_n(&c->ready, __ATOMIC_ACQUIRE)) {
 		if (c->failed || waitpid(pid, &st, WNOHANG) == pid ||
-		    mono_s() - t0 > 10 || run_abort)
+		    bench_now() - t0 > 10 || run_abort)
 			return -1;
 		usleep(1000);
 	}
@@ -549,7 +450,7 @@ static int wait_ready(struct bench_cons *c, pid_t pid)
  * before a blocking call), then reap it. */
 static int stop_consumer(pid_t pid, struct rusage *ru, int *status)
 {
-	double t0 = mono_s();
+	double t0 = bench_now();
 	pid_t r;
 
 	for (;;) {
@@ -560,7 +461,7 @@ static int stop_consumer(pid_t pid, struct rusage *ru, int *status)
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return -1;
-		if (mono_s() - t0 > 5) {
+		if (bench_now() - t0 > 5) {
 			kill(pid, SIGKILL);
 			wait4(pid, status, 0, ru);
 			return -1;

@@ -22,7 +22,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-proc.h"
+#include "nfqb-bench-tcp.h"
 
 #define IPERF_ENV	"NFQB_BENCH_IPERF3"
 #define JSON_MAX	(1u << 20)
@@ -49,7 +50,7 @@ static bool tcp_listening(unsigned int port)
 }
 
 /* wait until @port listens, @pid still alive; 0 or -1 */
-int bench_wait_listen(unsigned int port, int pid, double seconds)
+static int wait_listen(unsigned int port, int pid, double seconds)
 {
 	double t0 = bench_now();
 	int st;
@@ -188,7 +189,7 @@ int bench_tcp(const struct bench_cfg *cfg, const volatile int *abort_flag,
 			 strerror(errno));
 		goto out;
 	}
-	if (bench_wait_listen(BENCH_TCP_PORT, srv, 5) < 0) {
+	if (wait_listen(BENCH_TCP_PORT, srv, 5) < 0) {
 		snprintf(res->err, sizeof(res->err),
 			 "iperf3 server did not start (is iperf3 installed?)");
 		bench_wait_deadline(srv, 0, &st);

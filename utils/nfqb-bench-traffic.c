@@ -30,7 +30,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-traffic.h"
 
 #ifndef SO_RCVMARK
 #define SO_RCVMARK 75
