@@ -6,6 +6,8 @@ bin_PROGRAMS += utils/nfqb-bench
 utils_nfqb_bench_SOURCES = \
 	utils/nfqb-bench.c \
 	utils/nfqb-bench-types.h \
+	utils/nfqb-bench-opts.h utils/nfqb-bench-opts.c \
+	utils/nfqb-bench-scen.h utils/nfqb-bench-scen.c \
 	utils/nfqb-bench-consumers.h utils/nfqb-bench-consumers.c \
 	utils/nfqb-bench-run.h utils/nfqb-bench-run.c \
 	utils/nfqb-bench-proc.h utils/nfqb-bench-proc.c \
@@ -19,6 +21,7 @@ utils_nfqb_bench_SOURCES = \
 	utils/nfqb-bench-child.h utils/nfqb-bench-child.c \
 	utils/nfqb-bench-py.h utils/nfqb-bench-py.c \
 	utils/nfqb-bench-stats.h utils/nfqb-bench-stats.c \
+	utils/nfqb-bench-udp.h utils/nfqb-bench-udp.c \
 	utils/nfqb-bench-report.h utils/nfqb-bench-report.c \
 	utils/nfqb-bench-json.h utils/nfqb-bench-json.c \
 	utils/nfqb-bench-plot.h utils/nfqb-bench-plot.c

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * nfqb-bench: the machine-readable result by scenario: the scenarios, the
- * statistics of every consumer, the paired ratios, the noise of the
- * references, the load's calibration, the targets of TCP and latency and
- * the plot's rows (which --replot reads back).
+ * nfqb-bench: the machine-readable result: the configuration, every run,
+ * the UDP summaries, then by scenario: the scenarios, the statistics of
+ * every consumer, the paired ratios, the noise of the references, the
+ * load's calibration, the targets of TCP and latency and the plot's rows
+ * (which --replot reads back); last the UDP targets.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+
+#include <libnfq-batch/libnfq-batch.h>
 
 #include "nfqb-bench-consumers.h"
 #include "nfqb-bench-json.h"
@@ -272,4 +278,226 @@ void bench_json_extra(FILE *f, const struct bench_set *s)
 	}
 	free(rows);
 	fprintf(f, "  ],\n");
+}
+
+/* --- the whole result -------------------------------------------------- */
+
+static void json_config(FILE *f, const struct bench_opts *o)
+{
+	const struct bench_cfg *cfg = &o->cfg;
+	unsigned int m;
+	bool first = true;
+
+	fprintf(f, "  \"config\": {\"packets\": %llu, \"reps\": %u, "
+		"\"window\": %u, \"burst\": %u, \"flows\": %u, \"batch\": %u, "
+		"\"maxlen\": %u, \"cpu_traffic\": %d, \"cpu_consumer\": %d, "
+		"\"hook\": \"%s\", \"nice\": %d, \"rt_prio\": %d, "
+		"\"syscount\": %s, \"rcvbuf\": %u, \"tcp_time_s\": %u, "
+		"\"tcp_mtu\": %u, \"both_ways\": %s, \"ping_count\": %u, "
+		"\"ping_size\": %u, \"ping_time_s\": %.0f, "
+		"\"calib_packets\": %llu, \"noise_pct\": %.1f, \"modes\": [",
+		(unsigned long long)cfg->packets, o->plan.reps, cfg->window,
+		cfg->burst, cfg->flows, cfg->batch, cfg->maxlen,
+		cfg->cpu_traffic, cfg->cpu_consumer,
+		cfg->hook == BENCH_HOOK_OUTPUT ? "output" : "input",
+		cfg->nice, cfg->rt_prio,
+		cfg->sys_enter_id >= 0 ? "true" : "false", cfg->rcvbuf,
+		cfg->tcp_time, cfg->mtu, cfg->both_ways ? "true" : "false",
+		cfg->ping_count, cfg->ping_size, cfg->ping_time,
+		(unsigned long long)o->plan.calib_packets, o->noise_pct);
+	for (m = 0; m < BENCH_NMODES; m++) {
+		if (!bench_plan_has(&o->plan, m))
+			continue;
+		fprintf(f, "%s\"%s\"", first ? "" : ", ", bench_mode_name(m));
+		first = false;
+	}
+	fprintf(f, "]},\n");
+}
+
+void bench_json_header(FILE *f, const struct bench_opts *o, const char *mode)
+{
+	struct utsname u;
+	char date[32];
+	time_t now = time(NULL);
+
+	uname(&u);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	fprintf(f, "{\n  \"tool\": \"nfqb-bench\",\n  \"mode\": \"%s\",\n"
+		"  \"library\": ", mode);
+	bench_json_str(f, nfqb_version());
+	fprintf(f, ",\n  \"date\": \"%s\",\n  \"kernel\": ", date);
+	bench_json_str(f, u.release);
+	fprintf(f, ",\n  \"cpus_online\": %ld,\n", sysconf(_SC_NPROCESSORS_ONLN));
+	json_config(f, o);
+}
+
+/* a run's counts and times */
+static void json_run_counts(FILE *f, const struct bench_result *r)
+{
+	fprintf(f, ", \"sent\": %llu, \"expected\": %llu, \"delivered\": %llu, "
+		"\"lost\": %llu, \"dups\": %llu, \"wrong_verdict\": %llu, "
+		"\"bad_mark\": %llu, \"kq_dropped\": %llu, "
+		"\"kq_user_dropped\": %llu, \"elapsed_s\": %.6f, \"pps\": %.0f, "
+		"\"cons_user_ns\": %llu, \"cons_sys_ns\": %llu, "
+		"\"cons_maxrss_kb\": %ld, \"traffic_user_ns\": %llu, "
+		"\"traffic_sys_ns\": %llu, \"busy_traffic_pct\": %.1f, "
+		"\"busy_consumer_pct\": %.1f, \"syscalls\": %lld, ",
+		(unsigned long long)r->sent, (unsigned long long)r->expected,
+		(unsigned long long)r->delivered, (unsigned long long)r->lost,
+		(unsigned long long)r->dups,
+		(unsigned long long)r->wrong_verdict,
+		(unsigned long long)r->bad_mark,
+		(unsigned long long)r->kq_dropped,
+		(unsigned long long)r->kq_user_dropped, r->elapsed, r->pps,
+		(unsigned long long)r->cons_user_ns,
+		(unsigned long long)r->cons_sys_ns, r->cons_maxrss_kb,
+		(unsigned long long)r->traffic_user_ns,
+		(unsigned long long)r->traffic_sys_ns, r->busy_traffic,
+		r->busy_consumer, (long long)r->syscalls);
+}
+
+/* what the consumer counted */
+static void json_run_cons(FILE *f, const struct bench_cons *c)
+{
+	fprintf(f, "\"cons_packets\": %llu, \"cons_recv_calls\": %llu, "
+		"\"cons_send_calls\": %llu, \"verdict_msgs\": %llu, "
+		"\"batch_msgs\": %llu, \"enobufs\": %llu, \"kernel_errors\": %llu, "
+		"\"lib_flushes\": %llu, \"lib_flush_limit\": %llu, "
+		"\"lib_flush_idle\": %llu, \"lib_flush_latency\": %llu, "
+		"\"lib_fallbacks\": %llu, \"lib_timeouts\": %llu, "
+		"\"lib_rejected\": %llu, ",
+		(unsigned long long)c->packets,
+		(unsigned long long)c->recv_calls,
+		(unsigned long long)c->send_calls,
+		(unsigned long long)c->verdict_msgs,
+		(unsigned long long)c->batch_msgs,
+		(unsigned long long)c->enobufs,
+		(unsigned long long)c->kernel_errors,
+		(unsigned long long)c->lib_flushes,
+		(unsigned long long)c->lib_flush_limit,
+		(unsigned long long)c->lib_flush_idle,
+		(unsigned long long)c->lib_flush_latency,
+		(unsigned long long)c->lib_fallbacks,
+		(unsigned long long)c->lib_timeouts,
+		(unsigned long long)c->lib_rejected);
+}
+
+/* the TCP, request/response and load figures */
+static void json_run_work(FILE *f, const struct bench_result *r)
+{
+	const struct bench_cons *c = &r->cons;
+
+	fprintf(f, "\"work\": \"%s\", \"scenario\": %d, \"calibration\": %s, "
+		"\"gso_packets\": %llu, \"cons_bytes\": %llu, "
+		"\"cons_other_calls\": %llu, "
+		"\"gbps\": %.4f, \"tcp_bytes\": %llu, \"tcp_seconds\": %.3f, "
+		"\"retransmits\": %llu, \"iperf_cpu_host_pct\": %.1f, "
+		"\"iperf_cpu_remote_pct\": %.1f, \"pings\": %llu, "
+		"\"ping_lost\": %llu, \"lat_min_us\": %.2f, "
+		"\"lat_mean_us\": %.2f, \"lat_p50_us\": %.2f, "
+		"\"lat_p99_us\": %.2f, \"lat_p999_us\": %.2f, "
+		"\"lat_max_us\": %.2f, \"load_target_pps\": %.0f, "
+		"\"load_pps\": %.0f, \"load_sent\": %llu, "
+		"\"load_delivered\": %llu}",
+		work_name(r->work, r->drain), r->scen,
+		r->calibration ? "true" : "false",
+		(unsigned long long)c->gso_packets,
+		(unsigned long long)c->bytes,
+		(unsigned long long)c->other_calls, r->gbps,
+		(unsigned long long)r->tcp_bytes, r->tcp_seconds,
+		(unsigned long long)r->retransmits, r->iperf_cpu_host,
+		r->iperf_cpu_remote, (unsigned long long)r->pings,
+		(unsigned long long)r->ping_lost, r->lat_min, r->lat_mean,
+		r->lat_p50, r->lat_p99, r->lat_p999, r->lat_max,
+		r->load_target_pps, r->load_pps,
+		(unsigned long long)r->load_sent,
+		(unsigned long long)r->load_delivered);
+}
+
+void bench_json_run(FILE *f, const struct bench_result *r, bool last)
+{
+	fprintf(f, "    {\"consumer\": \"%s\", \"payload\": %u, \"rep\": %u, "
+		"\"mode\": \"%s\", \"timed\": %s, \"failed\": %s, "
+		"\"error\": ", bench_consumers[r->kind].name, r->payload,
+		r->rep, r->drain ? "drain" : "stream",
+		r->timed ? "true" : "false", r->failed ? "true" : "false");
+	bench_json_str(f, r->err);
+	json_run_counts(f, r);
+	json_run_cons(f, &r->cons);
+	json_run_work(f, r);
+	fprintf(f, "%s\n", last ? "" : ",");
+}
+
+static double ratio(double a, const struct bench_summary *ref, bool cpu)
+{
+	double b = !ref ? 0 : cpu ? ref->cpu_ns : ref->pps;
+
+	return b ? a / b : 0;
+}
+
+static void json_summary(FILE *f, const struct bench_summary *sum,
+			 unsigned int nsum, const struct bench_summary *s)
+{
+	const struct bench_summary *A, *B, *K;
+
+	A = bench_find_sum(sum, nsum, BENCH_REF_A, s->payload, s->drain);
+	B = bench_find_sum(sum, nsum, BENCH_REF_B, s->payload, s->drain);
+	K = bench_find_sum(sum, nsum, BENCH_KERNEL, s->payload, s->drain);
+	fprintf(f, "    {\"consumer\": \"%s\", \"payload\": %u, "
+		"\"mode\": \"%s\", \"runs\": %u, \"failed\": %u, \"lost\": %llu, "
+		"\"pps_median\": %.0f, \"pps_min\": %.0f, "
+		"\"pps_max\": %.0f, \"cpu_ns_per_pkt\": %.1f, "
+		"\"cpu_ns_min\": %.1f, \"cpu_ns_max\": %.1f, "
+		"\"user_ns_per_pkt\": %.1f, \"sys_ns_per_pkt\": %.1f, "
+		"\"traffic_ns_per_pkt\": %.1f, "
+		"\"syscalls_per_pkt\": %.4f, "
+		"\"self_syscalls_per_pkt\": %.4f, "
+		"\"verdict_msgs_per_pkt\": %.4f, "
+		"\"util_traffic_pct\": %.1f, "
+		"\"util_consumer_pct\": %.1f, "
+		"\"busy_traffic_pct\": %.1f, "
+		"\"busy_consumer_pct\": %.1f, "
+		"\"pps_vs_ref_a\": %.3f, \"pps_vs_ref_b\": %.3f, "
+		"\"pps_vs_kernel\": %.3f, \"cpu_vs_ref_a\": %.3f, "
+		"\"cpu_vs_ref_b\": %.3f}%s\n",
+		bench_consumers[s->kind].name, s->payload,
+		s->drain ? "drain" : "stream", s->runs,
+		s->failed, (unsigned long long)s->lost, s->pps,
+		s->pps_min, s->pps_max, s->cpu_ns, s->cpu_min,
+		s->cpu_max, s->user_ns,
+		s->sys_ns, s->traffic_ns, s->sc_pkt, s->sc_self_pkt,
+		s->vmsg_pkt, s->util_t, s->util_c, s->busy_t, s->busy_c,
+		ratio(s->pps, A, false), ratio(s->pps, B, false),
+		ratio(s->pps, K, false), ratio(s->cpu_ns, A, true),
+		ratio(s->cpu_ns, B, true), s == &sum[nsum - 1] ? "" : ",");
+}
+
+void bench_json_compare(FILE *f, const struct bench_opts *o,
+			const struct bench_set *set,
+			const struct bench_summary *sum, unsigned int nsum,
+			unsigned int bad_runs)
+{
+	struct bench_target t[16];
+	unsigned int i, nt;
+
+	bench_json_header(f, o, "compare");
+	fprintf(f, "  \"runs\": [\n");
+	for (i = 0; i < set->nres; i++)
+		bench_json_run(f, &set->res[i], i + 1 == set->nres);
+	fprintf(f, "  ],\n  \"summary\": [\n");
+	for (i = 0; i < nsum; i++)
+		json_summary(f, sum, nsum, &sum[i]);
+	fprintf(f, "  ],\n");
+	bench_json_extra(f, set);
+	fprintf(f, "  \"targets\": [\n");
+	nt = bench_udp_targets(sum, nsum, t);
+	for (i = 0; i < nt; i++)
+		fprintf(f, "    {\"name\": \"%s\", \"value\": %.3f, "
+			"\"limit\": %.2f, \"cmp\": \"%s\", \"measured\": %s, "
+			"\"met\": %s},\n", t[i].name, t[i].value, t[i].limit,
+			t[i].le ? "<=" : ">=", t[i].known ? "true" : "false",
+			bench_target_met(&t[i]) ? "true" : "false");
+	fprintf(f, "    {\"name\": \"zero lost packets\", \"met\": %s}\n  ],\n",
+		bad_runs ? "false" : "true");
+	fprintf(f, "  \"ok\": %s\n}\n", bad_runs ? "false" : "true");
 }

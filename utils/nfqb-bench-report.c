@@ -9,6 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+
+#include <libnfq-batch/libnfq-batch.h>
 
 #include "nfqb-bench-consumers.h"
 #include "nfqb-bench-report.h"
@@ -390,4 +395,29 @@ void bench_print_py(FILE *f, const struct bench_set *s)
 			t[i].le ? "<=" : ">=", t[i].limit,
 			!t[i].st.n ? "not measured" : met ? "met" : "NOT met");
 	}
+}
+
+/* --- the first line ---------------------------------------------------- */
+
+void bench_title(char *buf, size_t len)
+{
+	char date[32];
+	struct utsname u;
+	time_t now = time(NULL);
+
+	uname(&u);
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	snprintf(buf, len, "nfqb-bench, libnfq-batch %s, %s, kernel %s, %ld "
+		 "CPUs", nfqb_version(), date, u.release,
+		 sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+void bench_print_header(FILE *f, const struct bench_opts *o)
+{
+	char title[256];
+
+	bench_title(title, sizeof(title));
+	fprintf(f, "%s, rule in %s, nice %d%s\n", title,
+		o->cfg.hook == BENCH_HOOK_OUTPUT ? "OUTPUT" : "INPUT",
+		o->cfg.nice, o->cfg.rt_prio ? ", SCHED_FIFO" : "");
 }
