@@ -106,17 +106,9 @@ static const char *metric_name(enum bench_metric m)
 	return "?";
 }
 
-/*
- * Members of the top-level object, each followed by ",\n": scenarios,
- * per-scenario statistics of every consumer, paired ratios, noise,
- * calibration, the new targets and the plot's rows.
- */
-void bench_json_extra(FILE *f, const struct bench_set *s)
+static void json_scenarios(FILE *f, const struct bench_set *s)
 {
-	struct bench_plot_row *rows;
-	struct bench_target t[BENCH_MAX_SCEN];
-	unsigned int si, i, j, n, nr;
-	bool first = true;
+	unsigned int si;
 
 	fprintf(f, "  \"scenarios\": [\n");
 	for (si = 0; si < s->nscen; si++) {
@@ -131,127 +123,163 @@ void bench_json_extra(FILE *f, const struct bench_set *s)
 			sc->load_pct, sc->load_pps,
 			si + 1 == s->nscen ? "" : ",");
 	}
-	fprintf(f, "  ],\n  \"stats\": [\n");
-	for (si = 0; si < s->nscen; si++) {
-		for (i = 0; i < s->nkinds; i++) {
-			enum bench_kind k = s->kinds[i];
-			unsigned int runs = 0, fails = 0;
-			unsigned long long lost = 0;
+	fprintf(f, "  ],\n");
+}
 
-			for (j = 0; j < s->nres; j++) {
-				const struct bench_result *r = &s->res[j];
+/* the statistics of consumer @k in scenario @si, if it ran there; @first:
+ * no element before */
+static void json_stats_of(FILE *f, const struct bench_set *s,
+			  unsigned int si, enum bench_kind k, bool *first)
+{
+	unsigned int j, runs = 0, fails = 0;
+	unsigned long long lost = 0;
 
-				if (r->scen != (int)si || r->kind != k ||
-				    !r->timed || r->calibration)
-					continue;
-				runs++;
-				lost += r->lost;
-				if (r->failed)
-					fails++;
-			}
-			if (!runs)
-				continue;
-			fprintf(f, "%s    {\"scenario\": %u, \"consumer\": \"%s\", "
-				"\"runs\": %u, \"failed\": %u, \"lost\": %llu",
-				first ? "" : ",\n", si,
-				bench_consumers[k].name, runs, fails, lost);
-			first = false;
-			for (j = 0; j < sizeof(json_metrics) /
-				    sizeof(json_metrics[0]); j++) {
-				struct bench_stat st = bench_stat_of(
-					s, si, k, json_metrics[j].m);
+	for (j = 0; j < s->nres; j++) {
+		const struct bench_result *r = &s->res[j];
 
-				if (!st.n)
-					continue;
-				fputs(", ", f);
-				json_stat(f, json_metrics[j].name, &st);
-			}
-			fputc('}', f);
-		}
+		if (r->scen != (int)si || r->kind != k || !r->timed ||
+		    r->calibration)
+			continue;
+		runs++;
+		lost += r->lost;
+		if (r->failed)
+			fails++;
 	}
-	fprintf(f, "\n  ],\n  \"ratios\": [\n");
-	first = true;
-	for (si = 0; si < s->nscen; si++) {
-		enum bench_metric m[4];
-		unsigned int nm = ratio_metrics(&s->scen[si], m), r;
+	if (!runs)
+		return;
+	fprintf(f, "%s    {\"scenario\": %u, \"consumer\": \"%s\", "
+		"\"runs\": %u, \"failed\": %u, \"lost\": %llu",
+		*first ? "" : ",\n", si, bench_consumers[k].name, runs, fails,
+		lost);
+	*first = false;
+	for (j = 0; j < sizeof(json_metrics) / sizeof(json_metrics[0]); j++) {
+		struct bench_stat st = bench_stat_of(s, si, k,
+						     json_metrics[j].m);
 
-		for (i = 0; i < s->nkinds; i++) {
-			for (r = 1; r < 3; r++) {	/* vs ref A, ref B */
-				for (j = 0; j < nm; j++) {
-					struct bench_stat q = bench_paired(
-						s, si, s->kinds[i], bench_refs[r],
-						m[j], false);
-					struct bench_stat d = bench_paired(
-						s, si, s->kinds[i], bench_refs[r],
-						m[j], true);
-
-					if (!q.n || s->kinds[i] == bench_refs[r])
-						continue;
-					fprintf(f, "%s    {\"scenario\": %u, "
-						"\"consumer\": \"%s\", "
-						"\"ref\": \"%s\", "
-						"\"metric\": \"%s\", ",
-						first ? "" : ",\n", si,
-						bench_consumers[s->kinds[i]].name,
-						bench_consumers[bench_refs[r]].name,
-						metric_name(m[j]));
-					json_stat(f, "ratio", &q);
-					fputs(", ", f);
-					json_stat(f, "difference", &d);
-					fputc('}', f);
-					first = false;
-				}
-			}
-		}
+		if (!st.n)
+			continue;
+		fputs(", ", f);
+		json_stat(f, json_metrics[j].name, &st);
 	}
-	fprintf(f, "\n  ],\n  \"noise\": [\n");
-	first = true;
+	fputc('}', f);
+}
+
+static void json_stats(FILE *f, const struct bench_set *s)
+{
+	unsigned int si, i;
+	bool first = true;
+
+	fprintf(f, "  \"stats\": [\n");
+	for (si = 0; si < s->nscen; si++)
+		for (i = 0; i < s->nkinds; i++)
+			json_stats_of(f, s, si, s->kinds[i], &first);
+	fprintf(f, "\n  ],\n");
+}
+
+/* consumer @k against reference @ref in scenario @si, metric @m */
+static void json_ratio(FILE *f, const struct bench_set *s, unsigned int si,
+		       enum bench_kind k, enum bench_kind ref,
+		       enum bench_metric m, bool *first)
+{
+	struct bench_stat q = bench_paired(s, si, k, ref, m, false);
+	struct bench_stat d = bench_paired(s, si, k, ref, m, true);
+
+	if (!q.n || k == ref)
+		return;
+	fprintf(f, "%s    {\"scenario\": %u, \"consumer\": \"%s\", "
+		"\"ref\": \"%s\", \"metric\": \"%s\", ", *first ? "" : ",\n",
+		si, bench_consumers[k].name, bench_consumers[ref].name,
+		metric_name(m));
+	json_stat(f, "ratio", &q);
+	fputs(", ", f);
+	json_stat(f, "difference", &d);
+	fputc('}', f);
+	*first = false;
+}
+
+static void json_ratios(FILE *f, const struct bench_set *s)
+{
+	unsigned int si, i, j, r, nm;
+	enum bench_metric m[4];
+	bool first = true;
+
+	fprintf(f, "  \"ratios\": [\n");
 	for (si = 0; si < s->nscen; si++) {
-		enum bench_metric m[4];
-		unsigned int nm = ratio_metrics(&s->scen[si], m), r;
-
-		for (r = 0; r < 3; r++) {
-			for (j = 0; j < nm; j++) {
-				struct bench_stat st = bench_stat_of(
-					s, si, bench_refs[r], m[j]);
-				double sp = bench_spread_pct(&st);
-
-				if (!st.n)
-					continue;
-				fprintf(f, "%s    {\"scenario\": %u, "
-					"\"consumer\": \"%s\", \"metric\": "
-					"\"%s\", \"runs\": %u, "
-					"\"spread_pct\": ",
-					first ? "" : ",\n", si,
-					bench_consumers[bench_refs[r]].name,
-					metric_name(m[j]), st.n);
-				if (sp < 0)	/* one run: not judged */
-					fprintf(f, "null");
-				else
-					fprintf(f, "%.1f", sp);
-				fprintf(f, ", \"limit_pct\": %.1f, "
-					"\"noisy\": %s}", s->noise_pct,
-					sp > s->noise_pct ? "true" : "false");
-				first = false;
-			}
-		}
+		nm = ratio_metrics(&s->scen[si], m);
+		for (i = 0; i < s->nkinds; i++)
+			for (r = 1; r < 3; r++)	/* vs ref A, ref B */
+				for (j = 0; j < nm; j++)
+					json_ratio(f, s, si, s->kinds[i],
+						   bench_refs[r], m[j], &first);
 	}
-	fprintf(f, "\n  ],\n  \"calibration\": ");
-	if (s->calib_run >= 0) {
-		const struct bench_result *r = &s->res[s->calib_run];
+	fprintf(f, "\n  ],\n");
+}
 
-		fprintf(f, "{\"consumer\": \"ref-a\", \"payload\": 64, "
-			"\"sent\": %llu, \"pps\": %.0f, \"failed\": %s, "
-			"\"error\": ", (unsigned long long)r->sent, r->pps,
-			r->failed ? "true" : "false");
-		bench_json_str(f, r->err);
-		fputs("},\n", f);
-	} else {
+/* the spread of reference @ref's runs in scenario @si, metric @m */
+static void json_noise_of(FILE *f, const struct bench_set *s,
+			  unsigned int si, enum bench_kind ref,
+			  enum bench_metric m, bool *first)
+{
+	struct bench_stat st = bench_stat_of(s, si, ref, m);
+	double sp = bench_spread_pct(&st);
+
+	if (!st.n)
+		return;
+	fprintf(f, "%s    {\"scenario\": %u, \"consumer\": \"%s\", "
+		"\"metric\": \"%s\", \"runs\": %u, \"spread_pct\": ",
+		*first ? "" : ",\n", si, bench_consumers[ref].name,
+		metric_name(m), st.n);
+	if (sp < 0)	/* one run: not judged */
+		fprintf(f, "null");
+	else
+		fprintf(f, "%.1f", sp);
+	fprintf(f, ", \"limit_pct\": %.1f, \"noisy\": %s}", s->noise_pct,
+		sp > s->noise_pct ? "true" : "false");
+	*first = false;
+}
+
+static void json_noise(FILE *f, const struct bench_set *s)
+{
+	unsigned int si, j, r, nm;
+	enum bench_metric m[4];
+	bool first = true;
+
+	fprintf(f, "  \"noise\": [\n");
+	for (si = 0; si < s->nscen; si++) {
+		nm = ratio_metrics(&s->scen[si], m);
+		for (r = 0; r < BENCH_NREFS; r++)
+			for (j = 0; j < nm; j++)
+				json_noise_of(f, s, si, bench_refs[r], m[j],
+					      &first);
+	}
+	fprintf(f, "\n  ],\n");
+}
+
+static void json_calibration(FILE *f, const struct bench_set *s)
+{
+	const struct bench_result *r;
+
+	fprintf(f, "  \"calibration\": ");
+	if (s->calib_run < 0) {
 		fprintf(f, "{\"fixed_rates\": %s},\n",
 			s->load_fixed ? "true" : "false");
+		return;
 	}
+	r = &s->res[s->calib_run];
+	fprintf(f, "{\"consumer\": \"ref-a\", \"payload\": 64, "
+		"\"sent\": %llu, \"pps\": %.0f, \"failed\": %s, "
+		"\"error\": ", (unsigned long long)r->sent, r->pps,
+		r->failed ? "true" : "false");
+	bench_json_str(f, r->err);
+	fputs("},\n", f);
+}
+
+static void json_targets(FILE *f, const struct bench_set *s)
+{
+	struct bench_target t[BENCH_MAX_SCEN];
+	unsigned int i, n = bench_targets_new(s, t, BENCH_MAX_SCEN);
+
 	fprintf(f, "  \"targets_tcp_latency\": [\n");
-	n = bench_targets_new(s, t, BENCH_MAX_SCEN);
 	for (i = 0; i < n; i++) {
 		fprintf(f, "    {\"name\": ");
 		bench_json_str(f, t[i].name);
@@ -263,10 +291,16 @@ void bench_json_extra(FILE *f, const struct bench_set *s)
 			bench_target_met(&t[i]) ? "true" : "false",
 			i + 1 == n ? "" : ",");
 	}
-	fprintf(f, "  ],\n  \"plot\": [\n");
-	rows = calloc(1024, sizeof(*rows));
-	nr = rows ? bench_plot_rows(s, rows, 1024) : 0;
-	for (i = 0; i < nr; i++) {
+	fprintf(f, "  ],\n");
+}
+
+static void json_plot(FILE *f, const struct bench_set *s)
+{
+	struct bench_plot_row *rows = calloc(1024, sizeof(*rows));
+	unsigned int i, n = rows ? bench_plot_rows(s, rows, 1024) : 0;
+
+	fprintf(f, "  \"plot\": [\n");
+	for (i = 0; i < n; i++) {
 		/* one row per line: nfqb-bench --replot reads them back */
 		fprintf(f, "    {\"panel\": \"%s\", \"series\": ",
 			rows[i].panel);
@@ -274,10 +308,21 @@ void bench_json_extra(FILE *f, const struct bench_set *s)
 		fprintf(f, ", \"consumer\": \"%s\", \"value\": %.6g, "
 			"\"min\": %.6g, \"max\": %.6g}%s\n", rows[i].consumer,
 			rows[i].value, rows[i].min, rows[i].max,
-			i + 1 == nr ? "" : ",");
+			i + 1 == n ? "" : ",");
 	}
 	free(rows);
 	fprintf(f, "  ],\n");
+}
+
+void bench_json_extra(FILE *f, const struct bench_set *s)
+{
+	json_scenarios(f, s);
+	json_stats(f, s);
+	json_ratios(f, s);
+	json_noise(f, s);
+	json_calibration(f, s);
+	json_targets(f, s);
+	json_plot(f, s);
 }
 
 /* --- the whole result -------------------------------------------------- */
