@@ -48,6 +48,53 @@ static void print_noise(FILE *f, const struct bench_set *s, int scen,
 			"judged)\n");
 }
 
+/* @k's metric @m in scenario @scen, "median (min..max)" */
+static void fmt_of(char *buf, size_t len, const struct bench_set *s,
+		   int scen, enum bench_kind k, enum bench_metric m, int prec)
+{
+	struct bench_stat st = bench_stat_of(s, scen, k, m);
+
+	bench_fmt_stat(buf, len, &st, prec);
+}
+
+/* the same of @k against @ref, paired per repetition: ratios, or
+ * differences if @diff */
+static void fmt_paired(char *buf, size_t len, const struct bench_set *s,
+		       int scen, enum bench_kind k, enum bench_kind ref,
+		       enum bench_metric m, bool diff, int prec)
+{
+	struct bench_stat st = bench_paired(s, scen, k, ref, m, diff);
+
+	bench_fmt_stat(buf, len, &st, prec);
+}
+
+/* in @scen, @k's runs: how many failed, and the sums of its lost
+ * datagrams, round trips and queue drops */
+struct run_sums {
+	unsigned int fails;
+	unsigned long long lost, rtts, qdrops;
+};
+
+static struct run_sums run_sums(const struct bench_set *s, int scen,
+				enum bench_kind k)
+{
+	struct run_sums sum = { 0 };
+	unsigned int j;
+
+	for (j = 0; j < s->nres; j++) {
+		const struct bench_result *r = &s->res[j];
+
+		if (r->scen != scen || r->kind != k)
+			continue;
+		if (r->failed)
+			sum.fails++;
+		sum.lost += r->lost;
+		sum.rtts += r->pings;
+		sum.qdrops += r->kq_dropped + r->kq_user_dropped;
+	}
+	return sum;
+}
+
 /*
  * After a UDP streaming or drain table: the ratios of every consumer to ref
  * A and ref B, paired per repetition, and the noise of the references.
@@ -63,33 +110,58 @@ void bench_print_ratios(FILE *f, const struct bench_set *s, int scen)
 	for (i = 0; i < s->nkinds; i++) {
 		enum bench_kind k = s->kinds[i];
 		char a[64], b[64], c[64], d[64];
-		struct bench_stat st;
+		bool refb = k == BENCH_REF_B;
 
 		if (k == BENCH_REF_A || !bench_consumers[k].queues)
 			continue;
-		st = bench_paired(s, scen, k, BENCH_REF_A, BM_CPU_NS, false);
-		bench_fmt_stat(a, sizeof(a), &st, 2);
-		st = bench_paired(s, scen, k, BENCH_REF_B, BM_CPU_NS, false);
-		bench_fmt_stat(b, sizeof(b), &st, 2);
+		fmt_paired(a, sizeof(a), s, scen, k, BENCH_REF_A, BM_CPU_NS,
+			   false, 2);
+		fmt_paired(b, sizeof(b), s, scen, k, BENCH_REF_B, BM_CPU_NS,
+			   false, 2);
 		if (sc->drain) {
 			fprintf(f, "  %-22s CPU/pkt xA %-18s xB %s\n",
-				bench_consumers[k].label, a,
-				k == BENCH_REF_B ? "1" : b);
+				bench_consumers[k].label, a, refb ? "1" : b);
 			continue;
 		}
-		st = bench_paired(s, scen, k, BENCH_REF_A, BM_PPS, false);
-		bench_fmt_stat(c, sizeof(c), &st, 2);
-		st = bench_paired(s, scen, k, BENCH_REF_B, BM_PPS, false);
-		bench_fmt_stat(d, sizeof(d), &st, 2);
+		fmt_paired(c, sizeof(c), s, scen, k, BENCH_REF_A, BM_PPS,
+			   false, 2);
+		fmt_paired(d, sizeof(d), s, scen, k, BENCH_REF_B, BM_PPS,
+			   false, 2);
 		fprintf(f, "  %-22s CPU/pkt xA %-18s xB %-18s | pkt/s xA %-18s xB %s\n",
-			bench_consumers[k].label, a,
-			k == BENCH_REF_B ? "1" : b, c,
-			k == BENCH_REF_B ? "1" : d);
+			bench_consumers[k].label, a, refb ? "1" : b, c,
+			refb ? "1" : d);
 	}
 	print_noise(f, s, scen, ms + first, names + first, 2 - first);
 }
 
 /* --- TCP ------------------------------------------------------------------ */
+
+static void tcp_row(FILE *f, const struct bench_set *s, int si,
+		    enum bench_kind k)
+{
+	char g[64], gr[64], c[64], cr[64];
+	struct bench_stat gso, pb, re;
+	struct run_sums sum = run_sums(s, si, k);
+	bool refa = k == BENCH_REF_A;
+
+	fmt_of(g, sizeof(g), s, si, k, BM_GBPS, 2);
+	fmt_paired(gr, sizeof(gr), s, si, k, BENCH_REF_A, BM_GBPS, false, 2);
+	fmt_of(c, sizeof(c), s, si, k, BM_CPU_GBIT, -1);
+	fmt_paired(cr, sizeof(cr), s, si, k, BENCH_REF_A, BM_CPU_GBIT, false,
+		   2);
+	gso = bench_stat_of(s, si, k, BM_GSO_PCT);
+	pb = bench_stat_of(s, si, k, BM_PKT_BYTES);
+	re = bench_stat_of(s, si, k, BM_RETRANS);
+	fprintf(f, "  %-24s %-24s %-18s | %-22s %-18s | ",
+		bench_consumers[k].label, g, refa ? "1" : gr, c,
+		refa ? "1" : cr);
+	if (gso.n)
+		fprintf(f, "%4.0f%% %6.0f", gso.med, pb.med);
+	else
+		fprintf(f, "%5s %6s", "-", "-");
+	fprintf(f, " %6.0f %6llu | %u\n", re.n ? re.med : 0, sum.qdrops,
+		sum.fails);
+}
 
 void bench_print_tcp(FILE *f, const struct bench_set *s)
 {
@@ -109,52 +181,12 @@ void bench_print_tcp(FILE *f, const struct bench_set *s)
 		"consumer", "Gbit/s median (min..max)", "xA", "CPU ms/Gbit",
 		"xA", "GSO%", "B/pkt", "retr", "qdrop", "fail");
 	for (si = 0; si < s->nscen; si++) {
-		const struct bench_scen *sc = &s->scen[si];
-
-		if (sc->work != BENCH_WORK_TCP)
+		if (s->scen[si].work != BENCH_WORK_TCP)
 			continue;
-		fprintf(f, "%s\n", sc->name);
-		for (i = 0; i < s->nkinds; i++) {
-			enum bench_kind k = s->kinds[i];
-			char g[64], gr[64], c[64], cr[64];
-			struct bench_stat st, gso, pb, re;
-			unsigned int j, fails = 0;
-			unsigned long long qd = 0;
-
-			if (!BENCH_KIND_ANY_TRAFFIC(k))
-				continue;
-			for (j = 0; j < s->nres; j++) {
-				const struct bench_result *r = &s->res[j];
-
-				if (r->scen != (int)si || r->kind != k)
-					continue;
-				if (r->failed)
-					fails++;
-				qd += r->kq_dropped + r->kq_user_dropped;
-			}
-			st = bench_stat_of(s, si, k, BM_GBPS);
-			bench_fmt_stat(g, sizeof(g), &st, 2);
-			st = bench_paired(s, si, k, BENCH_REF_A, BM_GBPS, false);
-			bench_fmt_stat(gr, sizeof(gr), &st, 2);
-			st = bench_stat_of(s, si, k, BM_CPU_GBIT);
-			bench_fmt_stat(c, sizeof(c), &st, -1);
-			st = bench_paired(s, si, k, BENCH_REF_A, BM_CPU_GBIT,
-					  false);
-			bench_fmt_stat(cr, sizeof(cr), &st, 2);
-			gso = bench_stat_of(s, si, k, BM_GSO_PCT);
-			pb = bench_stat_of(s, si, k, BM_PKT_BYTES);
-			re = bench_stat_of(s, si, k, BM_RETRANS);
-			fprintf(f, "  %-24s %-24s %-18s | %-22s %-18s | ",
-				bench_consumers[k].label, g,
-				k == BENCH_REF_A ? "1" : gr, c,
-				k == BENCH_REF_A ? "1" : cr);
-			if (gso.n)
-				fprintf(f, "%4.0f%% %6.0f", gso.med, pb.med);
-			else
-				fprintf(f, "%5s %6s", "-", "-");
-			fprintf(f, " %6.0f %6llu | %u\n", re.n ? re.med : 0, qd,
-				fails);
-		}
+		fprintf(f, "%s\n", s->scen[si].name);
+		for (i = 0; i < s->nkinds; i++)
+			if (BENCH_KIND_ANY_TRAFFIC(s->kinds[i]))
+				tcp_row(f, s, si, s->kinds[i]);
 		print_noise(f, s, si, ms, names, 2);
 	}
 	fprintf(f, "Gbit/s: iperf3's receiver rate. CPU ms/Gbit: CPU time "
@@ -196,12 +228,28 @@ static void lat_title(char *buf, size_t len, const struct bench_set *s,
 			 sc->load_pps / 1e3, bench_median(v, n) / 1e3);
 }
 
-void bench_print_latency(FILE *f, const struct bench_set *s)
+static void lat_row(FILE *f, const struct bench_set *s, int si,
+		    enum bench_kind k)
 {
-	static const char *const names[] = { "p99" };
-	enum bench_metric ms[1] = { BM_P99 };
+	char p50[64], p99[64], p999[64], rr[64], dd[64];
+	struct bench_stat mx = bench_stat_of(s, si, k, BM_MAX);
+	struct run_sums sum = run_sums(s, si, k);
+	bool refa = k == BENCH_REF_A;
+
+	fmt_of(p50, sizeof(p50), s, si, k, BM_P50, 1);
+	fmt_of(p99, sizeof(p99), s, si, k, BM_P99, 1);
+	fmt_of(p999, sizeof(p999), s, si, k, BM_P999, 0);
+	fmt_paired(rr, sizeof(rr), s, si, k, BENCH_REF_A, BM_P99, false, 2);
+	fmt_paired(dd, sizeof(dd), s, si, k, BENCH_REF_A, BM_P99, true, 1);
+	fprintf(f, "  %-24s %-22s %-22s %-20s %7.0f | %-18s | %-24s | %6llu %4llu%s\n",
+		bench_consumers[k].label, p50, p99, p999, mx.n ? mx.med : 0,
+		refa ? "1" : rr, refa ? "0" : dd, sum.rtts, sum.lost,
+		sum.fails ? " FAILED" : "");
+}
+
+static void lat_head(FILE *f, const struct bench_set *s)
+{
 	const struct bench_cfg *cfg = s->cfg;
-	unsigned int si, i;
 
 	fprintf(f, "\nRequest/response through the queue: %u B each way, "
 		"%u warm-up then up to %u round trips (%.0f s at most), %u "
@@ -223,6 +271,15 @@ void bench_print_latency(FILE *f, const struct bench_set *s)
 	fprintf(f, "%-26s %-22s %-22s %-20s %7s | %-18s | %-24s | %6s %4s\n",
 		"consumer", "p50 median (min..max)", "p99 median (min..max)",
 		"p99.9", "max", "p99 xA", "p99 - ref A", "rtts", "lost");
+}
+
+void bench_print_latency(FILE *f, const struct bench_set *s)
+{
+	static const char *const names[] = { "p99" };
+	enum bench_metric ms[1] = { BM_P99 };
+	unsigned int si, i;
+
+	lat_head(f, s);
 	for (si = 0; si < s->nscen; si++) {
 		const struct bench_scen *sc = &s->scen[si];
 		char title[200];
@@ -232,42 +289,9 @@ void bench_print_latency(FILE *f, const struct bench_set *s)
 			continue;
 		lat_title(title, sizeof(title), s, sc);
 		fprintf(f, "%s\n", title);
-		for (i = 0; i < s->nkinds; i++) {
-			enum bench_kind k = s->kinds[i];
-			char p50[64], p99[64], p999[64], rr[64], dd[64];
-			struct bench_stat st, mx;
-			unsigned long long rtts = 0, lost = 0;
-			unsigned int j, fails = 0;
-
-			if (!BENCH_KIND_ANY_TRAFFIC(k))
-				continue;
-			for (j = 0; j < s->nres; j++) {
-				const struct bench_result *r = &s->res[j];
-
-				if (r->scen != (int)si || r->kind != k)
-					continue;
-				rtts += r->pings;
-				lost += r->lost;
-				if (r->failed)
-					fails++;
-			}
-			st = bench_stat_of(s, si, k, BM_P50);
-			bench_fmt_stat(p50, sizeof(p50), &st, 1);
-			st = bench_stat_of(s, si, k, BM_P99);
-			bench_fmt_stat(p99, sizeof(p99), &st, 1);
-			st = bench_stat_of(s, si, k, BM_P999);
-			bench_fmt_stat(p999, sizeof(p999), &st, 0);
-			mx = bench_stat_of(s, si, k, BM_MAX);
-			st = bench_paired(s, si, k, BENCH_REF_A, BM_P99, false);
-			bench_fmt_stat(rr, sizeof(rr), &st, 2);
-			st = bench_paired(s, si, k, BENCH_REF_A, BM_P99, true);
-			bench_fmt_stat(dd, sizeof(dd), &st, 1);
-			fprintf(f, "  %-24s %-22s %-22s %-20s %7.0f | %-18s | %-24s | %6llu %4llu%s\n",
-				bench_consumers[k].label, p50, p99, p999,
-				mx.n ? mx.med : 0, k == BENCH_REF_A ? "1" : rr,
-				k == BENCH_REF_A ? "0" : dd, rtts, lost,
-				fails ? " FAILED" : "");
-		}
+		for (i = 0; i < s->nkinds; i++)
+			if (BENCH_KIND_ANY_TRAFFIC(s->kinds[i]))
+				lat_row(f, s, si, s->kinds[i]);
 		print_noise(f, s, si, ms, names, 1);
 	}
 	fprintf(f, "Each round trip timed with CLOCK_MONOTONIC by the client; "
@@ -310,10 +334,75 @@ struct py_target {
 	bool le;
 };
 
+/* ours, against python-netfilterqueue */
+static const enum bench_kind py_ours[] = { BENCH_PY_COMPAT, BENCH_PY_BATCH };
+
+/* the table of scenario @si: UDP streaming (@udp) or TCP */
+static void py_table(FILE *f, const struct bench_set *s, int si, bool udp)
+{
+	const struct bench_scen *sc = &s->scen[si];
+	enum bench_metric perf = udp ? BM_PPS : BM_GBPS;
+	enum bench_metric cpu = udp ? BM_CPU_NS : BM_CPU_GBIT;
+	unsigned int i;
+
+	if (udp)
+		fprintf(f, "UDP %u B, streaming\n", sc->payload);
+	else
+		fprintf(f, "TCP, %s\n", sc->name);
+	fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n", "consumer",
+		udp ? "pkt/s" : "Gbit/s", "x py-nfq",
+		udp ? "CPU ns/pkt" : "CPU ms/Gbit", "x py-nfq");
+	for (i = 0; i < 3; i++) {
+		enum bench_kind k = i == 0 ? BENCH_PY_NFQ : py_ours[i - 1];
+		bool ref = k == BENCH_PY_NFQ;
+		char a[64], b[64], c[64], d[64];
+
+		if (!bench_has_kind(s, k))
+			continue;
+		fmt_of(a, sizeof(a), s, si, k, perf, udp ? -1 : 2);
+		fmt_paired(b, sizeof(b), s, si, k, BENCH_PY_NFQ, perf, false, 2);
+		fmt_of(c, sizeof(c), s, si, k, cpu, -1);
+		fmt_paired(d, sizeof(d), s, si, k, BENCH_PY_NFQ, cpu, false, 2);
+		fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n",
+			bench_consumers[k].label, a, ref ? "1" : b, c,
+			ref ? "1" : d);
+	}
+}
+
+/* the targets of issue 24 in scenario @si, into @t: how many */
+static unsigned int py_targets(const struct bench_set *s, int si, bool udp,
+			       struct py_target *t)
+{
+	const struct bench_scen *sc = &s->scen[si];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < 2; i++) {
+		enum bench_kind k = py_ours[i];
+
+		if (!bench_has_kind(s, k))
+			continue;
+		if (udp && sc->payload == 64) {
+			snprintf(t[n].name, sizeof(t[n].name),
+				 "%s CPU/pkt, UDP 64 B", bench_consumers[k].name);
+			t[n].st = bench_paired(s, si, k, BENCH_PY_NFQ,
+					       BM_CPU_NS, false);
+			t[n].limit = k == BENCH_PY_COMPAT ? 0.7 : 0.6;
+			t[n++].le = true;
+		} else if (!udp) {
+			snprintf(t[n].name, sizeof(t[n].name),
+				 "%s Gbit/s, TCP %s", bench_consumers[k].name,
+				 sc->name);
+			t[n].st = bench_paired(s, si, k, BENCH_PY_NFQ,
+					       BM_GBPS, false);
+			t[n].limit = 1.0;
+			t[n++].le = false;
+		}
+	}
+	return n;
+}
+
 void bench_print_py(FILE *f, const struct bench_set *s)
 {
-	static const enum bench_kind ours[] = { BENCH_PY_COMPAT,
-						BENCH_PY_BATCH };
 	struct py_target t[2 * BENCH_MAX_SCEN];
 	unsigned int si, i, nt = 0;
 
@@ -324,62 +413,11 @@ void bench_print_py(FILE *f, const struct bench_set *s)
 	for (si = 0; si < s->nscen; si++) {
 		const struct bench_scen *sc = &s->scen[si];
 		bool udp = sc->work == BENCH_WORK_UDP && !sc->drain;
-		bool tcp = sc->work == BENCH_WORK_TCP;
-		enum bench_metric perf = udp ? BM_PPS : BM_GBPS;
-		enum bench_metric cpu = udp ? BM_CPU_NS : BM_CPU_GBIT;
 
-		if (!udp && !tcp)
+		if (!udp && sc->work != BENCH_WORK_TCP)
 			continue;
-		if (udp)
-			fprintf(f, "UDP %u B, streaming\n", sc->payload);
-		else
-			fprintf(f, "TCP, %s\n", sc->name);
-		fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n", "consumer",
-			udp ? "pkt/s" : "Gbit/s", "x py-nfq",
-			udp ? "CPU ns/pkt" : "CPU ms/Gbit", "x py-nfq");
-		for (i = 0; i < 3; i++) {
-			enum bench_kind k = i == 0 ? BENCH_PY_NFQ : ours[i - 1];
-			struct bench_stat st;
-			char a[64], b[64], c[64], d[64];
-
-			if (!bench_has_kind(s, k))
-				continue;
-			st = bench_stat_of(s, si, k, perf);
-			bench_fmt_stat(a, sizeof(a), &st, udp ? -1 : 2);
-			st = bench_paired(s, si, k, BENCH_PY_NFQ, perf, false);
-			bench_fmt_stat(b, sizeof(b), &st, 2);
-			st = bench_stat_of(s, si, k, cpu);
-			bench_fmt_stat(c, sizeof(c), &st, -1);
-			st = bench_paired(s, si, k, BENCH_PY_NFQ, cpu, false);
-			bench_fmt_stat(d, sizeof(d), &st, 2);
-			fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n",
-				bench_consumers[k].label, a,
-				k == BENCH_PY_NFQ ? "1" : b, c,
-				k == BENCH_PY_NFQ ? "1" : d);
-		}
-		for (i = 0; i < 2 && nt + 1 < sizeof(t) / sizeof(t[0]); i++) {
-			enum bench_kind k = ours[i];
-
-			if (!bench_has_kind(s, k))
-				continue;
-			if (udp && sc->payload == 64) {
-				snprintf(t[nt].name, sizeof(t[nt].name),
-					 "%s CPU/pkt, UDP 64 B",
-					 bench_consumers[k].name);
-				t[nt].st = bench_paired(s, si, k, BENCH_PY_NFQ,
-							BM_CPU_NS, false);
-				t[nt].limit = k == BENCH_PY_COMPAT ? 0.7 : 0.6;
-				t[nt++].le = true;
-			} else if (tcp) {
-				snprintf(t[nt].name, sizeof(t[nt].name),
-					 "%s Gbit/s, TCP %s",
-					 bench_consumers[k].name, sc->name);
-				t[nt].st = bench_paired(s, si, k, BENCH_PY_NFQ,
-							BM_GBPS, false);
-				t[nt].limit = 1.0;
-				t[nt++].le = false;
-			}
-		}
+		py_table(f, s, si, udp);
+		nt += py_targets(s, si, udp, &t[nt]);
 	}
 	if (!nt)
 		return;
