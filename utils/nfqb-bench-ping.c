@@ -246,20 +246,14 @@ static void load_sink(struct ping_shared *sh, unsigned int rcvbuf)
 	_exit(0);
 }
 
-static void load_sender(struct ping_shared *sh, double pps, double limit,
-			unsigned int sndbuf)
+/* the sender's two sockets, from 127.0.2.11 and 127.0.1.12 (flows 1 and
+ * 2: one per queue of the pool) */
+static void load_sockets(struct ping_shared *sh, unsigned int sndbuf,
+			 int *fd)
 {
 	struct sockaddr_in dst = sin4(INADDR_LOOPBACK, BENCH_LOAD_PORT);
-	struct timespec tick = { .tv_sec = 0, .tv_nsec = LOAD_TICK_NS };
-	struct mmsghdr msg[LOAD_MAX_BURST];
-	struct iovec iov[LOAD_MAX_BURST];
-	uint8_t buf[LOAD_MAX_BURST][LOAD_PAYLOAD];
-	int fd[2], sz = (int)sndbuf, i;
-	uint64_t sent = 0;
-	double t0, now;
+	int sz = (int)sndbuf, i;
 
-	helper_init();
-	prctl(PR_SET_TIMERSLACK, 1000UL);
 	for (i = 0; i < 2; i++) {
 		fd[i] = bound_socket(SOCK_DGRAM, bench_flow_addr(i + 1u), 0);
 		if (fd[i] < 0 ||
@@ -268,6 +262,22 @@ static void load_sender(struct ping_shared *sh, double pps, double limit,
 		    connect(fd[i], (struct sockaddr *)&dst, sizeof(dst)) < 0)
 			helper_fail(sh, "load sender socket");
 	}
+}
+
+static void load_sender(struct ping_shared *sh, double pps, double limit,
+			unsigned int sndbuf)
+{
+	struct timespec tick = { .tv_sec = 0, .tv_nsec = LOAD_TICK_NS };
+	struct mmsghdr msg[LOAD_MAX_BURST];
+	struct iovec iov[LOAD_MAX_BURST];
+	uint8_t buf[LOAD_MAX_BURST][LOAD_PAYLOAD];
+	uint64_t sent = 0;
+	double t0, now;
+	int fd[2], i;
+
+	helper_init();
+	prctl(PR_SET_TIMERSLACK, 1000UL);
+	load_sockets(sh, sndbuf, fd);
 	memset(msg, 0, sizeof(msg));
 	memset(buf, 0, sizeof(buf));
 	for (i = 0; i < LOAD_MAX_BURST; i++) {

@@ -94,60 +94,70 @@ static int py_fail(struct bench_cons *c, const char *msg)
 	return -1;
 }
 
-static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
-		    const char *impl)
-{
-	const char *python = bench_env_or("NFQB_BENCH_PYTHON", "/usr/bin/python3");
-	const char *script = bench_env_or("NFQB_BENCH_PYCONSUMER", "");
-	const char *path;
-	char tmpl[] = "/tmp/nfqb-bench-py.XXXXXX", maxlen[16], sock[16];
-	char tail[150], msg[256];
-	int fd, st;
-	pid_t pid;
+/* what runs: the interpreter, the script, the implementation and where
+ * its package is ("": the installed nfqb) */
+struct py_where {
+	const char *python, *script, *impl, *path;
+};
 
+/* it can run: 0, or -1 with @c failed */
+static int py_check(const struct bench_cfg *cfg, struct bench_cons *c,
+		    struct py_where *w)
+{
+	char msg[256];
+
+	w->python = bench_env_or("NFQB_BENCH_PYTHON", "/usr/bin/python3");
+	w->script = bench_env_or("NFQB_BENCH_PYCONSUMER", "");
 	if (cfg->drain)
 		return py_fail(c, "the Python consumers cannot run in drain mode (SIGSTOP does not reach them): use --mode stream");
-	if (!strcmp(impl, "pynfq")) {
-		path = getenv("NFQB_BENCH_PYNFQ_DIR");
-		if (!path || !*path)
+	if (!strcmp(w->impl, "pynfq")) {
+		w->path = getenv("NFQB_BENCH_PYNFQ_DIR");
+		if (!w->path || !*w->path)
 			return py_fail(c, "NFQB_BENCH_PYNFQ_DIR is not set: build python-netfilterqueue with python/bench/build-pynfq.sh (make bench-python does)");
 	} else {
-		/* "": the installed nfqb */
-		path = bench_env_or("NFQB_BENCH_PYNFQB_DIR", "");
+		w->path = bench_env_or("NFQB_BENCH_PYNFQB_DIR", "");
 	}
-	if (!*script || access(script, R_OK)) {
+	if (!*w->script || access(w->script, R_OK)) {
 		snprintf(msg, sizeof(msg),
 			 "no consumer script '%.100s': set NFQB_BENCH_PYCONSUMER to python/bench/pyconsumer.py (make bench-python does)",
-			 script);
+			 w->script);
 		return py_fail(c, msg);
 	}
-	fd = mkstemp(tmpl);
-	if (fd < 0) {
-		bench_cons_fail(c, "mkstemp", errno);
-		return -1;
-	}
-	unlink(tmpl);
+	return 0;
+}
+
+/* the script, forked, its output into @fd: its pid, or -1 */
+static pid_t py_spawn(const struct bench_cfg *cfg, const struct py_where *w,
+		      int fd)
+{
+	char maxlen[16], sock[16];
+	pid_t pid;
+
 	snprintf(maxlen, sizeof(maxlen), "%u", cfg->maxlen);
 	/* the kernel doubles it: the same buffer as the C consumers */
 	snprintf(sock, sizeof(sock), "%u", cfg->rcvbuf / 2);
-
 	pid = fork();
-	if (pid < 0) {
-		bench_cons_fail(c, "fork", errno);
-		close(fd);
-		return -1;
-	}
 	if (pid == 0) {
-		char *argv[] = { (char *)python, (char *)script, (char *)impl,
-				 "--maxlen", maxlen, "--sock-len", sock, NULL };
+		char *argv[] = { (char *)w->python, (char *)w->script,
+				 (char *)w->impl, "--maxlen", maxlen,
+				 "--sock-len", sock, NULL };
 
 		bench_child_setup(fd);
-		if (*path)
-			setenv("PYTHONPATH", path, 1);
+		if (*w->path)
+			setenv("PYTHONPATH", w->path, 1);
 		setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
-		execv(python, argv);
+		execv(w->python, argv);
 		_exit(127);
 	}
+	return pid;
+}
+
+/* the script's run, from its binding to its end: 0 or -1 */
+static int py_wait(pid_t pid, int fd, const char *impl,
+		   struct bench_cons *c)
+{
+	char tail[150], msg[256];
+	int st;
 
 	switch (bench_child_bound(pid, 0, 20, &st)) {
 	case 0:
@@ -156,18 +166,13 @@ static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 		read_output(fd, c, tail, sizeof(tail));
 		snprintf(msg, sizeof(msg), "%s exited before binding: %s",
 			 impl, last_chars(tail, 120));
-		close(fd);
 		return py_fail(c, msg);
 	default:
-		close(fd);
 		return py_fail(c, "the Python consumer did not bind queue 0 in 20 s");
 	}
-	if (bench_child_run(pid, c, "python", &st) < 0) {
-		close(fd);
+	if (bench_child_run(pid, c, "python", &st) < 0)
 		return -1;
-	}
 	read_output(fd, c, tail, sizeof(tail));
-	close(fd);
 	if (!bench_stop || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		snprintf(msg, sizeof(msg), "%s %s (%s %d): %s", impl,
 			 bench_stop ? "failed" : "exited during the run",
@@ -177,6 +182,33 @@ static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 		return py_fail(c, msg);
 	}
 	return 0;
+}
+
+static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
+		    const char *impl)
+{
+	char tmpl[] = "/tmp/nfqb-bench-py.XXXXXX";
+	struct py_where w = { .impl = impl };
+	int fd, ret;
+	pid_t pid;
+
+	if (py_check(cfg, c, &w) < 0)
+		return -1;
+	fd = mkstemp(tmpl);
+	if (fd < 0) {
+		bench_cons_fail(c, "mkstemp", errno);
+		return -1;
+	}
+	unlink(tmpl);
+	pid = py_spawn(cfg, &w, fd);
+	if (pid < 0) {
+		bench_cons_fail(c, "fork", errno);
+		close(fd);
+		return -1;
+	}
+	ret = py_wait(pid, fd, impl, c);
+	close(fd);
+	return ret;
 }
 
 int bench_py_nfq(const struct bench_cfg *cfg, struct bench_cons *c)

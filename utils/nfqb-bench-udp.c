@@ -4,6 +4,7 @@
  * medians over the repetitions (a summary), the streaming and drain
  * tables, and the targets of the 64-byte runs.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,14 +12,52 @@
 #include "nfqb-bench-report.h"
 #include "nfqb-bench-udp.h"
 
+/* a timed run's figures, per datagram or in %, whose medians a summary
+ * holds (at the member of sum_field[]) */
+enum {
+	V_PPS, V_CPU, V_USR, V_SYS, V_TRAFFIC, V_SC_SELF, V_VMSG,
+	V_UTIL_T, V_UTIL_C, V_BUSY_T, V_BUSY_C, NV
+};
+
+static const size_t sum_field[NV] = {
+	[V_PPS] = offsetof(struct bench_summary, pps),
+	[V_CPU] = offsetof(struct bench_summary, cpu_ns),
+	[V_USR] = offsetof(struct bench_summary, user_ns),
+	[V_SYS] = offsetof(struct bench_summary, sys_ns),
+	[V_TRAFFIC] = offsetof(struct bench_summary, traffic_ns),
+	[V_SC_SELF] = offsetof(struct bench_summary, sc_self_pkt),
+	[V_VMSG] = offsetof(struct bench_summary, vmsg_pkt),
+	[V_UTIL_T] = offsetof(struct bench_summary, util_t),
+	[V_UTIL_C] = offsetof(struct bench_summary, util_c),
+	[V_BUSY_T] = offsetof(struct bench_summary, busy_t),
+	[V_BUSY_C] = offsetof(struct bench_summary, busy_c),
+};
+
+static void run_figures(const struct bench_result *r, double *v)
+{
+	double pk = (double)r->sent;
+
+	v[V_PPS] = r->pps;
+	v[V_USR] = r->cons_user_ns / pk;
+	v[V_SYS] = r->cons_sys_ns / pk;
+	v[V_CPU] = v[V_USR] + v[V_SYS];
+	v[V_TRAFFIC] = (r->traffic_user_ns + r->traffic_sys_ns) / pk;
+	v[V_SC_SELF] = (r->cons.recv_calls + r->cons.send_calls +
+			r->cons.other_calls) / pk;
+	v[V_VMSG] = (r->cons.verdict_msgs + r->cons.batch_msgs) / pk;
+	v[V_UTIL_T] = (r->traffic_user_ns + r->traffic_sys_ns) /
+		      (r->elapsed * 1e7);
+	v[V_UTIL_C] = (r->cons_user_ns + r->cons_sys_ns) / (r->elapsed * 1e7);
+	v[V_BUSY_T] = r->busy_traffic;
+	v[V_BUSY_C] = r->busy_consumer;
+}
+
 static void summarize(const struct bench_result *res, unsigned int nres,
 		      enum bench_kind kind, unsigned int payload, bool drain,
 		      struct bench_summary *s)
 {
-	double pps[nres + 1], cpu[nres + 1], usr[nres + 1], sys[nres + 1];
-	double tr[nres + 1], sc[nres + 1], scs[nres + 1], vm[nres + 1];
-	double bt[nres + 1], bc[nres + 1], ut[nres + 1], uc[nres + 1];
-	unsigned int i, n = 0, nsc = 0;
+	double v[NV][nres + 1], sc[nres + 1], one[NV];
+	unsigned int i, j, n = 0, nsc = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
@@ -27,7 +66,6 @@ static void summarize(const struct bench_result *res, unsigned int nres,
 	s->sc_pkt = -1;
 	for (i = 0; i < nres; i++) {
 		const struct bench_result *r = &res[i];
-		double pk;
 
 		if (r->work != BENCH_WORK_UDP || r->calibration ||
 		    r->kind != kind || r->payload != payload || !r->done ||
@@ -38,25 +76,14 @@ static void summarize(const struct bench_result *res, unsigned int nres,
 			s->failed++;
 		if (!r->sent || r->elapsed <= 0)
 			continue;
-		pk = (double)r->sent;
 		if (!r->timed) {
 			if (r->syscalls >= 0)
-				sc[nsc++] = r->syscalls / pk;
+				sc[nsc++] = r->syscalls / (double)r->sent;
 			continue;
 		}
-		pps[n] = r->pps;
-		usr[n] = r->cons_user_ns / pk;
-		sys[n] = r->cons_sys_ns / pk;
-		cpu[n] = usr[n] + sys[n];
-		tr[n] = (r->traffic_user_ns + r->traffic_sys_ns) / pk;
-		scs[n] = (r->cons.recv_calls + r->cons.send_calls +
-			  r->cons.other_calls) / pk;
-		vm[n] = (r->cons.verdict_msgs + r->cons.batch_msgs) / pk;
-		ut[n] = (r->traffic_user_ns + r->traffic_sys_ns) /
-			(r->elapsed * 1e7);
-		uc[n] = (r->cons_user_ns + r->cons_sys_ns) / (r->elapsed * 1e7);
-		bt[n] = r->busy_traffic;
-		bc[n] = r->busy_consumer;
+		run_figures(r, one);
+		for (j = 0; j < NV; j++)
+			v[j][n] = one[j];
 		n++;
 	}
 	s->runs = n;
@@ -64,21 +91,12 @@ static void summarize(const struct bench_result *res, unsigned int nres,
 		s->sc_pkt = bench_median(sc, nsc);
 	if (!n)
 		return;
-	s->pps = bench_median(pps, n);
-	s->pps_min = pps[0];
-	s->pps_max = pps[n - 1];
-	s->cpu_ns = bench_median(cpu, n);
-	s->cpu_min = cpu[0];
-	s->cpu_max = cpu[n - 1];
-	s->user_ns = bench_median(usr, n);
-	s->sys_ns = bench_median(sys, n);
-	s->traffic_ns = bench_median(tr, n);
-	s->sc_self_pkt = bench_median(scs, n);
-	s->vmsg_pkt = bench_median(vm, n);
-	s->util_t = bench_median(ut, n);
-	s->util_c = bench_median(uc, n);
-	s->busy_t = bench_median(bt, n);
-	s->busy_c = bench_median(bc, n);
+	for (j = 0; j < NV; j++)	/* sorts each: min first, max last */
+		*(double *)((char *)s + sum_field[j]) = bench_median(v[j], n);
+	s->pps_min = v[V_PPS][0];
+	s->pps_max = v[V_PPS][n - 1];
+	s->cpu_min = v[V_CPU][0];
+	s->cpu_max = v[V_CPU][n - 1];
 }
 
 unsigned int bench_summarize(const struct bench_opts *o,
@@ -135,108 +153,133 @@ static void fmt_ratio(char *buf, size_t len, double a, double b)
 		snprintf(buf, len, "-");
 }
 
-static void print_stream(FILE *f, const struct bench_opts *o, unsigned int pl,
-			 const struct bench_summary *sum, unsigned int nsum)
-{
-	const struct bench_summary *A = bench_find_sum(sum, nsum, BENCH_REF_A,
-							 pl, false);
-	const struct bench_summary *B = bench_find_sum(sum, nsum, BENCH_REF_B,
-							 pl, false);
-	const struct bench_summary *K = bench_find_sum(sum, nsum, BENCH_KERNEL,
-							 pl, false);
-	unsigned int i;
+/* the references of a table: ref A, ref B, the kernel alone */
+struct udp_refs {
+	const struct bench_summary *a, *b, *k;
+};
 
+/* @v against the reference's CPU per datagram (@cpu) or rate */
+static void ref_ratio(char *buf, size_t len, double v,
+		      const struct bench_summary *ref, bool cpu)
+{
+	fmt_ratio(buf, len, v, !ref ? 0 : cpu ? ref->cpu_ns : ref->pps);
+}
+
+/* the streaming table's columns that only a consumer has ("-" else) */
+struct stream_cols {
+	char ns[16], us[16], sy[16], ca[8], cb[8], sc[16], sck[16], vm[16];
+};
+
+static void stream_cols(const struct bench_summary *s,
+			const struct udp_refs *r, struct stream_cols *c)
+{
+	strcpy(c->ns, "-");
+	strcpy(c->us, "-");
+	strcpy(c->sy, "-");
+	strcpy(c->ca, "-");
+	strcpy(c->cb, "-");
+	strcpy(c->sc, "-");
+	strcpy(c->sck, "-");
+	strcpy(c->vm, "-");
+	if (!bench_consumers[s->kind].queues)
+		return;
+	snprintf(c->ns, sizeof(c->ns), "%.0f", s->cpu_ns);
+	snprintf(c->us, sizeof(c->us), "%.0f", s->user_ns);
+	snprintf(c->sy, sizeof(c->sy), "%.0f", s->sys_ns);
+	ref_ratio(c->ca, sizeof(c->ca), s->cpu_ns, r->a, true);
+	ref_ratio(c->cb, sizeof(c->cb), s->cpu_ns, r->b, true);
+	snprintf(c->sc, sizeof(c->sc), "%.3f", s->sc_self_pkt);
+	if (s->sc_pkt >= 0)
+		snprintf(c->sck, sizeof(c->sck), "%.3f", s->sc_pkt);
+	snprintf(c->vm, sizeof(c->vm), "%.3f", s->vmsg_pkt);
+}
+
+static void stream_row(FILE *f, const struct bench_summary *s,
+		       const struct udp_refs *r)
+{
+	char p[16], pmin[16], pmax[16], range[64], ra[8], rb[8], rk[8];
+	struct stream_cols c;
+
+	fmt_pps(p, sizeof(p), s->pps);
+	fmt_pps(pmin, sizeof(pmin), s->pps_min);
+	fmt_pps(pmax, sizeof(pmax), s->pps_max);
+	snprintf(range, sizeof(range), "%s (%s..%s)", p, pmin, pmax);
+	ref_ratio(ra, sizeof(ra), s->pps, r->a, false);
+	ref_ratio(rb, sizeof(rb), s->pps, r->b, false);
+	ref_ratio(rk, sizeof(rk), s->pps, r->k, false);
+	stream_cols(s, r, &c);
+	fprintf(f, "%-22s %22s %5s %5s %5s | %6s %6s %6s %5s %5s | %6s %6s %6s | %3.0f%% %3.0f%% | %llu%s\n",
+		bench_consumers[s->kind].label, range, ra, rb, rk, c.ns, c.us,
+		c.sy, c.ca, c.cb, c.sc, c.sck, c.vm, s->util_t, s->util_c,
+		(unsigned long long)s->lost, s->failed ? " FAILED" : "");
+}
+
+static void drain_row(FILE *f, const struct bench_summary *s,
+		      const struct udp_refs *r)
+{
+	char range[64], ra[8], rb[8], cap[16];
+
+	snprintf(range, sizeof(range), "%.0f (%.0f..%.0f)", s->cpu_ns,
+		 s->cpu_min, s->cpu_max);
+	ref_ratio(ra, sizeof(ra), s->cpu_ns, r->a, true);
+	ref_ratio(rb, sizeof(rb), s->cpu_ns, r->b, true);
+	fmt_pps(cap, sizeof(cap), s->cpu_ns > 0 ? 1e9 / s->cpu_ns : 0);
+	fprintf(f, "%-22s %22s %6.0f %6.0f %5s %5s | %7s/s | %6.3f %6.3f | %llu%s\n",
+		bench_consumers[s->kind].label, range, s->user_ns, s->sys_ns,
+		ra, rb, cap, s->sc_self_pkt, s->vmsg_pkt,
+		(unsigned long long)s->lost, s->failed ? " FAILED" : "");
+}
+
+static void udp_head(FILE *f, const struct bench_opts *o, unsigned int pl,
+		     bool drain)
+{
+	const struct bench_cfg *cfg = &o->cfg;
+
+	if (drain) {
+		fprintf(f, "\npayload %u B, consumer saturated (drain mode, %u "
+			"queued at a time): %llu datagrams x %u reps\n", pl,
+			cfg->window, (unsigned long long)cfg->packets,
+			o->plan.reps);
+		fprintf(f, "%-22s %22s %6s %6s %5s %5s | %9s | %6s %6s | %s\n",
+			"consumer", "ns/pkt median (min..max)", "user", "sys",
+			"xA", "xB", "capacity", "sc/pkt", "vm/pkt", "lost");
+		return;
+	}
 	fprintf(f, "\npayload %u B, streaming: %llu datagrams x %u reps, "
 		"window %u, CPU %d traffic / %d consumer\n", pl,
-		(unsigned long long)o->cfg.packets, o->plan.reps, o->cfg.window,
-		o->cfg.cpu_traffic, o->cfg.cpu_consumer);
+		(unsigned long long)cfg->packets, o->plan.reps, cfg->window,
+		cfg->cpu_traffic, cfg->cpu_consumer);
 	fprintf(f, "%-22s %22s %5s %5s %5s | %6s %6s %6s %5s %5s | %6s %6s %6s | %4s %4s | %s\n",
 		"consumer", "pkt/s median (min..max)", "xA", "xB", "xkern",
 		"ns/pkt", "user", "sys", "xA", "xB", "sc/pkt", "sc(k)",
 		"vm/pkt", "utlT", "utlC", "lost");
-	for (i = 0; i < nsum; i++) {
-		const struct bench_summary *s = &sum[i];
-		char p[16], pmin[16], pmax[16], range[64];
-		char ra[8], rb[8], rk[8], ca[8], cb[8];
-		char sc[16], sck[16], vm[16], ns[16], us[16], sy[16];
-
-		if (s->payload != pl || s->drain)
-			continue;
-		if (!s->runs) {
-			fprintf(f, "%-22s failed (%u runs)\n",
-				bench_consumers[s->kind].label, s->failed);
-			continue;
-		}
-		fmt_pps(p, sizeof(p), s->pps);
-		fmt_pps(pmin, sizeof(pmin), s->pps_min);
-		fmt_pps(pmax, sizeof(pmax), s->pps_max);
-		snprintf(range, sizeof(range), "%s (%s..%s)", p, pmin, pmax);
-		fmt_ratio(ra, sizeof(ra), s->pps, A ? A->pps : 0);
-		fmt_ratio(rb, sizeof(rb), s->pps, B ? B->pps : 0);
-		fmt_ratio(rk, sizeof(rk), s->pps, K ? K->pps : 0);
-		strcpy(ns, "-");
-		strcpy(us, "-");
-		strcpy(sy, "-");
-		strcpy(ca, "-");
-		strcpy(cb, "-");
-		strcpy(sc, "-");
-		strcpy(sck, "-");
-		strcpy(vm, "-");
-		if (bench_consumers[s->kind].queues) {
-			snprintf(ns, sizeof(ns), "%.0f", s->cpu_ns);
-			snprintf(us, sizeof(us), "%.0f", s->user_ns);
-			snprintf(sy, sizeof(sy), "%.0f", s->sys_ns);
-			fmt_ratio(ca, sizeof(ca), s->cpu_ns, A ? A->cpu_ns : 0);
-			fmt_ratio(cb, sizeof(cb), s->cpu_ns, B ? B->cpu_ns : 0);
-			snprintf(sc, sizeof(sc), "%.3f", s->sc_self_pkt);
-			if (s->sc_pkt >= 0)
-				snprintf(sck, sizeof(sck), "%.3f", s->sc_pkt);
-			snprintf(vm, sizeof(vm), "%.3f", s->vmsg_pkt);
-		}
-		fprintf(f, "%-22s %22s %5s %5s %5s | %6s %6s %6s %5s %5s | %6s %6s %6s | %3.0f%% %3.0f%% | %llu%s\n",
-			bench_consumers[s->kind].label, range, ra, rb, rk, ns,
-			us, sy, ca, cb, sc, sck, vm, s->util_t, s->util_c,
-			(unsigned long long)s->lost,
-			s->failed ? " FAILED" : "");
-	}
 }
 
-static void print_drain(FILE *f, const struct bench_opts *o, unsigned int pl,
-			const struct bench_summary *sum, unsigned int nsum)
+/* the streaming or drain table of payload @pl */
+static void udp_table(FILE *f, const struct bench_opts *o, unsigned int pl,
+		      bool drain, const struct bench_summary *sum,
+		      unsigned int nsum)
 {
-	const struct bench_summary *A = bench_find_sum(sum, nsum, BENCH_REF_A,
-							 pl, true);
-	const struct bench_summary *B = bench_find_sum(sum, nsum, BENCH_REF_B,
-							 pl, true);
+	struct udp_refs r = {
+		.a = bench_find_sum(sum, nsum, BENCH_REF_A, pl, drain),
+		.b = bench_find_sum(sum, nsum, BENCH_REF_B, pl, drain),
+		.k = bench_find_sum(sum, nsum, BENCH_KERNEL, pl, drain),
+	};
 	unsigned int i;
 
-	fprintf(f, "\npayload %u B, consumer saturated (drain mode, %u "
-		"queued at a time): %llu datagrams x %u reps\n", pl,
-		o->cfg.window, (unsigned long long)o->cfg.packets, o->plan.reps);
-	fprintf(f, "%-22s %22s %6s %6s %5s %5s | %9s | %6s %6s | %s\n",
-		"consumer", "ns/pkt median (min..max)", "user", "sys", "xA",
-		"xB", "capacity", "sc/pkt", "vm/pkt", "lost");
+	udp_head(f, o, pl, drain);
 	for (i = 0; i < nsum; i++) {
 		const struct bench_summary *s = &sum[i];
-		char range[64], ra[8], rb[8], cap[16];
 
-		if (s->payload != pl || !s->drain)
+		if (s->payload != pl || s->drain != drain)
 			continue;
-		if (!s->runs) {
+		if (!s->runs)
 			fprintf(f, "%-22s failed (%u runs)\n",
 				bench_consumers[s->kind].label, s->failed);
-			continue;
-		}
-		snprintf(range, sizeof(range), "%.0f (%.0f..%.0f)", s->cpu_ns,
-			 s->cpu_min, s->cpu_max);
-		fmt_ratio(ra, sizeof(ra), s->cpu_ns, A ? A->cpu_ns : 0);
-		fmt_ratio(rb, sizeof(rb), s->cpu_ns, B ? B->cpu_ns : 0);
-		fmt_pps(cap, sizeof(cap), s->cpu_ns > 0 ? 1e9 / s->cpu_ns : 0);
-		fprintf(f, "%-22s %22s %6.0f %6.0f %5s %5s | %7s/s | %6.3f %6.3f | %llu%s\n",
-			bench_consumers[s->kind].label, range, s->user_ns,
-			s->sys_ns, ra, rb, cap, s->sc_self_pkt, s->vmsg_pkt,
-			(unsigned long long)s->lost,
-			s->failed ? " FAILED" : "");
+		else if (drain)
+			drain_row(f, s, &r);
+		else
+			stream_row(f, s, &r);
 	}
 }
 
@@ -263,13 +306,13 @@ void bench_print_udp(FILE *f, const struct bench_opts *o,
 
 	for (si = 0; si < o->plan.nsizes && (stream || drain); si++) {
 		if (stream) {
-			print_stream(f, o, o->plan.sizes[si], sum, nsum);
+			udp_table(f, o, o->plan.sizes[si], false, sum, nsum);
 			sc = find_scen_udp(set, o->plan.sizes[si], false);
 			if (sc >= 0)
 				bench_print_ratios(f, set, sc);
 		}
 		if (drain) {
-			print_drain(f, o, o->plan.sizes[si], sum, nsum);
+			udp_table(f, o, o->plan.sizes[si], true, sum, nsum);
 			sc = find_scen_udp(set, o->plan.sizes[si], true);
 			if (sc >= 0)
 				bench_print_ratios(f, set, sc);
