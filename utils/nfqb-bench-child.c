@@ -47,6 +47,21 @@ bool bench_queue_bound(unsigned int num)
 	return found;
 }
 
+int bench_child_output(const char *name, struct bench_cons *c)
+{
+	char tmpl[64];
+	int fd;
+
+	snprintf(tmpl, sizeof(tmpl), "/tmp/nfqb-bench-%s.XXXXXX", name);
+	fd = mkstemp(tmpl);
+	if (fd < 0) {
+		bench_cons_fail(c, "mkstemp", errno);
+		return -1;
+	}
+	unlink(tmpl);
+	return fd;
+}
+
 void bench_child_setup(int out_fd)
 {
 	sigset_t set;

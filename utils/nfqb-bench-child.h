@@ -18,6 +18,9 @@ const char *bench_env_or(const char *name, const char *def);
 uint64_t bench_num_after(const char *text, const char *key);
 /* is queue @num bound (in this namespace)? */
 bool bench_queue_bound(unsigned int num);
+/* a file for the child's output, already unlinked: its fd, or -1 with
+ * @c failed */
+int bench_child_output(const char *name, struct bench_cons *c);
 /* in the forked child: signals as by default, output into @out_fd */
 void bench_child_setup(int out_fd);
 /* Wait until child @pid has bound queue @num: 0; 1 if it exited first

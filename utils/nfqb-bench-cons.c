@@ -18,15 +18,19 @@ void bench_cons_fail(struct bench_cons *c, const char *what, int err)
 	__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
 }
 
-/* After the loop: no stop signal may interrupt the consumer's cleanup. */
+void bench_cons_stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGUSR1);
+}
+
 void bench_cons_quiet(void)
 {
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
+	bench_cons_stop_signals(&set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 

@@ -18,6 +18,9 @@ extern volatile sig_atomic_t bench_stop;
 void bench_cons_fail(struct bench_cons *c, const char *what, int err);
 /* the queues are bound: the run may start the traffic */
 void bench_cons_ready(struct bench_cons *c);
+/* the signals that stop a consumer: SIGTERM, SIGINT, and SIGUSR1 (its
+ * own wake-up) */
+void bench_cons_stop_signals(sigset_t *set);
 /* After the loop: no stop signal may interrupt the consumer's cleanup. */
 void bench_cons_quiet(void);
 

@@ -259,7 +259,6 @@ static int daq_ended(int fd, int st, struct bench_cons *c)
 static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
 		     bool ours)
 {
-	char tmpl[] = "/tmp/nfqb-bench-daq.XXXXXX";
 	struct daq_where w;
 	struct daq_args a;
 	int fd, st, ret;
@@ -267,12 +266,9 @@ static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
 
 	if (daq_check(cfg, c, ours, &w) < 0)
 		return -1;
-	fd = mkstemp(tmpl);
-	if (fd < 0) {
-		bench_cons_fail(c, "mkstemp", errno);
+	fd = bench_child_output("daq", c);
+	if (fd < 0)
 		return -1;
-	}
-	unlink(tmpl);
 	daq_argv(cfg, &w, ours, &a);
 	pid = fork();
 	if (pid < 0) {

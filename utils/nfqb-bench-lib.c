@@ -352,10 +352,7 @@ int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c)
 
 	/* before the pool's threads: they inherit the mask, and only this
 	 * thread takes the stop signal (SIGUSR1: the watcher) */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
+	bench_cons_stop_signals(&set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
 	pool = nfqb_pool_create(&pc, sizeof(pc));

@@ -187,19 +187,15 @@ static int py_wait(pid_t pid, int fd, const char *impl,
 static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 		    const char *impl)
 {
-	char tmpl[] = "/tmp/nfqb-bench-py.XXXXXX";
 	struct py_where w = { .impl = impl };
 	int fd, ret;
 	pid_t pid;
 
 	if (py_check(cfg, c, &w) < 0)
 		return -1;
-	fd = mkstemp(tmpl);
-	if (fd < 0) {
-		bench_cons_fail(c, "mkstemp", errno);
+	fd = bench_child_output("py", c);
+	if (fd < 0)
 		return -1;
-	}
-	unlink(tmpl);
 	pid = py_spawn(cfg, &w, fd);
 	if (pid < 0) {
 		bench_cons_fail(c, "fork", errno);

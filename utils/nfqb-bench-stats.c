@@ -114,6 +114,19 @@ static bool usable(const struct bench_result *r)
 	return r->work == BENCH_WORK_UDP || !r->failed;
 }
 
+/* the median and range of @v (sorted) */
+static struct bench_stat stat_from(double *v, unsigned int n)
+{
+	struct bench_stat st = { .n = n };
+
+	if (!n)
+		return st;
+	st.med = bench_median(v, n);
+	st.min = v[0];
+	st.max = v[n - 1];
+	return st;
+}
+
 struct bench_stat bench_stat_of(const struct bench_set *s, int scen,
 				enum bench_kind k, enum bench_metric m)
 {
@@ -129,12 +142,7 @@ struct bench_stat bench_stat_of(const struct bench_set *s, int scen,
 			continue;
 		st.n++;
 	}
-	if (!st.n)
-		return st;
-	st.med = bench_median(v, st.n);
-	st.min = v[0];
-	st.max = v[st.n - 1];
-	return st;
+	return stat_from(v, st.n);
 }
 
 struct bench_stat bench_paired(const struct bench_set *s, int scen,
@@ -164,12 +172,7 @@ struct bench_stat bench_paired(const struct bench_set *s, int scen,
 			continue;
 		v[st.n++] = diff ? a - b : a / b;
 	}
-	if (!st.n)
-		return st;
-	st.med = bench_median(v, st.n);
-	st.min = v[0];
-	st.max = v[st.n - 1];
-	return st;
+	return stat_from(v, st.n);
 }
 
 double bench_spread_pct(const struct bench_stat *st)

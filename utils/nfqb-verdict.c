@@ -144,10 +144,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 /* bind the queue, then (as --user if given) a verdict for each packet */
 static int run(struct args *a)
 {
+	struct sigaction sa = { .sa_handler = on_signal };
 	struct opts *o = &a->o;
 	struct nfqb_queue *q;
 	char why[256];
 
+	/* no SA_RESTART: a signal ends a blocking receive */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	q = nfqb_queue_open((uint16_t)a->num);
 	if (!q) {
 		fprintf(stderr, "nfqb-verdict: queue %ld: %s\n", a->num,
@@ -182,14 +186,8 @@ static int run(struct args *a)
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct args a = { .o = { .verdict = 0xffffffff }, .num = -1 };
 	int ret = parse_args(argc, argv, &a);
 
-	if (ret >= 0)
-		return ret;
-	/* no SA_RESTART: a signal ends a blocking receive */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	return run(&a);
+	return ret >= 0 ? ret : run(&a);
 }
