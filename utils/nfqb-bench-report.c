@@ -29,7 +29,8 @@ static void print_noise(FILE *f, const struct bench_set *s, int scen,
 		if (!bench_has_kind(s, bench_refs[i]))
 			continue;
 		for (j = 0; j < nm; j++) {
-			struct bench_stat st = bench_stat_of(s, scen, bench_refs[i],
+			struct bench_stat st = bench_stat_of(s, scen,
+							     bench_refs[i],
 							      m[j]);
 			double sp = bench_spread_pct(&st);
 
@@ -325,7 +326,7 @@ void bench_print_targets_new(FILE *f, const struct bench_set *s)
 	}
 }
 
-/* --- Python ----------------------------------------------------------------- */
+/* --- Python --------------------------------------------------------------- */
 
 struct py_target {
 	char name[80];
@@ -360,7 +361,8 @@ static void py_table(FILE *f, const struct bench_set *s, int si, bool udp)
 		if (!bench_has_kind(s, k))
 			continue;
 		fmt_of(a, sizeof(a), s, si, k, perf, udp ? -1 : 2);
-		fmt_paired(b, sizeof(b), s, si, k, BENCH_PY_NFQ, perf, false, 2);
+		fmt_paired(b, sizeof(b), s, si, k, BENCH_PY_NFQ, perf, false,
+			   2);
 		fmt_of(c, sizeof(c), s, si, k, cpu, -1);
 		fmt_paired(d, sizeof(d), s, si, k, BENCH_PY_NFQ, cpu, false, 2);
 		fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n",

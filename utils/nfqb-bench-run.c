@@ -471,7 +471,8 @@ static int stop_consumer(pid_t pid, struct rusage *ru, int *status)
 
 /* --- one run ------------------------------------------------------------ */
 
-#define RUN_ERR(res, ...)	snprintf((res)->err, sizeof((res)->err), __VA_ARGS__)
+#define RUN_ERR(res, ...)	snprintf((res)->err, sizeof((res)->err), \
+					 __VA_ARGS__)
 
 /* The run failed: stop the consumer, if any (its error added to the
  * run's), and end the run process. */

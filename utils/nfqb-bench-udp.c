@@ -113,10 +113,12 @@ unsigned int bench_summarize(const struct bench_opts *o,
 			if (!bench_plan_has(p, m))
 				continue;
 			for (j = 0; j < p->nkinds; j++) {
-				if (drain && !bench_consumers[p->kinds[j]].queues)
+				enum bench_kind k = p->kinds[j];
+
+				if (drain && !bench_consumers[k].queues)
 					continue;
-				summarize(set->res, set->nres, p->kinds[j],
-					  p->sizes[si], drain, &sum[n++]);
+				summarize(set->res, set->nres, k, p->sizes[si],
+					  drain, &sum[n++]);
 			}
 		}
 	}

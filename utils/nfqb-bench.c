@@ -163,7 +163,7 @@ static int do_compare(const struct bench_opts *o)
 	return ret;
 }
 
-/* --- memcheck: the library consumers' memory after N and 10 * N ------------ */
+/* --- memcheck: the library consumers' memory after N and 10 * N ------- */
 
 /* the lib consumers asked for (by default the single-queue ones) */
 static unsigned int memcheck_kinds(const struct bench_opts *o,

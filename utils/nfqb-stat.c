@@ -183,9 +183,9 @@ static int run(const struct args *a)
 			return 1;
 		print_table(cur, n, nprev ? prev : NULL, nprev, a->interval,
 			    a->only, a->json);
-		if (a->only >= 0 && nfqb_kstats_get((uint16_t)a->only, NULL,
-						    sizeof(struct nfqb_kstats)) < 0 &&
-		    !a->interval) {
+		if (a->only >= 0 && !a->interval &&
+		    nfqb_kstats_get((uint16_t)a->only, NULL,
+				    sizeof(struct nfqb_kstats)) < 0) {
 			fprintf(stderr, "nfqb-stat: queue %ld is not bound\n",
 				a->only);
 			return 1;
