@@ -4,7 +4,7 @@
  * rules and sockets die with it, also on Ctrl-C), installs the NFQUEUE
  * rule(s), forks the consumer, pins itself and the consumer to different
  * CPUs, runs the traffic (UDP stream, iperf3, or a ping-pong; see
- * nfqb-bench.h) and measures.
+ * nfqb-bench-types.h) and measures.
  */
 #include <errno.h>
 #include <fcntl.h>
