@@ -4,19 +4,27 @@
 # nfqb-bench: libnfq-batch against hand-written consumers and the kernel.
 bin_PROGRAMS += utils/nfqb-bench
 utils_nfqb_bench_SOURCES = \
-	utils/nfqb-bench.h \
 	utils/nfqb-bench.c \
-	utils/nfqb-bench-run.c \
-	utils/nfqb-bench-traffic.c \
-	utils/nfqb-bench-ref.c \
-	utils/nfqb-bench-lib.c \
-	utils/nfqb-bench-tcp.c \
-	utils/nfqb-bench-ping.c \
-	utils/nfqb-bench-report.c \
-	utils/nfqb-bench-plot.c \
-	utils/nfqb-bench-daq.c \
-	utils/nfqb-bench-child.c \
-	utils/nfqb-bench-py.c
+	utils/nfqb-bench-types.h \
+	utils/nfqb-bench-opts.h utils/nfqb-bench-opts.c \
+	utils/nfqb-bench-scen.h utils/nfqb-bench-scen.c \
+	utils/nfqb-bench-consumers.h utils/nfqb-bench-consumers.c \
+	utils/nfqb-bench-run.h utils/nfqb-bench-run.c \
+	utils/nfqb-bench-proc.h utils/nfqb-bench-proc.c \
+	utils/nfqb-bench-traffic.h utils/nfqb-bench-traffic.c \
+	utils/nfqb-bench-tcp.h utils/nfqb-bench-tcp.c \
+	utils/nfqb-bench-ping.h utils/nfqb-bench-ping.c \
+	utils/nfqb-bench-cons.h utils/nfqb-bench-cons.c \
+	utils/nfqb-bench-ref.h utils/nfqb-bench-ref.c \
+	utils/nfqb-bench-lib.h utils/nfqb-bench-lib.c \
+	utils/nfqb-bench-daq.h utils/nfqb-bench-daq.c \
+	utils/nfqb-bench-child.h utils/nfqb-bench-child.c \
+	utils/nfqb-bench-py.h utils/nfqb-bench-py.c \
+	utils/nfqb-bench-stats.h utils/nfqb-bench-stats.c \
+	utils/nfqb-bench-udp.h utils/nfqb-bench-udp.c \
+	utils/nfqb-bench-report.h utils/nfqb-bench-report.c \
+	utils/nfqb-bench-json.h utils/nfqb-bench-json.c \
+	utils/nfqb-bench-plot.h utils/nfqb-bench-plot.c
 utils_nfqb_bench_CFLAGS = $(AM_CFLAGS) $(NFQ_CFLAGS) $(LIBMNL_CFLAGS)
 if BUILD_DAQ_MODULE
 # the daqtest consumers: where daqtest and the modules are

@@ -13,7 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-child.h"
+#include "nfqb-bench-cons.h"
 
 const char *bench_env_or(const char *name, const char *def)
 {
@@ -44,6 +45,21 @@ bool bench_queue_bound(unsigned int num)
 			found = true;
 	fclose(f);
 	return found;
+}
+
+int bench_child_output(const char *name, struct bench_cons *c)
+{
+	char tmpl[64];
+	int fd;
+
+	snprintf(tmpl, sizeof(tmpl), "/tmp/nfqb-bench-%s.XXXXXX", name);
+	fd = mkstemp(tmpl);
+	if (fd < 0) {
+		bench_cons_fail(c, "mkstemp", errno);
+		return -1;
+	}
+	unlink(tmpl);
+	return fd;
 }
 
 void bench_child_setup(int out_fd)

@@ -41,7 +41,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-child.h"
+#include "nfqb-bench-cons.h"
+#include "nfqb-bench-daq.h"
 
 #ifndef NFQB_DAQTEST
 #define NFQB_DAQTEST ""
@@ -91,66 +93,79 @@ static void read_output(int fd, bool ours, struct bench_cons *c)
 	c->enobufs = bench_num_after(buf, " enobufs ");
 }
 
-static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
-		     bool ours)
+static int daq_fail(struct bench_cons *c)
 {
-	const char *daqtest = bench_env_or("NFQB_BENCH_DAQTEST", NFQB_DAQTEST);
-	const char *stock = bench_env_or("NFQB_BENCH_DAQ_STOCK_DIR",
-				   NFQB_DAQ_STOCK_DIR);
-	const char *dir = getenv("NFQB_BENCH_DAQ_DIR");
-	const char *timeout = getenv("NFQB_BENCH_DAQ_TIMEOUT");
-	char batch[16], maxlen[32], tmpl[] = "/tmp/nfqb-bench-daq.XXXXXX";
-	char *argv[24];
-	int n = 0, fd, st;
-	pid_t pid;
-
-#ifndef NFQB_BENCH_DAQ
-	snprintf(c->err, sizeof(c->err),
-		 "nfqb-bench was built without the DAQ module: configure --with-daq (libdaq, daqtest)");
 	__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
 	return -1;
+}
+
+#define DAQ_ERR(c, ...)	snprintf((c)->err, sizeof((c)->err), __VA_ARGS__)
+
+/* where daqtest and the module are */
+struct daq_where {
+	const char *daqtest;
+	const char *stock;		/* libdaq's module directory */
+	const char *dir;		/* daq_nfqb.so's */
+	const char *timeout;		/* NFQB_BENCH_DAQ_TIMEOUT, or NULL */
+};
+
+/* daqtest and the module can run here: 0, or -1 with @c failed */
+static int daq_check(const struct bench_cfg *cfg, struct bench_cons *c,
+		     bool ours, struct daq_where *w)
+{
+	w->daqtest = bench_env_or("NFQB_BENCH_DAQTEST", NFQB_DAQTEST);
+	w->stock = bench_env_or("NFQB_BENCH_DAQ_STOCK_DIR",
+				NFQB_DAQ_STOCK_DIR);
+	w->dir = getenv("NFQB_BENCH_DAQ_DIR");
+	w->timeout = getenv("NFQB_BENCH_DAQ_TIMEOUT");
+#ifndef NFQB_BENCH_DAQ
+	DAQ_ERR(c, "nfqb-bench was built without the DAQ module: configure --with-daq (libdaq, daqtest)");
+	return daq_fail(c);
 #endif
 	if (cfg->drain) {
-		snprintf(c->err, sizeof(c->err),
-			 "daqtest consumers cannot run in drain mode (SIGSTOP does not reach daqtest): use --mode stream");
-		__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
-		return -1;
+		DAQ_ERR(c, "daqtest consumers cannot run in drain mode (SIGSTOP does not reach daqtest): use --mode stream");
+		return daq_fail(c);
 	}
-	if (!dir || !*dir)
-		dir = file_in(NFQB_DAQ_INSTALL_DIR, "daq_nfqb.so") ?
-			NFQB_DAQ_INSTALL_DIR : NFQB_DAQ_BUILD_DIR;
-	if (!*daqtest || access(daqtest, X_OK)) {
-		snprintf(c->err, sizeof(c->err),
-			 "no daqtest ('%s'): build libdaq (tests/daq/build-libdaq.sh) and set NFQB_BENCH_DAQTEST",
-			 daqtest);
-		__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
-		return -1;
+	if (!w->dir || !*w->dir)
+		w->dir = file_in(NFQB_DAQ_INSTALL_DIR, "daq_nfqb.so") ?
+			 NFQB_DAQ_INSTALL_DIR : NFQB_DAQ_BUILD_DIR;
+	if (!*w->daqtest || access(w->daqtest, X_OK)) {
+		DAQ_ERR(c, "no daqtest ('%s'): build libdaq (tests/daq/build-libdaq.sh) and set NFQB_BENCH_DAQTEST",
+			w->daqtest);
+		return daq_fail(c);
 	}
-	if (!file_in(ours ? dir : stock, ours ? "daq_nfqb.so" : "daq_nfq.so")) {
-		snprintf(c->err, sizeof(c->err),
-			 "no %s in '%s' (set %s)",
-			 ours ? "daq_nfqb.so" : "libdaq's daq_nfq.so",
-			 ours ? dir : stock,
-			 ours ? "NFQB_BENCH_DAQ_DIR" : "NFQB_BENCH_DAQ_STOCK_DIR");
-		__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
-		return -1;
+	if (!file_in(ours ? w->dir : w->stock,
+		     ours ? "daq_nfqb.so" : "daq_nfq.so")) {
+		DAQ_ERR(c, "no %s in '%s' (set %s)",
+			ours ? "daq_nfqb.so" : "libdaq's daq_nfq.so",
+			ours ? w->dir : w->stock,
+			ours ? "NFQB_BENCH_DAQ_DIR" : "NFQB_BENCH_DAQ_STOCK_DIR");
+		return daq_fail(c);
 	}
+	return 0;
+}
 
-	fd = mkstemp(tmpl);
-	if (fd < 0) {
-		bench_cons_fail(c, "mkstemp", errno);
-		return -1;
-	}
-	unlink(tmpl);
+/* daqtest's command line */
+struct daq_args {
+	char batch[16], maxlen[32];
+	char *argv[24];
+};
+
+static void daq_argv(const struct bench_cfg *cfg, const struct daq_where *w,
+		     bool ours, struct daq_args *a)
+{
+	char **argv = a->argv;
+	int n = 0;
+
 	/* daqtest's default batch: the stock module's message pool is 16
 	 * (daqtest cannot change it) and a larger batch ends its receive
 	 * with "no buffers", which ends daqtest */
-	snprintf(batch, sizeof(batch), "%u", 16);
-	argv[n++] = (char *)daqtest;
+	snprintf(a->batch, sizeof(a->batch), "%u", 16);
+	argv[n++] = (char *)w->daqtest;
 	argv[n++] = "-d";
 	argv[n++] = ours ? "nfqb" : "nfq";
 	argv[n++] = "-m";
-	argv[n++] = (char *)(ours ? dir : stock);
+	argv[n++] = (char *)(ours ? w->dir : w->stock);
 	argv[n++] = "-M";
 	argv[n++] = "inline";
 	argv[n++] = "-i";
@@ -159,69 +174,60 @@ static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
 	argv[n++] = "-s";
 	argv[n++] = "65535";
 	argv[n++] = "-b";
-	argv[n++] = batch;
+	argv[n++] = a->batch;
 	argv[n++] = "-t";
-	argv[n++] = (char *)(timeout ? timeout : ours ? "0" : "100");
+	argv[n++] = (char *)(w->timeout ? w->timeout : ours ? "0" : "100");
 	/* the kernel queue length every consumer gets (--maxlen); both
 	 * modules size the socket buffer as queue_maxlen * snaplen */
-	snprintf(maxlen, sizeof(maxlen), "queue_maxlen=%u", cfg->maxlen);
+	snprintf(a->maxlen, sizeof(a->maxlen), "queue_maxlen=%u",
+		 cfg->maxlen);
 	argv[n++] = "-C";
-	argv[n++] = maxlen;
+	argv[n++] = a->maxlen;
 	if (ours) {
 		argv[n++] = "-C";
 		argv[n++] = "debug";
 	}
 	argv[n] = NULL;
+}
 
-	pid = fork();
-	if (pid < 0) {
-		bench_cons_fail(c, "fork", errno);
-		close(fd);
-		return -1;
-	}
-	if (pid == 0) {
-		bench_child_setup(fd);
-		/* the build tree's libnfq-batch, for an uninstalled module */
-		if (ours && *NFQB_LIB_BUILD_DIR && !getenv("LD_LIBRARY_PATH"))
-			setenv("LD_LIBRARY_PATH", NFQB_LIB_BUILD_DIR, 1);
-		execv(daqtest, argv);
-		_exit(127);
-	}
+/* daqtest's output so far, on one line */
+static void daq_said(int fd, char *msg, size_t len)
+{
+	ssize_t r;
 
-	/* ready once daqtest has bound queue 0 (10 s at most) */
+	msg[0] = '\0';
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return;
+	r = read(fd, msg, len - 1);
+	msg[r > 0 ? r : 0] = '\0';
+	for (char *p = msg; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+}
+
+/* ready once daqtest has bound queue 0 (10 s at most): 0 or -1 */
+static int daq_bound(pid_t pid, int fd, bool ours, struct bench_cons *c)
+{
+	char msg[120];
+	int st;
+
 	switch (bench_child_bound(pid, 0, 10, &st)) {
 	case 0:
-		break;
-	case 1: {
-		char msg[120] = "";
-
+		return 0;
+	case 1:
 		read_output(fd, ours, c);
-		if (lseek(fd, 0, SEEK_SET) == 0) {
-			ssize_t r = read(fd, msg, sizeof(msg) - 1);
-
-			msg[r > 0 ? r : 0] = '\0';
-			for (char *p = msg; *p; p++)
-				if (*p == '\n')
-					*p = ' ';
-		}
-		snprintf(c->err, sizeof(c->err),
-			 "daqtest exited before binding: %s", msg);
-		__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
-		close(fd);
-		return -1;
-	}
+		daq_said(fd, msg, sizeof(msg));
+		DAQ_ERR(c, "daqtest exited before binding: %s", msg);
+		return daq_fail(c);
 	default:
-		snprintf(c->err, sizeof(c->err),
-			 "daqtest did not bind queue 0 in 10 s");
-		__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
-		close(fd);
-		return -1;
+		DAQ_ERR(c, "daqtest did not bind queue 0 in 10 s");
+		return daq_fail(c);
 	}
-	if (bench_child_run(pid, c, "daqtest", &st) < 0) {
-		close(fd);
-		return -1;
-	}
-	read_output(fd, ours, c);
+}
+
+/* after the run: daqtest must have ended on the stop, and well */
+static int daq_ended(int fd, int st, struct bench_cons *c)
+{
 	if (!bench_stop) {
 		/* daqtest gave up by itself: say why (its error line) */
 		char line[256] = "", buf[8192];
@@ -236,23 +242,57 @@ static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
 		if (f)
 			fclose(f);
 		line[strcspn(line, "\n")] = '\0';
-		snprintf(c->err, sizeof(c->err),
-			 "daqtest exited during the run (%s %d): %s",
-			 WIFEXITED(st) ? "exit" : "signal",
-			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), line);
-		__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
+		DAQ_ERR(c, "daqtest exited during the run (%s %d): %s",
+			WIFEXITED(st) ? "exit" : "signal",
+			WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), line);
+		return daq_fail(c);
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		DAQ_ERR(c, "daqtest failed (%s %d)",
+			WIFEXITED(st) ? "exit" : "signal",
+			WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+		return daq_fail(c);
+	}
+	return 0;
+}
+
+static int bench_daq(const struct bench_cfg *cfg, struct bench_cons *c,
+		     bool ours)
+{
+	struct daq_where w;
+	struct daq_args a;
+	int fd, st, ret;
+	pid_t pid;
+
+	if (daq_check(cfg, c, ours, &w) < 0)
+		return -1;
+	fd = bench_child_output("daq", c);
+	if (fd < 0)
+		return -1;
+	daq_argv(cfg, &w, ours, &a);
+	pid = fork();
+	if (pid < 0) {
+		bench_cons_fail(c, "fork", errno);
 		close(fd);
 		return -1;
 	}
-	close(fd);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		snprintf(c->err, sizeof(c->err), "daqtest failed (%s %d)",
-			 WIFEXITED(st) ? "exit" : "signal",
-			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-		__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
+	if (pid == 0) {
+		bench_child_setup(fd);
+		/* the build tree's libnfq-batch, for an uninstalled module */
+		if (ours && *NFQB_LIB_BUILD_DIR && !getenv("LD_LIBRARY_PATH"))
+			setenv("LD_LIBRARY_PATH", NFQB_LIB_BUILD_DIR, 1);
+		execv(w.daqtest, a.argv);
+		_exit(127);
+	}
+	if (daq_bound(pid, fd, ours, c) < 0 ||
+	    bench_child_run(pid, c, "daqtest", &st) < 0) {
+		close(fd);
 		return -1;
 	}
-	return 0;
+	read_output(fd, ours, c);
+	ret = daq_ended(fd, st, c);
+	close(fd);
+	return ret;
 }
 
 int bench_daq_nfq(const struct bench_cfg *cfg, struct bench_cons *c)

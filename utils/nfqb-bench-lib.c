@@ -25,7 +25,9 @@
 #include <libnfq-batch/libnfq-batch.h>
 #include <libnfq-batch/pool.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-cons.h"
+#include "nfqb-bench-lib.h"
+#include "nfqb-bench-traffic.h"
 
 struct lib_worker {
 	struct nfqb_queue *q;
@@ -270,71 +272,42 @@ static void *pool2_watcher(void *arg)
 	return NULL;
 }
 
-int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c)
+/* Run the pool until the stop signal (or a pool thread's failure): 0, or
+ * -1 with @c failed. */
+static int pool2_run(struct nfqb_pool *pool, struct bench_cons *c,
+		     const sigset_t *set)
 {
-	struct nfqb_pool_config pc = {
-		.queue_first = 0,
-		.queue_count = POOL2_QUEUES,
-		.mode = NFQB_POOL_QUEUE_PER_WORKER,
-		.maxlen = cfg->maxlen,
-		.rcvbuf = cfg->rcvbuf,
-		/* the batch limit stays the library's default (64) */
-		.buffers = cfg->window + BENCH_VEC > 1024 ?
-			   cfg->window + BENCH_VEC : 0,
-		.queue_flags = cfg->gso > 0 ? NFQB_F_GSO : 0,
-		.queue_flags_off = cfg->gso == 0 ? NFQB_F_GSO : 0,
-		.cb = cfg->work == BENCH_WORK_TCP ? pool2_accept_count :
-			pool2_accept,
-		.cb_data = c,
-	};
-	struct pool2_watch w = { .main_tid = pthread_self() };
+	struct pool2_watch w = { .pool = pool, .main_tid = pthread_self() };
 	pthread_t wt;
-	struct nfqb_pool_stats ps;
-	struct nfqb_stats st;
-	struct nfqb_pool *pool;
-	sigset_t set;
-	unsigned int i;
-	int ret = 0, sig = 0;
+	int sig = 0;
 
-	/* before the pool's threads: they inherit the mask, and only this
-	 * thread takes the stop signal (SIGUSR1: the watcher) */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-
-	pool = nfqb_pool_create(&pc, sizeof(pc));
-	if (!pool) {
-		bench_cons_fail(c, "nfqb_pool_create", errno);
-		return -1;
-	}
-	w.pool = pool;
-	if (nfqb_pool_start(pool) < 0) {
-		bench_cons_fail(c, "nfqb_pool_start", errno);
-		nfqb_pool_destroy(pool);
-		return -1;
-	}
 	errno = pthread_create(&wt, NULL, pool2_watcher, &w);
 	if (errno) {
 		bench_cons_fail(c, "pthread_create", errno);
-		ret = -1;
 		nfqb_pool_stop(pool);
 		(void)nfqb_pool_wait(pool);	/* failed already */
-	} else {
-		bench_cons_ready(c);
-		if (!bench_stop)	/* else it came before the mask */
-			sigwait(&set, &sig);
-		nfqb_pool_stop(pool);
-		pthread_join(wt, NULL);
-		if (w.ret < 0) {
-			bench_cons_fail(c, "nfqb_pool_wait", w.err);
-			ret = -1;
-		}
+		return -1;
 	}
-	bench_cons_quiet();
+	bench_cons_ready(c);
+	if (!bench_stop)	/* else it came before the mask */
+		sigwait(set, &sig);
+	nfqb_pool_stop(pool);
+	pthread_join(wt, NULL);
+	if (w.ret < 0) {
+		bench_cons_fail(c, "nfqb_pool_wait", w.err);
+		return -1;
+	}
+	return 0;
+}
 
-	/* final after nfqb_pool_wait() */
+/* the pool's counters (final after nfqb_pool_wait()) into @c */
+static int pool2_account(struct nfqb_pool *pool, struct bench_cons *c,
+			 int ret)
+{
+	struct nfqb_pool_stats ps;
+	struct nfqb_stats st;
+	unsigned int i;
+
 	memset(&ps, 0, sizeof(ps));
 	if (nfqb_pool_stats(pool, -1, &ps, sizeof(ps)) == 0) {
 		c->packets += ps.received;
@@ -353,6 +326,48 @@ int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c)
 		c->enobufs += st.enobufs;
 		lib_add_stats(&st, c);
 	}
+	return ret;
+}
+
+int bench_lib_pool2(const struct bench_cfg *cfg, struct bench_cons *c)
+{
+	struct nfqb_pool_config pc = {
+		.queue_first = 0,
+		.queue_count = POOL2_QUEUES,
+		.mode = NFQB_POOL_QUEUE_PER_WORKER,
+		.maxlen = cfg->maxlen,
+		.rcvbuf = cfg->rcvbuf,
+		/* the batch limit stays the library's default (64) */
+		.buffers = cfg->window + BENCH_VEC > 1024 ?
+			   cfg->window + BENCH_VEC : 0,
+		.queue_flags = cfg->gso > 0 ? NFQB_F_GSO : 0,
+		.queue_flags_off = cfg->gso == 0 ? NFQB_F_GSO : 0,
+		.cb = cfg->work == BENCH_WORK_TCP ? pool2_accept_count :
+			pool2_accept,
+		.cb_data = c,
+	};
+	struct nfqb_pool *pool;
+	sigset_t set;
+	int ret;
+
+	/* before the pool's threads: they inherit the mask, and only this
+	 * thread takes the stop signal (SIGUSR1: the watcher) */
+	bench_cons_stop_signals(&set);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	pool = nfqb_pool_create(&pc, sizeof(pc));
+	if (!pool) {
+		bench_cons_fail(c, "nfqb_pool_create", errno);
+		return -1;
+	}
+	if (nfqb_pool_start(pool) < 0) {
+		bench_cons_fail(c, "nfqb_pool_start", errno);
+		nfqb_pool_destroy(pool);
+		return -1;
+	}
+	ret = pool2_run(pool, c, &set);
+	bench_cons_quiet();
+	ret = pool2_account(pool, c, ret);
 	nfqb_pool_destroy(pool);
 	return ret;
 }

@@ -37,7 +37,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-ping.h"
+#include "nfqb-bench-proc.h"
+#include "nfqb-bench-traffic.h"
 
 #define PING_WARMUP_MAX		200
 #define PING_TIMEOUT_S		1
@@ -244,20 +246,14 @@ static void load_sink(struct ping_shared *sh, unsigned int rcvbuf)
 	_exit(0);
 }
 
-static void load_sender(struct ping_shared *sh, double pps, double limit,
-			unsigned int sndbuf)
+/* the sender's two sockets, from 127.0.2.11 and 127.0.1.12 (flows 1 and
+ * 2: one per queue of the pool) */
+static void load_sockets(struct ping_shared *sh, unsigned int sndbuf,
+			 int *fd)
 {
 	struct sockaddr_in dst = sin4(INADDR_LOOPBACK, BENCH_LOAD_PORT);
-	struct timespec tick = { .tv_sec = 0, .tv_nsec = LOAD_TICK_NS };
-	struct mmsghdr msg[LOAD_MAX_BURST];
-	struct iovec iov[LOAD_MAX_BURST];
-	uint8_t buf[LOAD_MAX_BURST][LOAD_PAYLOAD];
-	int fd[2], sz = (int)sndbuf, i;
-	uint64_t sent = 0;
-	double t0, now;
+	int sz = (int)sndbuf, i;
 
-	helper_init();
-	prctl(PR_SET_TIMERSLACK, 1000UL);
 	for (i = 0; i < 2; i++) {
 		fd[i] = bound_socket(SOCK_DGRAM, bench_flow_addr(i + 1u), 0);
 		if (fd[i] < 0 ||
@@ -266,6 +262,22 @@ static void load_sender(struct ping_shared *sh, double pps, double limit,
 		    connect(fd[i], (struct sockaddr *)&dst, sizeof(dst)) < 0)
 			helper_fail(sh, "load sender socket");
 	}
+}
+
+static void load_sender(struct ping_shared *sh, double pps, double limit,
+			unsigned int sndbuf)
+{
+	struct timespec tick = { .tv_sec = 0, .tv_nsec = LOAD_TICK_NS };
+	struct mmsghdr msg[LOAD_MAX_BURST];
+	struct iovec iov[LOAD_MAX_BURST];
+	uint8_t buf[LOAD_MAX_BURST][LOAD_PAYLOAD];
+	uint64_t sent = 0;
+	double t0, now;
+	int fd[2], i;
+
+	helper_init();
+	prctl(PR_SET_TIMERSLACK, 1000UL);
+	load_sockets(sh, sndbuf, fd);
 	memset(msg, 0, sizeof(msg));
 	memset(buf, 0, sizeof(buf));
 	for (i = 0; i < LOAD_MAX_BURST; i++) {
@@ -441,174 +453,216 @@ static int wait_flag(const int *flag, int want, const struct ping_shared *sh,
 	return 0;
 }
 
-int bench_ping(const struct bench_cfg *cfg, const volatile int *abort_flag,
-	       struct bench_result *res)
+/* one request/response run */
+struct ping_run {
+	const struct bench_cfg *cfg;
+	const volatile int *abort_flag;
+	struct bench_result *res;
+	struct ping_shared *sh;		/* shared with the helpers */
+	bool tcp, load;
+	unsigned int warm, size;	/* warm-up round trips, bytes */
+	pid_t pids[3];			/* the helpers */
+	int np;
+	uint64_t *lat;			/* round trips measured, ns */
+	uint64_t n;
+};
+
+#define PING_ERR(pr, ...)	snprintf((pr)->res->err,		\
+					 sizeof((pr)->res->err), __VA_ARGS__)
+
+/* the echo server, and with a load its sink and sender: 0 or -1 */
+static int start_helpers(struct ping_run *pr)
 {
-	bool tcp = cfg->work == BENCH_WORK_PING_TCP;
-	bool load = !tcp && cfg->load_pps > 0;
-	unsigned int warm = cfg->ping_count / 10, size = cfg->ping_size;
-	int pids[3] = { -1, -1, -1 }, np = 0, fd = -1, ret = -1, i, status;
-	uint64_t *lat = NULL, seq = 0, lost = 0, n = 0;
-	struct ping_shared *sh;
-	uint8_t buf[PING_MAX_SIZE];
-	double t0, deadline;
+	const struct bench_cfg *cfg = pr->cfg;
+	int i;
 
-	if (warm > PING_WARMUP_MAX)
-		warm = PING_WARMUP_MAX;
-	if (size < sizeof(uint64_t))
-		size = sizeof(uint64_t);
-	if (size > PING_MAX_SIZE)
-		size = PING_MAX_SIZE;
-	memset(buf, 0x5a, sizeof(buf));
-	res->load_target_pps = load ? cfg->load_pps : 0;
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED) {
-		snprintf(res->err, sizeof(res->err), "mmap: %s",
-			 strerror(errno));
-		return -1;
-	}
-	memset(sh, 0, sizeof(*sh));
-	lat = calloc(cfg->ping_count ? cfg->ping_count : 1, sizeof(*lat));
-	if (!lat) {
-		snprintf(res->err, sizeof(res->err), "out of memory");
-		goto out;
-	}
-
-	/* helpers: they inherit the namespace and the traffic CPU */
-	for (i = 0; i < (load ? 3 : 1); i++) {
+	/* they inherit the namespace and the traffic CPU */
+	for (i = 0; i < (pr->load ? 3 : 1); i++) {
 		pid_t pid = fork();
 
 		if (pid < 0) {
-			snprintf(res->err, sizeof(res->err), "fork: %s",
-				 strerror(errno));
-			goto out;
+			PING_ERR(pr, "fork: %s", strerror(errno));
+			return -1;
 		}
 		if (pid == 0) {
-			if (i == 0 && tcp)
-				echo_tcp(sh, size);
+			if (i == 0 && pr->tcp)
+				echo_tcp(pr->sh, pr->size);
 			else if (i == 0)
-				echo_udp(sh);
+				echo_udp(pr->sh);
 			else if (i == 1)
-				load_sink(sh, cfg->rcvbuf);
+				load_sink(pr->sh, cfg->rcvbuf);
 			else
-				load_sender(sh, cfg->load_pps,
+				load_sender(pr->sh, cfg->load_pps,
 					    cfg->ping_time + 5, cfg->rcvbuf);
 			_exit(0);
 		}
-		pids[np++] = pid;
+		pr->pids[pr->np++] = pid;
 	}
-	if (wait_flag(&sh->ready, np, sh, 5) < 0) {
-		snprintf(res->err, sizeof(res->err), "helpers did not start%s%s",
-			 sh->failed ? ": " : "", sh->failed ? sh->err : "");
-		goto out;
+	if (wait_flag(&pr->sh->ready, pr->np, pr->sh, 5) < 0) {
+		PING_ERR(pr, "helpers did not start%s%s",
+			 pr->sh->failed ? ": " : "",
+			 pr->sh->failed ? pr->sh->err : "");
+		return -1;
 	}
-	fd = client_socket(cfg, tcp, res->err, sizeof(res->err));
-	if (fd < 0)
-		goto out;
-	if (load) {
-		struct timespec lead = { .tv_sec = 0,
-					 .tv_nsec = (long)(LOAD_LEAD_S * 1e9) };
+	return 0;
+}
 
-		st(&sh->load_go, 1);
-		nanosleep(&lead, NULL);
-	}
+/* the round trips, warm-up first, on @fd: 0 or -1 */
+static int round_trips(struct ping_run *pr, int fd)
+{
+	const struct bench_cfg *cfg = pr->cfg;
+	uint8_t buf[PING_MAX_SIZE];
+	uint64_t seq, lost = 0;
+	double t0 = bench_now(), deadline = t0 + cfg->ping_time;
 
-	t0 = bench_now();
-	deadline = t0 + cfg->ping_time;
-	for (seq = 0; seq < warm + (uint64_t)cfg->ping_count; seq++) {
+	memset(buf, 0x5a, sizeof(buf));
+	for (seq = 0; seq < pr->warm + (uint64_t)cfg->ping_count; seq++) {
 		uint64_t a, b;
 		int r;
 
-		if (*abort_flag) {
-			snprintf(res->err, sizeof(res->err), "aborted");
-			goto out;
+		if (*pr->abort_flag) {
+			PING_ERR(pr, "aborted");
+			return -1;
 		}
-		if (ld(&sh->failed)) {
-			snprintf(res->err, sizeof(res->err), "%s", sh->err);
-			goto out;
+		if (ld(&pr->sh->failed)) {
+			PING_ERR(pr, "%s", pr->sh->err);
+			return -1;
 		}
 		if (bench_now() > deadline)
 			break;
 		a = mono_ns();
-		r = tcp ? rtt_tcp(fd, buf, size, seq) :
-			  rtt_udp(fd, buf, size, seq, abort_flag);
+		r = pr->tcp ? rtt_tcp(fd, buf, pr->size, seq) :
+			      rtt_udp(fd, buf, pr->size, seq, pr->abort_flag);
 		b = mono_ns();
 		if (r < 0) {
-			snprintf(res->err, sizeof(res->err),
-				 "round trip %llu: %s", (unsigned long long)seq,
-				 strerror(errno));
-			goto out;
+			PING_ERR(pr, "round trip %llu: %s",
+				 (unsigned long long)seq, strerror(errno));
+			return -1;
 		}
 		if (r > 0) {
-			if (++lost >= PING_MAX_LOST || tcp) {
-				snprintf(res->err, sizeof(res->err),
-					 "%llu request(s) unanswered for %d s",
-					 (unsigned long long)lost,
+			if (++lost >= PING_MAX_LOST || pr->tcp) {
+				PING_ERR(pr, "%llu request(s) unanswered for "
+					 "%d s", (unsigned long long)lost,
 					 PING_TIMEOUT_S);
-				res->ping_lost = lost;
-				goto out;
+				pr->res->ping_lost = lost;
+				return -1;
 			}
 			continue;
 		}
-		if (seq >= warm)
-			lat[n++] = b - a;
+		if (seq >= pr->warm)
+			pr->lat[pr->n++] = b - a;
 	}
-	res->elapsed = bench_now() - t0;
-	res->ping_lost = lost;
+	pr->res->elapsed = bench_now() - t0;
+	pr->res->ping_lost = lost;
+	return 0;
+}
 
-	if (load) {
-		uint64_t last = 0;
-		double tp;
+/* stop the load; every load datagram sent must arrive */
+static void load_result(struct ping_run *pr)
+{
+	struct ping_shared *sh = pr->sh;
+	struct bench_result *res = pr->res;
+	uint64_t last = 0;
+	double tp;
 
-		st(&sh->load_stop, 1);
-		tp = bench_now();
-		/* every load datagram sent must arrive */
-		for (;;) {
-			uint64_t s = __atomic_load_n(&sh->load_sent,
-						     __ATOMIC_ACQUIRE);
-			uint64_t d = __atomic_load_n(&sh->load_delivered,
-						     __ATOMIC_ACQUIRE);
+	st(&sh->load_stop, 1);
+	tp = bench_now();
+	for (;;) {
+		uint64_t s = __atomic_load_n(&sh->load_sent, __ATOMIC_ACQUIRE);
+		uint64_t d = __atomic_load_n(&sh->load_delivered,
+					     __ATOMIC_ACQUIRE);
 
-			if (d != last) {
-				last = d;
-				tp = bench_now();
-			}
-			if ((d >= s && bench_now() - tp > 0.05) ||
-			    bench_now() - tp > LOAD_SETTLE_S || *abort_flag)
-				break;
-			usleep(2000);
+		if (d != last) {
+			last = d;
+			tp = bench_now();
 		}
-		res->load_sent = sh->load_sent;
-		res->load_delivered = sh->load_delivered;
-		if (sh->load_t1 > sh->load_t0)
-			res->load_pps = res->load_sent /
-					(sh->load_t1 - sh->load_t0);
-		if (res->load_delivered < res->load_sent)
-			snprintf(res->err, sizeof(res->err),
-				 "load: %llu of %llu datagrams lost",
-				 (unsigned long long)(res->load_sent -
-						      res->load_delivered),
-				 (unsigned long long)res->load_sent);
+		if ((d >= s && bench_now() - tp > 0.05) ||
+		    bench_now() - tp > LOAD_SETTLE_S || *pr->abort_flag)
+			break;
+		usleep(2000);
 	}
-	lat_stats(lat, n, res);
-	res->lost = res->ping_lost + (res->load_sent - res->load_delivered);
-	if (!n) {
-		snprintf(res->err, sizeof(res->err), "no round trip measured");
-		goto out;
+	res->load_sent = sh->load_sent;
+	res->load_delivered = sh->load_delivered;
+	if (sh->load_t1 > sh->load_t0)
+		res->load_pps = res->load_sent / (sh->load_t1 - sh->load_t0);
+	if (res->load_delivered < res->load_sent)
+		PING_ERR(pr, "load: %llu of %llu datagrams lost",
+			 (unsigned long long)(res->load_sent -
+					      res->load_delivered),
+			 (unsigned long long)res->load_sent);
+}
+
+/* the helpers, the client's socket, the round trips: 0 or -1 */
+static int ping_measure(struct ping_run *pr, int *fd)
+{
+	if (start_helpers(pr) < 0)
+		return -1;
+	*fd = client_socket(pr->cfg, pr->tcp, pr->res->err,
+			    sizeof(pr->res->err));
+	if (*fd < 0)
+		return -1;
+	if (pr->load) {
+		struct timespec lead = { .tv_sec = 0,
+					 .tv_nsec = (long)(LOAD_LEAD_S * 1e9) };
+
+		st(&pr->sh->load_go, 1);
+		nanosleep(&lead, NULL);
 	}
-	ret = 0;
-out:
+	if (round_trips(pr, *fd) < 0)
+		return -1;
+	if (pr->load)
+		load_result(pr);
+	lat_stats(pr->lat, pr->n, pr->res);
+	pr->res->lost = pr->res->ping_lost +
+			(pr->res->load_sent - pr->res->load_delivered);
+	if (!pr->n) {
+		PING_ERR(pr, "no round trip measured");
+		return -1;
+	}
+	return 0;
+}
+
+int bench_ping(const struct bench_cfg *cfg, const volatile int *abort_flag,
+	       struct bench_result *res)
+{
+	struct ping_run pr = {
+		.cfg = cfg, .abort_flag = abort_flag, .res = res,
+		.tcp = cfg->work == BENCH_WORK_PING_TCP,
+		.warm = cfg->ping_count / 10, .size = cfg->ping_size,
+	};
+	int fd = -1, ret = -1, i, status;
+
+	pr.load = !pr.tcp && cfg->load_pps > 0;
+	if (pr.warm > PING_WARMUP_MAX)
+		pr.warm = PING_WARMUP_MAX;
+	if (pr.size < sizeof(uint64_t))
+		pr.size = sizeof(uint64_t);
+	if (pr.size > PING_MAX_SIZE)
+		pr.size = PING_MAX_SIZE;
+	res->load_target_pps = pr.load ? cfg->load_pps : 0;
+	pr.sh = mmap(NULL, sizeof(*pr.sh), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (pr.sh == MAP_FAILED) {
+		PING_ERR(&pr, "mmap: %s", strerror(errno));
+		return -1;
+	}
+	memset(pr.sh, 0, sizeof(*pr.sh));
+	pr.lat = calloc(cfg->ping_count ? cfg->ping_count : 1,
+			sizeof(*pr.lat));
+	if (!pr.lat)
+		PING_ERR(&pr, "out of memory");
+	else
+		ret = ping_measure(&pr, &fd);
 	if (fd >= 0)
 		close(fd);
-	st(&sh->stop, 1);
-	for (i = 0; i < np; i++)
-		bench_wait_deadline(pids[i], 1, &status);
-	if (ret == 0 && sh->failed) {
-		snprintf(res->err, sizeof(res->err), "%s", sh->err);
+	st(&pr.sh->stop, 1);
+	for (i = 0; i < pr.np; i++)
+		bench_wait_deadline(pr.pids[i], 1, &status);
+	if (ret == 0 && pr.sh->failed) {
+		PING_ERR(&pr, "%s", pr.sh->err);
 		ret = -1;
 	}
-	free(lat);
-	munmap(sh, sizeof(*sh));
+	free(pr.lat);
+	munmap(pr.sh, sizeof(*pr.sh));
 	return ret;
 }

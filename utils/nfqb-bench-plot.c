@@ -19,7 +19,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-consumers.h"
+#include "nfqb-bench-plot.h"
+#include "nfqb-bench-proc.h"
 
 #define PLOT_MAX_SERIES		16
 #define PLOT_MAX_CONS		16
@@ -216,40 +218,80 @@ static int run_gnuplot(const char *script)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-int bench_plot(const char *png, const char *title,
-	       const struct bench_plot_row *rows, unsigned int n)
-{
-	char dir[] = "/tmp/nfqb-plot.XXXXXX";
-	char data[4][64], script[64];
-	static char series[4][PLOT_MAX_SERIES][48];
-	unsigned int ns[4], i, j, row, left = 0, right = 0, nrow, ncol;
-	int ret = -1;
-	FILE *f;
+/* the picture's data: a file per panel */
+struct plot_files {
+	char dir[32];
+	char data[4][64];
+	char script[64];
+	char series[4][PLOT_MAX_SERIES][48];
+	unsigned int ns[4];		/* series per panel, 0: none */
+	unsigned int left, right;	/* panels per column */
+};
 
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "nfqb-bench: mkdtemp: %s\n", strerror(errno));
-		return -1;
+/* one panel, the @p'th of panels[], at its place in the grid */
+static void gp_panel(FILE *f, const struct plot_files *pf, unsigned int p)
+{
+	unsigned int j;
+
+	fprintf(f, "set title ");
+	gp_str(f, panels[p].title);
+	fprintf(f, "\nset ylabel ");
+	gp_str(f, panels[p].ylabel);
+	fprintf(f, "\n%s\n", panels[p].log ?
+		"set logscale y\nset yrange [1:*]" :
+		"unset logscale y\nset yrange [0:*]");
+	fprintf(f, "plot ");
+	for (j = 0; j < pf->ns[p]; j++) {
+		if (j)
+			fprintf(f, ", \\\n     ");
+		gp_str(f, pf->data[p]);
+		if (j == 0)
+			fprintf(f, " using 2:3:4:xtic(1)");
+		else
+			fprintf(f, " using %u:%u:%u", 2 + 3 * j, 3 + 3 * j,
+				4 + 3 * j);
+		fprintf(f, " title ");
+		gp_str(f, pf->series[p][j]);
 	}
-	for (i = 0; i < 4; i++) {
-		snprintf(data[i], sizeof(data[i]), "%s/%s.dat", dir,
-			 panels[i].panel);
-		write_panel(data[i], panels[i].panel, rows, n, series[i],
-			    &ns[i]);
-		if (ns[i] && (i == 0 || i == 2))
-			left++;
-		if (ns[i] && (i == 1 || i == 3))
-			right++;
+	fputc('\n', f);
+}
+
+/* row by row: left column throughput, right column latency */
+static void gp_grid(FILE *f, const struct plot_files *pf, unsigned int nrow)
+{
+	unsigned int row, col, i;
+
+	for (row = 0; row < nrow; row++) {
+		for (col = 0; col < 2; col++) {
+			unsigned int seen = 0, p = 4;
+
+			if ((col == 0 && !pf->left) || (col == 1 && !pf->right))
+				continue;
+			for (i = col; i < 4; i += 2) {
+				if (!pf->ns[i])
+					continue;
+				if (seen++ == row) {
+					p = i;
+					break;
+				}
+			}
+			if (p == 4)
+				fprintf(f, "set multiplot next\n");
+			else
+				gp_panel(f, pf, p);
+		}
 	}
-	if (!left && !right) {
-		fprintf(stderr, "nfqb-bench: nothing to plot\n");
-		goto out;
-	}
-	nrow = left > right ? left : right;
-	ncol = (left > 0) + (right > 0);
-	snprintf(script, sizeof(script), "%s/plot.gp", dir);
-	f = fopen(script, "w");
+}
+
+static int gp_script(const struct plot_files *pf, const char *png,
+		     const char *title)
+{
+	unsigned int nrow = pf->left > pf->right ? pf->left : pf->right;
+	unsigned int ncol = (pf->left > 0) + (pf->right > 0);
+	FILE *f = fopen(pf->script, "w");
+
 	if (!f)
-		goto out;
+		return -1;
 	fprintf(f, "set terminal pngcairo size %u,%u font 'sans,9' "
 		"noenhanced\nset output ", 720 * ncol, 60 + 420 * nrow);
 	gp_str(f, png);
@@ -261,62 +303,52 @@ int bench_plot(const char *png, const char *title,
 		"set grid ytics\nset key outside bottom center horizontal noenhanced\n"
 		"set xtics nomirror scale 0 noenhanced\n"
 		"set datafile missing 'NaN'\n");
-	/* row by row: left column throughput, right column latency */
-	for (row = 0; row < nrow; row++) {
-		unsigned int col;
-
-		for (col = 0; col < 2; col++) {
-			unsigned int want = row, seen = 0, p = 4;
-
-			if ((col == 0 && !left) || (col == 1 && !right))
-				continue;
-			for (i = col; i < 4; i += 2) {
-				if (!ns[i])
-					continue;
-				if (seen++ == want) {
-					p = i;
-					break;
-				}
-			}
-			if (p == 4) {
-				fprintf(f, "set multiplot next\n");
-				continue;
-			}
-			fprintf(f, "set title ");
-			gp_str(f, panels[p].title);
-			fprintf(f, "\nset ylabel ");
-			gp_str(f, panels[p].ylabel);
-			fprintf(f, "\n%s\n", panels[p].log ?
-				"set logscale y\nset yrange [1:*]" :
-				"unset logscale y\nset yrange [0:*]");
-			fprintf(f, "plot ");
-			for (j = 0; j < ns[p]; j++) {
-				if (j)
-					fprintf(f, ", \\\n     ");
-				gp_str(f, data[p]);
-				if (j == 0)
-					fprintf(f, " using 2:3:4:xtic(1)");
-				else
-					fprintf(f, " using %u:%u:%u", 2 + 3 * j,
-						3 + 3 * j, 4 + 3 * j);
-				fprintf(f, " title ");
-				gp_str(f, series[p][j]);
-			}
-			fputc('\n', f);
-		}
-	}
+	gp_grid(f, pf, nrow);
 	fprintf(f, "unset multiplot\n");
 	fclose(f);
-	ret = run_gnuplot(script);
+	return 0;
+}
+
+int bench_plot(const char *png, const char *title,
+	       const struct bench_plot_row *rows, unsigned int n)
+{
+	static struct plot_files pf;
+	unsigned int i;
+	int ret = -1;
+
+	memset(&pf, 0, sizeof(pf));
+	snprintf(pf.dir, sizeof(pf.dir), "/tmp/nfqb-plot.XXXXXX");
+	if (!mkdtemp(pf.dir)) {
+		fprintf(stderr, "nfqb-bench: mkdtemp: %s\n", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < 4; i++) {
+		snprintf(pf.data[i], sizeof(pf.data[i]), "%s/%s.dat", pf.dir,
+			 panels[i].panel);
+		write_panel(pf.data[i], panels[i].panel, rows, n, pf.series[i],
+			    &pf.ns[i]);
+		if (pf.ns[i] && (i == 0 || i == 2))
+			pf.left++;
+		if (pf.ns[i] && (i == 1 || i == 3))
+			pf.right++;
+	}
+	if (!pf.left && !pf.right) {
+		fprintf(stderr, "nfqb-bench: nothing to plot\n");
+		goto out;
+	}
+	snprintf(pf.script, sizeof(pf.script), "%s/plot.gp", pf.dir);
+	if (gp_script(&pf, png, title) < 0)
+		goto out;
+	ret = run_gnuplot(pf.script);
 	if (ret < 0)
 		fprintf(stderr, "nfqb-bench: gnuplot failed (script kept in %s)\n",
-			dir);
+			pf.dir);
 out:
 	if (ret == 0) {
 		for (i = 0; i < 4; i++)
-			unlink(data[i]);
-		unlink(script);
-		rmdir(dir);
+			unlink(pf.data[i]);
+		unlink(pf.script);
+		rmdir(pf.dir);
 	}
 	return ret;
 }

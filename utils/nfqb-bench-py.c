@@ -29,7 +29,7 @@
  * NFQB_BENCH_PYNFQ_DIR (python-netfilterqueue's: the output of
  * build-pynfq.sh).
  *
- * bench_print_py() reports them against python-netfilterqueue: paired
+ * nfqb-bench-report.c reports them against python-netfilterqueue: paired
  * ratios per repetition and the targets of issue 24.
  */
 #include <errno.h>
@@ -40,7 +40,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-child.h"
+#include "nfqb-bench-cons.h"
+#include "nfqb-bench-py.h"
 
 
 static void read_output(int fd, struct bench_cons *c, char *tail,
@@ -92,60 +94,70 @@ static int py_fail(struct bench_cons *c, const char *msg)
 	return -1;
 }
 
-static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
-		    const char *impl)
-{
-	const char *python = bench_env_or("NFQB_BENCH_PYTHON", "/usr/bin/python3");
-	const char *script = bench_env_or("NFQB_BENCH_PYCONSUMER", "");
-	const char *path;
-	char tmpl[] = "/tmp/nfqb-bench-py.XXXXXX", maxlen[16], sock[16];
-	char tail[150], msg[256];
-	int fd, st;
-	pid_t pid;
+/* what runs: the interpreter, the script, the implementation and where
+ * its package is ("": the installed nfqb) */
+struct py_where {
+	const char *python, *script, *impl, *path;
+};
 
+/* it can run: 0, or -1 with @c failed */
+static int py_check(const struct bench_cfg *cfg, struct bench_cons *c,
+		    struct py_where *w)
+{
+	char msg[256];
+
+	w->python = bench_env_or("NFQB_BENCH_PYTHON", "/usr/bin/python3");
+	w->script = bench_env_or("NFQB_BENCH_PYCONSUMER", "");
 	if (cfg->drain)
 		return py_fail(c, "the Python consumers cannot run in drain mode (SIGSTOP does not reach them): use --mode stream");
-	if (!strcmp(impl, "pynfq")) {
-		path = getenv("NFQB_BENCH_PYNFQ_DIR");
-		if (!path || !*path)
+	if (!strcmp(w->impl, "pynfq")) {
+		w->path = getenv("NFQB_BENCH_PYNFQ_DIR");
+		if (!w->path || !*w->path)
 			return py_fail(c, "NFQB_BENCH_PYNFQ_DIR is not set: build python-netfilterqueue with python/bench/build-pynfq.sh (make bench-python does)");
 	} else {
-		/* "": the installed nfqb */
-		path = bench_env_or("NFQB_BENCH_PYNFQB_DIR", "");
+		w->path = bench_env_or("NFQB_BENCH_PYNFQB_DIR", "");
 	}
-	if (!*script || access(script, R_OK)) {
+	if (!*w->script || access(w->script, R_OK)) {
 		snprintf(msg, sizeof(msg),
 			 "no consumer script '%.100s': set NFQB_BENCH_PYCONSUMER to python/bench/pyconsumer.py (make bench-python does)",
-			 script);
+			 w->script);
 		return py_fail(c, msg);
 	}
-	fd = mkstemp(tmpl);
-	if (fd < 0) {
-		bench_cons_fail(c, "mkstemp", errno);
-		return -1;
-	}
-	unlink(tmpl);
+	return 0;
+}
+
+/* the script, forked, its output into @fd: its pid, or -1 */
+static pid_t py_spawn(const struct bench_cfg *cfg, const struct py_where *w,
+		      int fd)
+{
+	char maxlen[16], sock[16];
+	pid_t pid;
+
 	snprintf(maxlen, sizeof(maxlen), "%u", cfg->maxlen);
 	/* the kernel doubles it: the same buffer as the C consumers */
 	snprintf(sock, sizeof(sock), "%u", cfg->rcvbuf / 2);
-
 	pid = fork();
-	if (pid < 0) {
-		bench_cons_fail(c, "fork", errno);
-		close(fd);
-		return -1;
-	}
 	if (pid == 0) {
-		char *argv[] = { (char *)python, (char *)script, (char *)impl,
-				 "--maxlen", maxlen, "--sock-len", sock, NULL };
+		char *argv[] = { (char *)w->python, (char *)w->script,
+				 (char *)w->impl, "--maxlen", maxlen,
+				 "--sock-len", sock, NULL };
 
 		bench_child_setup(fd);
-		if (*path)
-			setenv("PYTHONPATH", path, 1);
+		if (*w->path)
+			setenv("PYTHONPATH", w->path, 1);
 		setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
-		execv(python, argv);
+		execv(w->python, argv);
 		_exit(127);
 	}
+	return pid;
+}
+
+/* the script's run, from its binding to its end: 0 or -1 */
+static int py_wait(pid_t pid, int fd, const char *impl,
+		   struct bench_cons *c)
+{
+	char tail[150], msg[256];
+	int st;
 
 	switch (bench_child_bound(pid, 0, 20, &st)) {
 	case 0:
@@ -154,18 +166,13 @@ static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 		read_output(fd, c, tail, sizeof(tail));
 		snprintf(msg, sizeof(msg), "%s exited before binding: %s",
 			 impl, last_chars(tail, 120));
-		close(fd);
 		return py_fail(c, msg);
 	default:
-		close(fd);
 		return py_fail(c, "the Python consumer did not bind queue 0 in 20 s");
 	}
-	if (bench_child_run(pid, c, "python", &st) < 0) {
-		close(fd);
+	if (bench_child_run(pid, c, "python", &st) < 0)
 		return -1;
-	}
 	read_output(fd, c, tail, sizeof(tail));
-	close(fd);
 	if (!bench_stop || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		snprintf(msg, sizeof(msg), "%s %s (%s %d): %s", impl,
 			 bench_stop ? "failed" : "exited during the run",
@@ -175,6 +182,29 @@ static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
 		return py_fail(c, msg);
 	}
 	return 0;
+}
+
+static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
+		    const char *impl)
+{
+	struct py_where w = { .impl = impl };
+	int fd, ret;
+	pid_t pid;
+
+	if (py_check(cfg, c, &w) < 0)
+		return -1;
+	fd = bench_child_output("py", c);
+	if (fd < 0)
+		return -1;
+	pid = py_spawn(cfg, &w, fd);
+	if (pid < 0) {
+		bench_cons_fail(c, "fork", errno);
+		close(fd);
+		return -1;
+	}
+	ret = py_wait(pid, fd, impl, c);
+	close(fd);
+	return ret;
 }
 
 int bench_py_nfq(const struct bench_cfg *cfg, struct bench_cons *c)
@@ -192,98 +222,3 @@ int bench_py_batch(const struct bench_cfg *cfg, struct bench_cons *c)
 	return bench_py(cfg, c, "batch");
 }
 
-/* --- report ---------------------------------------------------------------- */
-
-struct py_target {
-	char name[80];
-	struct bench_stat st;
-	double limit;
-	bool le;
-};
-
-void bench_print_py(FILE *f, const struct bench_set *s)
-{
-	static const enum bench_kind ours[] = { BENCH_PY_COMPAT,
-						BENCH_PY_BATCH };
-	struct py_target t[2 * BENCH_MAX_SCEN];
-	unsigned int si, i, nt = 0;
-
-	if (!bench_has_kind(s, BENCH_PY_NFQ))
-		return;
-	fprintf(f, "\nPython consumers against python-netfilterqueue 1.1.0 "
-		"(py-nfq), ratios paired per repetition, median (min..max):\n");
-	for (si = 0; si < s->nscen; si++) {
-		const struct bench_scen *sc = &s->scen[si];
-		bool udp = sc->work == BENCH_WORK_UDP && !sc->drain;
-		bool tcp = sc->work == BENCH_WORK_TCP;
-		enum bench_metric perf = udp ? BM_PPS : BM_GBPS;
-		enum bench_metric cpu = udp ? BM_CPU_NS : BM_CPU_GBIT;
-
-		if (!udp && !tcp)
-			continue;
-		if (udp)
-			fprintf(f, "UDP %u B, streaming\n", sc->payload);
-		else
-			fprintf(f, "TCP, %s\n", sc->name);
-		fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n", "consumer",
-			udp ? "pkt/s" : "Gbit/s", "x py-nfq",
-			udp ? "CPU ns/pkt" : "CPU ms/Gbit", "x py-nfq");
-		for (i = 0; i < 3; i++) {
-			enum bench_kind k = i == 0 ? BENCH_PY_NFQ : ours[i - 1];
-			struct bench_stat st;
-			char a[64], b[64], c[64], d[64];
-
-			if (!bench_has_kind(s, k))
-				continue;
-			st = bench_stat_of(s, si, k, perf);
-			bench_fmt_stat(a, sizeof(a), &st, udp ? -1 : 2);
-			st = bench_paired(s, si, k, BENCH_PY_NFQ, perf, false);
-			bench_fmt_stat(b, sizeof(b), &st, 2);
-			st = bench_stat_of(s, si, k, cpu);
-			bench_fmt_stat(c, sizeof(c), &st, -1);
-			st = bench_paired(s, si, k, BENCH_PY_NFQ, cpu, false);
-			bench_fmt_stat(d, sizeof(d), &st, 2);
-			fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n",
-				bench_consumers[k].label, a,
-				k == BENCH_PY_NFQ ? "1" : b, c,
-				k == BENCH_PY_NFQ ? "1" : d);
-		}
-		for (i = 0; i < 2 && nt + 1 < sizeof(t) / sizeof(t[0]); i++) {
-			enum bench_kind k = ours[i];
-
-			if (!bench_has_kind(s, k))
-				continue;
-			if (udp && sc->payload == 64) {
-				snprintf(t[nt].name, sizeof(t[nt].name),
-					 "%s CPU/pkt, UDP 64 B",
-					 bench_consumers[k].name);
-				t[nt].st = bench_paired(s, si, k, BENCH_PY_NFQ,
-							BM_CPU_NS, false);
-				t[nt].limit = k == BENCH_PY_COMPAT ? 0.7 : 0.6;
-				t[nt++].le = true;
-			} else if (tcp) {
-				snprintf(t[nt].name, sizeof(t[nt].name),
-					 "%s Gbit/s, TCP %s",
-					 bench_consumers[k].name, sc->name);
-				t[nt].st = bench_paired(s, si, k, BENCH_PY_NFQ,
-							BM_GBPS, false);
-				t[nt].limit = 1.0;
-				t[nt++].le = false;
-			}
-		}
-	}
-	if (!nt)
-		return;
-	fprintf(f, "targets (issue 24; x python-netfilterqueue, paired "
-		"medians (min..max)):\n");
-	for (i = 0; i < nt; i++) {
-		char v[64];
-		bool met = t[i].st.n && (t[i].le ? t[i].st.med <= t[i].limit :
-					  t[i].st.med >= t[i].limit);
-
-		bench_fmt_stat(v, sizeof(v), &t[i].st, 2);
-		fprintf(f, "  %-44s %-20s (%s %.2f)  %s\n", t[i].name, v,
-			t[i].le ? "<=" : ">=", t[i].limit,
-			!t[i].st.n ? "not measured" : met ? "met" : "NOT met");
-	}
-}

@@ -23,7 +23,8 @@
 #include <libmnl/libmnl.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-cons.h"
+#include "nfqb-bench-ref.h"
 
 #define REF_BUF		(65536 + 4096)
 
@@ -66,6 +67,50 @@ static int ref_a_cb(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
 	return nfq_set_verdict(qh, ntohl(ph->packet_id), NF_ACCEPT, 0, NULL);
 }
 
+/* the queue's settings, as asked: 0 or -1 (errno) */
+static int ref_a_setup(const struct bench_cfg *cfg, struct nfq_q_handle *qh,
+		       int fd, struct bench_cons *c)
+{
+	if (nfq_set_mode(qh, NFQNL_COPY_PACKET, 0xffff) < 0 ||
+	    nfq_set_queue_maxlen(qh, cfg->maxlen) < 0 ||
+	    set_rcvbuf(fd, cfg->rcvbuf) < 0) {
+		bench_cons_fail(c, "queue setup", errno);
+		return -1;
+	}
+	if (cfg->gso >= 0 &&
+	    nfq_set_queue_flags(qh, NFQA_CFG_F_GSO,
+				cfg->gso ? NFQA_CFG_F_GSO : 0) < 0) {
+		bench_cons_fail(c, "nfq_set_queue_flags(GSO)", errno);
+		return -1;
+	}
+	return 0;
+}
+
+/* receive and handle until the stop: 0 or -1 */
+static int ref_a_loop(struct nfq_handle *h, int fd, char *buf,
+		      struct bench_cons *c)
+{
+	while (!bench_stop) {
+		ssize_t n = recv(fd, buf, REF_BUF, 0);
+
+		c->recv_calls++;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ENOBUFS) {
+				c->enobufs++;
+				continue;
+			}
+			bench_cons_fail(c, "recv", errno);
+			return -1;
+		}
+		if (nfq_handle_packet(h, buf, (int)n) < 0)
+			c->kernel_errors++;
+	}
+	bench_cons_quiet();
+	return 0;
+}
+
 int bench_ref_a(const struct bench_cfg *cfg, struct bench_cons *c)
 {
 	struct ref_a ra = { .c = c, .count = cfg->work == BENCH_WORK_TCP };
@@ -90,40 +135,10 @@ int bench_ref_a(const struct bench_cfg *cfg, struct bench_cons *c)
 		goto out_close;
 	}
 	fd = nfq_fd(h);
-	if (nfq_set_mode(qh, NFQNL_COPY_PACKET, 0xffff) < 0 ||
-	    nfq_set_queue_maxlen(qh, cfg->maxlen) < 0 ||
-	    set_rcvbuf(fd, cfg->rcvbuf) < 0) {
-		bench_cons_fail(c, "queue setup", errno);
-		goto out_destroy;
+	if (ref_a_setup(cfg, qh, fd, c) == 0) {
+		bench_cons_ready(c);
+		ret = ref_a_loop(h, fd, buf, c);
 	}
-	if (cfg->gso >= 0 &&
-	    nfq_set_queue_flags(qh, NFQA_CFG_F_GSO,
-				cfg->gso ? NFQA_CFG_F_GSO : 0) < 0) {
-		bench_cons_fail(c, "nfq_set_queue_flags(GSO)", errno);
-		goto out_destroy;
-	}
-	bench_cons_ready(c);
-
-	while (!bench_stop) {
-		ssize_t n = recv(fd, buf, REF_BUF, 0);
-
-		c->recv_calls++;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == ENOBUFS) {
-				c->enobufs++;
-				continue;
-			}
-			bench_cons_fail(c, "recv", errno);
-			goto out_destroy;
-		}
-		if (nfq_handle_packet(h, buf, (int)n) < 0)
-			c->kernel_errors++;
-	}
-	bench_cons_quiet();
-	ret = 0;
-out_destroy:
 	nfq_destroy_queue(qh);
 out_close:
 	nfq_close(h);
@@ -214,37 +229,21 @@ static int ref_b_parse(struct ref_b *rb, const char *buf, size_t len,
 	return 0;
 }
 
-int bench_ref_b(const struct bench_cfg *cfg, struct bench_cons *c)
+/* bind queue 0 and configure it as asked: 0 or -1 (errno) */
+static int ref_b_setup(const struct bench_cfg *cfg, struct ref_b *rb,
+		       char *buf)
 {
 	struct nlmsghdr *nlh;
-	struct ref_b *rb;
-	int fd, ret = -1;
-	char *buf;
 
-	rb = calloc(1, sizeof(*rb));
-	buf = malloc(REF_BUF);
-	if (!rb || !buf) {
-		bench_cons_fail(c, "malloc", errno);
-		goto out_free;
-	}
-	rb->c = c;
-	rb->count = cfg->work == BENCH_WORK_TCP;
-	rb->nl = mnl_socket_open(NETLINK_NETFILTER);
-	if (!rb->nl) {
-		bench_cons_fail(c, "mnl_socket_open", errno);
-		goto out_free;
-	}
 	if (mnl_socket_bind(rb->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		bench_cons_fail(c, "mnl_socket_bind", errno);
-		goto out_close;
+		bench_cons_fail(rb->c, "mnl_socket_bind", errno);
+		return -1;
 	}
-	fd = mnl_socket_get_fd(rb->nl);
-
 	nlh = nfq_nlmsg_put(rb->sbuf, NFQNL_MSG_CONFIG, 0);
 	nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_BIND);
 	if (ref_b_config(rb, nlh, buf) < 0) {
-		bench_cons_fail(c, "bind queue", errno);
-		goto out_close;
+		bench_cons_fail(rb->c, "bind queue", errno);
+		return -1;
 	}
 	nlh = nfq_nlmsg_put(rb->sbuf, NFQNL_MSG_CONFIG, 0);
 	nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, 0xffff);
@@ -254,11 +253,20 @@ int bench_ref_b(const struct bench_cfg *cfg, struct bench_cons *c)
 				 htonl(cfg->gso ? NFQA_CFG_F_GSO : 0));
 		mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(NFQA_CFG_F_GSO));
 	}
-	if (ref_b_config(rb, nlh, buf) < 0 || set_rcvbuf(fd, cfg->rcvbuf) < 0) {
-		bench_cons_fail(c, "queue setup", errno);
-		goto out_close;
+	if (ref_b_config(rb, nlh, buf) < 0 ||
+	    set_rcvbuf(mnl_socket_get_fd(rb->nl), cfg->rcvbuf) < 0) {
+		bench_cons_fail(rb->c, "queue setup", errno);
+		return -1;
 	}
-	bench_cons_ready(c);
+	return 0;
+}
+
+/* receive, batching the verdicts, until the stop: 0, or -1 (@c failed) */
+static int ref_b_loop(const struct bench_cfg *cfg, struct ref_b *rb,
+		      char *buf)
+{
+	int fd = mnl_socket_get_fd(rb->nl);
+	struct bench_cons *c = rb->c;
 
 	while (!bench_stop) {
 		ssize_t n = recv(fd, buf, REF_BUF,
@@ -278,7 +286,7 @@ int bench_ref_b(const struct bench_cfg *cfg, struct bench_cons *c)
 				continue;
 			}
 			bench_cons_fail(c, "recv", errno);
-			goto out_close;
+			return -1;
 		}
 		if (ref_b_parse(rb, buf, (size_t)n, cfg->batch) < 0)
 			goto fail_send;
@@ -286,11 +294,35 @@ int bench_ref_b(const struct bench_cfg *cfg, struct bench_cons *c)
 	bench_cons_quiet();
 	if (ref_b_flush(rb) < 0)
 		goto fail_send;
-	ret = 0;
-	goto out_close;
+	return 0;
 fail_send:
 	bench_cons_fail(c, "sendto", errno);
-out_close:
+	return -1;
+}
+
+int bench_ref_b(const struct bench_cfg *cfg, struct bench_cons *c)
+{
+	struct ref_b *rb;
+	int ret = -1;
+	char *buf;
+
+	rb = calloc(1, sizeof(*rb));
+	buf = malloc(REF_BUF);
+	if (!rb || !buf) {
+		bench_cons_fail(c, "malloc", errno);
+		goto out_free;
+	}
+	rb->c = c;
+	rb->count = cfg->work == BENCH_WORK_TCP;
+	rb->nl = mnl_socket_open(NETLINK_NETFILTER);
+	if (!rb->nl) {
+		bench_cons_fail(c, "mnl_socket_open", errno);
+		goto out_free;
+	}
+	if (ref_b_setup(cfg, rb, buf) == 0) {
+		bench_cons_ready(c);
+		ret = ref_b_loop(cfg, rb, buf);
+	}
 	mnl_socket_close(rb->nl);
 out_free:
 	free(buf);

@@ -1,222 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * nfqb-bench: statistics and reports over every run of an invocation, by
- * scenario (what was run) and consumer.
- *
- * Ratios are paired: within one repetition the consumers run one after the
- * other (the order rotating from repetition to repetition), so a ratio is
- * taken between the runs of the same repetition, and its median and range
- * over the repetitions are reported. A reference whose own runs spread by
- * more than the noise limit ((max - min) / median) makes the ratios against
- * it unreliable: that is said next to the figures.
+ * nfqb-bench: the tables of an invocation's result, by scenario (what was
+ * run) and consumer: the ratios of the UDP modes, TCP, latency, the
+ * targets of TCP and latency, and the Python consumers. Ratios are paired
+ * per repetition (nfqb-bench-stats.c); a reference whose own runs spread
+ * more than the noise limit is said to be noisy next to the figures.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/utsname.h>
 
-#include "nfqb-bench.h"
+#include <libnfq-batch/libnfq-batch.h>
 
-static const enum bench_kind refs[] = { BENCH_KERNEL, BENCH_REF_A,
-					BENCH_REF_B };
-
-int bench_scen_add(struct bench_set *s, const struct bench_scen *sc)
-{
-	if (s->nscen == BENCH_MAX_SCEN)
-		return -1;
-	s->scen[s->nscen] = *sc;
-	return (int)s->nscen++;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-double bench_median(double *v, unsigned int n)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static bool has_consumer(const struct bench_result *r)
-{
-	return bench_consumers[r->kind].queues > 0;
-}
-
-bool bench_metric(const struct bench_result *r, enum bench_metric m,
-		  double *v)
-{
-	double cons = (double)(r->cons_user_ns + r->cons_sys_ns);
-	double gbit = r->tcp_bytes * 8 / 1e9;
-
-	switch (m) {
-	case BM_PPS:
-		*v = r->pps;
-		return r->work == BENCH_WORK_UDP && r->sent && r->elapsed > 0;
-	case BM_CPU_NS:
-		*v = r->sent ? cons / (double)r->sent : 0;
-		return r->work == BENCH_WORK_UDP && r->sent && has_consumer(r);
-	case BM_GBPS:
-		*v = r->gbps;
-		return r->work == BENCH_WORK_TCP && r->tcp_bytes;
-	case BM_CPU_GBIT:
-		*v = gbit > 0 ? cons / 1e6 / gbit : 0;
-		return r->work == BENCH_WORK_TCP && gbit > 0 &&
-		       has_consumer(r);
-	case BM_TRAFFIC_CPU:
-		*v = gbit > 0 ? (r->traffic_user_ns + r->traffic_sys_ns) /
-				1e6 / gbit : 0;
-		return r->work == BENCH_WORK_TCP && gbit > 0;
-	case BM_P50:
-		*v = r->lat_p50;
-		return r->pings > 0;
-	case BM_P99:
-		*v = r->lat_p99;
-		return r->pings > 0;
-	case BM_P999:
-		*v = r->lat_p999;
-		return r->pings > 0;
-	case BM_MAX:
-		*v = r->lat_max;
-		return r->pings > 0;
-	case BM_LOAD_PPS:
-		*v = r->load_pps;
-		return r->load_sent > 0;
-	case BM_GSO_PCT:
-		*v = r->cons.packets ? 100.0 * r->cons.gso_packets /
-				       r->cons.packets : 0;
-		return r->work == BENCH_WORK_TCP && r->cons.packets;
-	case BM_PKT_BYTES:
-		*v = r->cons.packets ? (double)r->cons.bytes / r->cons.packets :
-				       0;
-		return r->work == BENCH_WORK_TCP && r->cons.packets;
-	case BM_RETRANS:
-		*v = (double)r->retransmits;
-		return r->work == BENCH_WORK_TCP && r->tcp_bytes;
-	case BM_QDROP:
-		*v = (double)(r->kq_dropped + r->kq_user_dropped);
-		return r->work == BENCH_WORK_TCP && r->tcp_bytes &&
-		       has_consumer(r);
-	}
-	return false;
-}
-
-/* a run that counts for the statistics of its scenario */
-static bool usable(const struct bench_result *r)
-{
-	if (!r->done || !r->timed || r->calibration)
-		return false;
-	return r->work == BENCH_WORK_UDP || !r->failed;
-}
-
-struct bench_stat bench_stat_of(const struct bench_set *s, int scen,
-				enum bench_kind k, enum bench_metric m)
-{
-	struct bench_stat st = { 0 };
-	double v[s->nres + 1];
-	unsigned int i;
-
-	for (i = 0; i < s->nres; i++) {
-		const struct bench_result *r = &s->res[i];
-
-		if (r->scen != scen || r->kind != k || !usable(r) ||
-		    !bench_metric(r, m, &v[st.n]))
-			continue;
-		st.n++;
-	}
-	if (!st.n)
-		return st;
-	st.med = bench_median(v, st.n);
-	st.min = v[0];
-	st.max = v[st.n - 1];
-	return st;
-}
-
-struct bench_stat bench_paired(const struct bench_set *s, int scen,
-			       enum bench_kind k, enum bench_kind ref,
-			       enum bench_metric m, bool diff)
-{
-	struct bench_stat st = { 0 };
-	double v[s->nres + 1];
-	unsigned int i, j;
-
-	for (i = 0; i < s->nres; i++) {
-		const struct bench_result *x = &s->res[i];
-		double a, b;
-
-		if (x->scen != scen || x->kind != k || !usable(x) ||
-		    !bench_metric(x, m, &a))
-			continue;
-		for (j = 0; j < s->nres; j++) {
-			const struct bench_result *y = &s->res[j];
-
-			if (y->scen == scen && y->kind == ref &&
-			    y->rep == x->rep && usable(y) &&
-			    bench_metric(y, m, &b))
-				break;
-		}
-		if (j == s->nres || (!diff && b <= 0))
-			continue;
-		v[st.n++] = diff ? a - b : a / b;
-	}
-	if (!st.n)
-		return st;
-	st.med = bench_median(v, st.n);
-	st.min = v[0];
-	st.max = v[st.n - 1];
-	return st;
-}
-
-/* (max - min) / median in percent, -1 if fewer than 2 runs */
-static double spread_pct(const struct bench_stat *st)
-{
-	if (st->n < 2 || st->med <= 0)
-		return -1;
-	return 100.0 * (st->max - st->min) / st->med;
-}
-
-bool bench_has_kind(const struct bench_set *s, enum bench_kind k)
-{
-	unsigned int i;
-
-	for (i = 0; i < s->nkinds; i++)
-		if (s->kinds[i] == k)
-			return true;
-	return false;
-}
-
-/* --- formatting ----------------------------------------------------------- */
-
-static void fmt_num(char *buf, size_t len, double v, int prec)
-{
-	if (prec < 0)		/* automatic: 3 significant digits or more */
-		prec = fabs(v) >= 100 ? 0 : fabs(v) >= 10 ? 1 : 2;
-	snprintf(buf, len, "%.*f", prec, v);
-}
-
-void bench_fmt_stat(char *buf, size_t len, const struct bench_stat *st,
-		    int prec)
-{
-	char a[16], b[16], c[16];
-
-	if (!st->n) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	fmt_num(a, sizeof(a), st->med, prec);
-	if (st->n == 1) {
-		snprintf(buf, len, "%s", a);
-		return;
-	}
-	fmt_num(b, sizeof(b), st->min, prec);
-	fmt_num(c, sizeof(c), st->max, prec);
-	snprintf(buf, len, "%s (%s..%s)", a, b, c);
-}
+#include "nfqb-bench-consumers.h"
+#include "nfqb-bench-report.h"
 
 static void print_noise(FILE *f, const struct bench_set *s, int scen,
 			const enum bench_metric *m, const char *const *mname,
@@ -225,13 +25,14 @@ static void print_noise(FILE *f, const struct bench_set *s, int scen,
 	unsigned int i, j;
 	bool few = false;
 
-	for (i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
-		if (!bench_has_kind(s, refs[i]))
+	for (i = 0; i < BENCH_NREFS; i++) {
+		if (!bench_has_kind(s, bench_refs[i]))
 			continue;
 		for (j = 0; j < nm; j++) {
-			struct bench_stat st = bench_stat_of(s, scen, refs[i],
+			struct bench_stat st = bench_stat_of(s, scen,
+							     bench_refs[i],
 							      m[j]);
-			double sp = spread_pct(&st);
+			double sp = bench_spread_pct(&st);
 
 			if (st.n && st.n < 2)
 				few = true;
@@ -239,13 +40,60 @@ static void print_noise(FILE *f, const struct bench_set *s, int scen,
 				fprintf(f, "  noisy: %s, %s spread %.0f%% over "
 					"%u runs (limit %.0f%%): ratios against "
 					"it do not hold\n",
-					bench_consumers[refs[i]].label,
+					bench_consumers[bench_refs[i]].label,
 					mname[j], sp, st.n, s->noise_pct);
 		}
 	}
 	if (few)
 		fprintf(f, "  (one run per consumer: no spread, noise not "
 			"judged)\n");
+}
+
+/* @k's metric @m in scenario @scen, "median (min..max)" */
+static void fmt_of(char *buf, size_t len, const struct bench_set *s,
+		   int scen, enum bench_kind k, enum bench_metric m, int prec)
+{
+	struct bench_stat st = bench_stat_of(s, scen, k, m);
+
+	bench_fmt_stat(buf, len, &st, prec);
+}
+
+/* the same of @k against @ref, paired per repetition: ratios, or
+ * differences if @diff */
+static void fmt_paired(char *buf, size_t len, const struct bench_set *s,
+		       int scen, enum bench_kind k, enum bench_kind ref,
+		       enum bench_metric m, bool diff, int prec)
+{
+	struct bench_stat st = bench_paired(s, scen, k, ref, m, diff);
+
+	bench_fmt_stat(buf, len, &st, prec);
+}
+
+/* in @scen, @k's runs: how many failed, and the sums of its lost
+ * datagrams, round trips and queue drops */
+struct run_sums {
+	unsigned int fails;
+	unsigned long long lost, rtts, qdrops;
+};
+
+static struct run_sums run_sums(const struct bench_set *s, int scen,
+				enum bench_kind k)
+{
+	struct run_sums sum = { 0 };
+	unsigned int j;
+
+	for (j = 0; j < s->nres; j++) {
+		const struct bench_result *r = &s->res[j];
+
+		if (r->scen != scen || r->kind != k)
+			continue;
+		if (r->failed)
+			sum.fails++;
+		sum.lost += r->lost;
+		sum.rtts += r->pings;
+		sum.qdrops += r->kq_dropped + r->kq_user_dropped;
+	}
+	return sum;
 }
 
 /*
@@ -263,37 +111,57 @@ void bench_print_ratios(FILE *f, const struct bench_set *s, int scen)
 	for (i = 0; i < s->nkinds; i++) {
 		enum bench_kind k = s->kinds[i];
 		char a[64], b[64], c[64], d[64];
-		struct bench_stat st;
+		bool refb = k == BENCH_REF_B;
 
 		if (k == BENCH_REF_A || !bench_consumers[k].queues)
 			continue;
-		st = bench_paired(s, scen, k, BENCH_REF_A, BM_CPU_NS, false);
-		bench_fmt_stat(a, sizeof(a), &st, 2);
-		st = bench_paired(s, scen, k, BENCH_REF_B, BM_CPU_NS, false);
-		bench_fmt_stat(b, sizeof(b), &st, 2);
+		fmt_paired(a, sizeof(a), s, scen, k, BENCH_REF_A, BM_CPU_NS,
+			   false, 2);
+		fmt_paired(b, sizeof(b), s, scen, k, BENCH_REF_B, BM_CPU_NS,
+			   false, 2);
 		if (sc->drain) {
 			fprintf(f, "  %-22s CPU/pkt xA %-18s xB %s\n",
-				bench_consumers[k].label, a,
-				k == BENCH_REF_B ? "1" : b);
+				bench_consumers[k].label, a, refb ? "1" : b);
 			continue;
 		}
-		st = bench_paired(s, scen, k, BENCH_REF_A, BM_PPS, false);
-		bench_fmt_stat(c, sizeof(c), &st, 2);
-		st = bench_paired(s, scen, k, BENCH_REF_B, BM_PPS, false);
-		bench_fmt_stat(d, sizeof(d), &st, 2);
+		fmt_paired(c, sizeof(c), s, scen, k, BENCH_REF_A, BM_PPS,
+			   false, 2);
+		fmt_paired(d, sizeof(d), s, scen, k, BENCH_REF_B, BM_PPS,
+			   false, 2);
 		fprintf(f, "  %-22s CPU/pkt xA %-18s xB %-18s | pkt/s xA %-18s xB %s\n",
-			bench_consumers[k].label, a,
-			k == BENCH_REF_B ? "1" : b, c,
-			k == BENCH_REF_B ? "1" : d);
+			bench_consumers[k].label, a, refb ? "1" : b, c,
+			refb ? "1" : d);
 	}
 	print_noise(f, s, scen, ms + first, names + first, 2 - first);
 }
 
 /* --- TCP ------------------------------------------------------------------ */
 
-static const char *gso_name(int gso)
+static void tcp_row(FILE *f, const struct bench_set *s, int si,
+		    enum bench_kind k)
 {
-	return gso < 0 ? "default" : gso ? "on" : "off";
+	char g[64], gr[64], c[64], cr[64];
+	struct bench_stat gso, pb, re;
+	struct run_sums sum = run_sums(s, si, k);
+	bool refa = k == BENCH_REF_A;
+
+	fmt_of(g, sizeof(g), s, si, k, BM_GBPS, 2);
+	fmt_paired(gr, sizeof(gr), s, si, k, BENCH_REF_A, BM_GBPS, false, 2);
+	fmt_of(c, sizeof(c), s, si, k, BM_CPU_GBIT, -1);
+	fmt_paired(cr, sizeof(cr), s, si, k, BENCH_REF_A, BM_CPU_GBIT, false,
+		   2);
+	gso = bench_stat_of(s, si, k, BM_GSO_PCT);
+	pb = bench_stat_of(s, si, k, BM_PKT_BYTES);
+	re = bench_stat_of(s, si, k, BM_RETRANS);
+	fprintf(f, "  %-24s %-24s %-18s | %-22s %-18s | ",
+		bench_consumers[k].label, g, refa ? "1" : gr, c,
+		refa ? "1" : cr);
+	if (gso.n)
+		fprintf(f, "%4.0f%% %6.0f", gso.med, pb.med);
+	else
+		fprintf(f, "%5s %6s", "-", "-");
+	fprintf(f, " %6.0f %6llu | %u\n", re.n ? re.med : 0, sum.qdrops,
+		sum.fails);
 }
 
 void bench_print_tcp(FILE *f, const struct bench_set *s)
@@ -314,52 +182,12 @@ void bench_print_tcp(FILE *f, const struct bench_set *s)
 		"consumer", "Gbit/s median (min..max)", "xA", "CPU ms/Gbit",
 		"xA", "GSO%", "B/pkt", "retr", "qdrop", "fail");
 	for (si = 0; si < s->nscen; si++) {
-		const struct bench_scen *sc = &s->scen[si];
-
-		if (sc->work != BENCH_WORK_TCP)
+		if (s->scen[si].work != BENCH_WORK_TCP)
 			continue;
-		fprintf(f, "%s\n", sc->name);
-		for (i = 0; i < s->nkinds; i++) {
-			enum bench_kind k = s->kinds[i];
-			char g[64], gr[64], c[64], cr[64];
-			struct bench_stat st, gso, pb, re;
-			unsigned int j, fails = 0;
-			unsigned long long qd = 0;
-
-			if (!BENCH_KIND_ANY_TRAFFIC(k))
-				continue;
-			for (j = 0; j < s->nres; j++) {
-				const struct bench_result *r = &s->res[j];
-
-				if (r->scen != (int)si || r->kind != k)
-					continue;
-				if (r->failed)
-					fails++;
-				qd += r->kq_dropped + r->kq_user_dropped;
-			}
-			st = bench_stat_of(s, si, k, BM_GBPS);
-			bench_fmt_stat(g, sizeof(g), &st, 2);
-			st = bench_paired(s, si, k, BENCH_REF_A, BM_GBPS, false);
-			bench_fmt_stat(gr, sizeof(gr), &st, 2);
-			st = bench_stat_of(s, si, k, BM_CPU_GBIT);
-			bench_fmt_stat(c, sizeof(c), &st, -1);
-			st = bench_paired(s, si, k, BENCH_REF_A, BM_CPU_GBIT,
-					  false);
-			bench_fmt_stat(cr, sizeof(cr), &st, 2);
-			gso = bench_stat_of(s, si, k, BM_GSO_PCT);
-			pb = bench_stat_of(s, si, k, BM_PKT_BYTES);
-			re = bench_stat_of(s, si, k, BM_RETRANS);
-			fprintf(f, "  %-24s %-24s %-18s | %-22s %-18s | ",
-				bench_consumers[k].label, g,
-				k == BENCH_REF_A ? "1" : gr, c,
-				k == BENCH_REF_A ? "1" : cr);
-			if (gso.n)
-				fprintf(f, "%4.0f%% %6.0f", gso.med, pb.med);
-			else
-				fprintf(f, "%5s %6s", "-", "-");
-			fprintf(f, " %6.0f %6llu | %u\n", re.n ? re.med : 0, qd,
-				fails);
-		}
+		fprintf(f, "%s\n", s->scen[si].name);
+		for (i = 0; i < s->nkinds; i++)
+			if (BENCH_KIND_ANY_TRAFFIC(s->kinds[i]))
+				tcp_row(f, s, si, s->kinds[i]);
 		print_noise(f, s, si, ms, names, 2);
 	}
 	fprintf(f, "Gbit/s: iperf3's receiver rate. CPU ms/Gbit: CPU time "
@@ -401,12 +229,28 @@ static void lat_title(char *buf, size_t len, const struct bench_set *s,
 			 sc->load_pps / 1e3, bench_median(v, n) / 1e3);
 }
 
-void bench_print_latency(FILE *f, const struct bench_set *s)
+static void lat_row(FILE *f, const struct bench_set *s, int si,
+		    enum bench_kind k)
 {
-	static const char *const names[] = { "p99" };
-	enum bench_metric ms[1] = { BM_P99 };
+	char p50[64], p99[64], p999[64], rr[64], dd[64];
+	struct bench_stat mx = bench_stat_of(s, si, k, BM_MAX);
+	struct run_sums sum = run_sums(s, si, k);
+	bool refa = k == BENCH_REF_A;
+
+	fmt_of(p50, sizeof(p50), s, si, k, BM_P50, 1);
+	fmt_of(p99, sizeof(p99), s, si, k, BM_P99, 1);
+	fmt_of(p999, sizeof(p999), s, si, k, BM_P999, 0);
+	fmt_paired(rr, sizeof(rr), s, si, k, BENCH_REF_A, BM_P99, false, 2);
+	fmt_paired(dd, sizeof(dd), s, si, k, BENCH_REF_A, BM_P99, true, 1);
+	fprintf(f, "  %-24s %-22s %-22s %-20s %7.0f | %-18s | %-24s | %6llu %4llu%s\n",
+		bench_consumers[k].label, p50, p99, p999, mx.n ? mx.med : 0,
+		refa ? "1" : rr, refa ? "0" : dd, sum.rtts, sum.lost,
+		sum.fails ? " FAILED" : "");
+}
+
+static void lat_head(FILE *f, const struct bench_set *s)
+{
 	const struct bench_cfg *cfg = s->cfg;
-	unsigned int si, i;
 
 	fprintf(f, "\nRequest/response through the queue: %u B each way, "
 		"%u warm-up then up to %u round trips (%.0f s at most), %u "
@@ -428,6 +272,15 @@ void bench_print_latency(FILE *f, const struct bench_set *s)
 	fprintf(f, "%-26s %-22s %-22s %-20s %7s | %-18s | %-24s | %6s %4s\n",
 		"consumer", "p50 median (min..max)", "p99 median (min..max)",
 		"p99.9", "max", "p99 xA", "p99 - ref A", "rtts", "lost");
+}
+
+void bench_print_latency(FILE *f, const struct bench_set *s)
+{
+	static const char *const names[] = { "p99" };
+	enum bench_metric ms[1] = { BM_P99 };
+	unsigned int si, i;
+
+	lat_head(f, s);
 	for (si = 0; si < s->nscen; si++) {
 		const struct bench_scen *sc = &s->scen[si];
 		char title[200];
@@ -437,42 +290,9 @@ void bench_print_latency(FILE *f, const struct bench_set *s)
 			continue;
 		lat_title(title, sizeof(title), s, sc);
 		fprintf(f, "%s\n", title);
-		for (i = 0; i < s->nkinds; i++) {
-			enum bench_kind k = s->kinds[i];
-			char p50[64], p99[64], p999[64], rr[64], dd[64];
-			struct bench_stat st, mx;
-			unsigned long long rtts = 0, lost = 0;
-			unsigned int j, fails = 0;
-
-			if (!BENCH_KIND_ANY_TRAFFIC(k))
-				continue;
-			for (j = 0; j < s->nres; j++) {
-				const struct bench_result *r = &s->res[j];
-
-				if (r->scen != (int)si || r->kind != k)
-					continue;
-				rtts += r->pings;
-				lost += r->lost;
-				if (r->failed)
-					fails++;
-			}
-			st = bench_stat_of(s, si, k, BM_P50);
-			bench_fmt_stat(p50, sizeof(p50), &st, 1);
-			st = bench_stat_of(s, si, k, BM_P99);
-			bench_fmt_stat(p99, sizeof(p99), &st, 1);
-			st = bench_stat_of(s, si, k, BM_P999);
-			bench_fmt_stat(p999, sizeof(p999), &st, 0);
-			mx = bench_stat_of(s, si, k, BM_MAX);
-			st = bench_paired(s, si, k, BENCH_REF_A, BM_P99, false);
-			bench_fmt_stat(rr, sizeof(rr), &st, 2);
-			st = bench_paired(s, si, k, BENCH_REF_A, BM_P99, true);
-			bench_fmt_stat(dd, sizeof(dd), &st, 1);
-			fprintf(f, "  %-24s %-22s %-22s %-20s %7.0f | %-18s | %-24s | %6llu %4llu%s\n",
-				bench_consumers[k].label, p50, p99, p999,
-				mx.n ? mx.med : 0, k == BENCH_REF_A ? "1" : rr,
-				k == BENCH_REF_A ? "0" : dd, rtts, lost,
-				fails ? " FAILED" : "");
-		}
+		for (i = 0; i < s->nkinds; i++)
+			if (BENCH_KIND_ANY_TRAFFIC(s->kinds[i]))
+				lat_row(f, s, si, s->kinds[i]);
 		print_noise(f, s, si, ms, names, 1);
 	}
 	fprintf(f, "Each round trip timed with CLOCK_MONOTONIC by the client; "
@@ -483,70 +303,6 @@ void bench_print_latency(FILE *f, const struct bench_set *s)
 }
 
 /* --- targets of the TCP and latency modes ---------------------------------- */
-
-static void target(struct bench_target *t, const char *name,
-		   struct bench_stat st, double limit, bool le)
-{
-	snprintf(t->name, sizeof(t->name), "%s", name);
-	t->known = st.n > 0;
-	t->value = st.med;
-	t->vmin = st.min;
-	t->vmax = st.max;
-	t->limit = limit;
-	t->le = le;
-}
-
-unsigned int bench_targets_new(const struct bench_set *s,
-			       struct bench_target *t, unsigned int max)
-{
-	unsigned int si, i, n = 0, tcp_runs = 0;
-	unsigned long long drops = 0;
-	char name[64];
-
-	for (i = 0; i < s->nres; i++) {
-		const struct bench_result *r = &s->res[i];
-
-		if (r->work == BENCH_WORK_TCP && r->timed) {
-			tcp_runs++;
-			drops += r->kq_dropped + r->kq_user_dropped;
-		}
-	}
-	if (tcp_runs && n < max) {
-		struct bench_stat st = { .n = 1, .med = (double)drops,
-					 .min = (double)drops,
-					 .max = (double)drops };
-
-		target(&t[n++], "TCP: packets dropped by the queue, all runs",
-		       st, 0, true);
-	}
-	for (si = 0; si < s->nscen && n < max; si++) {
-		const struct bench_scen *sc = &s->scen[si];
-
-		if (sc->work == BENCH_WORK_TCP &&
-		    (sc->streams == 1 || sc->streams == 8)) {
-			snprintf(name, sizeof(name),
-				 "TCP lib Gbit/s vs ref A, %s", sc->name);
-			target(&t[n++], name,
-			       bench_paired(s, si, BENCH_LIB, BENCH_REF_A,
-					    BM_GBPS, false), sc->streams == 1 ?
-			       1.0 : 1.3, false);
-		} else if (sc->work == BENCH_WORK_PING_UDP ||
-			   sc->work == BENCH_WORK_PING_TCP) {
-			snprintf(name, sizeof(name),
-				 "p99 lib - ref A (us), %s", sc->name);
-			target(&t[n++], name,
-			       bench_paired(s, si, BENCH_LIB, BENCH_REF_A,
-					    BM_P99, true), 50, true);
-		}
-	}
-	return n;
-}
-
-static bool target_met(const struct bench_target *t)
-{
-	return t->known && (t->le ? t->value <= t->limit :
-			    t->value >= t->limit);
-}
 
 void bench_print_targets_new(FILE *f, const struct bench_set *s)
 {
@@ -566,265 +322,142 @@ void bench_print_targets_new(FILE *f, const struct bench_set *s)
 		fprintf(f, "  %-48s %7.2f (%.2f..%.2f) (%s %.2f)  %s\n",
 			t[i].name, t[i].value, t[i].vmin, t[i].vmax,
 			t[i].le ? "<=" : ">=", t[i].limit,
-			target_met(&t[i]) ? "met" : "NOT met");
+			bench_target_met(&t[i]) ? "met" : "NOT met");
 	}
 }
 
-/* --- JSON ---------------------------------------------------------------- */
+/* --- Python --------------------------------------------------------------- */
 
-void bench_json_str(FILE *f, const char *str)
-{
-	fputc('"', f);
-	for (; *str; str++) {
-		if (*str == '"' || *str == '\\')
-			fprintf(f, "\\%c", *str);
-		else if ((unsigned char)*str < 0x20)
-			fprintf(f, "\\u%04x", *str);
-		else
-			fputc(*str, f);
-	}
-	fputc('"', f);
-}
-
-static const char *work_name(enum bench_work w, bool drain)
-{
-	switch (w) {
-	case BENCH_WORK_TCP:
-		return "tcp";
-	case BENCH_WORK_PING_UDP:
-		return "ping-udp";
-	case BENCH_WORK_PING_TCP:
-		return "ping-tcp";
-	case BENCH_WORK_UDP:
-	default:
-		return drain ? "drain" : "stream";
-	}
-}
-
-static void json_stat(FILE *f, const char *key, const struct bench_stat *st)
-{
-	fprintf(f, "\"%s\": {\"n\": %u, \"median\": %.6g, \"min\": %.6g, "
-		"\"max\": %.6g}", key, st->n, st->med, st->min, st->max);
-}
-
-static const struct {
-	enum bench_metric m;
-	const char *name;
-} json_metrics[] = {
-	{ BM_PPS, "pps" }, { BM_CPU_NS, "cpu_ns_per_pkt" },
-	{ BM_GBPS, "gbps" }, { BM_CPU_GBIT, "cpu_ms_per_gbit" },
-	{ BM_TRAFFIC_CPU, "traffic_cpu_ms_per_gbit" },
-	{ BM_GSO_PCT, "gso_pct" }, { BM_PKT_BYTES, "bytes_per_pkt" },
-	{ BM_RETRANS, "retransmits" }, { BM_QDROP, "queue_drops" },
-	{ BM_P50, "p50_us" }, { BM_P99, "p99_us" }, { BM_P999, "p999_us" },
-	{ BM_MAX, "max_us" }, { BM_LOAD_PPS, "load_pps" },
+struct py_target {
+	char name[80];
+	struct bench_stat st;
+	double limit;
+	bool le;
 };
 
-/* the metrics that carry ratios, per kind of work */
-static unsigned int ratio_metrics(const struct bench_scen *sc,
-				  enum bench_metric *m)
-{
-	switch (sc->work) {
-	case BENCH_WORK_TCP:
-		m[0] = BM_GBPS;
-		m[1] = BM_CPU_GBIT;
-		return 2;
-	case BENCH_WORK_PING_UDP:
-	case BENCH_WORK_PING_TCP:
-		m[0] = BM_P50;
-		m[1] = BM_P99;
-		m[2] = BM_P999;
-		return 3;
-	case BENCH_WORK_UDP:
-	default:
-		m[0] = BM_CPU_NS;
-		if (sc->drain)
-			return 1;
-		m[1] = BM_PPS;
-		return 2;
-	}
-}
+/* ours, against python-netfilterqueue */
+static const enum bench_kind py_ours[] = { BENCH_PY_COMPAT, BENCH_PY_BATCH };
 
-static const char *metric_name(enum bench_metric m)
+/* the table of scenario @si: UDP streaming (@udp) or TCP */
+static void py_table(FILE *f, const struct bench_set *s, int si, bool udp)
 {
+	const struct bench_scen *sc = &s->scen[si];
+	enum bench_metric perf = udp ? BM_PPS : BM_GBPS;
+	enum bench_metric cpu = udp ? BM_CPU_NS : BM_CPU_GBIT;
 	unsigned int i;
 
-	for (i = 0; i < sizeof(json_metrics) / sizeof(json_metrics[0]); i++)
-		if (json_metrics[i].m == m)
-			return json_metrics[i].name;
-	return "?";
+	if (udp)
+		fprintf(f, "UDP %u B, streaming\n", sc->payload);
+	else
+		fprintf(f, "TCP, %s\n", sc->name);
+	fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n", "consumer",
+		udp ? "pkt/s" : "Gbit/s", "x py-nfq",
+		udp ? "CPU ns/pkt" : "CPU ms/Gbit", "x py-nfq");
+	for (i = 0; i < 3; i++) {
+		enum bench_kind k = i == 0 ? BENCH_PY_NFQ : py_ours[i - 1];
+		bool ref = k == BENCH_PY_NFQ;
+		char a[64], b[64], c[64], d[64];
+
+		if (!bench_has_kind(s, k))
+			continue;
+		fmt_of(a, sizeof(a), s, si, k, perf, udp ? -1 : 2);
+		fmt_paired(b, sizeof(b), s, si, k, BENCH_PY_NFQ, perf, false,
+			   2);
+		fmt_of(c, sizeof(c), s, si, k, cpu, -1);
+		fmt_paired(d, sizeof(d), s, si, k, BENCH_PY_NFQ, cpu, false, 2);
+		fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n",
+			bench_consumers[k].label, a, ref ? "1" : b, c,
+			ref ? "1" : d);
+	}
 }
 
-/*
- * Members of the top-level object, each followed by ",\n": scenarios,
- * per-scenario statistics of every consumer, paired ratios, noise,
- * calibration, the new targets and the plot's rows.
- */
-void bench_json_extra(FILE *f, const struct bench_set *s)
+/* the targets of issue 24 in scenario @si, into @t: how many */
+static unsigned int py_targets(const struct bench_set *s, int si, bool udp,
+			       struct py_target *t)
 {
-	struct bench_plot_row *rows;
-	struct bench_target t[BENCH_MAX_SCEN];
-	unsigned int si, i, j, n, nr;
-	bool first = true;
+	const struct bench_scen *sc = &s->scen[si];
+	unsigned int i, n = 0;
 
-	fprintf(f, "  \"scenarios\": [\n");
+	for (i = 0; i < 2; i++) {
+		enum bench_kind k = py_ours[i];
+
+		if (!bench_has_kind(s, k))
+			continue;
+		if (udp && sc->payload == 64) {
+			snprintf(t[n].name, sizeof(t[n].name),
+				 "%s CPU/pkt, UDP 64 B", bench_consumers[k].name);
+			t[n].st = bench_paired(s, si, k, BENCH_PY_NFQ,
+					       BM_CPU_NS, false);
+			t[n].limit = k == BENCH_PY_COMPAT ? 0.7 : 0.6;
+			t[n++].le = true;
+		} else if (!udp) {
+			snprintf(t[n].name, sizeof(t[n].name),
+				 "%s Gbit/s, TCP %s", bench_consumers[k].name,
+				 sc->name);
+			t[n].st = bench_paired(s, si, k, BENCH_PY_NFQ,
+					       BM_GBPS, false);
+			t[n].limit = 1.0;
+			t[n++].le = false;
+		}
+	}
+	return n;
+}
+
+void bench_print_py(FILE *f, const struct bench_set *s)
+{
+	struct py_target t[2 * BENCH_MAX_SCEN];
+	unsigned int si, i, nt = 0;
+
+	if (!bench_has_kind(s, BENCH_PY_NFQ))
+		return;
+	fprintf(f, "\nPython consumers against python-netfilterqueue 1.1.0 "
+		"(py-nfq), ratios paired per repetition, median (min..max):\n");
 	for (si = 0; si < s->nscen; si++) {
 		const struct bench_scen *sc = &s->scen[si];
+		bool udp = sc->work == BENCH_WORK_UDP && !sc->drain;
 
-		fprintf(f, "    {\"index\": %u, \"mode\": \"%s\", \"name\": ",
-			si, work_name(sc->work, sc->drain));
-		bench_json_str(f, sc->name);
-		fprintf(f, ", \"payload\": %u, \"streams\": %u, \"gso\": \"%s\", "
-			"\"load_pct\": %.1f, \"load_pps\": %.0f}%s\n",
-			sc->payload, sc->streams, gso_name(sc->gso),
-			sc->load_pct, sc->load_pps,
-			si + 1 == s->nscen ? "" : ",");
+		if (!udp && sc->work != BENCH_WORK_TCP)
+			continue;
+		py_table(f, s, si, udp);
+		nt += py_targets(s, si, udp, &t[nt]);
 	}
-	fprintf(f, "  ],\n  \"stats\": [\n");
-	for (si = 0; si < s->nscen; si++) {
-		for (i = 0; i < s->nkinds; i++) {
-			enum bench_kind k = s->kinds[i];
-			unsigned int runs = 0, fails = 0;
-			unsigned long long lost = 0;
+	if (!nt)
+		return;
+	fprintf(f, "targets (issue 24; x python-netfilterqueue, paired "
+		"medians (min..max)):\n");
+	for (i = 0; i < nt; i++) {
+		char v[64];
+		bool met = t[i].st.n && (t[i].le ? t[i].st.med <= t[i].limit :
+					  t[i].st.med >= t[i].limit);
 
-			for (j = 0; j < s->nres; j++) {
-				const struct bench_result *r = &s->res[j];
-
-				if (r->scen != (int)si || r->kind != k ||
-				    !r->timed || r->calibration)
-					continue;
-				runs++;
-				lost += r->lost;
-				if (r->failed)
-					fails++;
-			}
-			if (!runs)
-				continue;
-			fprintf(f, "%s    {\"scenario\": %u, \"consumer\": \"%s\", "
-				"\"runs\": %u, \"failed\": %u, \"lost\": %llu",
-				first ? "" : ",\n", si,
-				bench_consumers[k].name, runs, fails, lost);
-			first = false;
-			for (j = 0; j < sizeof(json_metrics) /
-				    sizeof(json_metrics[0]); j++) {
-				struct bench_stat st = bench_stat_of(
-					s, si, k, json_metrics[j].m);
-
-				if (!st.n)
-					continue;
-				fputs(", ", f);
-				json_stat(f, json_metrics[j].name, &st);
-			}
-			fputc('}', f);
-		}
+		bench_fmt_stat(v, sizeof(v), &t[i].st, 2);
+		fprintf(f, "  %-44s %-20s (%s %.2f)  %s\n", t[i].name, v,
+			t[i].le ? "<=" : ">=", t[i].limit,
+			!t[i].st.n ? "not measured" : met ? "met" : "NOT met");
 	}
-	fprintf(f, "\n  ],\n  \"ratios\": [\n");
-	first = true;
-	for (si = 0; si < s->nscen; si++) {
-		enum bench_metric m[4];
-		unsigned int nm = ratio_metrics(&s->scen[si], m), r;
+}
 
-		for (i = 0; i < s->nkinds; i++) {
-			for (r = 1; r < 3; r++) {	/* vs ref A, ref B */
-				for (j = 0; j < nm; j++) {
-					struct bench_stat q = bench_paired(
-						s, si, s->kinds[i], refs[r],
-						m[j], false);
-					struct bench_stat d = bench_paired(
-						s, si, s->kinds[i], refs[r],
-						m[j], true);
+/* --- the first line ---------------------------------------------------- */
 
-					if (!q.n || s->kinds[i] == refs[r])
-						continue;
-					fprintf(f, "%s    {\"scenario\": %u, "
-						"\"consumer\": \"%s\", "
-						"\"ref\": \"%s\", "
-						"\"metric\": \"%s\", ",
-						first ? "" : ",\n", si,
-						bench_consumers[s->kinds[i]].name,
-						bench_consumers[refs[r]].name,
-						metric_name(m[j]));
-					json_stat(f, "ratio", &q);
-					fputs(", ", f);
-					json_stat(f, "difference", &d);
-					fputc('}', f);
-					first = false;
-				}
-			}
-		}
-	}
-	fprintf(f, "\n  ],\n  \"noise\": [\n");
-	first = true;
-	for (si = 0; si < s->nscen; si++) {
-		enum bench_metric m[4];
-		unsigned int nm = ratio_metrics(&s->scen[si], m), r;
+void bench_title(char *buf, size_t len)
+{
+	char date[32];
+	struct utsname u;
+	time_t now = time(NULL);
 
-		for (r = 0; r < 3; r++) {
-			for (j = 0; j < nm; j++) {
-				struct bench_stat st = bench_stat_of(
-					s, si, refs[r], m[j]);
-				double sp = spread_pct(&st);
+	uname(&u);
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	snprintf(buf, len, "nfqb-bench, libnfq-batch %s, %s, kernel %s, %ld "
+		 "CPUs", nfqb_version(), date, u.release,
+		 sysconf(_SC_NPROCESSORS_ONLN));
+}
 
-				if (!st.n)
-					continue;
-				fprintf(f, "%s    {\"scenario\": %u, "
-					"\"consumer\": \"%s\", \"metric\": "
-					"\"%s\", \"runs\": %u, "
-					"\"spread_pct\": ",
-					first ? "" : ",\n", si,
-					bench_consumers[refs[r]].name,
-					metric_name(m[j]), st.n);
-				if (sp < 0)	/* one run: not judged */
-					fprintf(f, "null");
-				else
-					fprintf(f, "%.1f", sp);
-				fprintf(f, ", \"limit_pct\": %.1f, "
-					"\"noisy\": %s}", s->noise_pct,
-					sp > s->noise_pct ? "true" : "false");
-				first = false;
-			}
-		}
-	}
-	fprintf(f, "\n  ],\n  \"calibration\": ");
-	if (s->calib_run >= 0) {
-		const struct bench_result *r = &s->res[s->calib_run];
+void bench_print_header(FILE *f, const struct bench_opts *o)
+{
+	char title[256];
 
-		fprintf(f, "{\"consumer\": \"ref-a\", \"payload\": 64, "
-			"\"sent\": %llu, \"pps\": %.0f, \"failed\": %s, "
-			"\"error\": ", (unsigned long long)r->sent, r->pps,
-			r->failed ? "true" : "false");
-		bench_json_str(f, r->err);
-		fputs("},\n", f);
-	} else {
-		fprintf(f, "{\"fixed_rates\": %s},\n",
-			s->load_fixed ? "true" : "false");
-	}
-	fprintf(f, "  \"targets_tcp_latency\": [\n");
-	n = bench_targets_new(s, t, BENCH_MAX_SCEN);
-	for (i = 0; i < n; i++) {
-		fprintf(f, "    {\"name\": ");
-		bench_json_str(f, t[i].name);
-		fprintf(f, ", \"value\": %.3f, \"min\": %.3f, \"max\": %.3f, "
-			"\"limit\": %.2f, \"cmp\": \"%s\", \"measured\": %s, "
-			"\"met\": %s}%s\n", t[i].value, t[i].vmin, t[i].vmax,
-			t[i].limit, t[i].le ? "<=" : ">=",
-			t[i].known ? "true" : "false",
-			target_met(&t[i]) ? "true" : "false",
-			i + 1 == n ? "" : ",");
-	}
-	fprintf(f, "  ],\n  \"plot\": [\n");
-	rows = calloc(1024, sizeof(*rows));
-	nr = rows ? bench_plot_rows(s, rows, 1024) : 0;
-	for (i = 0; i < nr; i++) {
-		/* one row per line: nfqb-bench --replot reads them back */
-		fprintf(f, "    {\"panel\": \"%s\", \"series\": ",
-			rows[i].panel);
-		bench_json_str(f, rows[i].series);
-		fprintf(f, ", \"consumer\": \"%s\", \"value\": %.6g, "
-			"\"min\": %.6g, \"max\": %.6g}%s\n", rows[i].consumer,
-			rows[i].value, rows[i].min, rows[i].max,
-			i + 1 == nr ? "" : ",");
-	}
-	free(rows);
-	fprintf(f, "  ],\n");
+	bench_title(title, sizeof(title));
+	fprintf(f, "%s, rule in %s, nice %d%s\n", title,
+		o->cfg.hook == BENCH_HOOK_OUTPUT ? "OUTPUT" : "INPUT",
+		o->cfg.nice, o->cfg.rt_prio ? ", SCHED_FIFO" : "");
 }

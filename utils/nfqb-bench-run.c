@@ -4,11 +4,10 @@
  * rules and sockets die with it, also on Ctrl-C), installs the NFQUEUE
  * rule(s), forks the consumer, pins itself and the consumer to different
  * CPUs, runs the traffic (UDP stream, iperf3, or a ping-pong; see
- * nfqb-bench.h) and measures.
+ * nfqb-bench-types.h) and measures.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,9 +26,13 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "nfqb-bench.h"
-
-volatile sig_atomic_t bench_stop;
+#include "nfqb-bench-cons.h"
+#include "nfqb-bench-consumers.h"
+#include "nfqb-bench-ping.h"
+#include "nfqb-bench-proc.h"
+#include "nfqb-bench-run.h"
+#include "nfqb-bench-tcp.h"
+#include "nfqb-bench-traffic.h"
 
 static volatile int run_abort;
 static volatile pid_t run_consumer;	/* > 0 while a consumer runs */
@@ -86,85 +89,6 @@ static int pin_cpu(int cpu)
 static uint64_t tv_ns(const struct timeval *tv)
 {
 	return (uint64_t)tv->tv_sec * 1000000000ull + (uint64_t)tv->tv_usec * 1000;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-double bench_now(void)
-{
-	return mono_s();
-}
-
-/*
- * Start @argv[0] (or @env_override's value, if that variable is set) as a
- * child in this run's namespace and on this process's CPU, at normal
- * priority (SCHED_OTHER, the run's nice value), with standard output on
- * @out_fd (-1: /dev/null) and standard error on /dev/null. It is killed
- * when the run process dies. Returns its pid or -1.
- */
-int bench_spawn(char *const argv[], const char *env_override, int out_fd)
-{
-	const char *env = env_override ? getenv(env_override) : NULL;
-	pid_t pid;
-	int fd;
-
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid)
-		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
-	/* never SCHED_FIFO (--rt): two busy FIFO processes on one CPU, as
-	 * an iperf3 client and server, starve each other and the run */
-	if (sched_getscheduler(0) != SCHED_OTHER) {
-		struct sched_param sp = { .sched_priority = 0 };
-
-		sched_setscheduler(0, SCHED_OTHER, &sp);
-	}
-	fd = open("/dev/null", O_RDWR);
-	if (fd >= 0) {
-		dup2(fd, STDIN_FILENO);
-		dup2(out_fd >= 0 ? out_fd : fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
-	}
-	if (env && *env)
-		execv(env, argv);
-	execvp(argv[0], argv);
-	_exit(127);
-}
-
-/*
- * Wait at most @seconds for child @pid; then kill it (SIGKILL) and reap it.
- * Returns 0 if it ended by itself (status in *status), -1 if it was killed.
- */
-int bench_wait_deadline(int pid, double seconds, int *status)
-{
-	double t0 = mono_s();
-	pid_t r;
-
-	for (;;) {
-		r = waitpid(pid, status, WNOHANG);
-		if (r == pid)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (mono_s() - t0 > seconds) {
-			kill(pid, SIGKILL);
-			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-				;
-			return -1;
-		}
-		usleep(2000);
-	}
 }
 
 /* --- raw_syscalls:sys_enter, to count a consumer's syscalls ------------- */
@@ -489,29 +413,6 @@ static void read_kq(uint64_t *dropped, uint64_t *user_dropped)
 
 /* --- the consumer process ------------------------------------------------ */
 
-void bench_cons_fail(struct bench_cons *c, const char *what, int err)
-{
-	snprintf(c->err, sizeof(c->err), "%s: %s", what, strerror(err));
-	__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
-}
-
-/* After the loop: no stop signal may interrupt the consumer's cleanup. */
-void bench_cons_quiet(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-}
-
-void bench_cons_ready(struct bench_cons *c)
-{
-	__atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
-}
-
 static void consumer_main(const struct bench_cfg *cfg, enum bench_kind kind,
 			  struct bench_cons *c)
 {
@@ -533,12 +434,12 @@ static void consumer_main(const struct bench_cfg *cfg, enum bench_kind kind,
 
 static int wait_ready(struct bench_cons *c, pid_t pid)
 {
-	double t0 = mono_s();
+	double t0 = bench_now();
 	int st;
 
 	while (!__atomic_load_n(&c->ready, __ATOMIC_ACQUIRE)) {
 		if (c->failed || waitpid(pid, &st, WNOHANG) == pid ||
-		    mono_s() - t0 > 10 || run_abort)
+		    bench_now() - t0 > 10 || run_abort)
 			return -1;
 		usleep(1000);
 	}
@@ -549,7 +450,7 @@ static int wait_ready(struct bench_cons *c, pid_t pid)
  * before a blocking call), then reap it. */
 static int stop_consumer(pid_t pid, struct rusage *ru, int *status)
 {
-	double t0 = mono_s();
+	double t0 = bench_now();
 	pid_t r;
 
 	for (;;) {
@@ -560,7 +461,7 @@ static int stop_consumer(pid_t pid, struct rusage *ru, int *status)
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return -1;
-		if (mono_s() - t0 > 5) {
+		if (bench_now() - t0 > 5) {
 			kill(pid, SIGKILL);
 			wait4(pid, status, 0, ru);
 			return -1;
@@ -570,197 +471,21 @@ static int stop_consumer(pid_t pid, struct rusage *ru, int *status)
 
 /* --- one run ------------------------------------------------------------ */
 
-static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
-		      struct bench_result *res)
+#define RUN_ERR(res, ...)	snprintf((res)->err, sizeof((res)->err), \
+					 __VA_ARGS__)
+
+/* The run failed: stop the consumer, if any (its error added to the
+ * run's), and end the run process. */
+static void __attribute__((noreturn)) run_failed(struct bench_result *res,
+						 pid_t cpid)
 {
-	const struct bench_consumer *bc = &bench_consumers[kind];
 	struct bench_cons *c = &res->cons;
-	struct cpu_times ct0, ct1, cc0, cc1;
-	struct rusage ru0, ru1, rc0, rc1, cru;
-	struct bench_traffic t;
-	int perf_fd = -1, st = 0;
-	pid_t cpid = -1;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	set_handler(SIGINT, on_abort);
-	set_handler(SIGTERM, on_abort);
-	res->syscalls = -1;
-
-	/* inherited by the consumer */
-	if (cfg->nice && setpriority(PRIO_PROCESS, 0, cfg->nice) < 0) {
-		snprintf(res->err, sizeof(res->err), "setpriority: %s",
-			 strerror(errno));
-		goto fail;
-	}
-
-	if (unshare(CLONE_NEWNET) < 0) {
-		snprintf(res->err, sizeof(res->err), "unshare(CLONE_NEWNET): %s",
-			 strerror(errno));
-		goto fail;
-	}
-	/* the MTU only shapes the TCP runs (segment size, GSO) */
-	if (lo_up(cfg->work == BENCH_WORK_TCP ? cfg->mtu : 0) < 0) {
-		snprintf(res->err, sizeof(res->err), "lo up (mtu %u): %s",
-			 cfg->mtu, strerror(errno));
-		goto fail;
-	}
-	if (add_rules(cfg, bc->queues) < 0) {
-		snprintf(res->err, sizeof(res->err), "iptables failed%s",
-			 bc->queues > 1 && (cfg->work == BENCH_WORK_TCP ||
-					    cfg->work == BENCH_WORK_PING_TCP) ?
-			 " (the 2-queue TCP split needs the u32 match)" : "");
-		goto fail;
-	}
-
-	/* after iptables: inherited by the consumer only */
-	if (cfg->rt_prio > 0) {
-		struct sched_param sp = { .sched_priority = cfg->rt_prio };
-
-		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
-			snprintf(res->err, sizeof(res->err),
-				 "sched_setscheduler: %s", strerror(errno));
-			goto fail;
-		}
-	}
-
-	if (bc->queues) {
-		set_handler(SIGCHLD, on_chld);	/* consumer died: abort */
-		cpid = fork();
-		if (cpid < 0) {
-			snprintf(res->err, sizeof(res->err), "fork: %s",
-				 strerror(errno));
-			goto fail;
-		}
-		if (cpid == 0)
-			consumer_main(cfg, kind, c);
-		run_consumer = cpid;
-		perf_fd = perf_open_syscalls(cfg->sys_enter_id, cpid);
-		__atomic_store_n(&c->start, 1, __ATOMIC_RELEASE);
-		if (wait_ready(c, cpid) < 0) {
-			snprintf(res->err, sizeof(res->err),
-				 "consumer did not start: %s",
-				 c->failed ? c->err : "no reason given");
-			goto fail_cons;
-		}
-	}
-
-	if (pin_cpu(cfg->cpu_traffic) < 0) {
-		snprintf(res->err, sizeof(res->err), "sched_setaffinity: %s",
-			 strerror(errno));
-		goto fail_cons;
-	}
-	read_cpu(cfg->cpu_traffic, &ct0);
-	read_cpu(cfg->cpu_consumer, &cc0);
-	getrusage(RUSAGE_SELF, &ru0);
-	if (perf_fd >= 0)
-		ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0);
-
-	getrusage(RUSAGE_CHILDREN, &rc0);
-	memset(&t, 0, sizeof(t));
-	if (cfg->work == BENCH_WORK_UDP) {
-		if (bench_traffic(cfg, bc->drops, bc->marks, cpid, &run_abort,
-				  &t, res->err, sizeof(res->err)) < 0)
-			goto fail_cons;
-	} else if (cfg->work == BENCH_WORK_TCP) {
-		if (bench_tcp(cfg, &run_abort, res) < 0)
-			goto fail_cons;
-	} else {
-		if (bench_ping(cfg, &run_abort, res) < 0)
-			goto fail_cons;
-	}
-
-	if (perf_fd >= 0) {
-		uint64_t v;
-
-		ioctl(perf_fd, PERF_EVENT_IOC_DISABLE, 0);
-		if (read(perf_fd, &v, sizeof(v)) == sizeof(v))
-			res->syscalls = (int64_t)v;
-	}
-	getrusage(RUSAGE_SELF, &ru1);
-	getrusage(RUSAGE_CHILDREN, &rc1);	/* the helpers, reaped */
-	read_cpu(cfg->cpu_traffic, &ct1);
-	read_cpu(cfg->cpu_consumer, &cc1);
-	read_kq(&res->kq_dropped, &res->kq_user_dropped);
-
-	res->traffic_user_ns = tv_ns(&ru1.ru_utime) - tv_ns(&ru0.ru_utime) +
-			       tv_ns(&rc1.ru_utime) - tv_ns(&rc0.ru_utime);
-	res->traffic_sys_ns = tv_ns(&ru1.ru_stime) - tv_ns(&ru0.ru_stime) +
-			      tv_ns(&rc1.ru_stime) - tv_ns(&rc0.ru_stime);
-	res->busy_traffic = busy_pct(&ct0, &ct1);
-	res->busy_consumer = busy_pct(&cc0, &cc1);
-	if (cfg->work == BENCH_WORK_UDP) {
-		res->sent = t.sent;
-		res->expected = t.expected;
-		res->delivered = t.delivered;
-		res->lost = t.expected - t.delivered;
-		res->dups = t.dups;
-		res->wrong_verdict = t.wrong_verdict;
-		res->bad_mark = t.bad_mark;
-		res->elapsed = t.elapsed;
-		res->pps = t.elapsed > 0 ? t.sent / t.elapsed : 0;
-	}
-	if (t.bad_mark)
-		snprintf(res->err, sizeof(res->err),
-			 "%llu wrong marks, first: datagram %llu mark 0x%x, "
-			 "expected 0x%x", (unsigned long long)t.bad_mark,
-			 (unsigned long long)t.first_bad_seq, t.first_bad_mark,
-			 t.first_bad_expected);
-	if (t.wrong_verdict)
-		snprintf(res->err, sizeof(res->err),
-			 "%llu datagrams delivered that had to be dropped",
-			 (unsigned long long)t.wrong_verdict);
-	if (t.stalled)
-		snprintf(res->err, sizeof(res->err),
-			 "stalled: %llu datagrams missing",
-			 (unsigned long long)res->lost);
-	else if (t.timed_out)
-		snprintf(res->err, sizeof(res->err), "timed out after %.0f s",
-			 cfg->timeout);
-	/* TCP takes a queue drop as congestion and sends again: reported
-	 * (and counted against the no-loss target), not a failed run */
-	if ((res->kq_dropped || res->kq_user_dropped) && !res->err[0] &&
-	    cfg->work != BENCH_WORK_TCP)
-		snprintf(res->err, sizeof(res->err),
-			 "kernel queue dropped %llu (queue full) + %llu "
-			 "(socket full)", (unsigned long long)res->kq_dropped,
-			 (unsigned long long)res->kq_user_dropped);
+	struct rusage ru;
+	int st;
 
 	if (cpid > 0) {
 		signal(SIGCHLD, SIG_DFL);
-		if (stop_consumer(cpid, &cru, &st) < 0) {
-			snprintf(res->err, sizeof(res->err),
-				 "consumer did not stop");
-			goto fail;
-		}
-		res->cons_user_ns = tv_ns(&cru.ru_utime);
-		res->cons_sys_ns = tv_ns(&cru.ru_stime);
-		/* a Python consumer's start and exit are not per packet */
-		res->cons_user_ns -= c->outside_user_ns < res->cons_user_ns ?
-				     c->outside_user_ns : res->cons_user_ns;
-		res->cons_sys_ns -= c->outside_sys_ns < res->cons_sys_ns ?
-				    c->outside_sys_ns : res->cons_sys_ns;
-		res->cons_maxrss_kb = cru.ru_maxrss;
-		run_consumer = 0;
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || c->failed) {
-			snprintf(res->err, sizeof(res->err),
-				 "consumer failed: %s",
-				 c->failed ? c->err : "abnormal exit");
-			goto fail;
-		}
-	}
-	if (t.stalled || t.timed_out || res->lost || res->dups ||
-	    res->wrong_verdict || res->bad_mark ||
-	    ((res->kq_dropped || res->kq_user_dropped) &&
-	     cfg->work != BENCH_WORK_TCP) || res->ping_lost ||
-	    res->load_sent != res->load_delivered)
-		res->failed = 1;
-	res->done = 1;
-	_exit(0);
-
-fail_cons:
-	if (cpid > 0) {
-		signal(SIGCHLD, SIG_DFL);
-		stop_consumer(cpid, &cru, &st);
+		stop_consumer(cpid, &ru, &st);
 		if (c->failed && !strstr(res->err, c->err)) {
 			size_t l = strlen(res->err);
 
@@ -768,10 +493,247 @@ fail_cons:
 				 " (consumer: %s)", c->err);
 		}
 	}
-fail:
 	res->failed = 1;
 	res->done = 1;
 	_exit(1);
+}
+
+/* the namespace, its loopback and rules, the priorities: 0 or -1 */
+static int run_setup(const struct bench_cfg *cfg,
+		     const struct bench_consumer *bc, struct bench_result *res)
+{
+	bool tcp = cfg->work == BENCH_WORK_TCP ||
+		   cfg->work == BENCH_WORK_PING_TCP;
+
+	/* inherited by the consumer */
+	if (cfg->nice && setpriority(PRIO_PROCESS, 0, cfg->nice) < 0) {
+		RUN_ERR(res, "setpriority: %s", strerror(errno));
+		return -1;
+	}
+	if (unshare(CLONE_NEWNET) < 0) {
+		RUN_ERR(res, "unshare(CLONE_NEWNET): %s", strerror(errno));
+		return -1;
+	}
+	/* the MTU only shapes the TCP runs (segment size, GSO) */
+	if (lo_up(cfg->work == BENCH_WORK_TCP ? cfg->mtu : 0) < 0) {
+		RUN_ERR(res, "lo up (mtu %u): %s", cfg->mtu, strerror(errno));
+		return -1;
+	}
+	if (add_rules(cfg, bc->queues) < 0) {
+		RUN_ERR(res, "iptables failed%s", bc->queues > 1 && tcp ?
+			" (the 2-queue TCP split needs the u32 match)" : "");
+		return -1;
+	}
+	/* after iptables: inherited by the consumer only */
+	if (cfg->rt_prio > 0) {
+		struct sched_param sp = { .sched_priority = cfg->rt_prio };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
+			RUN_ERR(res, "sched_setscheduler: %s", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Fork the consumer (*cpid; none without a queue) and wait until it is
+ * ready: 0, or -1 (*cpid > 0: it runs and must be stopped). */
+static int start_consumer(const struct bench_cfg *cfg, enum bench_kind kind,
+			  struct bench_result *res, pid_t *cpid, int *perf_fd)
+{
+	struct bench_cons *c = &res->cons;
+
+	*cpid = -1;
+	if (!bench_consumers[kind].queues)
+		return 0;
+	set_handler(SIGCHLD, on_chld);	/* consumer died: abort */
+	*cpid = fork();
+	if (*cpid < 0) {
+		RUN_ERR(res, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (*cpid == 0)
+		consumer_main(cfg, kind, c);
+	run_consumer = *cpid;
+	*perf_fd = perf_open_syscalls(cfg->sys_enter_id, *cpid);
+	__atomic_store_n(&c->start, 1, __ATOMIC_RELEASE);
+	if (wait_ready(c, *cpid) < 0) {
+		RUN_ERR(res, "consumer did not start: %s",
+			c->failed ? c->err : "no reason given");
+		return -1;
+	}
+	return 0;
+}
+
+/* CPU use of the traffic process (and its helpers) and of both CPUs */
+struct usage {
+	struct cpu_times traffic, consumer;
+	struct rusage self, children;
+};
+
+static void usage_now(const struct bench_cfg *cfg, struct usage *u)
+{
+	getrusage(RUSAGE_SELF, &u->self);
+	getrusage(RUSAGE_CHILDREN, &u->children);	/* reaped helpers */
+	read_cpu(cfg->cpu_traffic, &u->traffic);
+	read_cpu(cfg->cpu_consumer, &u->consumer);
+}
+
+static void usage_since(const struct usage *a, const struct usage *b,
+			struct bench_result *res)
+{
+	res->traffic_user_ns = tv_ns(&b->self.ru_utime) -
+			       tv_ns(&a->self.ru_utime) +
+			       tv_ns(&b->children.ru_utime) -
+			       tv_ns(&a->children.ru_utime);
+	res->traffic_sys_ns = tv_ns(&b->self.ru_stime) -
+			      tv_ns(&a->self.ru_stime) +
+			      tv_ns(&b->children.ru_stime) -
+			      tv_ns(&a->children.ru_stime);
+	res->busy_traffic = busy_pct(&a->traffic, &b->traffic);
+	res->busy_consumer = busy_pct(&a->consumer, &b->consumer);
+}
+
+/* the run's work, its syscalls counted on @perf_fd: 0 or -1 */
+static int run_work(const struct bench_cfg *cfg, enum bench_kind kind,
+		    pid_t cpid, int perf_fd, struct bench_traffic *t,
+		    struct bench_result *res)
+{
+	const struct bench_consumer *bc = &bench_consumers[kind];
+	struct usage u0, u1;
+	uint64_t v;
+	int ret;
+
+	usage_now(cfg, &u0);
+	if (perf_fd >= 0)
+		ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0);
+	memset(t, 0, sizeof(*t));
+	if (cfg->work == BENCH_WORK_UDP)
+		ret = bench_traffic(cfg, bc->drops, bc->marks, cpid, &run_abort,
+				    t, res->err, sizeof(res->err));
+	else if (cfg->work == BENCH_WORK_TCP)
+		ret = bench_tcp(cfg, &run_abort, res);
+	else
+		ret = bench_ping(cfg, &run_abort, res);
+	if (ret < 0)
+		return -1;
+	if (perf_fd >= 0) {
+		ioctl(perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (read(perf_fd, &v, sizeof(v)) == sizeof(v))
+			res->syscalls = (int64_t)v;
+	}
+	usage_now(cfg, &u1);
+	read_kq(&res->kq_dropped, &res->kq_user_dropped);
+	usage_since(&u0, &u1, res);
+	return 0;
+}
+
+/* what the traffic process counted, and what went wrong */
+static void traffic_result(const struct bench_cfg *cfg,
+			   const struct bench_traffic *t,
+			   struct bench_result *res)
+{
+	if (cfg->work == BENCH_WORK_UDP) {
+		res->sent = t->sent;
+		res->expected = t->expected;
+		res->delivered = t->delivered;
+		res->lost = t->expected - t->delivered;
+		res->dups = t->dups;
+		res->wrong_verdict = t->wrong_verdict;
+		res->bad_mark = t->bad_mark;
+		res->elapsed = t->elapsed;
+		res->pps = t->elapsed > 0 ? t->sent / t->elapsed : 0;
+	}
+	if (t->bad_mark)
+		RUN_ERR(res, "%llu wrong marks, first: datagram %llu mark 0x%x, "
+			"expected 0x%x", (unsigned long long)t->bad_mark,
+			(unsigned long long)t->first_bad_seq,
+			t->first_bad_mark, t->first_bad_expected);
+	if (t->wrong_verdict)
+		RUN_ERR(res, "%llu datagrams delivered that had to be dropped",
+			(unsigned long long)t->wrong_verdict);
+	if (t->stalled)
+		RUN_ERR(res, "stalled: %llu datagrams missing",
+			(unsigned long long)res->lost);
+	else if (t->timed_out)
+		RUN_ERR(res, "timed out after %.0f s", cfg->timeout);
+	/* TCP takes a queue drop as congestion and sends again: reported
+	 * (and counted against the no-loss target), not a failed run */
+	if ((res->kq_dropped || res->kq_user_dropped) && !res->err[0] &&
+	    cfg->work != BENCH_WORK_TCP)
+		RUN_ERR(res, "kernel queue dropped %llu (queue full) + %llu "
+			"(socket full)", (unsigned long long)res->kq_dropped,
+			(unsigned long long)res->kq_user_dropped);
+}
+
+/* stop the consumer and take its CPU time and memory: 0 or -1 */
+static int end_consumer(pid_t cpid, struct bench_result *res)
+{
+	struct bench_cons *c = &res->cons;
+	struct rusage ru;
+	int st = 0;
+
+	signal(SIGCHLD, SIG_DFL);
+	if (stop_consumer(cpid, &ru, &st) < 0) {
+		RUN_ERR(res, "consumer did not stop");
+		return -1;
+	}
+	res->cons_user_ns = tv_ns(&ru.ru_utime);
+	res->cons_sys_ns = tv_ns(&ru.ru_stime);
+	/* a Python consumer's start and exit are not per packet */
+	res->cons_user_ns -= c->outside_user_ns < res->cons_user_ns ?
+			     c->outside_user_ns : res->cons_user_ns;
+	res->cons_sys_ns -= c->outside_sys_ns < res->cons_sys_ns ?
+			    c->outside_sys_ns : res->cons_sys_ns;
+	res->cons_maxrss_kb = ru.ru_maxrss;
+	run_consumer = 0;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || c->failed) {
+		RUN_ERR(res, "consumer failed: %s",
+			c->failed ? c->err : "abnormal exit");
+		return -1;
+	}
+	return 0;
+}
+
+static bool run_lost(const struct bench_cfg *cfg,
+		     const struct bench_traffic *t,
+		     const struct bench_result *res)
+{
+	return t->stalled || t->timed_out || res->lost || res->dups ||
+	       res->wrong_verdict || res->bad_mark ||
+	       ((res->kq_dropped || res->kq_user_dropped) &&
+		cfg->work != BENCH_WORK_TCP) || res->ping_lost ||
+	       res->load_sent != res->load_delivered;
+}
+
+static void run_child(const struct bench_cfg *cfg, enum bench_kind kind,
+		      struct bench_result *res)
+{
+	struct bench_traffic t;
+	int perf_fd = -1;
+	pid_t cpid;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	set_handler(SIGINT, on_abort);
+	set_handler(SIGTERM, on_abort);
+	res->syscalls = -1;
+	if (run_setup(cfg, &bench_consumers[kind], res) < 0)
+		run_failed(res, -1);
+	if (start_consumer(cfg, kind, res, &cpid, &perf_fd) < 0)
+		run_failed(res, cpid);
+	if (pin_cpu(cfg->cpu_traffic) < 0) {
+		RUN_ERR(res, "sched_setaffinity: %s", strerror(errno));
+		run_failed(res, cpid);
+	}
+	if (run_work(cfg, kind, cpid, perf_fd, &t, res) < 0)
+		run_failed(res, cpid);
+	traffic_result(cfg, &t, res);
+	if (cpid > 0 && end_consumer(cpid, res) < 0)
+		run_failed(res, -1);
+	if (run_lost(cfg, &t, res))
+		res->failed = 1;
+	res->done = 1;
+	_exit(0);
 }
 
 int bench_run(const struct bench_cfg *cfg, enum bench_kind kind,

@@ -22,7 +22,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-proc.h"
+#include "nfqb-bench-tcp.h"
 
 #define IPERF_ENV	"NFQB_BENCH_IPERF3"
 #define JSON_MAX	(1u << 20)
@@ -49,7 +50,7 @@ static bool tcp_listening(unsigned int port)
 }
 
 /* wait until @port listens, @pid still alive; 0 or -1 */
-int bench_wait_listen(unsigned int port, int pid, double seconds)
+static int wait_listen(unsigned int port, int pid, double seconds)
 {
 	double t0 = bench_now();
 	int st;
@@ -159,17 +160,72 @@ static int parse_iperf(const char *json, struct bench_result *res)
 	return 0;
 }
 
+/* the client's JSON report from @fd into @json, until it ends, @limit
+ * seconds after @t0 or the run's abort (res->err set) */
+static size_t read_report(int fd, char *json, double t0, double limit,
+			  const volatile int *abort_flag,
+			  struct bench_result *res)
+{
+	size_t got = 0;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (*abort_flag) {
+			snprintf(res->err, sizeof(res->err), "aborted");
+			break;
+		}
+		if (bench_now() - t0 > limit) {
+			snprintf(res->err, sizeof(res->err),
+				 "iperf3 did not end within %.0f s", limit);
+			break;
+		}
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = read(fd, json + got, JSON_MAX - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got == JSON_MAX - 1)
+			break;
+	}
+	json[got] = '\0';
+	return got;
+}
+
+/* the server, listening: its pid, or -1 (res->err set) */
+static int start_server(char *port, struct bench_result *res)
+{
+	char *argv[] = { "iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", port,
+			 NULL };
+	int srv, st;
+
+	srv = bench_spawn(argv, IPERF_ENV, -1);
+	if (srv < 0) {
+		snprintf(res->err, sizeof(res->err), "fork: %s",
+			 strerror(errno));
+		return -1;
+	}
+	if (wait_listen(BENCH_TCP_PORT, srv, 5) < 0) {
+		snprintf(res->err, sizeof(res->err),
+			 "iperf3 server did not start (is iperf3 installed?)");
+		bench_wait_deadline(srv, 0, &st);
+		return -1;
+	}
+	return srv;
+}
+
 int bench_tcp(const struct bench_cfg *cfg, const volatile int *abort_flag,
 	      struct bench_result *res)
 {
 	char port[8], secs[8], streams[8], cport[8];
-	char *sargv[] = { "iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", port,
-			  NULL };
 	char *cargv[] = { "iperf3", "-c", "127.0.0.1", "-p", port, "-t", secs,
 			  "-P", streams, "--cport", cport, "-i", "0", "-J",
 			  "--connect-timeout", "3000", NULL };
 	double t0, limit = cfg->tcp_time + 20.0;
-	size_t got = 0;
 	int pfd[2], srv, cli, st, ret = -1;
 	char *json;
 
@@ -182,18 +238,9 @@ int bench_tcp(const struct bench_cfg *cfg, const volatile int *abort_flag,
 		snprintf(res->err, sizeof(res->err), "out of memory");
 		return -1;
 	}
-	srv = bench_spawn(sargv, IPERF_ENV, -1);
-	if (srv < 0) {
-		snprintf(res->err, sizeof(res->err), "fork: %s",
-			 strerror(errno));
+	srv = start_server(port, res);
+	if (srv < 0)
 		goto out;
-	}
-	if (bench_wait_listen(BENCH_TCP_PORT, srv, 5) < 0) {
-		snprintf(res->err, sizeof(res->err),
-			 "iperf3 server did not start (is iperf3 installed?)");
-		bench_wait_deadline(srv, 0, &st);
-		goto out;
-	}
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		snprintf(res->err, sizeof(res->err), "pipe: %s",
 			 strerror(errno));
@@ -210,39 +257,13 @@ int bench_tcp(const struct bench_cfg *cfg, const volatile int *abort_flag,
 		bench_wait_deadline(srv, 0, &st);
 		goto out;
 	}
-	for (;;) {
-		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-		ssize_t n;
-
-		if (*abort_flag) {
-			snprintf(res->err, sizeof(res->err), "aborted");
-			break;
-		}
-		if (bench_now() - t0 > limit) {
-			snprintf(res->err, sizeof(res->err),
-				 "iperf3 did not end within %.0f s", limit);
-			break;
-		}
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		n = read(pfd[0], json + got, JSON_MAX - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (got == JSON_MAX - 1)
-			break;
-	}
-	json[got] = '\0';
+	read_report(pfd[0], json, t0, limit, abort_flag, res);
 	close(pfd[0]);
 	res->elapsed = bench_now() - t0;
 	/* the client is done or overdue; the one-off server ends with it */
 	bench_wait_deadline(cli, res->err[0] ? 0 : 3, &st);
 	bench_wait_deadline(srv, res->err[0] ? 0 : 3, &st);
-	if (res->err[0])
-		goto out;
-	if (parse_iperf(json, res) < 0)
+	if (res->err[0] || parse_iperf(json, res) < 0)
 		goto out;
 	if (res->tcp_seconds > 0)
 		res->elapsed = res->tcp_seconds;

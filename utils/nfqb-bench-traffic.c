@@ -30,7 +30,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "nfqb-bench.h"
+#include "nfqb-bench-traffic.h"
 
 #ifndef SO_RCVMARK
 #define SO_RCVMARK 75
@@ -290,161 +290,214 @@ static int send_burst(int fd, struct mmsghdr *msg, unsigned int n,
 	return 0;
 }
 
+/* one UDP run of the traffic process */
+struct traffic {
+	const struct bench_cfg *cfg;
+	struct tstate s;
+	bool drain, paused;		/* drain mode; the consumer stopped */
+	int consumer_pid;
+	uint64_t seq;			/* datagrams sent */
+	int sfd[BENCH_MAX_FLOWS], rfd;
+	unsigned int nf;		/* sending sockets open */
+	struct mmsghdr *smsg;
+	struct iovec *siov;
+	uint8_t *sbuf;
+	struct rx *rx;
+	char *err;
+	size_t errlen;
+};
+
+/* the sockets and buffers: 0 or -1 */
+static int traffic_open(struct traffic *tr)
+{
+	const struct bench_cfg *cfg = tr->cfg;
+	unsigned int i;
+
+	for (tr->nf = 0; tr->nf < cfg->flows; tr->nf++) {
+		tr->sfd[tr->nf] = open_sender(cfg, tr->nf, tr->err,
+					      tr->errlen);
+		if (tr->sfd[tr->nf] < 0)
+			return -1;
+	}
+	tr->s.seen = calloc(cfg->packets / 8 + 1, 1);
+	tr->smsg = calloc(cfg->burst, sizeof(*tr->smsg));
+	tr->siov = calloc(cfg->burst, sizeof(*tr->siov));
+	tr->sbuf = calloc(cfg->burst, cfg->payload);
+	tr->rx = calloc(1, sizeof(*tr->rx));
+	if (!tr->s.seen || !tr->smsg || !tr->siov || !tr->sbuf || !tr->rx) {
+		snprintf(tr->err, tr->errlen, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < cfg->burst; i++) {
+		tr->siov[i].iov_base = tr->sbuf + (size_t)i * cfg->payload;
+		tr->siov[i].iov_len = cfg->payload;
+		tr->smsg[i].msg_hdr.msg_iov = &tr->siov[i];
+		tr->smsg[i].msg_hdr.msg_iovlen = 1;
+	}
+	for (i = 0; i < BENCH_VEC; i++) {
+		tr->rx->iov[i].iov_base = tr->rx->buf[i];
+		tr->rx->iov[i].iov_len = RECV_BUF;
+		tr->rx->msg[i].msg_hdr.msg_iov = &tr->rx->iov[i];
+		tr->rx->msg[i].msg_hdr.msg_iovlen = 1;
+	}
+	return 0;
+}
+
+static void traffic_close(struct traffic *tr)
+{
+	if (tr->paused)
+		kill(tr->consumer_pid, SIGCONT);
+	while (tr->nf > 0)
+		close(tr->sfd[--tr->nf]);
+	close(tr->rfd);
+	free(tr->s.seen);
+	free(tr->smsg);
+	free(tr->siov);
+	free(tr->sbuf);
+	free(tr->rx);
+}
+
+/* Send what the window allows (drain mode: the next window, the consumer
+ * stopped meanwhile, once all of this one is back): 0 or -1. */
+static int traffic_send(struct traffic *tr)
+{
+	const struct bench_cfg *cfg = tr->cfg;
+	struct bench_traffic *t = tr->s.t;
+	uint64_t accounted = t->delivered + t->wrong_verdict + tr->s.resolved;
+	bool drops = tr->s.drops, hold = false;
+	unsigned int i;
+
+	if (tr->drain) {
+		accounted = tr->seq;
+		if (t->delivered + t->wrong_verdict < tr->seq -
+		    (drops ? mult_upto((int64_t)tr->seq - 1) : 0)) {
+			hold = true;
+		} else if (tr->seq < cfg->packets) {
+			if (consumer_pause(tr->consumer_pid, tr->err,
+					   tr->errlen) < 0)
+				return -1;
+			tr->paused = true;
+		}
+	}
+	while (tr->seq < cfg->packets && !hold) {
+		unsigned int n = cfg->burst;
+
+		if (cfg->packets - tr->seq < n)
+			n = (unsigned int)(cfg->packets - tr->seq);
+		if (tr->seq - accounted + n > cfg->window)
+			break;
+		for (i = 0; i < n; i++) {
+			uint64_t v = tr->seq + i;
+
+			memcpy(tr->siov[i].iov_base, &v, sizeof(v));
+		}
+		if (send_burst(tr->sfd[bench_seq_flow(cfg, tr->seq)], tr->smsg,
+			       n, tr->err, tr->errlen) < 0)
+			return -1;
+		tr->seq += n;
+		t->sent = tr->seq;
+	}
+	if (tr->paused) {
+		tr->paused = false;
+		if (kill(tr->consumer_pid, SIGCONT) < 0) {
+			snprintf(tr->err, tr->errlen,
+				 "continuing the consumer: %s", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* what arrived: 0 go on, 1 stop (stalled or timed out), -1 failed;
+ * *@last: when something last arrived */
+static int traffic_recv(struct traffic *tr, double t0, double *last)
+{
+	const struct timespec poll_ts = { .tv_sec = 0, .tv_nsec = 100000 };
+	struct rx *rx = tr->rx;
+	double now;
+	int i, r;
+
+	for (i = 0; i < BENCH_VEC; i++) {
+		rx->msg[i].msg_hdr.msg_control = rx->ctl[i].b;
+		rx->msg[i].msg_hdr.msg_controllen = sizeof(rx->ctl[i].b);
+		rx->msg[i].msg_hdr.msg_flags = 0;
+	}
+	/* drain mode polls: a receiver asleep on the socket would make
+	 * the consumer pay a cross-CPU wake-up per reinjected packet */
+	r = recvmmsg(tr->rfd, rx->msg, BENCH_VEC,
+		     tr->drain ? MSG_DONTWAIT : MSG_WAITFORONE, NULL);
+	if (r < 0 && tr->drain && errno == EAGAIN)
+		nanosleep(&poll_ts, NULL);
+	now = now_s();
+	if (r < 0) {
+		if (errno != EAGAIN && errno != EINTR) {
+			snprintf(tr->err, tr->errlen, "recvmmsg: %s",
+				 strerror(errno));
+			return -1;
+		}
+		if (now - *last > tr->cfg->stall) {
+			tr->s.t->stalled = true;
+			return 1;
+		}
+		if (now - t0 > tr->cfg->timeout) {
+			tr->s.t->timed_out = true;
+			return 1;
+		}
+		return 0;
+	}
+	for (i = 0; i < r; i++)
+		rx_one(&tr->s, &rx->msg[i]);
+	*last = now;
+	return 0;
+}
+
 int bench_traffic(const struct bench_cfg *cfg, bool drops, bool marks,
 		  int consumer_pid, const volatile int *abort_flag,
 		  struct bench_traffic *t, char *err, size_t errlen)
 {
-	bool drain = cfg->drain && consumer_pid > 0, paused = false;
-	uint64_t n_total = cfg->packets, seq = 0;
-	int sfd[BENCH_MAX_FLOWS], rfd = -1, ret = -1;
-	struct mmsghdr *smsg = NULL;
-	struct iovec *siov = NULL;
-	uint8_t *sbuf = NULL;
-	struct rx *rx = NULL;
-	struct tstate s = { .cfg = cfg, .drops = drops, .marks = marks, .t = t };
-	struct timespec poll_ts = { .tv_sec = 0, .tv_nsec = 100000 };
-	double t0, last_progress, t_last;
-	unsigned int i, nf = 0;
+	struct traffic tr = {
+		.cfg = cfg, .drain = cfg->drain && consumer_pid > 0,
+		.consumer_pid = consumer_pid, .err = err, .errlen = errlen,
+		.s = { .cfg = cfg, .drops = drops, .marks = marks, .t = t },
+	};
+	double t0, last;
+	int ret = -1, r;
+	unsigned int i;
 
 	memset(t, 0, sizeof(*t));
-	t->expected = n_total - (drops ? mult_upto((int64_t)n_total - 1) : 0);
+	t->expected = cfg->packets -
+		      (drops ? mult_upto((int64_t)cfg->packets - 1) : 0);
 	for (i = 0; i < BENCH_MAX_FLOWS; i++)
-		s.hi[i] = -1;
-
-	rfd = open_receiver(cfg, err, errlen);
-	if (rfd < 0)
+		tr.s.hi[i] = -1;
+	tr.rfd = open_receiver(cfg, err, errlen);
+	if (tr.rfd < 0)
 		return -1;
-	for (nf = 0; nf < cfg->flows; nf++) {
-		sfd[nf] = open_sender(cfg, nf, err, errlen);
-		if (sfd[nf] < 0)
-			goto out;
-	}
-	s.seen = calloc(n_total / 8 + 1, 1);
-	smsg = calloc(cfg->burst, sizeof(*smsg));
-	siov = calloc(cfg->burst, sizeof(*siov));
-	sbuf = calloc(cfg->burst, cfg->payload);
-	rx = calloc(1, sizeof(*rx));
-	if (!s.seen || !smsg || !siov || !sbuf || !rx) {
-		snprintf(err, errlen, "out of memory");
+	if (traffic_open(&tr) < 0)
 		goto out;
-	}
-	for (i = 0; i < cfg->burst; i++) {
-		siov[i].iov_base = sbuf + (size_t)i * cfg->payload;
-		siov[i].iov_len = cfg->payload;
-		smsg[i].msg_hdr.msg_iov = &siov[i];
-		smsg[i].msg_hdr.msg_iovlen = 1;
-	}
-	for (i = 0; i < BENCH_VEC; i++) {
-		rx->iov[i].iov_base = rx->buf[i];
-		rx->iov[i].iov_len = RECV_BUF;
-		rx->msg[i].msg_hdr.msg_iov = &rx->iov[i];
-		rx->msg[i].msg_hdr.msg_iovlen = 1;
-	}
-
-	t0 = last_progress = t_last = now_s();
+	t0 = last = now_s();
 	for (;;) {
-		uint64_t accounted;
-		bool hold;
-		double now;
-		int r;
-
 		if (*abort_flag) {
 			snprintf(err, errlen, "aborted");
 			goto out;
 		}
-		accounted = t->delivered + t->wrong_verdict + s.resolved;
-		hold = false;
-		if (drain) {
-			/* the next window only when all of this one is back */
-			accounted = seq;
-			if (t->delivered + t->wrong_verdict < seq -
-			    (drops ? mult_upto((int64_t)seq - 1) : 0)) {
-				hold = true;
-			} else if (seq < n_total) {
-				if (consumer_pause(consumer_pid, err,
-						   errlen) < 0)
-					goto out;
-				paused = true;
-			}
-		}
-		while (seq < n_total && !hold) {
-			unsigned int n = cfg->burst;
-
-			if (n_total - seq < n)
-				n = (unsigned int)(n_total - seq);
-			if (seq - accounted + n > cfg->window)
-				break;
-			for (i = 0; i < n; i++) {
-				uint64_t v = seq + i;
-
-				memcpy(siov[i].iov_base, &v, sizeof(v));
-			}
-			if (send_burst(sfd[bench_seq_flow(cfg, seq)], smsg, n,
-				       err, errlen) < 0)
-				goto out;
-			seq += n;
-			t->sent = seq;
-		}
-		if (paused) {
-			paused = false;
-			if (kill(consumer_pid, SIGCONT) < 0) {
-				snprintf(err, errlen, "continuing the consumer: %s",
-					 strerror(errno));
-				goto out;
-			}
-		}
-		if (seq == n_total && t->delivered >= t->expected)
+		if (traffic_send(&tr) < 0)
+			goto out;
+		if (tr.seq == cfg->packets && t->delivered >= t->expected)
 			break;
-
-		for (i = 0; i < BENCH_VEC; i++) {
-			rx->msg[i].msg_hdr.msg_control = rx->ctl[i].b;
-			rx->msg[i].msg_hdr.msg_controllen = sizeof(rx->ctl[i].b);
-			rx->msg[i].msg_hdr.msg_flags = 0;
-		}
-		/* drain mode polls: a receiver asleep on the socket would make
-		 * the consumer pay a cross-CPU wake-up per reinjected packet */
-		r = recvmmsg(rfd, rx->msg, BENCH_VEC,
-			     drain ? MSG_DONTWAIT : MSG_WAITFORONE, NULL);
-		if (r < 0 && drain && errno == EAGAIN)
-			nanosleep(&poll_ts, NULL);
-		now = now_s();
-		if (r < 0) {
-			if (errno != EAGAIN && errno != EINTR) {
-				snprintf(err, errlen, "recvmmsg: %s",
-					 strerror(errno));
-				goto out;
-			}
-			if (now - last_progress > cfg->stall) {
-				t->stalled = true;
-				break;
-			}
-			if (now - t0 > cfg->timeout) {
-				t->timed_out = true;
-				break;
-			}
-			continue;
-		}
-		for (i = 0; i < (unsigned int)r; i++)
-			rx_one(&s, &rx->msg[i]);
-		last_progress = t_last = now;
+		r = traffic_recv(&tr, t0, &last);
+		if (r < 0)
+			goto out;
+		if (r > 0)
+			break;
 	}
-	t->elapsed = t_last - t0;
-	if (s.bogus) {
+	t->elapsed = last - t0;
+	if (tr.s.bogus) {
 		snprintf(err, errlen, "%llu datagrams not ours",
-			 (unsigned long long)s.bogus);
+			 (unsigned long long)tr.s.bogus);
 		goto out;
 	}
 	ret = 0;
 out:
-	if (paused)
-		kill(consumer_pid, SIGCONT);
-	while (nf > 0)
-		close(sfd[--nf]);
-	close(rfd);
-	free(s.seen);
-	free(smsg);
-	free(siov);
-	free(sbuf);
-	free(rx);
+	traffic_close(&tr);
 	return ret;
 }

@@ -104,7 +104,16 @@ static void usage(FILE *f, const char *prog)
 		"  -j, --json         one JSON array per print\n", prog);
 }
 
-int main(int argc, char **argv)
+struct args {
+	long only;			/* the queue, -1: all */
+	long count;			/* prints, 0: no limit */
+	double interval;		/* seconds, 0: once */
+	bool json;
+};
+
+/* the command line into @a: 0, or the exit status (after --help, or a
+ * bad one) */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{ "queue", required_argument, NULL, 'q' },
@@ -114,26 +123,21 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct nfqb_kstats cur[MAXQ], prev[MAXQ];
-	struct sigaction sa = { .sa_handler = on_signal };
-	long only = -1, count = 0, done = 0;
-	double interval = 0;
-	int c, n, nprev = 0;
-	bool json = false;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "q:i:c:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'q':
-			only = strtol(optarg, NULL, 0);
+			a->only = strtol(optarg, NULL, 0);
 			break;
 		case 'i':
-			interval = strtod(optarg, NULL);
+			a->interval = strtod(optarg, NULL);
 			break;
 		case 'c':
-			count = strtol(optarg, NULL, 0);
+			a->count = strtol(optarg, NULL, 0);
 			break;
 		case 'j':
-			json = true;
+			a->json = true;
 			break;
 		case 'h':
 			usage(stdout, argv[0]);
@@ -143,42 +147,69 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (interval < 0 || (only > 65535) || count < 0) {
+	if (a->interval < 0 || (a->only > 65535) || a->count < 0) {
 		usage(stderr, argv[0]);
 		return 2;
 	}
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	while (!stop) {
-		n = nfqb_kstats_read(cur, MAXQ, sizeof(cur[0]));
-		if (n < 0) {
-			if (errno == ENOENT) {
-				fprintf(stderr, "nfqb-stat: nfnetlink_queue is "
-					"not loaded (no queue was ever bound "
-					"in this namespace)\n");
-				return 1;
-			}
+	return -1;
+}
+
+/* the kernel's table into @cur: its rows, or -1 (said) */
+static int read_queues(struct nfqb_kstats *cur)
+{
+	int n = nfqb_kstats_read(cur, MAXQ, sizeof(cur[0]));
+
+	if (n < 0) {
+		if (errno == ENOENT)
+			fprintf(stderr, "nfqb-stat: nfnetlink_queue is not "
+				"loaded (no queue was ever bound in this "
+				"namespace)\n");
+		else
 			fprintf(stderr, "nfqb-stat: %s\n", strerror(errno));
+		return -1;
+	}
+	return n > MAXQ ? MAXQ : n;
+}
+
+static int run(const struct args *a)
+{
+	static struct nfqb_kstats cur[MAXQ], prev[MAXQ];
+	long done = 0;
+	int n, nprev = 0;
+
+	while (!stop) {
+		n = read_queues(cur);
+		if (n < 0)
 			return 1;
-		}
-		if (n > MAXQ)
-			n = MAXQ;
-		print_table(cur, n, nprev ? prev : NULL, nprev, interval,
-			    only, json);
-		if (only >= 0 && nfqb_kstats_get((uint16_t)only, NULL,
-						  sizeof(struct nfqb_kstats)) < 0 &&
-		    !interval) {
+		print_table(cur, n, nprev ? prev : NULL, nprev, a->interval,
+			    a->only, a->json);
+		if (a->only >= 0 && !a->interval &&
+		    nfqb_kstats_get((uint16_t)a->only, NULL,
+				    sizeof(struct nfqb_kstats)) < 0) {
 			fprintf(stderr, "nfqb-stat: queue %ld is not bound\n",
-				only);
+				a->only);
 			return 1;
 		}
-		if (!interval || (count && ++done >= count))
+		if (!a->interval || (a->count && ++done >= a->count))
 			break;
 		memcpy(prev, cur, sizeof(cur[0]) * (size_t)n);
 		nprev = n;
-		usleep((useconds_t)(interval * 1e6));
-		if (!json)
+		usleep((useconds_t)(a->interval * 1e6));
+		if (!a->json)
 			printf("\n");
 	}
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct args a = { .only = -1 };
+	int ret = parse_args(argc, argv, &a);
+
+	if (ret >= 0)
+		return ret;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	return run(&a);
 }

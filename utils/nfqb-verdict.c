@@ -74,7 +74,16 @@ static void usage(FILE *f, const char *prog)
 		"[--count N] [--fail-open] [--user USER] [--verbose]\n", prog);
 }
 
-int main(int argc, char **argv)
+struct args {
+	struct opts o;
+	long num;			/* the queue, -1: not given */
+	bool fail_open;
+	const char *user;
+};
+
+/* the command line into @a: 0, or the exit status (after --help, or a
+ * bad one) */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option lopts[] = {
 		{ "queue", required_argument, NULL, 'q' },
@@ -88,41 +97,34 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct opts o = { .verdict = 0xffffffff };
-	struct nfqb_queue *q;
-	long num = -1;
-	bool fail_open = false;
-	const char *user = NULL;
-	char why[256];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "q:adm:n:fvu:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'q':
-			num = strtol(optarg, NULL, 0);
+			a->num = strtol(optarg, NULL, 0);
 			break;
 		case 'a':
-			o.verdict = NFQB_ACCEPT;
+			a->o.verdict = NFQB_ACCEPT;
 			break;
 		case 'd':
-			o.verdict = NFQB_DROP;
+			a->o.verdict = NFQB_DROP;
 			break;
 		case 'm':
-			o.mark_set = true;
-			o.mark = (uint32_t)strtoul(optarg, NULL, 0);
+			a->o.mark_set = true;
+			a->o.mark = (uint32_t)strtoul(optarg, NULL, 0);
 			break;
 		case 'n':
-			o.count = strtoul(optarg, NULL, 0);
+			a->o.count = strtoul(optarg, NULL, 0);
 			break;
 		case 'f':
-			fail_open = true;
+			a->fail_open = true;
 			break;
 		case 'v':
-			o.verbose = true;
+			a->o.verbose = true;
 			break;
 		case 'u':
-			user = optarg;
+			a->user = optarg;
 			break;
 		case 'h':
 			usage(stdout, argv[0]);
@@ -132,33 +134,44 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (num < 0 || num > 65535 || o.verdict == 0xffffffff) {
+	if (a->num < 0 || a->num > 65535 || a->o.verdict == 0xffffffff) {
 		usage(stderr, argv[0]);
 		return 2;
 	}
+	return -1;
+}
+
+/* bind the queue, then (as --user if given) a verdict for each packet */
+static int run(struct args *a)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct opts *o = &a->o;
+	struct nfqb_queue *q;
+	char why[256];
+
 	/* no SA_RESTART: a signal ends a blocking receive */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	q = nfqb_queue_open((uint16_t)num);
+	q = nfqb_queue_open((uint16_t)a->num);
 	if (!q) {
-		fprintf(stderr, "nfqb-verdict: queue %ld: %s\n", num,
+		fprintf(stderr, "nfqb-verdict: queue %ld: %s\n", a->num,
 			errno == EBUSY ? "already bound by another program" :
 			strerror(errno));
 		return 1;
 	}
-	if (fail_open &&
+	if (a->fail_open &&
 	    nfqb_queue_set_flags(q, NFQB_F_FAIL_OPEN, NFQB_F_FAIL_OPEN) < 0)
 		fprintf(stderr, "nfqb-verdict: fail-open: %s\n",
 			strerror(errno));
 	/* bound: go on as @user with CAP_NET_ADMIN alone (every verdict
 	 * needs it) */
-	if (user && nfqb_privdrop(user, why, sizeof(why)) < 0) {
-		fprintf(stderr, "nfqb-verdict: --user %s: %s\n", user, why);
+	if (a->user && nfqb_privdrop(a->user, why, sizeof(why)) < 0) {
+		fprintf(stderr, "nfqb-verdict: --user %s: %s\n", a->user, why);
 		nfqb_queue_close(q);
 		return 1;
 	}
-	while (!stop && (!o.count || o.seen < o.count)) {
-		if (nfqb_dispatch(q, on_packet, &o) < 0 && errno != EINTR &&
+	while (!stop && (!o->count || o->seen < o->count)) {
+		if (nfqb_dispatch(q, on_packet, o) < 0 && errno != EINTR &&
 		    errno != ENOBUFS) {
 			fprintf(stderr, "nfqb-verdict: %s\n", strerror(errno));
 			break;
@@ -166,7 +179,15 @@ int main(int argc, char **argv)
 	}
 	if (nfqb_queue_close(q) < 0)
 		fprintf(stderr, "nfqb-verdict: close: %s\n", strerror(errno));
-	fprintf(stderr, "nfqb-verdict: %lu packets, verdict %s\n", o.seen,
-		nfqb_verdict_name(o.verdict));
+	fprintf(stderr, "nfqb-verdict: %lu packets, verdict %s\n", o->seen,
+		nfqb_verdict_name(o->verdict));
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = { .o = { .verdict = 0xffffffff }, .num = -1 };
+	int ret = parse_args(argc, argv, &a);
+
+	return ret >= 0 ? ret : run(&a);
 }

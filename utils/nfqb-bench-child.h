@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * nfqb-bench: consumers that are another program (daqtest, a Python
+ * process), forked by the consumer process.
+ */
+#ifndef NFQB_BENCH_CHILD_H
+#define NFQB_BENCH_CHILD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nfqb-bench-types.h"
+
+/* the variable @name if set and not empty, else @def */
+const char *bench_env_or(const char *name, const char *def);
+/* the number right after the first @key in @text, 0 if none */
+uint64_t bench_num_after(const char *text, const char *key);
+/* is queue @num bound (in this namespace)? */
+bool bench_queue_bound(unsigned int num);
+/* a file for the child's output, already unlinked: its fd, or -1 with
+ * @c failed */
+int bench_child_output(const char *name, struct bench_cons *c);
+/* in the forked child: signals as by default, output into @out_fd */
+void bench_child_setup(int out_fd);
+/* Wait until child @pid has bound queue @num: 0; 1 if it exited first
+ * (*status set); -1 if not within @max_s seconds or the run was stopped
+ * (the child is killed and reaped). */
+int bench_child_bound(pid_t pid, unsigned int num, double max_s,
+		      int *status);
+/* Wait for child @pid to end, passing the run's stop on as SIGTERM: 0
+ * (*status set), or -1 with errno. */
+int bench_child_wait(pid_t pid, int *status);
+/* The run of a bound child @pid: tell the run the consumer is ready, wait
+ * for the child to end (bench_child_wait()), then quiet down. 0 (*status
+ * set), or -1 with @c failed ("waitpid(@what)"). */
+int bench_child_run(pid_t pid, struct bench_cons *c, const char *what,
+		    int *status);
+
+#endif /* NFQB_BENCH_CHILD_H */
