@@ -316,7 +316,7 @@ struct nfqb_stats {
 					 * at close or pool shutdown */
 	uint64_t outstanding;		/* packets received (or known by id),
 					 * verdict not yet taken by the kernel */
-	/* since the LIBNFQB_0.3 interface (libtool 1:0:1) */
+	/* since 1.0.0 (the LIBNFQB_0.3 interface) */
 	uint64_t send_failures;		/* verdict sendmsg calls that failed:
 					 * their decisions are kept, retried */
 	uint64_t rejected_defaults;	/* packets we could not parse or track,
@@ -943,7 +943,7 @@ int nfqb_kstats_get(uint16_t num, struct nfqb_kstats *out, size_t size);
 
 /* --- Misc ---------------------------------------------------------------- */
 
-/** nfqb_version - the library's version string, e.g. "0.1.0". */
+/** nfqb_version - the library's version string, e.g. "1.0.0". */
 const char *nfqb_version(void);
 
 /** nfqb_verdict_name - "accept", "drop", ... for a verdict code. */
