@@ -608,6 +608,34 @@ unsigned int nfqbt_tx_join(struct nfqbt_tx *tx)
 	return sent;
 }
 
+/* --- Queues ----------------------------------------------------------- */
+
+struct nfqb_queue *nfqbt_queue_open(uint16_t num)
+{
+	struct nfqb_queue *q = nfqb_queue_open(num);
+
+	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
+		      strerror(errno));
+	return q;
+}
+
+struct nfqb_queue *nfqbt_queue_open_nb(uint16_t num)
+{
+	struct nfqb_queue *q = nfqbt_queue_open(num);
+
+	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	return q;
+}
+
+struct nfqb_stats nfqbt_queue_stats(const struct nfqb_queue *q)
+{
+	struct nfqb_stats st;
+
+	memset(&st, 0xee, sizeof(st));
+	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
+	return st;
+}
+
 /* --- Consumer helpers -------------------------------------------------- */
 
 bool nfqbt_pkt_seq(const struct nfqb_packet *p, uint32_t *seq)

@@ -215,6 +215,17 @@ void nfqbt_tcp_start(struct nfqbt_tcp *k, uint16_t port, size_t bytes,
 /* Wait for both threads and close the listener. */
 void nfqbt_tcp_join(struct nfqbt_tcp *k);
 
+/* --- Queues ----------------------------------------------------------- */
+
+/* nfqb_queue_open(@num); ck_assert that it succeeded. */
+struct nfqb_queue *nfqbt_queue_open(uint16_t num);
+/* The same, then switched to non-blocking. */
+struct nfqb_queue *nfqbt_queue_open_nb(uint16_t num);
+/* The library's counters of @q; ck_assert that nfqb_queue_stats()
+ * succeeded (0xee bytes before the call, so that a field it left
+ * alone would show). */
+struct nfqb_stats nfqbt_queue_stats(const struct nfqb_queue *q);
+
 /* --- Consumer helpers -------------------------------------------------- */
 
 /* The seq of a queued IPv4/UDP packet (the first 4 payload bytes); false if

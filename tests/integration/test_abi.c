@@ -47,21 +47,12 @@ int old_kstats_read(struct nfqb_kstats *out, size_t max);
 int old_kstats_get(uint16_t num, struct nfqb_kstats *out);
 struct nfqb_pool *old_pool_create(const struct nfqb_pool_config *cfg);
 
-static struct nfqb_queue *open_q(uint16_t num)
-{
-	struct nfqb_queue *q = nfqb_queue_open(num);
-
-	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
-		      strerror(errno));
-	return q;
-}
-
 /* --- 0.1.0 callers ------------------------------------------------------- */
 
 START_TEST(test_old_kstats)
 {
 	struct nfqb_kstats all[4], one, cur;
-	struct nfqb_queue *q = open_q(QNUM);
+	struct nfqb_queue *q = nfqbt_queue_open(QNUM);
 
 	ck_assert_int_eq(old_kstats_read(all, 4), 1);
 	ck_assert_uint_eq(all[0].queue_num, QNUM);
@@ -89,7 +80,7 @@ START_TEST(test_old_verdict_and_timestamp)
 	unsigned int i;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_q(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 2 });
 	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
 		.port = PORT, .count = 2 }), 2);
@@ -155,7 +146,8 @@ struct kstats_later {
 START_TEST(test_grow_kstats)
 {
 	struct kstats_later all[3], one;
-	struct nfqb_queue *q1 = open_q(QNUM), *q2 = open_q(QNUM + 1);
+	struct nfqb_queue *q1 = nfqbt_queue_open(QNUM);
+	struct nfqb_queue *q2 = nfqbt_queue_open(QNUM + 1);
 	unsigned int i;
 
 	memset(all, 0xa5, sizeof(all));
@@ -202,7 +194,7 @@ START_TEST(test_grow_inputs)
 	nfqb_pool_destroy(pool);
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_q(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
 		.port = PORT, .count = 1 }), 1);
 	nfqbt_recv_n(q, &p, 1);

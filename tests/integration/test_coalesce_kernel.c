@@ -39,24 +39,6 @@
 #define BIG_TCASE_TIMEOUT	170
 #define BIG_BOUND_MS		150000u
 
-static struct nfqb_queue *open_queue(uint16_t num)
-{
-	struct nfqb_queue *q = nfqb_queue_open(num);
-
-	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
-		      strerror(errno));
-	return q;
-}
-
-static struct nfqb_stats qstats(const struct nfqb_queue *q)
-{
-	struct nfqb_stats st;
-
-	memset(&st, 0, sizeof(st));
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
-	return st;
-}
-
 static uint64_t now_us(void)
 {
 	struct timespec ts;
@@ -288,7 +270,7 @@ START_TEST(test_out_of_order_mixed)
 		m->seed);
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_rcvbuf(q, 8 << 20), 0);
 	ck_assert_int_eq(nfqb_queue_set_maxlen(q, 8192), 0);
 	ck_assert_int_eq(nfqb_queue_set_buffers(q, 4096), 0);
@@ -372,7 +354,7 @@ START_TEST(test_out_of_order_mixed)
 			      mixed_mark(seq));
 	}
 
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	report("out_of_order_mixed", &st, n, usec);
 	ck_assert_uint_eq(st.packets, n + 1);
 	ck_assert_uint_eq(st.accepted, n - ndrop);
@@ -411,7 +393,7 @@ START_TEST(test_all_accept_ratio)
 	double msgs;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_rcvbuf(q, 8 << 20), 0);
 	ck_assert_int_eq(nfqb_queue_set_maxlen(q, 8192), 0);
 
@@ -434,7 +416,7 @@ START_TEST(test_all_accept_ratio)
 	ck_assert_uint_eq(c.not_udp, 0);
 	ck_assert_uint_eq(c.enobufs, 0);
 
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	report("all_accept_ratio", &st, n, usec);
 	ck_assert_uint_eq(st.packets, n);
 	ck_assert_uint_eq(st.accepted, n);
@@ -535,7 +517,7 @@ static void lone_setup(struct lone *l, struct nfqbt_rx **rx, pthread_t *th,
 	atomic_init(&l->got, 0);
 	atomic_init(&l->in_recv, false);
 	nfqbt_rule_queue(PORT, QNUM, false);
-	l->q = open_queue(QNUM);
+	l->q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_latency(l->q, LONE_LATENCY_US), 0);
 	*rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
 		.expected = expected, .linger_ms = 200, .quiet_ms = 10000,
@@ -581,7 +563,7 @@ START_TEST(test_lone_packet_latency)
 	ck_assert(nfqbt_rx_mark(rx, 0, &mark));
 	ck_assert_uint_eq(mark, 42);
 
-	st = qstats(l.q);
+	st = nfqbt_queue_stats(l.q);
 	ck_assert_uint_eq(st.packets, 1);
 	ck_assert_uint_eq(st.verdict_msgs, 1);
 	ck_assert_uint_eq(st.batch_msgs, 0);
@@ -622,7 +604,7 @@ START_TEST(test_lone_packet_behind_undecided)
 	ck_assert_uint_eq(nfqbt_rx_total(rx), 1);
 	ck_assert_uint_eq(nfqbt_rx_count(rx, 1), 1);
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 1);
-	st = qstats(l.q);
+	st = nfqbt_queue_stats(l.q);
 	ck_assert_uint_eq(st.verdict_msgs, 1);
 	ck_assert_uint_eq(st.batch_msgs, 0);
 	ck_assert_uint_eq(st.outstanding, 1);
@@ -636,7 +618,7 @@ START_TEST(test_lone_packet_behind_undecided)
 	ck_assert(nfqbt_rx_mark(rx, 1, &mark));
 	ck_assert_uint_eq(mark, 7);
 
-	st = qstats(l.q);
+	st = nfqbt_queue_stats(l.q);
 	ck_assert_uint_eq(st.packets, 2);
 	ck_assert_uint_eq(st.verdict_msgs, 2);
 	ck_assert_uint_eq(st.batch_msgs, 0);
@@ -716,7 +698,7 @@ START_TEST(test_lone_packet_nonblock_poll)
 
 	memset(&o, 0, sizeof(o));
 	nfqbt_rule_queue(PORT, QNUM, false);
-	o.q = open_queue(QNUM);
+	o.q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_latency(o.q, LONE_LATENCY_US), 0);
 	ck_assert_int_eq(nfqb_queue_set_nonblock(o.q, true), 0);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
@@ -811,7 +793,7 @@ static bool rx_got_one(struct nfqb_queue *q, void *data)
 static bool timed_out_one(struct nfqb_queue *q, void *data)
 {
 	(void)data;
-	return qstats(q).timeouts >= 1;
+	return nfqbt_queue_stats(q).timeouts >= 1;
 }
 
 static struct nfqb_queue *timeout_queue(uint32_t dflt)
@@ -819,8 +801,7 @@ static struct nfqb_queue *timeout_queue(uint32_t dflt)
 	struct nfqb_queue *q;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	q = nfqbt_queue_open_nb(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_verdict_timeout(q, 100), 0);
 	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, dflt), 0);
 	return q;
@@ -847,7 +828,7 @@ START_TEST(test_verdict_timeout_accept)
 	ck_assert_uint_ge(took, 90);
 	ck_assert_uint_le(took, 1000);
 
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.timeouts, 1);
 	ck_assert_uint_eq(st.accepted, 1);
 	ck_assert_uint_eq(st.verdict_msgs, 1);
@@ -864,7 +845,7 @@ START_TEST(test_verdict_timeout_accept)
 
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 0, 1, NULL, NULL);
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.verdict_msgs, 1);
 	ck_assert_uint_eq(st.dropped + st.marked + st.kernel_errors, 0);
 	ck_assert_uint_eq(st.outstanding, 0);
@@ -888,7 +869,7 @@ START_TEST(test_verdict_timeout_drop)
 	send_one(0);
 	pkt = run_undecided(q, timed_out_one, NULL, 3000, &got_at);
 	took = nfqbt_now_ms() - got_at;
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_msg(st.timeouts == 1, "no verdict timeout after %llu ms",
 		      (unsigned long long)took);
 	ck_assert_uint_ge(took, 90);
@@ -907,7 +888,7 @@ START_TEST(test_verdict_timeout_drop)
 	/* it never arrives */
 	nfqbt_rx_wait(rx);
 	ck_assert_uint_eq(nfqbt_rx_total(rx), 0);
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.accepted + st.kernel_errors, 0);
 	ck_assert_uint_eq(st.outstanding, 0);
 	assert_kqueue_clean();
@@ -947,8 +928,7 @@ START_TEST(test_enoent_not_fatal)
 	int got, i;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	q = nfqbt_queue_open_nb(QNUM);
 
 	/* three packets received, left undecided */
 	for (i = 0; i < 3; i++)
@@ -982,7 +962,7 @@ START_TEST(test_enoent_not_fatal)
 	do {
 		ck_assert_int_eq(nfqb_recv(q, vec, 8), -1);
 		ck_assert_int_eq(errno, EAGAIN);
-		st = qstats(q);
+		st = nfqbt_queue_stats(q);
 	} while (st.kernel_errors < 2 && nfqbt_now_ms() - start < 2000);
 	ck_assert_uint_eq(st.kernel_errors, 2);
 	ck_assert_uint_eq(st.enoent_errors, 2);
@@ -998,7 +978,7 @@ START_TEST(test_enoent_not_fatal)
 	ck_assert_uint_eq(nfqbt_cons_run(&c, 100, 5000), 100);
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 100, 100, NULL, NULL);
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.kernel_errors, 2);
 	ck_assert_uint_eq(st.outstanding, 0);
 	assert_kqueue_clean();

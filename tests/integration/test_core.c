@@ -23,24 +23,6 @@
 #define PORT2	5002
 #define QNUM	7
 
-static struct nfqb_queue *open_queue(uint16_t num)
-{
-	struct nfqb_queue *q = nfqb_queue_open(num);
-
-	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
-		      strerror(errno));
-	return q;
-}
-
-static struct nfqb_stats qstats(struct nfqb_queue *q)
-{
-	struct nfqb_stats st;
-
-	memset(&st, 0, sizeof(st));
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
-	return st;
-}
-
 /* A decider that must see traffic of ours only. */
 static void assert_seq(uint32_t seq)
 {
@@ -60,7 +42,7 @@ START_TEST(test_accept_all)
 	struct nfqb_stats st;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_rcvbuf(q, 4 << 20), 0);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = n });
 	nfqbt_cons_init(&c, q, nfqbt_decide_accept, NULL);
@@ -75,7 +57,7 @@ START_TEST(test_accept_all)
 	ck_assert_uint_eq(c.not_udp, 0);
 	ck_assert_uint_eq(c.enobufs, 0);
 
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.packets, n);
 	ck_assert_uint_eq(st.accepted, n);
 	ck_assert_uint_eq(st.dropped, 0);
@@ -125,7 +107,7 @@ START_TEST(test_drop_set)
 		ndrop += !not_seven_three(i, NULL);
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
 		.expected = n - ndrop, .linger_ms = 200 });
 	nfqbt_cons_init(&c, q, decide_drop_73, NULL);
@@ -138,7 +120,7 @@ START_TEST(test_drop_set)
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 0, n, not_seven_three, NULL);
 
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.packets, n);
 	ck_assert_uint_eq(st.dropped, ndrop);
 	ck_assert_uint_eq(st.accepted, n - ndrop);
@@ -175,7 +157,7 @@ START_TEST(test_mark_by_seq)
 	uint32_t seq;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = n });
 	nfqbt_cons_init(&c, q, decide_mark, NULL);
 	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
@@ -196,7 +178,7 @@ START_TEST(test_mark_by_seq)
 			      seq_mark(seq));
 	}
 
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.accepted, n);
 	ck_assert_uint_eq(st.marked, n);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
@@ -251,7 +233,7 @@ START_TEST(test_payload_replace)
 
 	ck_assert_uint_le(n, NFQBT_RX_STORE);
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = n });
 	nfqbt_cons_init(&c, q, decide_mangle, NULL);
 	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
@@ -272,7 +254,7 @@ START_TEST(test_payload_replace)
 		ck_assert_msg(memcmp(got, want, wlen) == 0,
 			      "seq %u: payload differs", seq);
 	}
-	ck_assert_uint_eq(qstats(q).mangled, n);
+	ck_assert_uint_eq(nfqbt_queue_stats(q).mangled, n);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	nfqbt_rx_free(rx);
 }
@@ -317,7 +299,7 @@ START_TEST(test_batch_verdict)
 	unsigned int i;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
 		.quiet_ms = 5000, .timeout_ms = 10000 });
 	nfqbt_cons_init(&c, q, decide_hold, &h);
@@ -361,7 +343,7 @@ START_TEST(test_batch_verdict)
 		ck_assert_uint_eq(got, mark);
 	}
 
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_ge(st.batch_msgs, 2);
 	ck_assert_uint_eq(st.accepted, BATCH_K);
 	ck_assert_uint_eq(st.dropped, BATCH_K);
@@ -416,7 +398,7 @@ START_TEST(test_fail_open)
 
 	ck_assert_ptr_nonnull(rec);
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_maxlen(q, maxlen), 0);
 	ck_assert_int_eq(nfqb_queue_set_flags(q, NFQB_F_FAIL_OPEN,
 					      NFQB_F_FAIL_OPEN), 0);
@@ -445,7 +427,7 @@ START_TEST(test_fail_open)
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 0, n, NULL, NULL);
 
-	ck_assert_uint_eq(qstats(q).packets, maxlen);
+	ck_assert_uint_eq(nfqbt_queue_stats(q).packets, maxlen);
 	ks = nfqbt_kstats(QNUM);
 	ck_assert_uint_eq(ks.queue_total, 0);
 	ck_assert_uint_eq(ks.id_sequence, maxlen);
@@ -505,7 +487,7 @@ START_TEST(test_enobufs_survived)
 	ck_assert_ptr_nonnull(rec);
 	nfqbt_rule_queue(PORT, QNUM, false);
 	nfqbt_rule_queue(PORT2, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_enobufs(q, NFQB_ENOBUFS_REPORT), 0);
 	ck_assert_int_eq(nfqb_queue_set_rcvbuf(q, 4096), 0);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
@@ -526,7 +508,7 @@ START_TEST(test_enobufs_survived)
 	got = nfqbt_cons_run(&c, burst, 1000);
 	ck_assert_uint_gt(c.enobufs, 0);
 	ck_assert_uint_eq(got + ks.queue_user_dropped, burst);
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_ge(st.enobufs, 1);
 	ck_assert_uint_eq(st.packets, got);
 	ck_assert_uint_eq(st.accepted, got);
@@ -553,7 +535,7 @@ START_TEST(test_enobufs_survived)
 	ck_assert_uint_eq(c.enobufs, enobufs);
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_user_dropped,
 			  ks.queue_user_dropped);
-	ck_assert_uint_eq(qstats(q).packets, got + n2);
+	ck_assert_uint_eq(nfqbt_queue_stats(q).packets, got + n2);
 
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	nfqbt_rx_free(rx);
@@ -634,13 +616,13 @@ START_TEST(test_spoofed_packet)
 	int ret;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	nfqbt_cons_init(&c, q, nfqbt_decide_accept, NULL);
 	portid = nfqbt_portid(nfqb_queue_socket_fd(q));
 	ck_assert_uint_ne(portid, 0);
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).portid, portid);
 
-	before = qstats(q);
+	before = nfqbt_queue_stats(q);
 	/* netlink unicast is synchronous: it is in our socket on return */
 	send_spoof(portid, 1, 4242);
 	errno = 0;
@@ -648,7 +630,7 @@ START_TEST(test_spoofed_packet)
 	ck_assert_msg(ret == -1 && errno == EAGAIN,
 		      "nfqb_recv returned %d (%s) for a spoofed message", ret,
 		      strerror(errno));
-	after = qstats(q);
+	after = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(after.rejected_foreign, before.rejected_foreign + 1);
 	ck_assert_uint_eq(after.packets, before.packets);
 
@@ -659,7 +641,7 @@ START_TEST(test_spoofed_packet)
 	ck_assert_uint_eq(nfqbt_cons_run(&c, n, 5000), n);
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 0, n, NULL, NULL);
-	ck_assert_uint_eq(qstats(q).rejected_foreign,
+	ck_assert_uint_eq(nfqbt_queue_stats(q).rejected_foreign,
 			  before.rejected_foreign + 1);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	nfqbt_rx_free(rx);
@@ -676,7 +658,7 @@ START_TEST(test_second_open_busy)
 	struct nfqb_queue *q, *q2;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	errno = 0;
 	q2 = nfqb_queue_open(QNUM);
 	ck_assert_msg(q2 == NULL, "a second open of a bound queue succeeded");
@@ -705,7 +687,7 @@ START_TEST(test_kstats_bound_and_gone)
 	struct nfqb_kstats ks, all[4];
 	struct nfqb_queue *q;
 
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ks = nfqbt_kstats(QNUM);
 	ck_assert_uint_eq(ks.portid, nfqbt_portid(nfqb_queue_socket_fd(q)));
 	ck_assert_uint_eq(ks.copy_mode, NFQB_COPY_PACKET);
@@ -768,7 +750,7 @@ START_TEST(test_close_outstanding)
 	unsigned int got;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	/* keep decisions behind undecided packets unsent until close */
 	ck_assert_int_eq(nfqb_queue_set_latency(q, 10u * 1000 * 1000), 0);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
@@ -782,7 +764,7 @@ START_TEST(test_close_outstanding)
 	/* take some (the rest stays in the socket), decide a few */
 	got = nfqbt_cons_run(&c, first, 3000);
 	ck_assert_uint_ge(got, first);
-	ck_assert_uint_ge(qstats(q).outstanding, first - 3);
+	ck_assert_uint_ge(nfqbt_queue_stats(q).outstanding, first - 3);
 	ck_assert_uint_eq(nfqbt_rx_total(rx), 0);
 
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
@@ -823,7 +805,7 @@ START_TEST(test_close_default_drop)
 	struct nfqb_kstats ks;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
 		.expected = 3, .linger_ms = 500 });
@@ -875,7 +857,7 @@ START_TEST(test_recv_timeout)
 	int i, n;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_recv_timeout(q, 150), 0);
 	ck_assert_int_eq(nfqb_queue_set_linger(q, 300), 0);
 	assert_recv_times_out(q, vec, 64);
@@ -900,7 +882,7 @@ START_TEST(test_recv_timeout)
 	}
 	ck_assert_uint_eq(got, 200);
 	assert_recv_times_out(q, vec, 8);	/* after a linger */
-	ck_assert_uint_gt(qstats(q).linger_pauses, 0);
+	ck_assert_uint_gt(nfqbt_queue_stats(q).linger_pauses, 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 0, 200, NULL, NULL);
@@ -923,7 +905,7 @@ START_TEST(test_wake_fd)
 	int p[2], n;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
 	ck_assert_int_eq(nfqb_queue_set_wake_fd(q, p[0]), 0);
 	ck_assert_int_eq(nfqb_queue_set_recv_timeout(q, 150), 0);
@@ -1055,7 +1037,7 @@ START_TEST(test_close_stats)
 	int i, n;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	errno = 0;
 	ck_assert_int_eq(nfqb_queue_close_stats(q, NULL, sizeof(st)), -1);
 	ck_assert_int_eq(errno, EINVAL);
@@ -1073,7 +1055,7 @@ START_TEST(test_close_stats)
 	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
 		.port = PORT, .first_seq = 2, .count = 5 }), 5);
 	ck_assert(nfqbt_wait_kqueue_total(QNUM, 7, 3000));
-	n = (int)qstats(q).packets;
+	n = (int)nfqbt_queue_stats(q).packets;
 	ck_assert_int_le(n, 2);
 	memset(&st, 0xff, sizeof(st));
 	ck_assert_int_eq(nfqb_queue_close_stats(q, &st, sizeof(st)), 0);
@@ -1098,7 +1080,7 @@ START_TEST(test_recv_expired_ready)
 	int ret;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_verdict_timeout(q, 5), 0);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 5 });
 	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
@@ -1114,7 +1096,7 @@ START_TEST(test_recv_expired_ready)
 	ck_assert_msg(ret == -1 && errno == EAGAIN,
 		      "nfqb_recv() = %d (errno %d) with only timed-out packets ready",
 		      ret, errno);
-	ck_assert_uint_eq(qstats(q).timeouts, 5);
+	ck_assert_uint_eq(nfqbt_queue_stats(q).timeouts, 5);
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 0, 5, NULL, NULL);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);

@@ -172,8 +172,7 @@ static void stop_under_load(bool bypass, bool pool_api)
 		ck_assert_msg(pool, "pool: %s", strerror(errno));
 		ck_assert(nfqb_pool_start(pool) == 0);
 	} else {
-		q = nfqb_queue_open(QNUM);
-		ck_assert_msg(q, "open: %s", strerror(errno));
+		q = nfqbt_queue_open(QNUM);
 		ck_assert(nfqb_queue_set_rcvbuf(q, 4 << 20) == 0);
 	}
 	ck_assert(pthread_create(&m.thread, NULL, kmon_main, &m) == 0);
@@ -197,7 +196,7 @@ static void stop_under_load(bool bypass, bool pool_api)
 		ck_assert(nfqbt_rx_total(rx) >= 5000);
 		/* not reading: the sender's window fills the socket */
 		ck_assert(nfqbt_wait_kqueue_total(QNUM, WINDOW / 2, 10000));
-		nfqb_queue_stats(q, &st, sizeof(st));
+		st = nfqbt_queue_stats(q);
 		kq = nfqbt_kstats(QNUM).queue_total;
 		t0 = nfqbt_now_ms();
 		ck_assert_msg(nfqb_queue_close(q) == 0, "close: %s",
@@ -425,10 +424,9 @@ static int helper_main(int fd, uint16_t num, uint32_t gen, int status)
  * socket, for a process to adopt. */
 static int bound_socket(void)
 {
-	struct nfqb_queue *q = nfqb_queue_open(QNUM);
+	struct nfqb_queue *q = nfqbt_queue_open(QNUM);
 	int fd;
 
-	ck_assert_msg(q, "open: %s", strerror(errno));
 	ck_assert(nfqb_queue_set_rcvbuf(q, 4 << 20) == 0);
 	fd = nfqb_queue_detach(q);
 	ck_assert_msg(fd >= 0, "detach: %s", strerror(errno));
@@ -784,7 +782,7 @@ START_TEST(test_adopt_after_crash)
 		ck_assert_uint_eq(nfqbt_tx_join(tx), 300);
 	}
 	ck_assert(nfqbt_rx_wait_total(rx, FIRST_BATCH + 300, 10000));
-	nfqb_queue_stats(q, &st, sizeof(st));
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 0);
 	ck_assert(nfqb_queue_close(q) == 0);
 	nfqbt_rx_stop(rx);
@@ -1089,8 +1087,7 @@ START_TEST(test_privdrop)
 	nfqbt_netns_enter();
 	nfqbt_rule_queue(PORT, QNUM, false);
 	rx = nfqbt_rx_start(PORT, &ro);
-	q = nfqb_queue_open(QNUM);
-	ck_assert_msg(q, "open: %s", strerror(errno));
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_msg(nfqb_privdrop("nobody", why, sizeof(why)) == 0, "%s",
 		      why);
 	ck_assert(getuid() != 0 && geteuid() != 0);
@@ -1169,14 +1166,14 @@ START_TEST(test_privdrop)
 		}
 		usleep(1000);
 	}
-	nfqb_queue_stats(q, &st, sizeof(st));
+	st = nfqbt_queue_stats(q);
 	ck_assert_msg(eperm, "no EPERM reported (send calls %llu, kernel "
 		      "errors %llu, verdict errors %llu, outstanding %llu)",
 		      (unsigned long long)st.send_calls,
 		      (unsigned long long)st.kernel_errors,
 		      (unsigned long long)st.verdict_errors,
 		      (unsigned long long)st.outstanding);
-	nfqb_queue_stats(q, &st, sizeof(st));
+	st = nfqbt_queue_stats(q);
 	ck_assert(st.verdict_errors > 0);
 	ck_assert(nfqb_queue_fallback(q));
 	/* the kernel still holds them, undecided (its /proc file is root's:
@@ -1277,8 +1274,7 @@ static void overload(bool failopen, enum nfqb_enobufs_policy pol)
 	nfqbt_netns_enter();
 	nfqbt_rule_queue(PORT, QNUM, false);
 	rx = nfqbt_rx_start(PORT, &ro);
-	c.q = nfqb_queue_open(QNUM);
-	ck_assert_msg(c.q, "open: %s", strerror(errno));
+	c.q = nfqbt_queue_open(QNUM);
 	ck_assert(nfqb_queue_set_maxlen(c.q, 128) == 0);
 	ck_assert(nfqb_queue_set_rcvbuf(c.q, 32 << 10) == 0);
 	ck_assert(nfqb_queue_set_enobufs(c.q, pol) == 0);
@@ -1294,7 +1290,7 @@ static void overload(bool failopen, enum nfqb_enobufs_policy pol)
 	atomic_store(&c.slow, false);
 	t0 = nfqbt_now_ms();
 	for (;;) {
-		nfqb_queue_stats(c.q, &st, sizeof(st));
+		st = nfqbt_queue_stats(c.q);
 		k1 = nfqbt_kstats(QNUM);
 		if (!k1.queue_total && !st.outstanding)
 			break;
@@ -1319,7 +1315,7 @@ static void overload(bool failopen, enum nfqb_enobufs_policy pol)
 	pthread_join(c.thread, NULL);
 	ck_assert_msg(c.err == 0, "consumer: %s", strerror(c.err));
 	ck_assert(nfqb_flush(c.q) >= 0);
-	nfqb_queue_stats(c.q, &st, sizeof(st));
+	st = nfqbt_queue_stats(c.q);
 	k2 = nfqbt_kstats(QNUM);
 
 	/* the kernel's and the library's account */

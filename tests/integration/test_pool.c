@@ -806,16 +806,6 @@ static int vt_cb(struct nfqb_packet *p, void *policy, void *data,
 	return NFQB_POOL_VERDICT;
 }
 
-static struct nfqb_queue *side_open(uint16_t num)
-{
-	struct nfqb_queue *q = nfqb_queue_open(num);
-
-	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
-		      strerror(errno));
-	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
-	return q;
-}
-
 /* Receive what the side queue holds, record it, accept it. */
 static void side_serve(struct vtest *t, struct nfqb_queue *q)
 {
@@ -881,9 +871,9 @@ static void run_verdict(enum vkind kind, enum nfqb_pool_mode mode)
 		nfqbt_iptables("-t mangle -A POSTROUTING -o lo -p udp "
 			       "--dport %u -j NFQUEUE --queue-num %u",
 			       VPORT, QO);
-		side = side_open(QO);
+		side = nfqbt_queue_open_nb(QO);
 	} else if (vk_uses_qt(kind)) {
-		side = side_open(QT);
+		side = nfqbt_queue_open_nb(QT);
 	}
 	rx = nfqbt_rx_start(VPORT, &(struct nfqbt_rx_opts){
 		.expected = expected, .quiet_ms = 5000, .timeout_ms = 20000 });
@@ -1727,8 +1717,7 @@ START_TEST(test_create_errno)
 	ck_assert_int_eq(errno, EINVAL);
 	/* a queue taken by someone else: EBUSY, and the pool's other queue
 	 * is let go */
-	held = nfqb_queue_open(1);
-	ck_assert_ptr_nonnull(held);
+	held = nfqbt_queue_open(1);
 	errno = EXDEV;
 	ck_assert_ptr_null(nfqb_pool_create(&cfg, sizeof(cfg)));
 	ck_assert_int_eq(errno, EBUSY);

@@ -480,10 +480,8 @@ ssize_t read(int fd, void *buf, size_t count)
 
 static struct nfqb_queue *open_queue(uint16_t num)
 {
-	struct nfqb_queue *q = nfqb_queue_open(num);
+	struct nfqb_queue *q = nfqbt_queue_open(num);
 
-	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
-		      strerror(errno));
 	fi_watch(q);
 	return q;
 }
@@ -493,15 +491,6 @@ static void close_queue(struct nfqb_queue *q)
 	fi_watch(NULL);
 	ck_assert_msg(nfqb_queue_close(q) == 0, "nfqb_queue_close: %s",
 		      strerror(errno));
-}
-
-static struct nfqb_stats qstats(const struct nfqb_queue *q)
-{
-	struct nfqb_stats st;
-
-	memset(&st, 0, sizeof(st));
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
-	return st;
 }
 
 static uint32_t kq_total(void)
@@ -666,7 +655,7 @@ static struct nfqb_stats check_dropped_32_accepted_32(struct nfqbt_rx *rx,
 	nfqbt_sleep_ms(200);
 	nfqbt_rx_stop(rx);
 	nfqbt_rx_assert_exact(rx, 0, 64, at_least_32, NULL);
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.dropped, 32);
 	ck_assert_uint_eq(st.accepted, 32);
 	ck_assert_uint_eq(st.outstanding, 0);
@@ -801,7 +790,7 @@ static void long_check(struct nfqb_queue *q, struct nfqbt_rx *rx)
 			      "seq %u arrived without SO_MARK", seq);
 		ck_assert_uint_eq(mark, long_mark(seq));
 	}
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.accepted, LONG_N / 2);
 	ck_assert_uint_eq(st.dropped, LONG_N / 2);
 	ck_assert_uint_eq(st.outstanding, 0);
@@ -1177,7 +1166,7 @@ START_TEST(test_dead_handle)
 
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 0, 33, NULL, NULL);
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.accepted, 33);
 	ck_assert_uint_eq(st.dropped, 0);
 	ck_assert_uint_eq(st.outstanding, 0);
@@ -1424,7 +1413,7 @@ static void run_wake(bool poll_mode)
 			      "seq %u: mark %u, want %u", seq, mark,
 			      wake_mark(seq));
 	}
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.packets, WAKE_N + 1);
 	ck_assert_uint_eq(st.accepted, n_acc);
 	ck_assert_uint_eq(st.dropped, WAKE_N - n_acc + 1);
@@ -1568,7 +1557,7 @@ START_TEST(test_head_expiry_no_traffic)
 
 	nfqbt_rx_stop(rx);
 	nfqbt_rx_assert_exact(rx, 0, HEAD_N, not_zero, NULL);
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.timeouts, 1);
 	ck_assert_uint_eq(st.accepted, HEAD_N - 1);
 	ck_assert_uint_eq(st.dropped, 1);
@@ -1769,7 +1758,7 @@ START_TEST(test_idle_after_held)
 		      "EAGAIN", o.ret[3], strerror(o.err[3]));
 	pthread_join(th, NULL);
 
-	st = qstats(o.q);
+	st = nfqbt_queue_stats(o.q);
 	ck_assert_uint_eq(st.interrupts, 2);
 	ck_assert_uint_eq(st.accepted, 2);
 	ck_assert_uint_eq(st.outstanding, 0);
@@ -1873,7 +1862,7 @@ START_TEST(test_config_buffers_held)
 	ck_assert_uint_eq(pm.errors + pm.enobufs, 0);
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 0, 16, NULL, NULL);
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.packets, 16);
 	ck_assert_uint_eq(st.accepted, 16);
 	ck_assert_uint_eq(st.defaults + st.rejected_defaults + st.timeouts,
@@ -2030,7 +2019,7 @@ START_TEST(test_timeout_frees_buffers)
 
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 0, 16, at_least_8, NULL);
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.timeouts, 8);
 	ck_assert_uint_eq(st.accepted, 8);
 	ck_assert_uint_eq(st.dropped, 8);
@@ -2109,7 +2098,7 @@ static void run_corrupt(int mode)
 
 	nfqbt_rx_wait(rx);
 	nfqbt_rx_assert_exact(rx, 0, CORRUPT_N, not_corrupt, NULL);
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	fprintf(stderr, "safety corrupt (%s, id %u): malformed %llu, "
 		"rejected_defaults %llu, gap_ids %llu, kernel_errors %llu\n",
 		mode == RX_BAD_PAYLOAD_LEN ? "bad payload length" :
