@@ -790,6 +790,23 @@ int nfqbt_run_suite(const char *name, Suite *s)
 	return failed ? 1 : 0;
 }
 
+TCase *nfqbt_tcase(Suite *s, const char *name, double timeout)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, timeout);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+TCase *nfqbt_tcase_netns(Suite *s, const char *name, double timeout)
+{
+	TCase *tc = nfqbt_tcase(s, name, timeout);
+
+	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
+	return tc;
+}
+
 void nfqbt_rm_rf(const char *dir)
 {
 	char path[PATH_MAX + 300];

@@ -65,6 +65,12 @@ void nfqbt_netns_enter(void);
  * failure (1) in CI (CI set). Returns the exit status. */
 int nfqbt_run_suite(const char *name, Suite *s);
 
+/* A test case @name of @s, each test bounded by @timeout seconds. */
+TCase *nfqbt_tcase(Suite *s, const char *name, double timeout);
+/* The same, each test in a fresh namespace: nfqbt_netns_enter() as a
+ * checked fixture (in the test's process, before the test body). */
+TCase *nfqbt_tcase_netns(Suite *s, const char *name, double timeout);
+
 /* Run `iptables <formatted args>` (in the test's namespace); ck_assert that
  * it succeeded. */
 void nfqbt_iptables(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

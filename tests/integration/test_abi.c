@@ -206,16 +206,13 @@ END_TEST
 static Suite *abi_suite(void)
 {
 	Suite *s = suite_create("abi");
-	TCase *tc = tcase_create("abi");
+	TCase *tc = nfqbt_tcase_netns(s, "abi", NFQBT_TCASE_TIMEOUT);
 
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_old_kstats);
 	tcase_add_test(tc, test_old_verdict_and_timestamp);
 	tcase_add_test(tc, test_old_pool_create);
 	tcase_add_test(tc, test_grow_kstats);
 	tcase_add_test(tc, test_grow_inputs);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -990,24 +990,17 @@ END_TEST
 static Suite *coalesce_kernel_suite(void)
 {
 	Suite *s = suite_create("integration-coalesce-kernel");
-	TCase *big = tcase_create("big");
-	TCase *tc = tcase_create("kernel");
+	TCase *tc = nfqbt_tcase_netns(s, "big", BIG_TCASE_TIMEOUT);
 
-	tcase_add_checked_fixture(big, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(big, BIG_TCASE_TIMEOUT);
-	tcase_add_test(big, test_out_of_order_mixed);
-	tcase_add_test(big, test_all_accept_ratio);
-	suite_add_tcase(s, big);
-
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
+	tcase_add_test(tc, test_out_of_order_mixed);
+	tcase_add_test(tc, test_all_accept_ratio);
+	tc = nfqbt_tcase_netns(s, "kernel", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_lone_packet_latency);
 	tcase_add_test(tc, test_lone_packet_behind_undecided);
 	tcase_add_test(tc, test_lone_packet_nonblock_poll);
 	tcase_add_test(tc, test_verdict_timeout_accept);
 	tcase_add_test(tc, test_verdict_timeout_drop);
 	tcase_add_test(tc, test_enoent_not_fatal);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -1107,11 +1107,8 @@ END_TEST
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("integration-core");
-	TCase *tc = tcase_create("kernel");
+	TCase *tc = nfqbt_tcase_netns(s, "kernel", NFQBT_TCASE_TIMEOUT);
 
-	/* runs in the forked test process, before the test body */
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_accept_all);
 	tcase_add_test(tc, test_drop_set);
 	tcase_add_test(tc, test_mark_by_seq);
@@ -1130,7 +1127,6 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_open_fd_other_netns);
 	tcase_add_test(tc, test_close_stats);
 	tcase_add_test(tc, test_recv_expired_ready);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

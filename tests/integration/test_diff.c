@@ -406,11 +406,8 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("integration-diff");
-	TCase *tc = tcase_create("kernel");
 
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
-	tcase_add_test(tc, test_diff_libnetfilter_queue);
-	suite_add_tcase(s, tc);
+	tcase_add_test(nfqbt_tcase_netns(s, "kernel", NFQBT_TCASE_TIMEOUT),
+		       test_diff_libnetfilter_queue);
 	return nfqbt_run_suite("test_diff", s);
 }

@@ -1489,34 +1489,26 @@ END_TEST
 static Suite *lifecycle_suite(void)
 {
 	Suite *s = suite_create("lifecycle");
-	TCase *tc = tcase_create("stop");
+	TCase *tc = nfqbt_tcase(s, "stop", 60);
 
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_stop_pool_bypass);
 	tcase_add_test(tc, test_stop_pool_no_bypass);
 	tcase_add_test(tc, test_stop_queue_no_bypass);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("handover");
-	tcase_set_timeout(tc, 90);
+	tc = nfqbt_tcase(s, "handover", 90);
 	tcase_add_test(tc, test_handover_exec_x10);
 	tcase_add_test(tc, test_ips_upgrade_x10_as_nobody);
 	tcase_add_test(tc, test_adopt_after_crash);
 	tcase_add_test(tc, test_pool_handover_qpw);
 	tcase_add_test(tc, test_pool_handover_dispatch);
 	tcase_add_test(tc, test_ips_fdstore_crash_restart);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("overload");
-	tcase_set_timeout(tc, 60);
+	tc = nfqbt_tcase(s, "overload", 60);
 	tcase_add_test(tc, test_overload_drop_report);
 	tcase_add_test(tc, test_overload_drop_ignore);
 	tcase_add_test(tc, test_overload_failopen_report);
 	tcase_add_test(tc, test_overload_failopen_ignore);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("privileges");
-	tcase_set_timeout(tc, 60);
+	tc = nfqbt_tcase(s, "privileges", 60);
 	tcase_add_test(tc, test_privdrop);
 	tcase_add_test(tc, test_verdict_tool_user);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

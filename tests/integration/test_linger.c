@@ -307,26 +307,15 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("linger");
-	TCase *tc = tcase_create("stream");
-	SRunner *sr;
-	int failed;
+	TCase *tc = nfqbt_tcase(s, "stream", NFQBT_TCASE_TIMEOUT);
 
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_linger_adaptive_sends_first);
 	tcase_add_test(tc, test_linger_fixed_holds);
 	tcase_add_test(tc, test_linger_pause_fails);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("tcp");
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
+	tc = nfqbt_tcase(s, "tcp", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_tcp_gso_default);
 	tcase_add_test(tc, test_tcp_gso_off);
 	tcase_add_test(tc, test_tcp_pool_gso);
 	tcase_add_test(tc, test_tcp_pool_gso_off);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return nfqbt_run_suite("test_linger", s);
 }

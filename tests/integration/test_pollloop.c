@@ -292,15 +292,12 @@ END_TEST
 static Suite *pollloop_suite(void)
 {
 	Suite *s = suite_create("pollloop");
-	TCase *tc = tcase_create("pollloop");
+	TCase *tc = nfqbt_tcase_netns(s, "pollloop", 60);
 
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_interrupt_idle);
 	tcase_add_test(tc, test_tcp_lo);
 	tcase_add_test(tc, test_tcp_1500);
 	tcase_add_loop_test(tc, test_udp, UDP_BURSTS, UDP_INTERRUPT + 1);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

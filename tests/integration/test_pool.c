@@ -1757,10 +1757,8 @@ END_TEST
 static Suite *pool_suite(void)
 {
 	Suite *s = suite_create("integration-pool");
-	TCase *tc = tcase_create("pool");
+	TCase *tc = nfqbt_tcase_netns(s, "pool", 60);
 
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_api_edges);
 	tcase_add_test(tc, test_qpw_mixed);
 	tcase_add_test(tc, test_dispatch_mixed);
@@ -1794,7 +1792,6 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_qpw_failed_start);
 	tcase_add_test(tc, test_dispatch_failed_start);
 	tcase_add_test(tc, test_create_errno);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

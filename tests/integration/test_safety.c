@@ -2132,41 +2132,30 @@ START_TEST(test_corrupt_packet_hdr)
 }
 END_TEST
 
-static TCase *kernel_tcase(Suite *s, const char *name)
-{
-	TCase *tc = tcase_create(name);
-
-	/* runs in the forked test process, before the test body */
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
-	suite_add_tcase(s, tc);
-	return tc;
-}
-
 /* One test case per concern: CK_RUN_CASE=wake runs only those. */
 static Suite *safety_suite(void)
 {
 	Suite *s = suite_create("integration-safety");
 	TCase *tc;
 
-	tc = kernel_tcase(s, "send");
+	tc = nfqbt_tcase_netns(s, "send", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_send_fail_drop_kept);
 	tcase_add_test(tc, test_send_fail_long_blocked_owner);
 	tcase_add_test(tc, test_send_fail_long_flush_poll);
 	tcase_add_test(tc, test_send_fail_no_cover);
-	tc = kernel_tcase(s, "handle");
+	tc = nfqbt_tcase_netns(s, "handle", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_dead_handle);
-	tc = kernel_tcase(s, "wake");
+	tc = nfqbt_tcase_netns(s, "wake", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_blocked_owner_wake);
 	tcase_add_test(tc, test_blocked_owner_wake_poll);
-	tc = kernel_tcase(s, "timers");
+	tc = nfqbt_tcase_netns(s, "timers", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_head_expiry_no_traffic);
 	tcase_add_test(tc, test_idle_after_held);
 	tcase_add_test(tc, test_timeout_frees_buffers);
-	tc = kernel_tcase(s, "config");
+	tc = nfqbt_tcase_netns(s, "config", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_config_buffers_held);
 	tcase_add_test(tc, test_config_full_socket);
-	tc = kernel_tcase(s, "corrupt");
+	tc = nfqbt_tcase_netns(s, "corrupt", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_corrupt_payload_len);
 	tcase_add_test(tc, test_corrupt_packet_hdr);
 	return s;

@@ -272,13 +272,10 @@ END_TEST
 static Suite *sleep_suite(void)
 {
 	Suite *s = suite_create("sleep");
-	TCase *tc = tcase_create("wake");
+	TCase *tc = nfqbt_tcase_netns(s, "wake", NFQBT_TCASE_TIMEOUT);
 
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_loop_test(tc, test_signal, 0, NWAYS);
 	tcase_add_loop_test(tc, test_interrupt, 0, NWAYS);
-	suite_add_tcase(s, tc);
 	return s;
 }
 
