@@ -398,6 +398,13 @@ void nfqbt_rx_assert_exact(const struct nfqbt_rx *rx, uint32_t first,
 
 /* --- UDP sender -------------------------------------------------------- */
 
+void nfqbt_rx_wait_exact(struct nfqbt_rx *rx, uint32_t first, unsigned int n,
+			 nfqbt_expect_fn expect, void *data)
+{
+	nfqbt_rx_wait(rx);
+	nfqbt_rx_assert_exact(rx, first, n, expect, data);
+}
+
 void nfqbt_fill_payload(uint8_t *buf, size_t size, uint32_t seq)
 {
 	uint32_t nseq = htonl(seq);
@@ -547,6 +554,14 @@ unsigned int nfqbt_send(const struct nfqbt_tx_opts *o)
 	ck_assert_msg(tx.err == 0, "sender: %s: %s", tx.what,
 		      strerror(tx.err));
 	return tx.sent;
+}
+
+void nfqbt_send_seqs(uint16_t port, uint32_t first, unsigned int n)
+{
+	struct nfqbt_tx_opts o = { .port = port, .first_seq = first,
+				   .count = n };
+
+	ck_assert_uint_eq(nfqbt_send(&o), n);
 }
 
 static void *tx_main(void *arg)
@@ -714,6 +729,19 @@ unsigned int nfqbt_cons_run(struct nfqbt_cons *c, unsigned int n,
 	ck_assert_msg(nfqb_flush(c->q) >= 0, "nfqb_flush: %s",
 		      strerror(errno));
 	return done;
+}
+
+void nfqbt_cons_pump(struct nfqbt_cons *c, const struct nfqbt_tx_opts *o,
+		     unsigned int timeout_ms)
+{
+	struct nfqbt_tx_opts to = *o;
+	struct nfqbt_tx *tx;
+
+	if (to.window && !to.progress)
+		to.progress = &c->handled;
+	tx = nfqbt_tx_start(&to);
+	ck_assert_uint_eq(nfqbt_cons_run(c, to.count, timeout_ms), to.count);
+	ck_assert_uint_eq(nfqbt_tx_join(tx), to.count);
 }
 
 void nfqbt_recv_n(struct nfqb_queue *q, struct nfqb_packet **vec,
@@ -1039,6 +1067,26 @@ bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,
 		usleep(500);
 	}
 	return true;
+}
+
+/* --- A flow: traffic through one queue --------------------------------- */
+
+void nfqbt_flow_start(struct nfqbt_flow *f, uint16_t port, uint16_t qnum,
+		      const struct nfqbt_rx_opts *ro, nfqbt_decide_fn decide,
+		      void *data)
+{
+	f->port = port;
+	nfqbt_rule_queue(port, qnum, false);
+	f->q = nfqbt_queue_open(qnum);
+	f->rx = nfqbt_rx_start(port, ro);
+	nfqbt_cons_init(&f->c, f->q, decide, data);
+}
+
+void nfqbt_flow_end(struct nfqbt_flow *f)
+{
+	ck_assert_msg(nfqb_queue_close(f->q) == 0, "nfqb_queue_close: %s",
+		      strerror(errno));
+	nfqbt_rx_free(f->rx);
 }
 
 /* --- Kernel statistics ------------------------------------------------- */

@@ -145,6 +145,9 @@ typedef bool (*nfqbt_expect_fn)(uint32_t seq, void *data);
  * exactly once, and that nothing else arrived at all. */
 void nfqbt_rx_assert_exact(const struct nfqbt_rx *rx, uint32_t first,
 			   unsigned int n, nfqbt_expect_fn expect, void *data);
+/* nfqbt_rx_wait(), then nfqbt_rx_assert_exact(). */
+void nfqbt_rx_wait_exact(struct nfqbt_rx *rx, uint32_t first, unsigned int n,
+			 nfqbt_expect_fn expect, void *data);
 
 /* --- UDP sender -------------------------------------------------------- */
 
@@ -176,6 +179,9 @@ struct nfqbt_tx_opts {
  * the packet was dropped by netfilter on the spot with EPERM). ck_assert on
  * any other socket error. */
 unsigned int nfqbt_send(const struct nfqbt_tx_opts *o);
+/* nfqbt_send() of the seqs [@first, @first + @n) to @port (64 bytes
+ * each); ck_assert that all of them left. */
+void nfqbt_send_seqs(uint16_t port, uint32_t first, unsigned int n);
 
 struct nfqbt_tx;
 
@@ -264,6 +270,13 @@ void nfqbt_cons_init(struct nfqbt_cons *c, struct nfqb_queue *q,
 unsigned int nfqbt_cons_run(struct nfqbt_cons *c, unsigned int n,
 			    unsigned int timeout_ms);
 
+/* Send @o from a thread (with a window: kept at most o->window ahead of
+ * what @c handled, unless o->progress says otherwise) while @c handles
+ * the packets; ck_assert that @c handled o->count within @timeout_ms and
+ * that all of them left the sender. */
+void nfqbt_cons_pump(struct nfqbt_cons *c, const struct nfqbt_tx_opts *o,
+		     unsigned int timeout_ms);
+
 /* Receive exactly @n packets of @q into @vec (blocking queue; up to 1000
  * nfqb_recv() calls); ck_assert on errors other than EINTR. */
 void nfqbt_recv_n(struct nfqb_queue *q, struct nfqb_packet **vec,
@@ -318,6 +331,28 @@ void nfqbt_rm_rf(const char *dir);
 /* Wait until *@counter >= @n; false on timeout. */
 bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,
 		      unsigned int timeout_ms);
+
+/* --- A flow: traffic through one queue --------------------------------- */
+
+/*
+ * What most tests set up: UDP to 127.0.0.1:@port queued to @qnum
+ * (nfqbt_rule_queue()), the queue open (nfqbt_queue_open()), a receiver
+ * on the port (nfqbt_rx_start() with @ro, NULL for the defaults) and a
+ * consumer of the queue deciding with @decide (nfqbt_cons_init(): the
+ * queue is non-blocking). Configure the queue before sending.
+ */
+struct nfqbt_flow {
+	uint16_t port;
+	struct nfqb_queue *q;
+	struct nfqbt_rx *rx;
+	struct nfqbt_cons c;
+};
+
+void nfqbt_flow_start(struct nfqbt_flow *f, uint16_t port, uint16_t qnum,
+		      const struct nfqbt_rx_opts *ro, nfqbt_decide_fn decide,
+		      void *data);
+/* Close the queue (ck_assert that it closed) and free the receiver. */
+void nfqbt_flow_end(struct nfqbt_flow *f);
 
 /* --- Kernel statistics ------------------------------------------------- */
 

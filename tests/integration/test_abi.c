@@ -82,8 +82,7 @@ START_TEST(test_old_verdict_and_timestamp)
 	nfqbt_rule_queue(PORT, QNUM, false);
 	q = nfqbt_queue_open(QNUM);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 2 });
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = 2 }), 2);
+	nfqbt_send_seqs(PORT, 0, 2);
 	nfqbt_recv_n(q, vec, 2);
 	for (i = 0; i < 2; i++) {
 		bool has = nfqb_pkt_timestamp(vec[i], &ns);
@@ -106,8 +105,7 @@ START_TEST(test_old_verdict_and_timestamp)
 	ck_assert_int_eq(old_verdict_ex(vec[0], &v), 0);
 	ck_assert_int_eq(nfqb_verdict(vec[1], NFQB_ACCEPT), 0);
 	ck_assert_int_ge(nfqb_flush(q), 1);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 2, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 2, NULL, NULL);
 	ck_assert(nfqbt_rx_mark(rx, 0, &mark));
 	ck_assert_uint_eq(mark, 0x51);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
@@ -195,8 +193,7 @@ START_TEST(test_grow_inputs)
 
 	nfqbt_rule_queue(PORT, QNUM, false);
 	q = nfqbt_queue_open(QNUM);
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = 1 }), 1);
+	nfqbt_send_seqs(PORT, 0, 1);
 	nfqbt_recv_n(q, &p, 1);
 	ck_assert_int_eq(nfqb_verdict_ex(p, &v.v, sizeof(v)), 0);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);

@@ -49,8 +49,7 @@ static uint64_t now_us(void)
 
 static void send_one(uint32_t seq)
 {
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .first_seq = seq, .count = 1 }), 1);
+	nfqbt_send_seqs(PORT, seq, 1);
 }
 
 static void report(const char *name, const struct nfqb_stats *st,
@@ -558,8 +557,7 @@ START_TEST(test_lone_packet_latency)
 		      "a lone decided packet was not released within 500 ms");
 	fprintf(stderr, "coalesce-kernel lone_packet_latency: released "
 		"after %llu ms\n", (unsigned long long)(nfqbt_now_ms() - t));
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 1, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 1, NULL, NULL);
 	ck_assert(nfqbt_rx_mark(rx, 0, &mark));
 	ck_assert_uint_eq(mark, 42);
 
@@ -611,8 +609,7 @@ START_TEST(test_lone_packet_behind_undecided)
 
 	/* now the first */
 	ck_assert_int_eq(nfqb_verdict_mark(l.pkt[0], NFQB_ACCEPT, 5), 0);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 2, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 2, NULL, NULL);
 	ck_assert(nfqbt_rx_mark(rx, 0, &mark));
 	ck_assert_uint_eq(mark, 5);
 	ck_assert(nfqbt_rx_mark(rx, 1, &mark));
@@ -725,8 +722,7 @@ START_TEST(test_lone_packet_nonblock_poll)
 		      (unsigned long long)late);
 	pthread_join(th, NULL);
 	ck_assert_msg(o.err == 0, "owner thread: %s", strerror(o.err));
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 1, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 1, NULL, NULL);
 	assert_kqueue_clean();
 	ck_assert_int_eq(nfqb_queue_close(o.q), 0);
 	nfqbt_rx_free(rx);
@@ -843,8 +839,7 @@ START_TEST(test_verdict_timeout_accept)
 	ck_assert_int_eq(errno, EAGAIN);
 	ck_assert_int_eq(nfqb_flush(q), 0);
 
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 1, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 1, NULL, NULL);
 	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.verdict_msgs, 1);
 	ck_assert_uint_eq(st.dropped + st.marked + st.kernel_errors, 0);
@@ -973,11 +968,9 @@ START_TEST(test_enoent_not_fatal)
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
 		.expected = 100, .linger_ms = 200, .timeout_ms = 10000 });
 	nfqbt_cons_init(&c, q, nfqbt_decide_accept, NULL);
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .first_seq = 100, .count = 100 }), 100);
+	nfqbt_send_seqs(PORT, 100, 100);
 	ck_assert_uint_eq(nfqbt_cons_run(&c, 100, 5000), 100);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 100, 100, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 100, 100, NULL, NULL);
 	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.kernel_errors, 2);
 	ck_assert_uint_eq(st.outstanding, 0);

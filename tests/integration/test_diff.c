@@ -366,8 +366,7 @@ START_TEST(test_diff_libnetfilter_queue)
 		ck_assert_uint_eq(atomic_load(&ctx->handled),
 				  before + N_PER_PORT);
 		/* libnetfilter_queue gave every verdict: all arrived */
-		nfqbt_rx_wait(rx);
-		nfqbt_rx_assert_exact(rx, 0, N_PER_PORT, NULL, NULL);
+		nfqbt_rx_wait_exact(rx, 0, N_PER_PORT, NULL, NULL);
 		nfqbt_rx_free(rx);
 	}
 	if (getenv("NFQBT_VERBOSE"))

@@ -898,9 +898,7 @@ static void run_verdict(enum vkind kind, enum nfqb_pool_mode mode)
 			side_serve(t, side);
 		st = pstats(pool, -1);
 		if (!sentinel && st.packets >= want_calls) {
-			ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-				.port = VPORT, .first_seq = VN, .count = 1 }),
-				1);
+			nfqbt_send_seqs(VPORT, VN, 1);
 			sentinel = true;
 		}
 		/* nfqbt_rx_total(), the getter safe while the receiver
@@ -1153,8 +1151,7 @@ static void run_late(enum nfqb_pool_mode mode)
 	pool = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = VPORT, .count = LATE_N }), LATE_N);
+	nfqbt_send_seqs(VPORT, 0, LATE_N);
 	for (i = 0; i < 10000 && pstats(pool, -1).deferred < LATE_N; i++)
 		nfqbt_sleep_ms(1);
 	ck_assert_uint_eq(pstats(pool, -1).deferred, LATE_N);
@@ -1164,8 +1161,7 @@ static void run_late(enum nfqb_pool_mode mode)
 	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
 	/* the queue is unbound, its packets got the default verdict */
 	ck_assert_int_eq(nfqb_kstats_get(QV, &ks, sizeof(ks)), -1);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, LATE_N, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, LATE_N, NULL, NULL);
 
 	/* the late verdicts: all refused, every kind, twice */
 	ck_assert_uint_eq(atomic_load(&l.n), LATE_N);
@@ -1303,8 +1299,7 @@ START_TEST(test_late_verdict_race)
 	pool = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = VPORT, .count = RACE_N }), RACE_N);
+	nfqbt_send_seqs(VPORT, 0, RACE_N);
 	for (i = 0; i < 10000 && pstats(pool, -1).deferred < RACE_N; i++)
 		nfqbt_sleep_ms(1);
 	ck_assert_uint_eq(pstats(pool, -1).deferred, RACE_N);

@@ -500,8 +500,7 @@ static uint32_t kq_total(void)
 
 static void send_seqs(uint32_t first, unsigned int n)
 {
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .first_seq = first, .count = n }), n);
+	nfqbt_send_seqs(PORT, first, n);
 }
 
 static void send_one(uint32_t seq)
@@ -1164,8 +1163,7 @@ START_TEST(test_dead_handle)
 	refused++;
 	ck_assert_int_eq(nfqb_flush(q), 0);
 
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 33, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 33, NULL, NULL);
 	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.accepted, 33);
 	ck_assert_uint_eq(st.dropped, 0);
@@ -1401,8 +1399,7 @@ static void run_wake(bool poll_mode)
 	}
 	ck_assert_uint_eq(atomic_load(&w->decided), WAKE_N);
 
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, WAKE_N, wake_accepted, NULL);
+	nfqbt_rx_wait_exact(rx, 0, WAKE_N, wake_accepted, NULL);
 	for (seq = 0; seq < WAKE_N; seq++) {
 		uint32_t mark = 0;
 
@@ -1762,8 +1759,7 @@ START_TEST(test_idle_after_held)
 	ck_assert_uint_eq(st.interrupts, 2);
 	ck_assert_uint_eq(st.accepted, 2);
 	ck_assert_uint_eq(st.outstanding, 0);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 2, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 2, NULL, NULL);
 	ck_assert_int_eq(nfqb_queue_next_timeout(o.q), -1);
 	close_queue(o.q);
 	nfqbt_rx_free(rx);
@@ -1860,8 +1856,7 @@ START_TEST(test_config_buffers_held)
 		      nfqbt_rx_total(rx));
 	ck_assert_uint_eq(pm.handled, 8);
 	ck_assert_uint_eq(pm.errors + pm.enobufs, 0);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 16, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 16, NULL, NULL);
 	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.packets, 16);
 	ck_assert_uint_eq(st.accepted, 16);
@@ -2017,8 +2012,7 @@ START_TEST(test_timeout_frees_buffers)
 	ck_assert_uint_eq(late, 8);
 	ck_assert_int_ge(nfqb_flush(q), 0);
 
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 16, at_least_8, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 16, at_least_8, NULL);
 	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.timeouts, 8);
 	ck_assert_uint_eq(st.accepted, 8);
@@ -2096,8 +2090,7 @@ static void run_corrupt(int mode)
 	ck_assert_uint_eq(s.foreign, 0);
 	ck_assert_uint_eq(s.n, CORRUPT_N - 1);
 
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, CORRUPT_N, not_corrupt, NULL);
+	nfqbt_rx_wait_exact(rx, 0, CORRUPT_N, not_corrupt, NULL);
 	st = nfqbt_queue_stats(q);
 	fprintf(stderr, "safety corrupt (%s, id %u): malformed %llu, "
 		"rejected_defaults %llu, gap_ids %llu, kernel_errors %llu\n",

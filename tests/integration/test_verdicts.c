@@ -106,8 +106,7 @@ static struct seen *run(bool with_b, decide_a_fn decide_a, unsigned int want,
 		.port = PORT, .count = N });
 	serve(s, decide_a, want, want_b);
 	ck_assert_uint_eq(nfqbt_tx_join(tx), N);
-	nfqbt_rx_wait(s->rx);
-	nfqbt_rx_assert_exact(s->rx, 0, N, expect, NULL);
+	nfqbt_rx_wait_exact(s->rx, 0, N, expect, NULL);
 	return s;
 }
 
