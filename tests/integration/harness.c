@@ -355,6 +355,15 @@ bool nfqbt_rx_mark(const struct nfqbt_rx *rx, uint32_t seq, uint32_t *mark)
 	return true;
 }
 
+uint32_t nfqbt_rx_mark_of(const struct nfqbt_rx *rx, uint32_t seq)
+{
+	uint32_t mark = 0;
+
+	ck_assert_msg(nfqbt_rx_mark(rx, seq, &mark),
+		      "seq %u arrived without SO_MARK", seq);
+	return mark;
+}
+
 const uint8_t *nfqbt_rx_payload(const struct nfqbt_rx *rx, uint32_t seq,
 				size_t *len)
 {

@@ -132,6 +132,8 @@ unsigned int nfqbt_rx_count(const struct nfqbt_rx *rx, uint32_t seq);
 /* The mark of the last datagram with @seq; false if none came with an
  * SO_MARK control message (or @seq never arrived). */
 bool nfqbt_rx_mark(const struct nfqbt_rx *rx, uint32_t seq, uint32_t *mark);
+/* The same mark; ck_assert that there is one. */
+uint32_t nfqbt_rx_mark_of(const struct nfqbt_rx *rx, uint32_t seq);
 /* The payload of the last datagram with @seq (< NFQBT_RX_STORE), NULL if
  * none; *len gets its full length (possibly more than what is stored). */
 const uint8_t *nfqbt_rx_payload(const struct nfqbt_rx *rx, uint32_t seq,
@@ -353,6 +355,14 @@ void nfqbt_flow_start(struct nfqbt_flow *f, uint16_t port, uint16_t qnum,
 		      void *data);
 /* Close the queue (ck_assert that it closed) and free the receiver. */
 void nfqbt_flow_end(struct nfqbt_flow *f);
+
+/* --- The worker pool ---------------------------------------------------- */
+
+/* nfqb_pool_create() and nfqb_pool_start(); ck_assert both. */
+struct nfqb_pool *nfqbt_pool_start(const struct nfqb_pool_config *cfg);
+/* nfqb_pool_stop() and nfqb_pool_wait(); ck_assert that it stopped
+ * cleanly (0). The pool is still to be destroyed. */
+void nfqbt_pool_stop(struct nfqb_pool *pool);
 
 /* --- Kernel statistics ------------------------------------------------- */
 
