@@ -1088,7 +1088,10 @@ void nfqbt_flow_start(struct nfqbt_flow *f, uint16_t port, uint16_t qnum,
 	nfqbt_rule_queue(port, qnum, false);
 	f->q = nfqbt_queue_open(qnum);
 	f->rx = nfqbt_rx_start(port, ro);
-	nfqbt_cons_init(&f->c, f->q, decide, data);
+	if (decide)
+		nfqbt_cons_init(&f->c, f->q, decide, data);
+	else
+		memset(&f->c, 0, sizeof(f->c));
 }
 
 void nfqbt_flow_end(struct nfqbt_flow *f)

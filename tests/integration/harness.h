@@ -341,7 +341,8 @@ bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,
  * (nfqbt_rule_queue()), the queue open (nfqbt_queue_open()), a receiver
  * on the port (nfqbt_rx_start() with @ro, NULL for the defaults) and a
  * consumer of the queue deciding with @decide (nfqbt_cons_init(): the
- * queue is non-blocking). Configure the queue before sending.
+ * queue is non-blocking; @decide NULL: no consumer, the queue stays
+ * blocking). Configure the queue before sending.
  */
 struct nfqbt_flow {
 	uint16_t port;
@@ -363,6 +364,51 @@ struct nfqb_pool *nfqbt_pool_start(const struct nfqb_pool_config *cfg);
 /* nfqb_pool_stop() and nfqb_pool_wait(); ck_assert that it stopped
  * cleanly (0). The pool is still to be destroyed. */
 void nfqbt_pool_stop(struct nfqb_pool *pool);
+
+/* --- Expected counters ------------------------------------------------- */
+
+/*
+ * Counters checked against @want: checks separated by spaces, each
+ * "NAME OP VALUE" without spaces, NAME a field of struct nfqb_stats (of
+ * struct nfqb_kstats for the kernel's view) or fields joined by '+' (their
+ * sum), OP one of = != < <= > >=, VALUE a number (strtoull(), base 0):
+ *   "packets=64 accepted=32 dropped=32 defaults+timeouts=0"
+ * nfqbt_stats_match() and nfqbt_kstats_match() return whether every check
+ * holds; if not, or if @want cannot be read (an unknown counter, no check
+ * at all), false and the reason in @why. tests/unit/test_harness.c tests
+ * them.
+ */
+bool nfqbt_stats_match(const struct nfqb_stats *st, const char *want,
+		       char *why, size_t size);
+bool nfqbt_kstats_match(const struct nfqb_kstats *ks, const char *want,
+			char *why, size_t size);
+
+/* ck_assert that the counters @st match @... (a printf format and its
+ * arguments); the failure names the caller's file and line. */
+#define nfqbt_assert_counters(st, ...)					\
+	nfqbt_assert_match_at(__FILE__, __LINE__,			\
+			      (const struct nfqb_stats *){ (st) }, false,	\
+			      __VA_ARGS__)
+/* The same with the counters of queue @q (nfqbt_queue_stats()); its
+ * value is the counters, for checks of the test's own. */
+#define nfqbt_assert_stats(q, ...) ({					\
+	struct nfqb_stats st_ = nfqbt_queue_stats(q);			\
+									\
+	nfqbt_assert_counters(&st_, __VA_ARGS__);			\
+	st_; })
+/* The same with the kernel's view of queue @num (nfqbt_kstats()). */
+#define nfqbt_assert_kstats(num, ...) ({					\
+	struct nfqb_kstats ks_ = nfqbt_kstats(num);			\
+									\
+	nfqbt_assert_match_at(__FILE__, __LINE__,			\
+			      (const struct nfqb_kstats *){ &ks_ }, true,	\
+			      __VA_ARGS__);				\
+	ks_; })
+
+/* @s is a struct nfqb_kstats if @kernel, else a struct nfqb_stats. */
+void nfqbt_assert_match_at(const char *file, int line, const void *s,
+			   bool kernel, const char *want, ...)
+	__attribute__((format(printf, 5, 6)));
 
 /* --- Kernel statistics ------------------------------------------------- */
 

@@ -5,6 +5,7 @@
 check_LTLIBRARIES += tests/integration/libnfqbt-harness.la
 tests_integration_libnfqbt_harness_la_SOURCES = \
 	tests/integration/harness.c \
+	tests/integration/harness-expect.c \
 	tests/integration/harness-pool.c \
 	tests/integration/harness.h
 tests_integration_libnfqbt_harness_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)

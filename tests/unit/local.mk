@@ -21,3 +21,11 @@ tests_unit_test_parse_SOURCES = tests/unit/test_parse.c \
 	tests/unit/txhook.h
 tests_unit_test_parse_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_unit_test_parse_LDADD = $(UNIT_TEST_LDADD)
+
+# The harness's own checks that tests rely on to fail (the expected
+# counters of tests/integration/harness-expect.c); no kernel needed.
+check_PROGRAMS += tests/unit/test_harness
+TESTS += tests/unit/test_harness
+tests_unit_test_harness_SOURCES = tests/unit/test_harness.c
+tests_unit_test_harness_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_harness_LDADD = $(NFQBT_PUBLIC_LDADD)
