@@ -804,10 +804,24 @@ static void staged_dir(char *dir, size_t size, pid_t pid)
 	snprintf(dir, size, "/run/nfqbt-stage.%d", (int)pid);
 }
 
+/* Run @s (@fork: each test in its own process, whatever CK_FORK says);
+ * returns the failures. */
+static int run_all(Suite *s, bool fork)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	if (fork)
+		srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed;
+}
+
 int nfqbt_run_suite(const char *name, Suite *s)
 {
 	char dir[64];
-	SRunner *sr;
 	int failed;
 
 	if (geteuid() != 0) {
@@ -816,15 +830,16 @@ int nfqbt_run_suite(const char *name, Suite *s)
 		return getenv("CI") ? 1 : 77;
 	}
 	suite_pid = getpid();
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = run_all(s, true);
 	/* what nfqbt_ips_staged() made for the tests */
 	staged_dir(dir, sizeof(dir), suite_pid);
 	nfqbt_rm_rf(dir);
 	return failed ? 1 : 0;
+}
+
+int nfqbt_run(Suite *s)
+{
+	return run_all(s, false) ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 TCase *nfqbt_tcase(Suite *s, const char *name, double timeout)

@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Integration test harness: real kernel, private network namespace,
- * loopback UDP traffic whose payload carries a sequence number.
+ * The test harness, in libnfqbt-harness.la: the helpers of every Check
+ * program, unit and integration (tests/integration/local.mk). With it in
+ * that library: tests/unit/nlbuild.h (netlink messages by hand) and
+ * tests/unit/kmodel.h (a model of the kernel's queue); the header-only
+ * tests/unit/testq.h and txhook.h drive a queue through the library's
+ * test seam. A test that needs something twice puts it here.
+ *
+ * Integration tests: real kernel, private network namespace, loopback
+ * UDP traffic whose payload carries a sequence number.
  *
  * How cleanup is guaranteed, also when a test fails:
  *
@@ -64,6 +71,10 @@ void nfqbt_netns_enter(void);
  * process, see above) as root; without root, skipped (77) locally and a
  * failure (1) in CI (CI set). Returns the exit status. */
 int nfqbt_run_suite(const char *name, Suite *s);
+
+/* The main() of a test that needs no kernel nor root: run @s (each test
+ * in its own process unless CK_FORK=no). Returns the exit status. */
+int nfqbt_run(Suite *s);
 
 /* A test case @name of @s, each test bounded by @timeout seconds. */
 TCase *nfqbt_tcase(Suite *s, const char *name, double timeout);

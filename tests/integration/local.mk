@@ -2,12 +2,24 @@
 # tests/integration: real kernel, root, one network namespace per test.
 # See tests/integration/harness.h for how each test cleans up after itself.
 
+# The test helper library of every Check program (unit and integration):
+# the harness (namespaces, traffic, queues, pools, expected counters,
+# suites), the hand-made netlink messages (nlbuild) and the model of the
+# kernel's queue (kmodel) of tests/unit, and the header-only helpers of
+# the library's test seam (testq.h, txhook.h: a copy per program). The
+# fuzz targets build nlbuild.c and kmodel.c themselves (tests/fuzz/run.sh).
 check_LTLIBRARIES += tests/integration/libnfqbt-harness.la
 tests_integration_libnfqbt_harness_la_SOURCES = \
 	tests/integration/harness.c \
 	tests/integration/harness-expect.c \
 	tests/integration/harness-pool.c \
-	tests/integration/harness.h
+	tests/integration/harness.h \
+	tests/unit/kmodel.c \
+	tests/unit/kmodel.h \
+	tests/unit/nlbuild.c \
+	tests/unit/nlbuild.h \
+	tests/unit/testq.h \
+	tests/unit/txhook.h
 tests_integration_libnfqbt_harness_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 # Link lines of the integration tests: through the shared library (public

@@ -108,18 +108,11 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("harness");
-	TCase *tc = tcase_create("expect");
-	SRunner *sr;
-	int failed;
+	TCase *tc = nfqbt_tcase(s, "expect", 30);
 
 	tcase_add_test(tc, test_true);
 	tcase_add_test(tc, test_false);
 	tcase_add_test(tc, test_unreadable);
 	tcase_add_test(tc, test_kstats);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return nfqbt_run(s);
 }

@@ -129,6 +129,7 @@
 #include "plan.h"
 #include "kmodel.h"
 #include "nlbuild.h"
+#include "../integration/harness.h"
 
 #ifndef NLM_F_CAPPED
 #define NLM_F_CAPPED	0x100
@@ -2668,9 +2669,7 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("model");
-	SRunner *sr;
 	unsigned int i;
-	int failed;
 
 	for (i = 0; i < sizeof(scens) / sizeof(scens[0]); i++) {
 		TCase *tc = tcase_create(scens[i].name);
@@ -2691,9 +2690,5 @@ int main(void)
 		tcase_add_test(tc, nonmonotonic_ids);
 		suite_add_tcase(s, tc);
 	}
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return nfqbt_run(s);
 }

@@ -22,6 +22,7 @@
 #include "plan.h"
 #include "txhook.h"
 #include "nlbuild.h"
+#include "../integration/harness.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "test_msg.c spells host-order fields out as little endian"
@@ -756,11 +757,5 @@ static Suite *msg_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(msg_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return nfqbt_run(msg_suite());
 }

@@ -21,6 +21,7 @@
 #include "plan.h"
 #include "txhook.h"
 #include "nlbuild.h"
+#include "../integration/harness.h"
 
 #define QN		7
 #define NESTED		0x8000	/* NLA_F_NESTED, as kernels >= 5.2 send */
@@ -1553,11 +1554,5 @@ static Suite *parse_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(parse_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return nfqbt_run(parse_suite());
 }

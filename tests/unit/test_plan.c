@@ -18,6 +18,7 @@
 #include "plan.h"
 #include "kmodel.h"
 #include "nlbuild.h"
+#include "../integration/harness.h"
 
 #define U	0xffffffffu	/* undecided */
 #define MAXE	32
@@ -767,11 +768,5 @@ static Suite *plan_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(plan_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return nfqbt_run(plan_suite());
 }
