@@ -52,8 +52,10 @@
 #define SO_RCVMARK 75
 #endif
 
-/* Timeout of one Check test case, in seconds. */
-#define NFQBT_TCASE_TIMEOUT	30
+/* Timeout of one Check test case, in seconds; of one that moves much
+ * traffic or many processes. */
+#define NFQBT_TCASE_TIMEOUT		30
+#define NFQBT_TCASE_TIMEOUT_LONG	60
 
 /* Highest sequence number (exclusive) the receiver keeps track of. */
 #define NFQBT_RX_MAX_SEQ	65536u

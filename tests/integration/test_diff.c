@@ -402,11 +402,16 @@ START_TEST(test_diff_libnetfilter_queue)
 }
 END_TEST
 
-int main(void)
+static Suite *diff_suite(void)
 {
 	Suite *s = suite_create("integration-diff");
+	TCase *tc = nfqbt_tcase_netns(s, "kernel", NFQBT_TCASE_TIMEOUT);
 
-	tcase_add_test(nfqbt_tcase_netns(s, "kernel", NFQBT_TCASE_TIMEOUT),
-		       test_diff_libnetfilter_queue);
-	return nfqbt_run_suite("test_diff", s);
+	tcase_add_test(tc, test_diff_libnetfilter_queue);
+	return s;
+}
+
+int main(void)
+{
+	return nfqbt_run_suite("test_diff", diff_suite());
 }

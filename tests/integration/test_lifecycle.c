@@ -310,6 +310,8 @@ END_TEST
 /* --- handover across exec(), ten times under load -------------------------- */
 
 #define UPGRADES	10
+/* The handover test case's timeout (ten exec()s, ten upgrades) */
+#define HANDOVER_TIMEOUT	90
 
 static struct nfqb_queue *helper_q;
 static volatile sig_atomic_t helper_upgrade, helper_quit;
@@ -1489,24 +1491,24 @@ END_TEST
 static Suite *lifecycle_suite(void)
 {
 	Suite *s = suite_create("lifecycle");
-	TCase *tc = nfqbt_tcase(s, "stop", 60);
+	TCase *tc = nfqbt_tcase(s, "stop", NFQBT_TCASE_TIMEOUT_LONG);
 
 	tcase_add_test(tc, test_stop_pool_bypass);
 	tcase_add_test(tc, test_stop_pool_no_bypass);
 	tcase_add_test(tc, test_stop_queue_no_bypass);
-	tc = nfqbt_tcase(s, "handover", 90);
+	tc = nfqbt_tcase(s, "handover", HANDOVER_TIMEOUT);
 	tcase_add_test(tc, test_handover_exec_x10);
 	tcase_add_test(tc, test_ips_upgrade_x10_as_nobody);
 	tcase_add_test(tc, test_adopt_after_crash);
 	tcase_add_test(tc, test_pool_handover_qpw);
 	tcase_add_test(tc, test_pool_handover_dispatch);
 	tcase_add_test(tc, test_ips_fdstore_crash_restart);
-	tc = nfqbt_tcase(s, "overload", 60);
+	tc = nfqbt_tcase(s, "overload", NFQBT_TCASE_TIMEOUT_LONG);
 	tcase_add_test(tc, test_overload_drop_report);
 	tcase_add_test(tc, test_overload_drop_ignore);
 	tcase_add_test(tc, test_overload_failopen_report);
 	tcase_add_test(tc, test_overload_failopen_ignore);
-	tc = nfqbt_tcase(s, "privileges", 60);
+	tc = nfqbt_tcase(s, "privileges", NFQBT_TCASE_TIMEOUT_LONG);
 	tcase_add_test(tc, test_privdrop);
 	tcase_add_test(tc, test_verdict_tool_user);
 	return s;

@@ -304,7 +304,7 @@ START_TEST(test_tcp_gso_off)
 }
 END_TEST
 
-int main(void)
+static Suite *linger_suite(void)
 {
 	Suite *s = suite_create("linger");
 	TCase *tc = nfqbt_tcase(s, "stream", NFQBT_TCASE_TIMEOUT);
@@ -317,5 +317,10 @@ int main(void)
 	tcase_add_test(tc, test_tcp_gso_off);
 	tcase_add_test(tc, test_tcp_pool_gso);
 	tcase_add_test(tc, test_tcp_pool_gso_off);
-	return nfqbt_run_suite("test_linger", s);
+	return s;
+}
+
+int main(void)
+{
+	return nfqbt_run_suite("test_linger", linger_suite());
 }

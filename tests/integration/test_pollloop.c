@@ -292,7 +292,7 @@ END_TEST
 static Suite *pollloop_suite(void)
 {
 	Suite *s = suite_create("pollloop");
-	TCase *tc = nfqbt_tcase_netns(s, "pollloop", 60);
+	TCase *tc = nfqbt_tcase_netns(s, "pollloop", NFQBT_TCASE_TIMEOUT_LONG);
 
 	tcase_add_test(tc, test_interrupt_idle);
 	tcase_add_test(tc, test_tcp_lo);

@@ -1703,7 +1703,7 @@ END_TEST
 static Suite *pool_suite(void)
 {
 	Suite *s = suite_create("integration-pool");
-	TCase *tc = nfqbt_tcase_netns(s, "pool", 60);
+	TCase *tc = nfqbt_tcase_netns(s, "pool", NFQBT_TCASE_TIMEOUT_LONG);
 
 	tcase_add_test(tc, test_api_edges);
 	tcase_add_loop_test(tc, test_mixed, 0,

@@ -2024,9 +2024,8 @@ END_TEST
 static Suite *safety_suite(void)
 {
 	Suite *s = suite_create("integration-safety");
-	TCase *tc;
+	TCase *tc = nfqbt_tcase_netns(s, "send", NFQBT_TCASE_TIMEOUT);
 
-	tc = nfqbt_tcase_netns(s, "send", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_send_fail_drop_kept);
 	tcase_add_test(tc, test_send_fail_long_blocked_owner);
 	tcase_add_test(tc, test_send_fail_long_flush_poll);

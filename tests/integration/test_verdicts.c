@@ -212,13 +212,18 @@ START_TEST(test_repeat)
 }
 END_TEST
 
-int main(void)
+static Suite *verdicts_suite(void)
 {
 	Suite *s = suite_create("verdicts");
-	TCase *tc = nfqbt_tcase_netns(s, "kernel", 60);
+	TCase *tc = nfqbt_tcase_netns(s, "kernel", NFQBT_TCASE_TIMEOUT_LONG);
 
 	tcase_add_test(tc, test_requeue_mark_priority);
 	tcase_add_test(tc, test_requeue_bypass);
 	tcase_add_test(tc, test_repeat);
-	return nfqbt_run_suite("test_verdicts", s);
+	return s;
+}
+
+int main(void)
+{
+	return nfqbt_run_suite("test_verdicts", verdicts_suite());
 }

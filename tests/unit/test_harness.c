@@ -105,14 +105,19 @@ START_TEST(test_kstats)
 }
 END_TEST
 
-int main(void)
+static Suite *harness_suite(void)
 {
 	Suite *s = suite_create("harness");
-	TCase *tc = nfqbt_tcase(s, "expect", 30);
+	TCase *tc = nfqbt_tcase(s, "expect", NFQBT_TCASE_TIMEOUT);
 
 	tcase_add_test(tc, test_true);
 	tcase_add_test(tc, test_false);
 	tcase_add_test(tc, test_unreadable);
 	tcase_add_test(tc, test_kstats);
-	return nfqbt_run(s);
+	return s;
+}
+
+int main(void)
+{
+	return nfqbt_run(harness_suite());
 }
