@@ -378,6 +378,18 @@ struct nfqb_pool *nfqbt_pool_start(const struct nfqb_pool_config *cfg);
  * cleanly (0). The pool is still to be destroyed. */
 void nfqbt_pool_stop(struct nfqb_pool *pool);
 
+/* --- The library's test seam ------------------------------------------- */
+
+/*
+ * For tests that link the internal library (lib/seam.h): from now on one
+ * in @every (0 or 1: each) of the library's verdict sends, every datagram
+ * but the configuration requests, fails with @err; the others go out.
+ * Installs the seam (a sendmsg only); @err 0: nothing fails any more
+ * (the seam stays). nfqbt_seam_off() goes back to the system.
+ */
+void nfqbt_fail_verdicts(int err, unsigned int every);
+void nfqbt_seam_off(void);
+
 /* --- Expected counters ------------------------------------------------- */
 
 /*

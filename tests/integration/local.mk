@@ -10,17 +10,14 @@
 # fuzz targets build nlbuild.c and kmodel.c themselves (tests/fuzz/run.sh).
 check_LTLIBRARIES += tests/integration/libnfqbt-harness.la
 tests_integration_libnfqbt_harness_la_SOURCES = \
-	tests/integration/harness.c \
-	tests/integration/harness-expect.c \
-	tests/integration/harness-pool.c \
-	tests/integration/harness.h \
-	tests/unit/kmodel.c \
-	tests/unit/kmodel.h \
-	tests/unit/nlbuild.c \
-	tests/unit/nlbuild.h \
-	tests/unit/testq.h \
-	tests/unit/txhook.h
-tests_integration_libnfqbt_harness_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+	tests/integration/harness.c tests/integration/harness.h \
+	tests/integration/harness-expect.c tests/integration/harness-pool.c \
+	tests/integration/harness-seam.c \
+	tests/unit/kmodel.c tests/unit/kmodel.h \
+	tests/unit/nlbuild.c tests/unit/nlbuild.h \
+	tests/unit/testq.h tests/unit/txhook.h
+tests_integration_libnfqbt_harness_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	-I$(top_srcdir)/lib
 
 # Link lines of the integration tests: through the shared library (public
 # API only), or through the internal convenience library (all of the
