@@ -609,8 +609,7 @@ static size_t build_packet(struct nlb *b, uint32_t id, bool spoof)
 		pl[i] = pkt_byte(id, i);
 	if (spoof)
 		memcpy(pl, SPOOF_TAG, 4);
-	nlb_init_packet(b, 2, QNUM);
-	nlb_pkt_hdr(b, id, 0x0800, 1);
+	nlb_init_ipv4(b, QNUM, id);
 	nlb_attr_be32(b, NFQA_MARK, id ^ 0x5a5a5a5au);
 	nlb_attr(b, NFQA_PAYLOAD, pl, plen);
 	return nlb_finish(b);
