@@ -463,6 +463,16 @@ static void assert_all_once(const struct nfqbt_rx *rx,
 	nfqbt_rx_assert_exact(rx, 0, sent, NULL, NULL);
 }
 
+/* Wait for child @pid (@what), which must have exited with status 0. */
+static void assert_exited_0(pid_t pid, const char *what)
+{
+	int status;
+
+	ck_assert(waitpid(pid, &status, 0) == pid);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "%s status %#x", what, status);
+}
+
 /* Read one line from the helper (bounded wait). */
 static void read_line(FILE *f, char *buf, size_t size)
 {
@@ -541,13 +551,7 @@ START_TEST(test_handover_exec_x10)
 	read_line(f, line, sizeof(line));
 	ck_assert_msg(sscanf(line, "done %u %llu", &g, &per_gen[UPGRADES + 1])
 		      == 2 && g == UPGRADES + 1, "helper: %s", line);
-	{
-		int status;
-
-		ck_assert(waitpid(pid, &status, 0) == pid);
-		ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
-			      "helper status %#x", status);
-	}
+	assert_exited_0(pid, "helper");
 	fclose(f);
 	nfqbt_rx_stop(rx);
 
@@ -854,7 +858,7 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 	struct nfqb_kstats ks;
 	struct nfqbt_rx *rx;
 	unsigned int g, i, sent;
-	int pfd[2], status;
+	int pfd[2];
 	pid_t pid;
 	FILE *f;
 
@@ -891,19 +895,13 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 	sent = nfqbt_tx_finish(tx, rx);
 	ks = nfqbt_kstats(QNUM);
 	ck_assert(kill(pid, SIGTERM) == 0);
-	ck_assert(waitpid(pid, &status, 0) == pid);
-	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
-		      "nfqb-ips status %#x", status);
+	assert_exited_0(pid, "nfqb-ips");
 	fclose(f);
 	unlink(rules);
 	nfqbt_rx_stop(rx);
 	assert_all_once(rx, &ks, sent);
-	for (i = 0; i < sent; i++) {
-		uint32_t mark = 0;
-
-		ck_assert_msg(nfqbt_rx_mark(rx, i, &mark) && mark == 9,
-			      "seq %u: mark %u", i, mark);
-	}
+	for (i = 0; i < sent; i++)
+		ck_assert_uint_eq(nfqbt_rx_mark_of(rx, i), 9);
 	printf("nfqb-ips --user nobody, 10 upgrades under load: sent %u, "
 	       "arrived %u once each with the IPS's mark, kernel dropped 0\n",
 	       sent, sent);
@@ -1035,9 +1033,7 @@ START_TEST(test_ips_fdstore_crash_restart)
 		if (strstr(msg, "FDSTOREREMOVE=1"))
 			break;
 	}
-	ck_assert(waitpid(pid, &status, 0) == pid);
-	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status), "status %#x",
-		      status);
+	assert_exited_0(pid, "nfqb-ips");
 	fclose(f);
 	close(stored);
 	close(nfd);
@@ -1421,7 +1417,6 @@ START_TEST(test_verdict_tool_user)
 	char ips[PATH_MAX], tool[PATH_MAX + 32], q[16], *slash;
 	struct nfqbt_rx *rx;
 	unsigned int i;
-	int status;
 	pid_t pid;
 
 	ck_assert(nfqbt_find_ips(ips, sizeof(ips)));
@@ -1474,9 +1469,7 @@ START_TEST(test_verdict_tool_user)
 	to.progress = nfqbt_rx_total_ptr(rx);
 	ck_assert_uint_eq(nfqbt_send(&to), 300);
 	ck_assert(nfqbt_rx_wait_total(rx, 300, 10000));
-	ck_assert(waitpid(pid, &status, 0) == pid);
-	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status), "status %#x",
-		      status);
+	assert_exited_0(pid, "nfqb-verdict");
 	nfqbt_rx_stop(rx);
 	for (i = 0; i < 300; i++) {
 		uint32_t mark = 0;
