@@ -36,7 +36,6 @@ START_TEST(test_accept_all)
 	const unsigned int n = 2000;
 	struct nfqbt_flow f;
 	struct nfqb_kstats ks;
-	struct nfqb_stats st;
 
 	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
 		.expected = n }, nfqbt_decide_accept, NULL);
@@ -47,13 +46,9 @@ START_TEST(test_accept_all)
 	ck_assert_uint_eq(f.c.not_udp, 0);
 	ck_assert_uint_eq(f.c.enobufs, 0);
 
-	st = nfqbt_queue_stats(f.q);
-	ck_assert_uint_eq(st.packets, n);
-	ck_assert_uint_eq(st.accepted, n);
-	ck_assert_uint_eq(st.dropped, 0);
-	ck_assert_uint_eq(st.outstanding, 0);
-	ck_assert_uint_eq(st.rejected_foreign + st.rejected_malformed +
-			  st.rejected_truncated + st.kernel_errors, 0);
+	nfqbt_assert_stats(f.q, "packets=%u accepted=%u dropped=0 "
+			   "outstanding=0 rejected_foreign+rejected_malformed+"
+			   "rejected_truncated+kernel_errors=0", n, n);
 
 	ks = nfqbt_kstats(QNUM);
 	ck_assert_uint_eq(ks.id_sequence, n);
@@ -86,7 +81,6 @@ START_TEST(test_drop_set)
 	const unsigned int n = 1000;
 	unsigned int ndrop = 0, i;
 	struct nfqbt_flow f;
-	struct nfqb_stats st;
 
 	for (i = 0; i < n; i++)
 		ndrop += !not_seven_three(i, NULL);
@@ -99,10 +93,8 @@ START_TEST(test_drop_set)
 		15000);
 	nfqbt_rx_wait_exact(f.rx, 0, n, not_seven_three, NULL);
 
-	st = nfqbt_queue_stats(f.q);
-	ck_assert_uint_eq(st.packets, n);
-	ck_assert_uint_eq(st.dropped, ndrop);
-	ck_assert_uint_eq(st.accepted, n - ndrop);
+	nfqbt_assert_stats(f.q, "packets=%u dropped=%u accepted=%u",
+				n, ndrop, n - ndrop);
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 0);
 	nfqbt_flow_end(&f);
 }
@@ -127,7 +119,6 @@ START_TEST(test_mark_by_seq)
 {
 	const unsigned int n = 1000;
 	struct nfqbt_flow f;
-	struct nfqb_stats st;
 	uint32_t seq;
 
 	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
@@ -145,9 +136,7 @@ START_TEST(test_mark_by_seq)
 			      seq_mark(seq));
 	}
 
-	st = nfqbt_queue_stats(f.q);
-	ck_assert_uint_eq(st.accepted, n);
-	ck_assert_uint_eq(st.marked, n);
+	nfqbt_assert_stats(f.q, "accepted=%u marked=%u", n, n);
 	nfqbt_flow_end(&f);
 }
 END_TEST
@@ -249,7 +238,6 @@ START_TEST(test_batch_verdict)
 	struct held h = { .n = 0 };
 	uint32_t ids[2 * BATCH_K];
 	struct nfqbt_flow f;
-	struct nfqb_stats st;
 	unsigned int i;
 
 	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
@@ -294,11 +282,8 @@ START_TEST(test_batch_verdict)
 		ck_assert_uint_eq(got, mark);
 	}
 
-	st = nfqbt_queue_stats(f.q);
-	ck_assert_uint_ge(st.batch_msgs, 2);
-	ck_assert_uint_eq(st.accepted, BATCH_K);
-	ck_assert_uint_eq(st.dropped, BATCH_K);
-	ck_assert_uint_eq(st.outstanding, 0);
+	nfqbt_assert_stats(f.q, "batch_msgs>=2 accepted=%u dropped=%u "
+				"outstanding=0", BATCH_K, BATCH_K);
 	/* nothing left to finalize: the batch reached none of them twice */
 	ck_assert_int_eq(nfqb_verdict_batch(f.q, ids[2 * BATCH_K - 1],
 					    NFQB_ACCEPT, NULL), -1);
@@ -417,7 +402,6 @@ START_TEST(test_enobufs_survived)
 	struct rec *rec = calloc(1, sizeof(*rec));
 	struct nfqbt_flow f;
 	struct nfqb_kstats ks;
-	struct nfqb_stats st;
 	unsigned int got, enobufs;
 
 	ck_assert_ptr_nonnull(rec);
@@ -442,10 +426,7 @@ START_TEST(test_enobufs_survived)
 	got = nfqbt_cons_run(&f.c, burst, 1000);
 	ck_assert_uint_gt(f.c.enobufs, 0);
 	ck_assert_uint_eq(got + ks.queue_user_dropped, burst);
-	st = nfqbt_queue_stats(f.q);
-	ck_assert_uint_ge(st.enobufs, 1);
-	ck_assert_uint_eq(st.packets, got);
-	ck_assert_uint_eq(st.accepted, got);
+	nfqbt_assert_stats(f.q, "enobufs>=1 packets=%u accepted=%u", got, got);
 	/* and every one of them got its verdict */
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 0);
 	ck_assert(nfqbt_rx_wait_total(f.rx, got, 3000));
@@ -536,7 +517,7 @@ START_TEST(test_spoofed_packet)
 {
 	const unsigned int n = 50;
 	struct nfqb_packet *vec[16];
-	struct nfqb_stats before, after;
+	struct nfqb_stats before;
 	struct nfqbt_flow f;
 	uint32_t portid;
 	int ret;
@@ -555,9 +536,9 @@ START_TEST(test_spoofed_packet)
 	ck_assert_msg(ret == -1 && errno == EAGAIN,
 		      "nfqb_recv returned %d (%s) for a spoofed message", ret,
 		      strerror(errno));
-	after = nfqbt_queue_stats(f.q);
-	ck_assert_uint_eq(after.rejected_foreign, before.rejected_foreign + 1);
-	ck_assert_uint_eq(after.packets, before.packets);
+	nfqbt_assert_stats(f.q, "rejected_foreign=%llu packets=%llu",
+			   (unsigned long long)before.rejected_foreign + 1,
+			   (unsigned long long)before.packets);
 
 	/* real traffic still works */
 	nfqbt_send_seqs(PORT, 0, n);

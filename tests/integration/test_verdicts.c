@@ -136,7 +136,6 @@ static int to_b(struct nfqb_packet *p, uint32_t seq, unsigned int times)
 START_TEST(test_requeue_mark_priority)
 {
 	struct seen *s = run(true, to_b, N, N, NULL);
-	struct nfqb_stats st;
 	uint32_t seq;
 
 	for (seq = 0; seq < N; seq++) {
@@ -151,10 +150,9 @@ START_TEST(test_requeue_mark_priority)
 		ck_assert(nfqbt_rx_mark(s->rx, seq, &mark));
 		ck_assert_uint_eq(mark, seq * 7 + 1);
 	}
-	st = nfqbt_queue_stats(s->qa);
-	ck_assert_uint_eq(st.requeued, N);
-	ck_assert_uint_eq(st.batch_msgs, 0);	/* never batched */
-	ck_assert_uint_eq(st.verdict_msgs, N);
+	/* never batched */
+	nfqbt_assert_stats(s->qa, "requeued=%u batch_msgs=0 verdict_msgs=%u", N,
+			   N);
 	run_end(s);
 }
 END_TEST
@@ -198,15 +196,12 @@ static int repeat_once(struct nfqb_packet *p, uint32_t seq,
 START_TEST(test_repeat)
 {
 	struct seen *s = run(false, repeat_once, 2 * N, 0, NULL);
-	struct nfqb_stats st;
 	uint32_t seq;
 
 	for (seq = 0; seq < N; seq++)
 		ck_assert_msg(s->a[seq] == 2, "seq %u queued %u times", seq,
 			      s->a[seq]);
-	st = nfqbt_queue_stats(s->qa);
-	ck_assert_uint_eq(st.repeated, N);
-	ck_assert_uint_eq(st.accepted, N);
+	nfqbt_assert_stats(s->qa, "repeated=%u accepted=%u", N, N);
 	ck_assert(!nfqb_queue_fallback(s->qa));
 	run_end(s);
 }
