@@ -4,10 +4,8 @@
 # and the test helper library (tests/integration/local.mk), whose
 # nlbuild.c and kmodel.c are from here.
 
-UNIT_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBMNL_CFLAGS) \
-	-I$(top_srcdir)/lib
-UNIT_TEST_LDADD = tests/integration/libnfqbt-harness.la \
-	lib/libnfqb-internal.la $(LIBMNL_LIBS) $(CHECK_LIBS) -lpthread
+UNIT_TEST_CFLAGS = $(NFQBT_CFLAGS) $(NFQBT_INTERNAL_CFLAGS)
+UNIT_TEST_LDADD = $(NFQBT_INTERNAL_LDADD)
 
 # The byte-exact messages (test_msg), the parser and the receive path
 # (test_parse); the harness's own checks that tests rely on to fail (the
@@ -19,5 +17,5 @@ tests_unit_test_msg_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_unit_test_msg_LDADD = $(UNIT_TEST_LDADD)
 tests_unit_test_parse_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_unit_test_parse_LDADD = $(UNIT_TEST_LDADD)
-tests_unit_test_harness_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_harness_CFLAGS = $(NFQBT_CFLAGS)
 tests_unit_test_harness_LDADD = $(NFQBT_PUBLIC_LDADD)
