@@ -18,6 +18,7 @@
 #include "plan.h"
 #include "kmodel.h"
 #include "nlbuild.h"
+#include "../integration/harness.h"
 
 #define U	0xffffffffu	/* undecided */
 #define MAXE	32
@@ -359,8 +360,7 @@ START_TEST(test_tx_malformed_defaults)
 	kernel_on(9);
 	a = rx_one(q, 10);
 	/* 11: header readable, a bad attribute after it */
-	nlb_init_packet(&b, 2, 9);
-	nlb_pkt_hdr(&b, 11, 0x0800, 1);
+	nlb_init_ipv4(&b, 9, 11);
 	nlb_attr_be16(&b, NFQA_MARK, 1);	/* 2 bytes: must be 4 */
 	nlb_finish(&b);
 	km_add(&km, 11, true);
@@ -654,8 +654,7 @@ static void pace_read(struct nfqb_queue *q, unsigned int nbulk,
 	for (i = 0; i < nbulk + n; i++) {
 		ip4(ip, i >= nbulk && tcp ? 6 : 17, i < nbulk ? 7 : sport);
 		km_add(&km, id, true);
-		nlb_init_packet(&b, 2, 9);
-		nlb_pkt_hdr(&b, id++, 0x0800, 1);
+		nlb_init_ipv4(&b, 9, id++);
 		nlb_attr(&b, 10, ip, sizeof(ip));
 		nlb_finish(&b);
 		ck_assert_uint_le(len + b.len, sizeof(dgram));
@@ -767,11 +766,5 @@ static Suite *plan_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(plan_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return nfqbt_run(plan_suite());
 }
