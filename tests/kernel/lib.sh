@@ -133,8 +133,9 @@ NFT
 LISTEN="nfqt listen"
 
 # udp_case DESC WANT_RECEIVED LISTENER_NS [listener args...]
-# Receiver on port 9000 in b, listener in LISTENER_NS, 10 datagrams
-# from a to $DADDR (10.0.0.2 unless set; fd00::2 after setup_v6). Checks the listener's status and the exact count received.
+# Receiver on port 9000 in $RECV_NS (b unless set), listener in
+# LISTENER_NS, 10 datagrams from a to $DADDR (10.0.0.2 unless set;
+# fd00::2 after setup_v6). Checks the listener's status and the exact count received.
 udp_case() {
 	local desc=$1 want=$2 lns=$3 rpid lpid lrc f0
 	shift 3
@@ -142,7 +143,7 @@ udp_case() {
 	# the receiver stops early once it has what it expects ($IP, not the
 	# ip function: $! must be the receiver itself)
 	rm -f /tmp/recv.out
-	"$IP" netns exec b nfqt recv 9000 120000 "$want" > /tmp/recv.out &
+	"$IP" netns exec "${RECV_NS:-b}" nfqt recv 9000 120000 "$want" > /tmp/recv.out &
 	rpid=$!
 	# (the idle timeouts are bounds: 20 s ran out before the first
 	# datagram when a loaded host starved the guest, t-75 in a CI run
