@@ -282,8 +282,8 @@ static bool add_packet(struct nfqb_queue *q, const struct nfqb_arrival *a)
 	e->p = p;
 	b->nready++;
 	nfqb_stat_inc(q, outstanding);
-	if (q->conf.timeout_ms) {
-		uint64_t due = a->now + q->conf.timeout_ms * 1000000ull;
+	if (q->set.timeout_ms) {
+		uint64_t due = a->now + q->set.timeout_ms * 1000000ull;
 
 		if (!b->expire_due || due < b->expire_due)
 			b->expire_due = due;
@@ -307,7 +307,7 @@ bool nfqb_book_add(struct nfqb_queue *q, const struct nfqb_arrival *a)
 void nfqb_book_expire(struct nfqb_queue *q, uint64_t now)
 {
 	struct nfqb_book *b = &q->book;
-	uint64_t tmo = q->conf.timeout_ms * 1000000ull;
+	uint64_t tmo = q->set.timeout_ms * 1000000ull;
 	uint64_t next = 0;
 	uint32_t i;
 
@@ -330,7 +330,7 @@ void nfqb_book_expire(struct nfqb_queue *q, uint64_t now)
 			continue;
 		}
 		st = nfqb_pkt_default(e->p, NFQB_PS_EXPIRED,
-				      q->conf.default_verdict, now);
+				      q->set.default_verdict, now);
 		if (st == NFQB_PS_FREE)
 			continue;	/* decided meanwhile */
 		if (st == NFQB_PS_NEW)
@@ -353,7 +353,7 @@ unsigned int nfqb_book_default_all(struct nfqb_queue *q)
 
 		if (e->kind == NFQB_E_PKT &&
 		    nfqb_pkt_default(e->p, NFQB_PS_DEFAULTED,
-				     q->conf.default_verdict, now))
+				     q->set.default_verdict, now))
 			n++;
 	}
 	/* nothing is left to hand out */
@@ -397,7 +397,7 @@ unsigned int nfqb_book_serve(struct nfqb_queue *q, uint64_t now,
 	struct nfqb_book *b = &q->book;
 	unsigned int i, k = 0, n = next_new(b, vec, max);
 
-	if (q->conf.timeout_ms && b->expire_due && now >= b->expire_due)
+	if (q->set.timeout_ms && b->expire_due && now >= b->expire_due)
 		nfqb_book_expire(q, now);
 	for (i = 0; i < n; i++) {
 		struct nfqb_packet *h = nfqb_pkt_hand_out(vec[i]);
@@ -452,7 +452,7 @@ static void count_verdict(struct nfqb_queue *q, const struct nfqb_decision *d,
 
 /* @e is decided: done, its packet (if any) on the list for pkt.c. Whether
  * it was outstanding. */
-static bool release_entry(struct nfqb_book *b, struct nfqb_entry *e)
+static bool done_entry(struct nfqb_book *b, struct nfqb_entry *e)
 {
 	bool owed = e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT;
 
@@ -463,7 +463,7 @@ static bool release_entry(struct nfqb_book *b, struct nfqb_entry *e)
 	return owed;
 }
 
-static unsigned int release_run(struct nfqb_book *b, uint32_t first,
+static unsigned int done_run(struct nfqb_book *b, uint32_t first,
 				uint32_t last)
 {
 	unsigned int owed = 0;
@@ -474,13 +474,13 @@ static unsigned int release_run(struct nfqb_book *b, uint32_t first,
 
 		if (e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT ||
 		    e->kind == NFQB_E_GAP_HEAD)
-			owed += release_entry(b, e);
+			owed += done_entry(b, e);
 	}
 	return owed;
 }
 
 /* The first @count ids of a gap were sent. */
-static void release_gap(struct nfqb_entry *e, uint32_t count)
+static void done_gap(struct nfqb_entry *e, uint32_t count)
 {
 	e->id += count;
 	e->n -= count;
@@ -488,7 +488,7 @@ static void release_gap(struct nfqb_entry *e, uint32_t count)
 		e->kind = NFQB_E_DONE;
 }
 
-void nfqb_book_release(struct nfqb_queue *q, const struct nfqb_plan *pl)
+void nfqb_book_sent(struct nfqb_queue *q, const struct nfqb_plan *pl)
 {
 	struct nfqb_book *b = &q->book;
 	unsigned int i, owed = 0;
@@ -500,13 +500,13 @@ void nfqb_book_release(struct nfqb_queue *q, const struct nfqb_plan *pl)
 		count_verdict(q, it->d, it->count);
 		switch (it->type) {
 		case NFQB_I_SINGLE:
-			owed += release_entry(b, entry(b, it->first));
+			owed += done_entry(b, entry(b, it->first));
 			break;
 		case NFQB_I_BATCH:
-			owed += release_run(b, it->first, it->last);
+			owed += done_run(b, it->first, it->last);
 			break;
 		case NFQB_I_GAP:
-			release_gap(entry(b, it->first), it->count);
+			done_gap(entry(b, it->first), it->count);
 			break;
 		}
 	}

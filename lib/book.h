@@ -59,7 +59,7 @@ struct nfqb_book {
 	uint32_t nready;
 	uint32_t defaulted;	/* default verdicts given (timeout, close):
 				 * the transport sends them as decisions */
-	/* the descriptors a release gives back to pkt.c */
+	/* the descriptors nfqb_book_sent() gives back to pkt.c */
 	struct nfqb_packet **put;
 	uint32_t nput;
 };
@@ -116,6 +116,6 @@ bool nfqb_book_settled(struct nfqb_book *b);
 /* The kernel took the messages of @pl: what they decided is done (its
  * packets go back to the free list). */
 struct nfqb_plan;
-void nfqb_book_release(struct nfqb_queue *q, const struct nfqb_plan *pl);
+void nfqb_book_sent(struct nfqb_queue *q, const struct nfqb_plan *pl);
 
 #endif /* NFQB_BOOK_H */

@@ -19,7 +19,7 @@
  *   plan.c    pure: the book's entries in, the verdict messages out
  *             (msg.c writes them; no syscalls, no clock, no globals)
  *   tx.c      the transport: sends the planned messages in one sendmsg,
- *             and only when the kernel took them has the book release
+ *             and only when the kernel took them does the book drop
  *             what they covered; a failed send keeps every decision and is
  *             retried
  *   pace.c    the stream's pace: how long to linger, which flows wait on
@@ -27,7 +27,7 @@
  *   loop.c    nfqb_recv(): one pass after another, each step above once
  *
  * queue.c opens, configures and closes (queue.h: the struct of a queue and
- * who writes each part); cfg.c does the configuration round trips; stats.c
+ * who writes each part); req.c does the configuration round trips; stats.c
  * reads counters; abi.c reads and writes the structs that can grow;
  * compat.c (shared library only) keeps the 0.1.0 interfaces under their
  * old symbol versions; sys.c is what the library asks of the system, the
@@ -38,7 +38,7 @@
  *
  * - Public functions (NFQB_EXPORT): -1 (or NULL) and errno, as
  *   <libnfq-batch/libnfq-batch.h> says; a NULL handle is EINVAL.
- * - Everything the owner thread runs (rx, book, tx, cfg, loop, pace, the
+ * - Everything the owner thread runs (rx, book, tx, req, loop, pace, the
  *   queue's life in queue.c, the buffers of pkt.c, the pool's life in
  *   pool*.c, the system calls of sys.c): the same, -1 (or NULL) and
  *   errno, a result >= 0 carrying data; so a public function returns what
@@ -55,7 +55,7 @@
  *   -1 for a malformed input, no errno; nfqb_parse_packet() returns
  *   its enum.
  * - An error kept for later is an errno value, 0 for none: q->loop.error,
- *   q->cfg.answer, the acks rx.c read, pool->fatal and pool->err (which
+ *   q->req.answer, the acks rx.c read, pool->fatal and pool->err (which
  *   nfqb_pool_error() returns as it is).
  */
 #ifndef NFQB_INTERNAL_H

@@ -31,8 +31,8 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/msg.c \
 	lib/tx.h \
 	lib/tx.c \
-	lib/cfg.h \
-	lib/cfg.c \
+	lib/req.h \
+	lib/req.c \
 	lib/loop.h \
 	lib/loop.c \
 	lib/pace.h \

@@ -62,7 +62,7 @@ static enum nfqb_wait next_wait(const struct nfqb_queue *q, bool dry)
 
 	if (q->book.nready)
 		return NFQB_WAIT_NONE;	/* (they are handed out) */
-	if (q->conf.nonblock)
+	if (q->set.nonblock)
 		return dry || !room ? NFQB_WAIT_NOT : NFQB_WAIT_NONE;
 	if (!room)
 		return NFQB_WAIT_SLEEP;
@@ -79,7 +79,7 @@ static bool may_hold(const struct nfqb_queue *q, enum nfqb_wait w,
 		     uint64_t now)
 {
 	if (w == NFQB_WAIT_SLEEP || w == NFQB_WAIT_NOT ||
-	    (w == NFQB_WAIT_LINGER && !q->conf.linger_fixed))
+	    (w == NFQB_WAIT_LINGER && !q->set.linger_fixed))
 		return false;
 	return now >= q->pace.waiting_until &&
 	       (q->rx.last_full || q->pace.streaming);
@@ -134,8 +134,8 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 	}
 	if (atomic_load_explicit(&q->wake.owner, memory_order_relaxed) != self)
 		atomic_store_explicit(&q->wake.owner, self, memory_order_relaxed);
-	q->loop.recv_deadline = q->conf.recv_timeout_ms && !q->conf.nonblock ?
-		nfqb_now_ns() + q->conf.recv_timeout_ms * 1000000ull : 0;
+	q->loop.recv_deadline = q->set.recv_timeout_ms && !q->set.nonblock ?
+		nfqb_now_ns() + q->set.recv_timeout_ms * 1000000ull : 0;
 	for (;;) {
 		uint64_t now = nfqb_now_ns();
 		enum nfqb_wait w = next_wait(q, dry);
@@ -223,7 +223,7 @@ NFQB_EXPORT int nfqb_flush(struct nfqb_queue *q)
 		errno = ESHUTDOWN;
 		return -1;
 	}
-	if (q->conf.timeout_ms)
+	if (q->set.timeout_ms)
 		nfqb_book_expire(q, now);
 	if (refused(q))
 		return -1;

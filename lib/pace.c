@@ -130,7 +130,7 @@ static void paused(struct nfqb_queue *q, uint64_t ns, unsigned int got,
 
 	if (!got)
 		pc->streaming = false;
-	if (!got || q->conf.linger_fixed || !pc->gap_ns)
+	if (!got || q->set.linger_fixed || !pc->gap_ns)
 		return;
 	promised = ns / pc->gap_ns;
 	if (q->rx.last_full || (uint64_t)got * 4 >= promised) {
@@ -167,11 +167,11 @@ void nfqb_pace_note_read(struct nfqb_queue *q)
 static uint64_t linger_ns(const struct nfqb_queue *q, uint64_t now)
 {
 	const struct nfqb_pace *pc = &q->pace;
-	uint64_t cap = q->conf.linger_us * 1000ull, ns;
+	uint64_t cap = q->set.linger_us * 1000ull, ns;
 
 	if (!cap)
 		return 0;
-	if (q->conf.linger_fixed)
+	if (q->set.linger_fixed)
 		return cap;
 	if (now < pc->quiet_until || !pc->gap_ns || now < pc->waiting_until)
 		return 0;
@@ -185,7 +185,7 @@ static uint64_t linger_ns(const struct nfqb_queue *q, uint64_t now)
  * @tx_due: that, or the verdict timeout (0: nothing is due). */
 static uint64_t owner_due(const struct nfqb_queue *q, uint64_t tx_due)
 {
-	uint64_t due = q->conf.timeout_ms ? q->book.expire_due : 0;
+	uint64_t due = q->set.timeout_ms ? q->book.expire_due : 0;
 
 	return !due || (tx_due && tx_due < due) ? tx_due : due;
 }

@@ -40,7 +40,7 @@ static uint64_t flow_hash(const struct nfqb_pool *pool,
 	const uint8_t *d;
 	uint32_t len, off, id;
 
-	if ((pool->cfg.queue_flags & NFQB_F_CONNTRACK) && nfqb_pkt_ct_id(p, &id))
+	if ((pool->config.queue_flags & NFQB_F_CONNTRACK) && nfqb_pkt_ct_id(p, &id))
 		return mix64(id);
 	d = nfqb_pkt_payload(p, &len);
 	off = nfqb_pkt_network_offset(p);
@@ -269,7 +269,7 @@ static void reader_finish(struct reader *rd)
 			break;
 	}
 	pool_drain_deferred(t, rd->q);
-	pool_queue_finish(t, rd->q);
+	pool_queue_end(t, rd->q);
 }
 
 void *pool_reader_main(void *arg)

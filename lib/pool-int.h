@@ -96,7 +96,7 @@ struct pool_thread {
 	unsigned int qi;	/* queue index (owners) */
 	int cpu;		/* -1: not pinned */
 	int evfd;
-	bool finished;		/* owner: its queue is shut down */
+	bool ended;		/* owner: its queue is shut down or handed over */
 	_Atomic bool sleeping;
 	_Atomic uint64_t posted;	/* reader: decisions by workers */
 	uint64_t posted_seen;		/* reader: ... when it last looked */
@@ -114,7 +114,7 @@ struct pool_qsnap {
 };
 
 struct nfqb_pool {
-	struct nfqb_pool_config cfg;
+	struct nfqb_pool_config config;
 	int *cpus;
 	uint32_t default_verdict;
 	unsigned int nqueues;
@@ -170,7 +170,7 @@ void pool_rcu_offline(struct pool_thread *t);
 void pool_rcu_online(void);
 void pool_thread_fail(struct pool_thread *t, int err);
 void pool_drain_deferred(struct pool_thread *t, struct nfqb_queue *q);
-void pool_queue_finish(struct pool_thread *t, struct nfqb_queue *q);
+void pool_queue_end(struct pool_thread *t, struct nfqb_queue *q);
 void pool_thread_setup(struct pool_thread *t);
 
 /* --- pool-dispatch.c ------------------------------------------------------ */

@@ -211,7 +211,7 @@ void pool_thread_fail(struct pool_thread *t, int err)
  * application, sending decisions as they come. */
 void pool_drain_deferred(struct pool_thread *t, struct nfqb_queue *q)
 {
-	uint64_t deadline = nfqb_now_ns() + t->pool->cfg.drain_ms * 1000000ull;
+	uint64_t deadline = nfqb_now_ns() + t->pool->config.drain_ms * 1000000ull;
 
 	for (;;) {
 		uint64_t now;
@@ -234,13 +234,13 @@ void pool_drain_deferred(struct pool_thread *t, struct nfqb_queue *q)
 /* Default verdicts, drain, unbind; the memory stays until
  * nfqb_pool_destroy(), so late verdicts fail with ESHUTDOWN. The snapshot
  * after it counts the default verdicts it gave. */
-void pool_queue_finish(struct pool_thread *t, struct nfqb_queue *q)
+void pool_queue_end(struct pool_thread *t, struct nfqb_queue *q)
 {
 	struct nfqb_pool *pool = t->pool;
 
 	if (atomic_load(&pool->handover)) {
 		/* nfqb_pool_handover(): every verdict sent, still bound */
-		int fd = nfqb_queue_release(q);
+		int fd = nfqb_queue_handover(q, false);
 
 		pool->handed[t->qi] = fd;
 		if (fd < 0) {
@@ -250,7 +250,7 @@ void pool_queue_finish(struct pool_thread *t, struct nfqb_queue *q)
 	} else if (nfqb_queue_shutdown(q) < 0) {
 		pool_thread_fail(t, errno);
 	}
-	t->finished = true;
+	t->ended = true;
 	pool_queue_snapshot(t, q, true);
 	pool_stats_publish(t);
 }

@@ -35,7 +35,7 @@ static void decide_packet(struct pool_thread *t, struct nfqb_packet *p)
 
 	policy = atomic_load_explicit(&pool->policy, memory_order_acquire);
 	t->loc[PSTAT(packets)]++;
-	r = pool->cfg.cb(p, policy, pool->cfg.cb_data, &v);
+	r = pool->config.cb(p, policy, pool->config.cb_data, &v);
 	if (r == NFQB_POOL_DEFER) {
 		t->loc[PSTAT(deferred)]++;
 		return;
@@ -159,7 +159,7 @@ void *pool_qpw_main(void *arg)
 	pool_rcu_offline(t);
 	urcu_qsbr_unregister_thread();
 	pool_drain_deferred(t, q);
-	pool_queue_finish(t, q);
+	pool_queue_end(t, q);
 	return NULL;
 }
 

@@ -61,7 +61,7 @@ static bool queue_idle(struct nfqb_queue *q)
 	return nfqb_book_settled(&q->book) && nfqb_bufs_all_free(&q->bufs);
 }
 
-/* Configuration requests, built by cfg.c with its own seq. */
+/* Configuration requests, built by req.c with its own seq. */
 static size_t build_cmd(void *buf, uint32_t seq, const struct nfqb_queue *q,
 			const void *arg)
 {
@@ -85,8 +85,8 @@ static size_t build_bind(void *buf, uint32_t seq, const struct nfqb_queue *q,
 			 const void *arg)
 {
 	(void)arg;
-	return nfqb_msg_config_bind(buf, seq, q->sk.num, q->conf.copy_mode,
-				    q->conf.copy_range);
+	return nfqb_msg_config_bind(buf, seq, q->sk.num, q->set.copy_mode,
+				    q->set.copy_range);
 }
 
 static size_t build_maxlen(void *buf, uint32_t seq, const struct nfqb_queue *q,
@@ -105,26 +105,26 @@ static size_t build_flags(void *buf, uint32_t seq, const struct nfqb_queue *q,
 
 static int config_cmd(struct nfqb_queue *q, uint8_t cmd)
 {
-	return nfqb_cfg_request(q, build_cmd, &cmd);
+	return nfqb_req_round_trip(q, build_cmd, &cmd);
 }
 
 static int config_params(struct nfqb_queue *q, uint8_t mode, uint32_t range)
 {
 	struct params p = { .mode = mode, .range = range };
 
-	return nfqb_cfg_request(q, build_params, &p);
+	return nfqb_req_round_trip(q, build_params, &p);
 }
 
 static int config_maxlen(struct nfqb_queue *q, uint32_t maxlen)
 {
-	return nfqb_cfg_request(q, build_maxlen, &maxlen);
+	return nfqb_req_round_trip(q, build_maxlen, &maxlen);
 }
 
 static int config_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask)
 {
 	uint32_t fm[2] = { flags, mask };
 
-	return nfqb_cfg_request(q, build_flags, fm);
+	return nfqb_req_round_trip(q, build_flags, fm);
 }
 
 static int bind_queue(struct nfqb_queue *q)
@@ -135,7 +135,7 @@ static int bind_queue(struct nfqb_queue *q)
 
 	/* bound and in our copy mode at once: no packet queued in between
 	 * (the kernel drops what comes to a queue without a copy mode) */
-	if (nfqb_cfg_request(q, build_bind, NULL) == 0)
+	if (nfqb_req_round_trip(q, build_bind, NULL) == 0)
 		return 0;
 	/* The kernel answers EPERM both without CAP_NET_ADMIN and for a
 	 * queue another socket holds, and EBUSY to a bind sent again after
@@ -145,7 +145,7 @@ static int bind_queue(struct nfqb_queue *q)
 	bound = nfqb_kstats_get(q->sk.num, &ks, sizeof(ks)) == 0;
 	ours = bound && ks.portid == q->sk.portid;
 	if ((err == EPERM || err == EBUSY) && ours)	/* mode again */
-		return config_params(q, q->conf.copy_mode, q->conf.copy_range);
+		return config_params(q, q->set.copy_mode, q->set.copy_range);
 	if (err == EPERM && bound)
 		err = EBUSY;
 	else if (err == ENOENT)
@@ -159,7 +159,7 @@ static void queue_defaults(struct nfqb_queue *q, uint16_t num)
 	q->sk = (struct nfqb_sock){
 		.fd = -1, .epfd = -1, .evfd = -1, .tfd = -1, .wake_fd = -1, .num = num,
 	};
-	q->conf = (struct nfqb_conf){
+	q->set = (struct nfqb_settings){
 		.coalesce = true,
 		.default_verdict = NFQB_ACCEPT,
 		.batch_limit = NFQB_DEFAULT_BATCH_LIMIT,
@@ -198,7 +198,7 @@ struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers)
 	if (!q)
 		return NULL;
 	queue_defaults(q, num);
-	q->cfg.seq = seq;
+	q->req.seq = seq;
 	if (nfqb_tx_alloc(&q->tx, seq) < 0) {
 		free(q);
 		return NULL;
@@ -359,9 +359,9 @@ static int flush_all(struct nfqb_queue *q)
  * taken whatever failed before: 0, or -1 with the errno of the first
  * failure.
  */
-static int finish(struct nfqb_queue *q)
+static int drain_and_unbind(struct nfqb_queue *q)
 {
-	uint32_t fm[2] = { q->conf.default_verdict == NFQB_ACCEPT ?
+	uint32_t fm[2] = { q->set.default_verdict == NFQB_ACCEPT ?
 			   NFQB_F_FAIL_OPEN : 0, NFQB_F_FAIL_OPEN };
 	unsigned int rounds;
 	int err = 0;
@@ -404,7 +404,7 @@ int nfqb_queue_shutdown(struct nfqb_queue *q)
 {
 	if (atomic_load(&q->shut))
 		return 0;
-	return finish(q);
+	return drain_and_unbind(q);
 }
 
 NFQB_EXPORT int nfqb_queue_close(struct nfqb_queue *q)
@@ -461,7 +461,7 @@ NFQB_EXPORT int nfqb_queue_set_nonblock(struct nfqb_queue *q, bool on)
 {
 	if (!q)
 		return nfqb_fail(EINVAL);
-	q->conf.nonblock = on;
+	q->set.nonblock = on;
 	return 0;
 }
 
@@ -477,8 +477,8 @@ NFQB_EXPORT int nfqb_queue_set_copy_mode(struct nfqb_queue *q,
 	/* every buffer holds the largest message: nothing to resize */
 	if (config_params(q, (uint8_t)mode, range) < 0)
 		return -1;
-	q->conf.copy_mode = (uint8_t)mode;
-	q->conf.copy_range = (range > 0xffff || range == 0) ? 0xffff : range;
+	q->set.copy_mode = (uint8_t)mode;
+	q->set.copy_range = (range > 0xffff || range == 0) ? 0xffff : range;
 	return 0;
 }
 
@@ -538,7 +538,7 @@ NFQB_EXPORT int nfqb_queue_set_default_verdict(struct nfqb_queue *q,
 {
 	if (!q || (verdict != NFQB_ACCEPT && verdict != NFQB_DROP))
 		return nfqb_fail(EINVAL);
-	q->conf.default_verdict = verdict;
+	q->set.default_verdict = verdict;
 	return 0;
 }
 
@@ -546,7 +546,7 @@ NFQB_EXPORT int nfqb_queue_set_coalesce(struct nfqb_queue *q, bool on)
 {
 	if (!q)
 		return nfqb_fail(EINVAL);
-	q->conf.coalesce = on;
+	q->set.coalesce = on;
 	return 0;
 }
 
@@ -555,7 +555,7 @@ NFQB_EXPORT int nfqb_queue_set_batch_limit(struct nfqb_queue *q,
 {
 	if (!q || limit == 0 || limit > 65536)
 		return nfqb_fail(EINVAL);
-	q->conf.batch_limit = limit;
+	q->set.batch_limit = limit;
 	return 0;
 }
 
@@ -563,7 +563,7 @@ NFQB_EXPORT int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec)
 {
 	if (!q)
 		return nfqb_fail(EINVAL);
-	q->conf.latency_us = usec;
+	q->set.latency_us = usec;
 	return 0;
 }
 
@@ -572,14 +572,14 @@ NFQB_EXPORT int nfqb_queue_set_linger(struct nfqb_queue *q, uint32_t usec)
 	if (!q)
 		return nfqb_fail(EINVAL);
 	if (usec == NFQB_LINGER_AUTO) {
-		q->conf.linger_fixed = false;
-		q->conf.linger_us = NFQB_DEFAULT_LINGER_US;
+		q->set.linger_fixed = false;
+		q->set.linger_us = NFQB_DEFAULT_LINGER_US;
 		return 0;
 	}
 	if (usec >= 1000000)
 		return nfqb_fail(EINVAL);
-	q->conf.linger_fixed = true;
-	q->conf.linger_us = usec;
+	q->set.linger_fixed = true;
+	q->set.linger_us = usec;
 	return 0;
 }
 
@@ -588,7 +588,7 @@ NFQB_EXPORT int nfqb_queue_set_verdict_timeout(struct nfqb_queue *q,
 {
 	if (!q)
 		return nfqb_fail(EINVAL);
-	q->conf.timeout_ms = msec;
+	q->set.timeout_ms = msec;
 	return 0;
 }
 
@@ -597,7 +597,7 @@ NFQB_EXPORT int nfqb_queue_set_recv_timeout(struct nfqb_queue *q,
 {
 	if (!q)
 		return nfqb_fail(EINVAL);
-	q->conf.recv_timeout_ms = msec;
+	q->set.recv_timeout_ms = msec;
 	return 0;
 }
 
@@ -642,7 +642,7 @@ NFQB_EXPORT bool nfqb_queue_fallback(const struct nfqb_queue *q)
 /* Send every decision, the default verdict for what is undecided; true if
  * nothing is owed to the kernel any more (an open gap of unreadable
  * messages is: its packets are queued and undecided). */
-static int settle(struct nfqb_queue *q)
+static int send_all_owed(struct nfqb_queue *q)
 {
 	nfqb_post_quiesce(&q->post);
 	nfqb_book_default_all(q);
@@ -668,7 +668,7 @@ static int settle(struct nfqb_queue *q)
  * for decisions that came in between) leaves @q shut down with its
  * socket, which nfqb_queue_close() closes (the kernel unbinds).
  */
-int nfqb_queue_release(struct nfqb_queue *q)
+static int hand_over(struct nfqb_queue *q)
 {
 	struct epoll_event ev = { 0 };
 	int fd;
@@ -681,10 +681,10 @@ int nfqb_queue_release(struct nfqb_queue *q)
 		errno = ENOTSOCK;
 		return -1;
 	}
-	if (settle(q) < 0)
+	if (send_all_owed(q) < 0)
 		return -1;
 	atomic_store(&q->shut, true);
-	if (settle(q) < 0)
+	if (send_all_owed(q) < 0)
 		return -1;
 	fd = q->sk.fd;
 	epoll_ctl(q->sk.epfd, EPOLL_CTL_DEL, fd, &ev);
@@ -692,10 +692,19 @@ int nfqb_queue_release(struct nfqb_queue *q)
 	return fd;
 }
 
-void nfqb_queue_abandon(struct nfqb_queue *q)
+int nfqb_queue_handover(struct nfqb_queue *q, bool anyway)
 {
+	int fd = hand_over(q), err;
+
+	if (fd >= 0 || !anyway)
+		return fd;
+	/* the socket is the caller's all the same: nothing more is sent
+	 * (what was owed stays queued, for the next owner's default) */
+	err = errno;
 	atomic_store(&q->shut, true);
 	q->sk.fd = -1;
+	errno = err;
+	return -1;
 }
 
 NFQB_EXPORT int nfqb_queue_detach(struct nfqb_queue *q)
@@ -712,7 +721,7 @@ NFQB_EXPORT int nfqb_queue_detach(struct nfqb_queue *q)
 		errno = EBUSY;
 		return -1;
 	}
-	fd = nfqb_queue_release(q);
+	fd = nfqb_queue_handover(q, false);
 	if (fd < 0)
 		return -1;
 	queue_free(q);
@@ -790,13 +799,13 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 	q->sk.fd = fd;
 	q->sk.portid = sa.nl_pid;
 	if (listed) {
-		q->conf.copy_mode = (uint8_t)ks.copy_mode;
-		q->conf.copy_range = ks.copy_range;
+		q->set.copy_mode = (uint8_t)ks.copy_mode;
+		q->set.copy_range = ks.copy_range;
 	}
 	/* replies to the previous owner's requests may still wait in the
 	 * socket: no sequence number of ours should match them */
-	q->cfg.seq = (uint32_t)(nfqb_now_ns() ^ ((uint64_t)getpid() << 20));
-	q->tx.seq = q->cfg.seq;
+	q->req.seq = (uint32_t)(nfqb_now_ns() ^ ((uint64_t)getpid() << 20));
+	q->tx.seq = q->req.seq;
 	/* packets the previous owner received and never decided (it died)
 	 * are still queued: they get the default verdict before anything
 	 * of ours is batched (see nfqb_book_add_packet()) */

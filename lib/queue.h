@@ -3,8 +3,8 @@
  * The queue (queue.c): open, configure, close, hand on; and the struct that
  * holds the state of every module, each part written by one file:
  *
- *   sk, conf, shut   queue.c     bufs    pkt.c      rx      rx.c
- *   book             book.c      tx      tx.c       cfg     cfg.c
+ *   sk, set, shut    queue.c     bufs    pkt.c      rx      rx.c
+ *   book             book.c      tx      tx.c       req     req.c
  *   pace             pace.c      loop    loop.c     post    verdict.c
  *   wake             loop.c
  *   ctr              the counters: each one by the file that counts it
@@ -18,7 +18,7 @@
 #define NFQB_QUEUE_H
 
 #include "book.h"
-#include "cfg.h"
+#include "req.h"
 #include "loop.h"
 #include "pace.h"
 #include "rx.h"
@@ -42,7 +42,7 @@ struct nfqb_sock {
 };
 
 /* The application's settings. */
-struct nfqb_conf {
+struct nfqb_settings {
 	bool nonblock;
 	bool coalesce;
 	bool linger_fixed;	/* a duration set by the application */
@@ -58,12 +58,12 @@ struct nfqb_conf {
 
 struct nfqb_queue {
 	struct nfqb_sock sk;
-	struct nfqb_conf conf;
+	struct nfqb_settings set;
 	struct nfqb_bufs bufs;
 	struct nfqb_rx rx;
 	struct nfqb_book book;
 	struct nfqb_tx tx;
-	struct nfqb_cfg cfg;
+	struct nfqb_req req;
 	struct nfqb_pace pace;
 	struct nfqb_loop loop;
 	struct nfqb_counters ctr;
@@ -82,11 +82,10 @@ struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers);
 int nfqb_queue_shutdown(struct nfqb_queue *q);
 /* Hand the binding on (see queue.c): every verdict sent, nothing more
  * read, no unbind; returns the socket fd (no longer the queue's) or -1.
- * The memory stays until nfqb_queue_close(). */
-int nfqb_queue_release(struct nfqb_queue *q);
-/* Give up @q, its socket the caller's: later verdicts are refused and
- * nothing is sent any more. */
-void nfqb_queue_abandon(struct nfqb_queue *q);
+ * @anyway: on a failure too the socket is no longer the queue's (nothing
+ * more is sent; what was owed stays queued for the next owner). The
+ * memory stays until nfqb_queue_close(). */
+int nfqb_queue_handover(struct nfqb_queue *q, bool anyway);
 /* nfqb_queue_adopt() with @nbuffers receive buffers. */
 struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 				      unsigned int nbuffers);

@@ -6,7 +6,7 @@
  * of it: a packet parsed into the next free descriptor, or, for one that
  * cannot be handed out, its id (it gets the default verdict by id) or the
  * fact that its id is unreadable (a gap). Answers to configuration
- * requests are kept for cfg.c, errors about verdicts counted (a refused
+ * requests are kept for req.c, errors about verdicts counted (a refused
  * verdict stops batching). Nothing is sent here.
  */
 #include <errno.h>
@@ -53,7 +53,7 @@ static void read_error(struct nfqb_queue *q, const struct nlmsghdr *nlh,
 			rx->acks[rx->nacks++] = (struct nfqb_rx_ack){
 				.seq = seq, .err = -e->error };
 		else
-			rx->overflows++;	/* cfg.c may miss its own */
+			rx->overflows++;	/* req.c may miss its own */
 		return;
 	}
 	if (e->error == 0)
@@ -198,7 +198,7 @@ int nfqb_rx_read(struct nfqb_queue *q, unsigned int want)
 
 	rx->got = rx->npkts = rx->nflows = rx->nacks = 0;
 	rx->nbytes = 0;
-	rx->want_flows = !q->conf.linger_fixed && q->conf.linger_us;
+	rx->want_flows = !q->set.linger_fixed && q->set.linger_us;
 	r = n ? nfqb_sys_recvmmsg(q->sk.fd, rx->mmsg, n) : -1;
 	err = n ? errno : ENOSPC;
 	rx->read_ns = nfqb_now_ns();

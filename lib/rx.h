@@ -44,7 +44,7 @@ struct nfqb_rx {
 	/* verdicts the kernel refused with EPERM (no CAP_NET_ADMIN): loop.c
 	 * reports each once */
 	uint32_t refusals;
-	/* answers to configuration requests the last read brought: cfg.c
+	/* answers to configuration requests the last read brought: req.c
 	 * matches them to its request */
 	struct nfqb_rx_ack {
 		uint32_t seq;

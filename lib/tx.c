@@ -3,8 +3,8 @@
  * The transport: the only code that sends verdicts. When a flush is due it
  * has the planner plan what is decided and write those messages into its
  * send buffer, sends them in one sendmsg, and only once the kernel took
- * them has the book release what they decided. A send that fails sends
- * nothing more and releases nothing: every decision stays in the book, so
+ * them does the book drop what they decided. A send that fails sends
+ * nothing more and drops nothing: every decision stays in the book, so
  * no later message can reach a packet whose own verdict was not taken,
  * and the next flush (a timer with backoff, or the application's) plans
  * and sends it again.
@@ -48,7 +48,7 @@ static uint64_t due(const struct nfqb_queue *q, uint32_t unsent, uint64_t now)
 {
 	const struct nfqb_tx *t = &q->tx;
 	uint64_t since = t->unsent_since ? t->unsent_since : now;
-	uint64_t lat = since + q->conf.latency_us * 1000ull;
+	uint64_t lat = since + q->set.latency_us * 1000ull;
 
 	if (t->failing)
 		return t->retry_at;
@@ -66,12 +66,12 @@ uint64_t nfqb_tx_due(const struct nfqb_queue *q, uint64_t now)
 static int flush_once(struct nfqb_queue *q, bool force, uint64_t now,
 		      int *sent)
 {
-	const struct nfqb_decision dflt = { .verdict = q->conf.default_verdict };
-	uint64_t lat = q->conf.latency_us * 1000ull;
+	const struct nfqb_decision dflt = { .verdict = q->set.default_verdict };
+	uint64_t lat = q->set.latency_us * 1000ull;
 	struct nfqb_plan_in in = {
 		.book = &q->book,
 		.dflt = &dflt,
-		.singles = q->book.fallback || !q->conf.coalesce,
+		.singles = q->book.fallback || !q->set.coalesce,
 		.force = force,
 		.held_cutoff = now > lat ? now - lat : 0,
 		.budget = NFQB_TX_SIZE,
@@ -99,7 +99,7 @@ static int flush_once(struct nfqb_queue *q, bool force, uint64_t now,
 	nfqb_stat_add(q, verdict_msgs, pl->singles);
 	nfqb_stat_add(q, batch_msgs, pl->batches);
 	nfqb_stat_add(q, batch_packets, pl->batched);
-	nfqb_book_release(q, pl);
+	nfqb_book_sent(q, pl);
 	return pl->more;
 }
 
@@ -162,10 +162,10 @@ static bool due_now(struct nfqb_queue *q, uint32_t unsent, uint64_t now,
 	if (!t->unsent_since)
 		t->unsent_since = now;
 	*why = NFQB_FLUSH_LIMIT;
-	if (unsent >= q->conf.batch_limit)
+	if (unsent >= q->set.batch_limit)
 		return true;
 	*why = NFQB_FLUSH_LATENCY;
-	if (now - t->unsent_since >= q->conf.latency_us * 1000ull)
+	if (now - t->unsent_since >= q->set.latency_us * 1000ull)
 		return true;
 	*why = NFQB_FLUSH_IDLE;
 	return !hold;

@@ -2,7 +2,7 @@
 /*
  * The transport (tx.c): the only code that sends verdicts. It has the
  * planner (plan.c) plan what is decided and write the messages into its one
- * send buffer, sends them in one sendmsg, and has the book release what the
+ * send buffer, sends them in one sendmsg, and has the book drop what the
  * kernel took.
  *
  * Owner: tx.c alone writes struct nfqb_tx (owner thread).

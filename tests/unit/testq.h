@@ -73,7 +73,7 @@ static inline struct nfqb_queue *nfqbt_queue_detached(uint16_t num,
 
 	if (!q)
 		return NULL;
-	q->cfg.seq = 0;
+	q->req.seq = 0;
 	q->tx.seq = 0;
 	return q;
 }

@@ -25,10 +25,10 @@ static bool transient(int err)
 	       err == EINTR;
 }
 
-static int send_request(struct nfqb_queue *q, nfqb_cfg_build build,
+static int send_request(struct nfqb_queue *q, nfqb_req_build build,
 			const void *arg)
 {
-	struct nfqb_cfg *c = &q->cfg;
+	struct nfqb_req *c = &q->req;
 	unsigned char buf[512];
 	int tries = 0;
 	size_t len;
@@ -56,7 +56,7 @@ static int send_request(struct nfqb_queue *q, nfqb_cfg_build build,
  * brought. */
 static bool answered(struct nfqb_queue *q)
 {
-	struct nfqb_cfg *c = &q->cfg;
+	struct nfqb_req *c = &q->req;
 	unsigned int i;
 
 	for (i = 0; i < q->rx.nacks && !c->answered; i++) {
@@ -85,7 +85,7 @@ static bool read_answers(struct nfqb_queue *q, int ms)
 }
 
 /* Send, read until answered, resend while the answer may be lost. */
-static int round_trip(struct nfqb_queue *q, nfqb_cfg_build build,
+static int round_trip(struct nfqb_queue *q, nfqb_req_build build,
 		      const void *arg)
 {
 	uint64_t now = nfqb_now_ns();
@@ -113,14 +113,14 @@ static int round_trip(struct nfqb_queue *q, nfqb_cfg_build build,
 		errno = ETIMEDOUT;
 		return -1;
 	}
-	if (q->cfg.answer) {
-		errno = q->cfg.answer;
+	if (q->req.answer) {
+		errno = q->req.answer;
 		return -1;
 	}
 	return 0;
 }
 
-int nfqb_cfg_request(struct nfqb_queue *q, nfqb_cfg_build build,
+int nfqb_req_round_trip(struct nfqb_queue *q, nfqb_req_build build,
 		     const void *arg)
 {
 	int r, err;
@@ -129,11 +129,11 @@ int nfqb_cfg_request(struct nfqb_queue *q, nfqb_cfg_build build,
 		errno = ENOTCONN;
 		return -1;
 	}
-	q->cfg.first_seq = 0;
-	q->cfg.answered = false;
+	q->req.first_seq = 0;
+	q->req.answered = false;
 	r = round_trip(q, build, arg);
 	err = errno;
-	q->cfg.first_seq = 0;
+	q->req.first_seq = 0;
 	errno = err;
 	return r;
 }
