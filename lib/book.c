@@ -65,7 +65,7 @@ static void fall_back(struct nfqb_queue *q)
 	if (q->book.fallback)
 		return;
 	q->book.fallback = true;
-	nfqb_stat_inc(q, fallbacks);
+	nfqb_stat_inc(&q->ctr, fallbacks);
 }
 
 /* Room for one more entry, keeping the last one for an open gap. */
@@ -132,7 +132,7 @@ static void close_gap(struct nfqb_queue *q, uint32_t id)
 	e->kind = n ? NFQB_E_GAP : NFQB_E_DONE;
 	e->id = first;
 	e->n = n;
-	nfqb_stat_add(q, gap_ids, n);
+	nfqb_stat_add(&q->ctr, gap_ids, n);
 	b->unreadable = 0;
 	book_trim(b);
 }
@@ -156,7 +156,7 @@ static void gap_exclude(struct nfqb_queue *q, uint32_t id)
 			/* a message we could not use said it was this
 			 * packet's: the packet is here, that was not it */
 			e->kind = NFQB_E_DONE;
-			nfqb_stat_sub(q, outstanding, 1);
+			nfqb_stat_sub(&q->ctr, outstanding, 1);
 			continue;
 		}
 		if (e->kind != NFQB_E_GAP || off >= e->n)
@@ -242,7 +242,7 @@ static void add_default(struct nfqb_queue *q, uint32_t id)
 {
 	struct nfqb_book *b = &q->book;
 
-	nfqb_stat_inc(q, rejected_defaults);
+	nfqb_stat_inc(&q->ctr, rejected_defaults);
 	if (!book_room(b)) {
 		add_unreadable(q);
 		return;
@@ -262,7 +262,7 @@ static void add_default(struct nfqb_queue *q, uint32_t id)
 		note_id(q, id);
 	}
 	book_push(b, NFQB_E_DEFAULT, id);
-	nfqb_stat_inc(q, outstanding);
+	nfqb_stat_inc(&q->ctr, outstanding);
 }
 
 /* A packet: it takes the descriptor it was parsed into, and its buffer;
@@ -281,7 +281,7 @@ static bool add_packet(struct nfqb_queue *q, const struct nfqb_arrival *a)
 	e = book_push(b, NFQB_E_PKT, p->id);
 	e->p = p;
 	b->nready++;
-	nfqb_stat_inc(q, outstanding);
+	nfqb_stat_inc(&q->ctr, outstanding);
 	if (q->set.timeout_ms) {
 		uint64_t due = a->now + q->set.timeout_ms * 1000000ull;
 
@@ -335,7 +335,7 @@ void nfqb_book_expire(struct nfqb_queue *q, uint64_t now)
 			continue;	/* decided meanwhile */
 		if (st == NFQB_PS_NEW)
 			b->nready--;
-		nfqb_stat_inc(q, timeouts);
+		nfqb_stat_inc(&q->ctr, timeouts);
 		b->defaulted++;
 	}
 	b->expire_due = next;
@@ -359,7 +359,7 @@ unsigned int nfqb_book_default_all(struct nfqb_queue *q)
 	/* nothing is left to hand out */
 	b->next = b->tail;
 	b->nready = 0;
-	nfqb_stat_add(q, defaults, n);
+	nfqb_stat_add(&q->ctr, defaults, n);
 	b->defaulted += n;
 	return n;
 }
@@ -432,22 +432,22 @@ static void count_verdict(struct nfqb_queue *q, const struct nfqb_decision *d,
 {
 	switch (d->verdict & 0xff) {
 	case NFQB_ACCEPT:
-		nfqb_stat_add(q, accepted, n);
+		nfqb_stat_add(&q->ctr, accepted, n);
 		break;
 	case NFQB_DROP:
-		nfqb_stat_add(q, dropped, n);
+		nfqb_stat_add(&q->ctr, dropped, n);
 		break;
 	case NFQB_QUEUE:
-		nfqb_stat_add(q, requeued, n);
+		nfqb_stat_add(&q->ctr, requeued, n);
 		break;
 	case NFQB_REPEAT:
-		nfqb_stat_add(q, repeated, n);
+		nfqb_stat_add(&q->ctr, repeated, n);
 		break;
 	}
 	if (d->flags & NFQB_V_MARK)
-		nfqb_stat_add(q, marked, n);
+		nfqb_stat_add(&q->ctr, marked, n);
 	if (d->flags & NFQB_V_PAYLOAD)
-		nfqb_stat_add(q, mangled, n);
+		nfqb_stat_add(&q->ctr, mangled, n);
 }
 
 /* @e is decided: done, its packet (if any) on the list for pkt.c. Whether
@@ -511,6 +511,6 @@ void nfqb_book_sent(struct nfqb_queue *q, const struct nfqb_plan *pl)
 		}
 	}
 	book_trim(b);
-	nfqb_stat_sub(q, outstanding, owed);
+	nfqb_stat_sub(&q->ctr, outstanding, owed);
 	nfqb_pkt_put_all(&q->bufs, b->put, b->nput);
 }

@@ -106,17 +106,22 @@ static inline int nfqb_fail(int err)
 /*
  * Counters: struct nfqb_stats as atomics, read by any thread, each written
  * by the file that counts it (an atomic add: late_verdicts is counted by
- * any deciding thread). The data path counts per read, per flush, per
- * batch where it can, not per packet.
+ * any deciding thread); a step gets the queue's counters in its view. The
+ * data path counts per read, per flush, per batch where it can, not per
+ * packet.
  */
 struct nfqb_counters {
 	_Atomic uint64_t v[sizeof(struct nfqb_stats) / sizeof(uint64_t)];
 };
 
 #define NFQB_STAT_IDX(field) (offsetof(struct nfqb_stats, field) / sizeof(uint64_t))
-#define nfqb_stat_add(q, field, n) ((q)->ctr.v[NFQB_STAT_IDX(field)] += (n))
-#define nfqb_stat_inc(q, field) ((q)->ctr.v[NFQB_STAT_IDX(field)] += 1)
-#define nfqb_stat_sub(q, field, n) ((q)->ctr.v[NFQB_STAT_IDX(field)] -= (n))
+#define nfqb_stat_add(ctr, field, n) ((ctr)->v[NFQB_STAT_IDX(field)] += (n))
+#define nfqb_stat_inc(ctr, field) ((ctr)->v[NFQB_STAT_IDX(field)] += 1)
+#define nfqb_stat_sub(ctr, field, n) ((ctr)->v[NFQB_STAT_IDX(field)] -= (n))
+
+/* Copy @c into the caller's struct of @size bytes (stats.c). */
+void nfqb_counters_read(const struct nfqb_counters *c, struct nfqb_stats *st,
+			size_t size);
 
 /*
  * Structs that can grow (abi.c). Read the caller's struct of @size bytes

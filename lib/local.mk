@@ -37,6 +37,7 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/loop.c \
 	lib/pace.h \
 	lib/pace.c \
+	lib/settings.h \
 	lib/queue.h \
 	lib/queue.c \
 	lib/stats.c \

@@ -113,7 +113,7 @@ static bool take_event(struct nfqb_queue *q)
 	if (!atomic_load_explicit(&q->wake.interrupt, memory_order_relaxed) ||
 	    !atomic_exchange(&q->wake.interrupt, false))
 		return false;
-	nfqb_stat_inc(q, interrupts);
+	nfqb_stat_inc(&q->ctr, interrupts);
 	errno = EINTR;
 	return true;
 }

@@ -90,7 +90,7 @@ static void note_flows(struct nfqb_queue *q, uint64_t now)
 	if (waiting) {
 		pc->waiting_until = UINT64_MAX;
 		pc->shown_ns = now;
-		nfqb_stat_inc(q, linger_waiting);
+		nfqb_stat_inc(&q->ctr, linger_waiting);
 	} else if (pc->waiting_until == UINT64_MAX) {
 		pc->waiting_until = pc->shown_ns + NFQB_PACE_QUIET_NS;
 	}
@@ -225,7 +225,7 @@ static int starved(struct nfqb_queue *q, uint64_t due, uint64_t now,
 	end = pc->starved_at + NFQB_EXHAUSTED_WAIT_MS * 1000000ull;
 	if (now >= end && !atomic_load(&q->wake.pending)) {
 		pc->starved_at = now;	/* the next call waits as long */
-		nfqb_stat_inc(q, buffers_exhausted);
+		nfqb_stat_inc(&q->ctr, buffers_exhausted);
 		errno = ENOSPC;
 		return -1;
 	}
@@ -253,7 +253,7 @@ static int plan_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now,
 		errno = EAGAIN;
 		if (room)
 			return -1;
-		nfqb_stat_inc(q, buffers_exhausted);
+		nfqb_stat_inc(&q->ctr, buffers_exhausted);
 		errno = ENOSPC;
 		return -1;
 	}
@@ -271,7 +271,7 @@ static int plan_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now,
 	if (*ns && wake && wake - now < *ns)
 		*ns = wake - now;
 	if (*ns) {
-		nfqb_stat_inc(q, linger_pauses);
+		nfqb_stat_inc(&q->ctr, linger_pauses);
 		q->pace.paused_at = now;
 		q->pace.pause_ns = *ns;
 		return PAUSE_READ;

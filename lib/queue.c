@@ -433,6 +433,17 @@ NFQB_EXPORT int nfqb_queue_close_stats(struct nfqb_queue *q,
 	return ret;
 }
 
+NFQB_EXPORT int nfqb_queue_stats(const struct nfqb_queue *q,
+				 struct nfqb_stats *st, size_t size)
+{
+	if (!q || !st || size % sizeof(uint64_t)) {
+		errno = EINVAL;
+		return -1;
+	}
+	nfqb_counters_read(&q->ctr, st, size);
+	return 0;
+}
+
 /* A NULL @q: 0 (which cannot carry -1), errno EINVAL. */
 NFQB_EXPORT uint16_t nfqb_queue_num(const struct nfqb_queue *q)
 {

@@ -22,39 +22,9 @@
 #include "loop.h"
 #include "pace.h"
 #include "rx.h"
+#include "settings.h"
 #include "tx.h"
 #include "verdict.h"
-
-#define NFQB_DEFAULT_BATCH_LIMIT	64
-#define NFQB_DEFAULT_LATENCY_US		1000
-
-/* The sockets. */
-struct nfqb_sock {
-	int fd;			/* netlink socket, -1: none (tests) */
-	int epfd;		/* epoll: fd + evfd, what nfqb_queue_fd() gives */
-	int evfd;		/* eventfd: decisions posted, interrupt */
-	int tfd;		/* timerfd of the linger pause */
-	int wake_fd;		/* nfqb_queue_set_wake_fd(), -1: none (the
-				 * application's: never read or closed) */
-	uint32_t portid;
-	uint16_t num;
-	bool adopted;		/* nfqb_queue_adopt(): a previous owner */
-};
-
-/* The application's settings. */
-struct nfqb_settings {
-	bool nonblock;
-	bool coalesce;
-	bool linger_fixed;	/* a duration set by the application */
-	uint32_t linger_us;	/* that duration, or the adaptive cap */
-	uint32_t default_verdict;
-	uint32_t batch_limit;
-	uint32_t latency_us;
-	uint32_t timeout_ms;
-	uint32_t recv_timeout_ms;	/* nfqb_queue_set_recv_timeout() */
-	uint32_t copy_range;
-	uint8_t copy_mode;
-};
 
 struct nfqb_queue {
 	struct nfqb_sock sk;

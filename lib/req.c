@@ -42,7 +42,7 @@ static int send_request(struct nfqb_queue *q, nfqb_req_build build,
 	for (;;) {
 		int r = nfqb_sys_send_kernel(q->sk.fd, buf, len);
 
-		nfqb_stat_inc(q, send_calls);
+		nfqb_stat_inc(&q->ctr, send_calls);
 		if (!r)
 			return 0;
 		if (!transient(errno) || ++tries > CONFIG_SEND_TRIES)
@@ -103,7 +103,7 @@ static int round_trip(struct nfqb_queue *q, nfqb_req_build build,
 		if (!answered(q) && (quiet || q->rx.overflows != overflows)) {
 			/* quiet, or overflowed: the ack may be lost */
 			overflows = q->rx.overflows;
-			nfqb_stat_inc(q, config_resends);
+			nfqb_stat_inc(&q->ctr, config_resends);
 			if (send_request(q, build, arg) < 0)
 				return -1;
 		}

@@ -42,7 +42,7 @@ static void read_error(struct nfqb_queue *q, const struct nlmsghdr *nlh,
 	uint16_t type;
 
 	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e))) {
-		nfqb_stat_inc(q, rejected_malformed);
+		nfqb_stat_inc(&q->ctr, rejected_malformed);
 		return;
 	}
 	e = mnl_nlmsg_get_payload(nlh);
@@ -58,16 +58,16 @@ static void read_error(struct nfqb_queue *q, const struct nlmsghdr *nlh,
 	}
 	if (e->error == 0)
 		return;
-	nfqb_stat_inc(q, kernel_errors);
+	nfqb_stat_inc(&q->ctr, kernel_errors);
 	if (e->error == -ENOENT) {
 		/* nothing to decide: a gap id never queued, or a packet the
 		 * kernel dropped itself (device gone) */
-		nfqb_stat_inc(q, enoent_errors);
+		nfqb_stat_inc(&q->ctr, enoent_errors);
 		return;
 	}
 	/* The kernel refused a verdict: its packets may still be queued
 	 * there, and a later batch could reach them. No batch from now on. */
-	nfqb_stat_inc(q, verdict_errors);
+	nfqb_stat_inc(&q->ctr, verdict_errors);
 	if (e->error == -EPERM)	/* no CAP_NET_ADMIN: nfqb_recv() says so */
 		rx->refusals++;
 	a->refused = true;
@@ -91,7 +91,7 @@ static void read_packet(struct nfqb_queue *q, const struct nlmsghdr *nlh,
 		return;
 	}
 	if (p)
-		nfqb_stat_inc(q, rejected_malformed);
+		nfqb_stat_inc(&q->ctr, rejected_malformed);
 	a->unusable = true;
 	a->have_id = nfqb_parse_id(nlh, len, &a->id, &res_id);
 	if (a->have_id && res_id != q->sk.num)
@@ -112,7 +112,7 @@ static size_t read_msg(struct nfqb_queue *q, size_t off, size_t len,
 	if (!trunc && !fits) {
 		/* a length that lies: nothing in it can be trusted, the id
 		 * neither; if a packet was there, it leaves a gap */
-		nfqb_stat_inc(q, rejected_malformed);
+		nfqb_stat_inc(&q->ctr, rejected_malformed);
 		a->unusable = true;
 		return len;
 	}
@@ -121,7 +121,7 @@ static size_t read_msg(struct nfqb_queue *q, size_t off, size_t len,
 	else if (type == PACKET_TYPE)
 		read_packet(q, nlh, fits ? nlh->nlmsg_len : len, fits, a);
 	else if (type != NLMSG_NOOP && type != NLMSG_DONE)
-		nfqb_stat_inc(q, rejected_malformed);
+		nfqb_stat_inc(&q->ctr, rejected_malformed);
 	/* the last message may lack its padding */
 	return fits ? off + NLMSG_ALIGN(nlh->nlmsg_len) : len;
 }
@@ -146,7 +146,7 @@ static void walk_datagram(struct nfqb_queue *q, struct nfqb_slot *s,
 						a.p->tb[NFQA_PAYLOAD]);
 	}
 	if (off < len)	/* bytes too few for a header: no message */
-		nfqb_stat_inc(q, rejected_malformed);
+		nfqb_stat_inc(&q->ctr, rejected_malformed);
 }
 
 static void read_datagram(struct nfqb_queue *q, unsigned int i, uint64_t now)
@@ -157,13 +157,13 @@ static void read_datagram(struct nfqb_queue *q, unsigned int i, uint64_t now)
 
 	if (from->nl_family != AF_NETLINK || from->nl_pid != 0) {
 		/* anyone may write to our port: not a kernel message */
-		nfqb_stat_inc(q, rejected_foreign);
+		nfqb_stat_inc(&q->ctr, rejected_foreign);
 		return;
 	}
 	if (len > NFQB_SLOT_SIZE)
 		len = NFQB_SLOT_SIZE;
 	if (m->msg_flags & MSG_TRUNC)
-		nfqb_stat_inc(q, rejected_truncated);
+		nfqb_stat_inc(&q->ctr, rejected_truncated);
 	walk_datagram(q, q->rx.slots[i], len, m->msg_flags & MSG_TRUNC, now);
 }
 
@@ -203,10 +203,10 @@ int nfqb_rx_read(struct nfqb_queue *q, unsigned int want)
 	err = n ? errno : ENOSPC;
 	rx->read_ns = nfqb_now_ns();
 	if (n)
-		nfqb_stat_inc(q, recv_calls);
+		nfqb_stat_inc(&q->ctr, recv_calls);
 	if (r < 0) {
 		if (err == ENOBUFS) {
-			nfqb_stat_inc(q, enobufs);
+			nfqb_stat_inc(&q->ctr, enobufs);
 			rx->overflows++;	/* an ack may be lost */
 		}
 		if (err == EAGAIN)
@@ -219,8 +219,8 @@ int nfqb_rx_read(struct nfqb_queue *q, unsigned int want)
 	for (i = 0; i < rx->got; i++)
 		read_datagram(q, i, rx->read_ns);
 	if (rx->npkts) {
-		nfqb_stat_add(q, packets, rx->npkts);
-		nfqb_stat_add(q, bytes, rx->nbytes);
+		nfqb_stat_add(&q->ctr, packets, rx->npkts);
+		nfqb_stat_add(&q->ctr, bytes, rx->nbytes);
 	}
 	return r;
 }

@@ -88,7 +88,7 @@ static int flush_once(struct nfqb_queue *q, bool force, uint64_t now,
 	len = nfqb_plan_write(pl, t->buf, &t->seq, q->sk.num);
 	do {	/* a signal is retried */
 		r = nfqb_sys_send_kernel(q->sk.fd, t->buf, len);
-		nfqb_stat_inc(q, send_calls);
+		nfqb_stat_inc(&q->ctr, send_calls);
 	} while (r < 0 && errno == EINTR && ++tries < 3);
 	if (r < 0)
 		return -1;
@@ -96,9 +96,9 @@ static int flush_once(struct nfqb_queue *q, bool force, uint64_t now,
 	t->backoff_ns = 0;
 	t->retry_at = 0;
 	*sent += (int)(pl->singles + pl->batches);
-	nfqb_stat_add(q, verdict_msgs, pl->singles);
-	nfqb_stat_add(q, batch_msgs, pl->batches);
-	nfqb_stat_add(q, batch_packets, pl->batched);
+	nfqb_stat_add(&q->ctr, verdict_msgs, pl->singles);
+	nfqb_stat_add(&q->ctr, batch_msgs, pl->batches);
+	nfqb_stat_add(&q->ctr, batch_packets, pl->batched);
 	nfqb_book_sent(q, pl);
 	return pl->more;
 }
@@ -124,12 +124,12 @@ int nfqb_tx_flush(struct nfqb_queue *q, enum nfqb_flush_reason why,
 	} while (r > 0);
 	err = errno;
 	if (sent) {
-		nfqb_stat_inc(q, flushes);
+		nfqb_stat_inc(&q->ctr, flushes);
 		q->ctr.v[reason_stat[why]] += 1;
 	}
 	if (r < 0) {
 		/* retried from retry_at on, backing off */
-		nfqb_stat_inc(q, send_failures);
+		nfqb_stat_inc(&q->ctr, send_failures);
 		t->failing = true;
 		t->backoff_ns = t->backoff_ns ? t->backoff_ns * 2 :
 				NFQB_RETRY_MIN_NS;
