@@ -16,7 +16,10 @@
  *   DONE     sent; skipped, trimmed from the head
  *
  * Owner: book.c alone writes struct nfqb_book and its entries (owner
- * thread); the planner and nfqb_verdict_batch() read them.
+ * thread); the planner and nfqb_verdict_batch() read them. Its functions
+ * take the book and their view of the rest (struct nfqb_book_in): they
+ * read the settings, write the counters they keep, and take and give
+ * back descriptors only through pkt.c's functions.
  */
 #ifndef NFQB_BOOK_H
 #define NFQB_BOOK_H
@@ -88,6 +91,20 @@ struct nfqb_arrival {
 	bool refused;		/* the kernel refused one of our verdicts */
 };
 
+/* What the book reads of the queue, and the owners it writes through:
+ * its caller's view (the queue builds it once). */
+struct nfqb_settings;
+struct nfqb_sock;
+struct nfqb_book_in {
+	const struct nfqb_settings *set;	/* timeout_ms, default_verdict */
+	const struct nfqb_sock *sk;	/* adopted: a previous owner's
+					 * packets may be queued */
+	struct nfqb_bufs *bufs;		/* pkt.c's: a kept packet takes its
+					 * descriptor (nfqb_pkt_get()), a sent
+					 * one gives it back */
+	struct nfqb_counters *ctr;
+};
+
 /* Room for @cap entries (rounded up to a power of two); 0 or -1. */
 int nfqb_book_alloc(struct nfqb_book *b, uint32_t cap);
 void nfqb_book_free(struct nfqb_book *b);
@@ -95,18 +112,22 @@ void nfqb_book_free(struct nfqb_book *b);
  * and waits to be handed out (or, the book full, leaves a gap); a message
  * that cannot be handed out gets the default verdict by id, or leaves a
  * gap; a refused verdict stops batching. True if it kept a packet. */
-bool nfqb_book_add(struct nfqb_queue *q, const struct nfqb_arrival *a);
+bool nfqb_book_add(struct nfqb_book *b, const struct nfqb_book_in *in,
+		   const struct nfqb_arrival *a);
 /* Give packets past the verdict timeout the default verdict. */
-void nfqb_book_expire(struct nfqb_queue *q, uint64_t now);
+void nfqb_book_expire(struct nfqb_book *b, const struct nfqb_book_in *in,
+		      uint64_t now);
 /* Give every NEW or PENDING packet the default verdict, those not handed
  * out yet too (close): nothing is left to hand out. */
-unsigned int nfqb_book_default_all(struct nfqb_queue *q);
+unsigned int nfqb_book_default_all(struct nfqb_book *b,
+				   const struct nfqb_book_in *in);
 /* The application's turn: packets past the verdict timeout at @now get
  * the default verdict (nfqb_book_expire(); @now 0: no timer runs), and up
  * to @max packets not handed out yet are, oldest first: their handles in
  * @vec. Returns how many. */
-unsigned int nfqb_book_serve(struct nfqb_queue *q, uint64_t now,
-			     struct nfqb_packet **vec, unsigned int max);
+unsigned int nfqb_book_serve(struct nfqb_book *b, const struct nfqb_book_in *in,
+			     uint64_t now, struct nfqb_packet **vec,
+			     unsigned int max);
 /* Take back the last @n handed out, unused (@vec: their handles, in the
  * order they were handed out): the next hand-out starts with them. */
 void nfqb_book_give_back(struct nfqb_book *b, struct nfqb_packet *const *vec,
@@ -116,6 +137,7 @@ bool nfqb_book_settled(struct nfqb_book *b);
 /* The kernel took the messages of @pl: what they decided is done (its
  * packets go back to the free list). */
 struct nfqb_plan;
-void nfqb_book_sent(struct nfqb_queue *q, const struct nfqb_plan *pl);
+void nfqb_book_sent(struct nfqb_book *b, const struct nfqb_book_in *in,
+		    const struct nfqb_plan *pl);
 
 #endif /* NFQB_BOOK_H */

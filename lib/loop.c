@@ -144,7 +144,8 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 
 		if (take_event(q))
 			return -1;
-		n = (int)nfqb_book_serve(q, now, vec, max);
+		n = (int)nfqb_book_serve(&q->book, &q->book_in, now, vec,
+					 max);
 		if (nfqb_tx_flush_due(q, now, hold) < 0 && errno != EAGAIN) {
 			if (!n)
 				return -1;
@@ -224,7 +225,7 @@ NFQB_EXPORT int nfqb_flush(struct nfqb_queue *q)
 		return -1;
 	}
 	if (q->set.timeout_ms)
-		nfqb_book_expire(q, now);
+		nfqb_book_expire(&q->book, &q->book_in, now);
 	if (refused(q))
 		return -1;
 	return nfqb_tx_flush(q, NFQB_FLUSH_EXPLICIT, false, now);

@@ -189,6 +189,17 @@ static void queue_free(struct nfqb_queue *q)
 	free(q);
 }
 
+/* What each step sees of the rest of @q. */
+static void link_views(struct nfqb_queue *q)
+{
+	q->book_in = (struct nfqb_book_in){
+		.set = &q->set,
+		.sk = &q->sk,
+		.bufs = &q->bufs,
+		.ctr = &q->ctr,
+	};
+}
+
 struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers)
 {
 	struct nfqb_queue *q = nfqb_calloc(1, sizeof(*q));
@@ -210,6 +221,7 @@ struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers)
 	}
 	q->bufs = m.bufs;
 	q->book = m.book;
+	link_views(q);
 	return q;
 }
 
@@ -367,7 +379,7 @@ static int drain_and_unbind(struct nfqb_queue *q)
 	int err = 0;
 
 	nfqb_post_quiesce(&q->post);
-	nfqb_book_default_all(q);
+	nfqb_book_default_all(&q->book, &q->book_in);
 	if (flush_all(q) < 0)
 		err = errno;
 	if (q->sk.fd >= 0) {
@@ -378,7 +390,7 @@ static int drain_and_unbind(struct nfqb_queue *q)
 
 			if (r < 0 && errno != ENOBUFS)
 				break;
-			nfqb_book_default_all(q);
+			nfqb_book_default_all(&q->book, &q->book_in);
 		}
 	}
 	/* From here on a decision is refused (ESHUTDOWN): once the threads
@@ -386,7 +398,7 @@ static int drain_and_unbind(struct nfqb_queue *q)
 	 * and all of it is sent before the unbind. */
 	atomic_store(&q->shut, true);
 	nfqb_post_quiesce(&q->post);
-	nfqb_book_default_all(q);
+	nfqb_book_default_all(&q->book, &q->book_in);
 	if (flush_all(q) < 0 && !err)
 		err = errno;
 	if (q->sk.fd >= 0 && config_cmd(q, NFQNL_CFG_CMD_UNBIND) < 0 &&
@@ -656,7 +668,7 @@ NFQB_EXPORT bool nfqb_queue_fallback(const struct nfqb_queue *q)
 static int send_all_owed(struct nfqb_queue *q)
 {
 	nfqb_post_quiesce(&q->post);
-	nfqb_book_default_all(q);
+	nfqb_book_default_all(&q->book, &q->book_in);
 	if (flush_all(q) < 0)
 		return -1;
 	if (!nfqb_book_settled(&q->book)) {

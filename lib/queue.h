@@ -36,6 +36,8 @@ struct nfqb_queue {
 	struct nfqb_req req;
 	struct nfqb_pace pace;
 	struct nfqb_loop loop;
+	/* the steps' views of the rest (queue.c links them) */
+	struct nfqb_book_in book_in;
 	struct nfqb_counters ctr;
 	/* other threads read or write these */
 	struct nfqb_post post;

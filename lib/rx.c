@@ -138,7 +138,7 @@ static void walk_datagram(struct nfqb_queue *q, struct nfqb_slot *s,
 		struct nfqb_arrival a = { .slot = s, .now = now };
 
 		off = read_msg(q, off, len, trunc, &a);
-		if (!nfqb_book_add(q, &a))
+		if (!nfqb_book_add(&q->book, &q->book_in, &a))
 			continue;
 		rx->npkts++;
 		if (a.p->tb[NFQA_PAYLOAD])

@@ -99,7 +99,7 @@ static int flush_once(struct nfqb_queue *q, bool force, uint64_t now,
 	nfqb_stat_add(&q->ctr, verdict_msgs, pl->singles);
 	nfqb_stat_add(&q->ctr, batch_msgs, pl->batches);
 	nfqb_stat_add(&q->ctr, batch_packets, pl->batched);
-	nfqb_book_sent(q, pl);
+	nfqb_book_sent(&q->book, &q->book_in, pl);
 	return pl->more;
 }
 

@@ -78,6 +78,15 @@ static inline struct nfqb_queue *nfqbt_queue_detached(uint16_t num,
 	return q;
 }
 
+/* Up to @max packets the queue read and did not hand out yet, handed out
+ * (no verdict timeout runs): their handles in @vec. How many. */
+static inline unsigned int nfqbt_serve(struct nfqb_queue *q,
+				       struct nfqb_packet **vec,
+				       unsigned int max)
+{
+	return nfqb_book_serve(&q->book, &q->book_in, 0, vec, max);
+}
+
 /* Handle @len bytes as one datagram received from port @from_pid with
  * recvmsg flags @flags. Returns 0, or -1 with EAGAIN if no buffer is free
  * (ENOMEM: the seam failed an allocation). */
