@@ -159,7 +159,7 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 				return -1;
 			continue;
 		}
-		n = nfqb_rx_read(q, q->rx.vlen);
+		n = nfqb_rx_read(&q->rx, &q->rx_in, q->rx.vlen);
 		nfqb_pace_note_read(q);
 		if (n < 0 && errno != EAGAIN && errno != ENOSPC)
 			return -1;
@@ -182,7 +182,7 @@ int nfqb_loop_linger(struct nfqb_queue *q)
 	r = nfqb_pace_wait(q, NFQB_WAIT_PAUSE, now);
 	if (r <= 0)
 		return r;
-	r = nfqb_rx_read(q, q->rx.vlen);
+	r = nfqb_rx_read(&q->rx, &q->rx_in, q->rx.vlen);
 	nfqb_pace_note_read(q);
 	if (r < 0 && errno != EAGAIN && errno != ENOSPC)
 		return -1;

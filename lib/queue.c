@@ -198,6 +198,14 @@ static void link_views(struct nfqb_queue *q)
 		.bufs = &q->bufs,
 		.ctr = &q->ctr,
 	};
+	q->rx_in = (struct nfqb_rx_in){
+		.sk = &q->sk,
+		.set = &q->set,
+		.bufs = &q->bufs,
+		.book = &q->book,
+		.book_in = &q->book_in,
+		.ctr = &q->ctr,
+	};
 }
 
 struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers)
@@ -386,7 +394,7 @@ static int drain_and_unbind(struct nfqb_queue *q)
 		if (config_flags(q, fm[0], fm[1]) == 0)
 			config_maxlen(q, 0);
 		for (rounds = 0; rounds < 1000; rounds++) {
-			int r = nfqb_rx_read_any(q, q->rx.vlen);
+			int r = nfqb_rx_read_any(&q->rx, &q->rx_in, q->rx.vlen);
 
 			if (r < 0 && errno != ENOBUFS)
 				break;

@@ -38,6 +38,7 @@ struct nfqb_queue {
 	struct nfqb_loop loop;
 	/* the steps' views of the rest (queue.c links them) */
 	struct nfqb_book_in book_in;
+	struct nfqb_rx_in rx_in;
 	struct nfqb_counters ctr;
 	/* other threads read or write these */
 	struct nfqb_post post;

@@ -79,7 +79,7 @@ static bool read_answers(struct nfqb_queue *q, int ms)
 	if (r <= 0)
 		return r == 0;
 	do {
-		r = nfqb_rx_read_any(q, q->rx.vlen);
+		r = nfqb_rx_read_any(&q->rx, &q->rx_in, q->rx.vlen);
 	} while (r > 0 && !answered(q));
 	return false;
 }

@@ -99,7 +99,7 @@ static inline int nfqbt_rx_inject(struct nfqb_queue *q, const void *buf,
 	nfqbt_dgram.len = len;
 	nfqbt_dgram.from_pid = from_pid;
 	nfqbt_dgram.flags = flags;
-	r = nfqb_rx_read(q, 1);
+	r = nfqb_rx_read(&q->rx, &q->rx_in, 1);
 	nfqbt_dgram.buf = NULL;
 	if (r < 0 && errno == ENOSPC)
 		errno = EAGAIN;
