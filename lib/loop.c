@@ -146,7 +146,7 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 			return -1;
 		n = (int)nfqb_book_serve(&q->book, &q->book_in, now, vec,
 					 max);
-		if (nfqb_tx_flush_due(q, now, hold) < 0 && errno != EAGAIN) {
+		if (nfqb_tx_flush_due(&q->tx, &q->tx_in, now, hold) < 0 && errno != EAGAIN) {
 			if (!n)
 				return -1;
 			q->loop.error = errno;	/* told by the next call */
@@ -176,7 +176,8 @@ int nfqb_loop_linger(struct nfqb_queue *q)
 	uint64_t now = nfqb_now_ns();
 	int r;
 
-	if (nfqb_tx_flush_due(q, now, may_hold(q, NFQB_WAIT_LINGER, now)) < 0 &&
+	if (nfqb_tx_flush_due(&q->tx, &q->tx_in, now,
+			      may_hold(q, NFQB_WAIT_LINGER, now)) < 0 &&
 	    errno != EAGAIN)
 		return -1;
 	r = nfqb_pace_wait(q, NFQB_WAIT_PAUSE, now);
@@ -228,7 +229,8 @@ NFQB_EXPORT int nfqb_flush(struct nfqb_queue *q)
 		nfqb_book_expire(&q->book, &q->book_in, now);
 	if (refused(q))
 		return -1;
-	return nfqb_tx_flush(q, NFQB_FLUSH_EXPLICIT, false, now);
+	return nfqb_tx_flush(&q->tx, &q->tx_in, NFQB_FLUSH_EXPLICIT, false,
+			     now);
 }
 
 NFQB_EXPORT int nfqb_queue_interrupt(struct nfqb_queue *q)

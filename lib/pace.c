@@ -200,7 +200,7 @@ static int ms_until(uint64_t due, uint64_t now)
 
 int nfqb_pace_next_timeout(const struct nfqb_queue *q, uint64_t now)
 {
-	return ms_until(owner_due(q, nfqb_tx_due(q, now)), now);
+	return ms_until(owner_due(q, nfqb_tx_due(&q->tx, &q->tx_in, now)), now);
 }
 
 /* What a wait does. */

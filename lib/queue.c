@@ -206,6 +206,14 @@ static void link_views(struct nfqb_queue *q)
 		.book_in = &q->book_in,
 		.ctr = &q->ctr,
 	};
+	q->tx_in = (struct nfqb_tx_in){
+		.sk = &q->sk,
+		.set = &q->set,
+		.post = &q->post,
+		.book = &q->book,
+		.book_in = &q->book_in,
+		.ctr = &q->ctr,
+	};
 }
 
 struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers)
@@ -360,7 +368,8 @@ static int flush_all(struct nfqb_queue *q)
 	unsigned int tries;
 
 	for (tries = 0; tries < 200; tries++) {
-		if (nfqb_tx_flush(q, NFQB_FLUSH_CLOSE, true, nfqb_now_ns()) >= 0)
+		if (nfqb_tx_flush(&q->tx, &q->tx_in, NFQB_FLUSH_CLOSE, true,
+				  nfqb_now_ns()) >= 0)
 			return 0;
 		if (errno != EAGAIN)
 			return -1;

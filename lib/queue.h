@@ -39,6 +39,7 @@ struct nfqb_queue {
 	/* the steps' views of the rest (queue.c links them) */
 	struct nfqb_book_in book_in;
 	struct nfqb_rx_in rx_in;
+	struct nfqb_tx_in tx_in;
 	struct nfqb_counters ctr;
 	/* other threads read or write these */
 	struct nfqb_post post;

@@ -40,9 +40,8 @@ static int send_request(struct nfqb_queue *q, nfqb_req_build build,
 		c->first_seq = c->seq;
 	c->last_seq = c->seq;
 	for (;;) {
-		int r = nfqb_sys_send_kernel(q->sk.fd, buf, len);
+		int r = nfqb_tx_send(q->sk.fd, buf, len, &q->ctr);
 
-		nfqb_stat_inc(&q->ctr, send_calls);
 		if (!r)
 			return 0;
 		if (!transient(errno) || ++tries > CONFIG_SEND_TRIES)

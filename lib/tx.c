@@ -12,8 +12,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "queue.h"
+#include "settings.h"
 #include "sys.h"
+#include "tx.h"
+#include "verdict.h"
 
 int nfqb_tx_alloc(struct nfqb_tx *t, uint32_t seq)
 {
@@ -37,18 +39,24 @@ void nfqb_tx_free(struct nfqb_tx *t)
 	t->plan.items = NULL;
 }
 
-uint32_t nfqb_tx_posted(const struct nfqb_queue *q)
+int nfqb_tx_send(int fd, const void *buf, size_t len,
+		 struct nfqb_counters *ctr)
 {
-	return atomic_load_explicit(&q->post.posted, memory_order_acquire) +
-	       q->post.own + q->book.defaulted;
+	nfqb_stat_inc(ctr, send_calls);
+	return nfqb_sys_send_kernel(fd, buf, len);
+}
+
+uint32_t nfqb_tx_posted(const struct nfqb_tx_in *in)
+{
+	return nfqb_post_count(in->post) + in->book->defaulted;
 }
 
 /* When the next flush is due with @unsent decisions not sent yet. */
-static uint64_t due(const struct nfqb_queue *q, uint32_t unsent, uint64_t now)
+static uint64_t due(const struct nfqb_tx *t, const struct nfqb_tx_in *in,
+		    uint32_t unsent, uint64_t now)
 {
-	const struct nfqb_tx *t = &q->tx;
 	uint64_t since = t->unsent_since ? t->unsent_since : now;
-	uint64_t lat = since + q->set.latency_us * 1000ull;
+	uint64_t lat = since + in->set->latency_us * 1000ull;
 
 	if (t->failing)
 		return t->retry_at;
@@ -57,38 +65,39 @@ static uint64_t due(const struct nfqb_queue *q, uint32_t unsent, uint64_t now)
 	return lat;
 }
 
-uint64_t nfqb_tx_due(const struct nfqb_queue *q, uint64_t now)
+uint64_t nfqb_tx_due(const struct nfqb_tx *t, const struct nfqb_tx_in *in,
+		     uint64_t now)
 {
-	return due(q, nfqb_tx_posted(q) - q->tx.posted_seen, now);
+	return due(t, in, nfqb_tx_posted(in) - t->posted_seen, now);
 }
 
 /* Plan once and send it; 1 if there is more, 0 if done, -1 on failure. */
-static int flush_once(struct nfqb_queue *q, bool force, uint64_t now,
-		      int *sent)
+static int flush_once(struct nfqb_tx *t, const struct nfqb_tx_in *in,
+		      bool force, uint64_t now, int *sent)
 {
-	const struct nfqb_decision dflt = { .verdict = q->set.default_verdict };
-	uint64_t lat = q->set.latency_us * 1000ull;
-	struct nfqb_plan_in in = {
-		.book = &q->book,
+	const struct nfqb_decision dflt = {
+		.verdict = in->set->default_verdict,
+	};
+	uint64_t lat = in->set->latency_us * 1000ull;
+	struct nfqb_plan_in pin = {
+		.book = in->book,
 		.dflt = &dflt,
-		.singles = q->book.fallback || !q->set.coalesce,
+		.singles = in->book->fallback || !in->set->coalesce,
 		.force = force,
 		.held_cutoff = now > lat ? now - lat : 0,
 		.budget = NFQB_TX_SIZE,
 	};
-	struct nfqb_tx *t = &q->tx;
 	struct nfqb_plan *pl = &t->plan;
 	size_t len;
 	int tries = 0, r;
 
-	nfqb_plan(&in, pl);
+	nfqb_plan(&pin, pl);
 	t->held_due = pl->held ? pl->oldest_held_ns + lat : 0;
 	if (!pl->nitems)
 		return 0;
-	len = nfqb_plan_write(pl, t->buf, &t->seq, q->sk.num);
+	len = nfqb_plan_write(pl, t->buf, &t->seq, in->sk->num);
 	do {	/* a signal is retried */
-		r = nfqb_sys_send_kernel(q->sk.fd, t->buf, len);
-		nfqb_stat_inc(&q->ctr, send_calls);
+		r = nfqb_tx_send(in->sk->fd, t->buf, len, in->ctr);
 	} while (r < 0 && errno == EINTR && ++tries < 3);
 	if (r < 0)
 		return -1;
@@ -96,10 +105,10 @@ static int flush_once(struct nfqb_queue *q, bool force, uint64_t now,
 	t->backoff_ns = 0;
 	t->retry_at = 0;
 	*sent += (int)(pl->singles + pl->batches);
-	nfqb_stat_add(&q->ctr, verdict_msgs, pl->singles);
-	nfqb_stat_add(&q->ctr, batch_msgs, pl->batches);
-	nfqb_stat_add(&q->ctr, batch_packets, pl->batched);
-	nfqb_book_sent(&q->book, &q->book_in, pl);
+	nfqb_stat_add(in->ctr, verdict_msgs, pl->singles);
+	nfqb_stat_add(in->ctr, batch_msgs, pl->batches);
+	nfqb_stat_add(in->ctr, batch_packets, pl->batched);
+	nfqb_book_sent(in->book, in->book_in, pl);
 	return pl->more;
 }
 
@@ -112,34 +121,37 @@ static const uint8_t reason_stat[] = {
 	[NFQB_FLUSH_CLOSE] = NFQB_STAT_IDX(flush_explicit),
 };
 
-int nfqb_tx_flush(struct nfqb_queue *q, enum nfqb_flush_reason why,
-		  bool force, uint64_t now)
+/* A send failed (errno @err): retried from retry_at on, backing off.
+ * -1 with EAGAIN if it may pass later, else @err. */
+static int send_failed(struct nfqb_tx *t, const struct nfqb_tx_in *in,
+		       int err, uint64_t now)
 {
-	uint32_t posted = nfqb_tx_posted(q);
-	struct nfqb_tx *t = &q->tx;
-	int sent = 0, r, err;
+	nfqb_stat_inc(in->ctr, send_failures);
+	t->failing = true;
+	t->backoff_ns = t->backoff_ns ? t->backoff_ns * 2 : NFQB_RETRY_MIN_NS;
+	if (t->backoff_ns > NFQB_RETRY_MAX_NS)
+		t->backoff_ns = NFQB_RETRY_MAX_NS;
+	t->retry_at = t->due = now + t->backoff_ns;
+	errno = err == ENOBUFS || err == ENOMEM || err == EAGAIN ||
+		err == EINTR ? EAGAIN : err;
+	return -1;
+}
+
+int nfqb_tx_flush(struct nfqb_tx *t, const struct nfqb_tx_in *in,
+		  enum nfqb_flush_reason why, bool force, uint64_t now)
+{
+	uint32_t posted = nfqb_tx_posted(in);
+	int sent = 0, r;
 
 	do {
-		r = flush_once(q, force, now, &sent);
+		r = flush_once(t, in, force, now, &sent);
 	} while (r > 0);
-	err = errno;
 	if (sent) {
-		nfqb_stat_inc(&q->ctr, flushes);
-		q->ctr.v[reason_stat[why]] += 1;
+		nfqb_stat_inc(in->ctr, flushes);
+		in->ctr->v[reason_stat[why]] += 1;
 	}
-	if (r < 0) {
-		/* retried from retry_at on, backing off */
-		nfqb_stat_inc(&q->ctr, send_failures);
-		t->failing = true;
-		t->backoff_ns = t->backoff_ns ? t->backoff_ns * 2 :
-				NFQB_RETRY_MIN_NS;
-		if (t->backoff_ns > NFQB_RETRY_MAX_NS)
-			t->backoff_ns = NFQB_RETRY_MAX_NS;
-		t->retry_at = t->due = now + t->backoff_ns;
-		errno = err == ENOBUFS || err == ENOMEM || err == EAGAIN ||
-			err == EINTR ? EAGAIN : err;
-		return -1;
-	}
+	if (r < 0)
+		return send_failed(t, in, errno, now);
 	t->posted_seen = posted;
 	t->unsent_since = 0;
 	t->due = t->held_due;
@@ -147,11 +159,10 @@ int nfqb_tx_flush(struct nfqb_queue *q, enum nfqb_flush_reason why,
 }
 
 /* Why a flush is due now with @unsent decisions not sent, if it is. */
-static bool due_now(struct nfqb_queue *q, uint32_t unsent, uint64_t now,
-		    bool hold, enum nfqb_flush_reason *why)
+static bool due_now(struct nfqb_tx *t, const struct nfqb_tx_in *in,
+		    uint32_t unsent, uint64_t now, bool hold,
+		    enum nfqb_flush_reason *why)
 {
-	struct nfqb_tx *t = &q->tx;
-
 	*why = NFQB_FLUSH_LATENCY;
 	if (t->failing)
 		return now >= t->retry_at;
@@ -162,23 +173,24 @@ static bool due_now(struct nfqb_queue *q, uint32_t unsent, uint64_t now,
 	if (!t->unsent_since)
 		t->unsent_since = now;
 	*why = NFQB_FLUSH_LIMIT;
-	if (unsent >= q->set.batch_limit)
+	if (unsent >= in->set->batch_limit)
 		return true;
 	*why = NFQB_FLUSH_LATENCY;
-	if (now - t->unsent_since >= q->set.latency_us * 1000ull)
+	if (now - t->unsent_since >= in->set->latency_us * 1000ull)
 		return true;
 	*why = NFQB_FLUSH_IDLE;
 	return !hold;
 }
 
-int nfqb_tx_flush_due(struct nfqb_queue *q, uint64_t now, bool hold)
+int nfqb_tx_flush_due(struct nfqb_tx *t, const struct nfqb_tx_in *in,
+		      uint64_t now, bool hold)
 {
-	uint32_t unsent = nfqb_tx_posted(q) - q->tx.posted_seen;
+	uint32_t unsent = nfqb_tx_posted(in) - t->posted_seen;
 	enum nfqb_flush_reason why;
 
-	if (!due_now(q, unsent, now, hold, &why)) {
-		q->tx.due = due(q, unsent, now);
+	if (!due_now(t, in, unsent, now, hold, &why)) {
+		t->due = due(t, in, unsent, now);
 		return 0;
 	}
-	return nfqb_tx_flush(q, why, false, now);
+	return nfqb_tx_flush(t, in, why, false, now);
 }

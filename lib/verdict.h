@@ -19,6 +19,13 @@ struct nfqb_post {
 	_Atomic uint32_t inflight;	/* other threads inside a decision */
 };
 
+/* Decisions recorded so far, by every thread. */
+static inline uint32_t nfqb_post_count(const struct nfqb_post *po)
+{
+	return atomic_load_explicit(&po->posted, memory_order_acquire) +
+	       po->own;
+}
+
 /* Wait until no other thread is inside a decision on the queue. */
 void nfqb_post_quiesce(struct nfqb_post *po);
 

@@ -54,7 +54,7 @@ static int watch_sleep(void *data, uint64_t ns)
 
 	(void)data;
 	pauses++;
-	if (nfqb_tx_posted(q) != q->tx.posted_seen)
+	if (nfqb_tx_posted(&q->tx_in) != q->tx.posted_seen)
 		pauses_holding++;
 	if (fail_every && pauses % fail_every == 0) {
 		pauses_failed++;
