@@ -10,7 +10,7 @@
 #ifndef NFQB_LOOP_H
 #define NFQB_LOOP_H
 
-#include "internal.h"
+#include "pace.h"
 
 struct nfqb_wake {
 	_Alignas(64) _Atomic bool pending;	/* eventfd written, not read */
@@ -37,6 +37,9 @@ void nfqb_loop_clear_wakeup(struct nfqb_queue *q);
 /* Is the calling thread the queue's owner (the last to call
  * nfqb_recv())? */
 bool nfqb_loop_is_owner(const struct nfqb_queue *q);
+/* The wait of a pass (pace.c's nfqb_pace_wait()), with what it reads of
+ * @q: the timers, the receive timeout, the free buffers. */
+int nfqb_loop_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now);
 /* The pool's queue per worker found the socket dry mid-stream: send what
  * may not wait, pause if the linger says so (nfqb_queue_set_linger()),
  * read. 1: packets came, 0: none, -1 with errno. */

@@ -4,7 +4,9 @@
  * packets stream in, how fast, which flows wait on us, and so how long to
  * pause before reading again, or to sleep.
  *
- * Owner: pace.c alone writes struct nfqb_pace (owner thread).
+ * Owner: pace.c alone writes struct nfqb_pace (owner thread). Its functions
+ * take it and what they read: the last read (const), and for a wait a
+ * view of the queue's timers, fds and settings (struct nfqb_pace_in).
  */
 #ifndef NFQB_PACE_H
 #define NFQB_PACE_H
@@ -78,16 +80,37 @@ enum nfqb_wait {
 				 * when the application holds every buffer) */
 };
 
-/* Wait as @how says, never past a timer (the verdict timeout, the
- * transport's due); with no free buffer, only for a decision or a timer.
- * Returns 1 to read now, 0 to look again (a decision, an interrupt, a
- * timer), -1 with errno (EINTR: a signal; EAGAIN, ENOSPC). */
-int nfqb_pace_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now);
-/* ms until the owner must run (the verdict timeout, the latency bound,
- * a retry), -1 never: nfqb_queue_next_timeout(). */
-int nfqb_pace_next_timeout(const struct nfqb_queue *q, uint64_t now);
-/* What the last read brought (q->rx: datagrams, packets, their flows)
- * says of the stream; after a pause, also of the pause. */
-void nfqb_pace_note_read(struct nfqb_queue *q);
+/* What a wait reads of the queue: its caller's view, made for the wait
+ * (loop.c). */
+struct nfqb_sock;
+struct nfqb_settings;
+struct nfqb_pace_in {
+	const struct nfqb_sock *sk;	/* the fds it waits on */
+	const struct nfqb_settings *set;	/* the linger */
+	const _Atomic bool *woken;	/* loop.c's: a wake-up is pending (a
+					 * decision was posted) */
+	uint64_t due;		/* when the owner must run (a timer: the
+				 * verdict timeout, the transport's), 0:
+				 * never */
+	uint64_t deadline;	/* the running nfqb_recv()'s receive timeout
+				 * (0: none) */
+	bool room;		/* a receive buffer is free */
+	struct nfqb_counters *ctr;
+};
+
+/* Wait as @how says, never past a timer (in->due); with no free buffer,
+ * only for a decision or a timer. Returns 1 to read now, 0 to look again
+ * (a decision, an interrupt, a timer), -1 with errno (EINTR: a signal;
+ * EAGAIN, ENOSPC). */
+int nfqb_pace_wait(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
+		   enum nfqb_wait how, uint64_t now);
+/* What the last read brought (@rx: datagrams, packets, their flows) says
+ * of the stream; after a pause, also of the pause. */
+struct nfqb_rx;
+void nfqb_pace_note_read(struct nfqb_pace *pc, const struct nfqb_rx *rx,
+			 const struct nfqb_settings *set,
+			 struct nfqb_counters *ctr);
+/* Milliseconds from @now until @due, rounded up (-1: @due 0, never). */
+int nfqb_pace_ms_until(uint64_t due, uint64_t now);
 
 #endif /* NFQB_PACE_H */
