@@ -61,70 +61,53 @@ static bool queue_idle(struct nfqb_queue *q)
 	return nfqb_book_settled(&q->book) && nfqb_bufs_all_free(&q->bufs);
 }
 
-/* Configuration requests, built by req.c with its own seq. */
-static size_t build_cmd(void *buf, uint32_t seq, const struct nfqb_queue *q,
-			const void *arg)
+/* Configuration requests: msg.c builds each (numbered 0), req.c numbers
+ * it and waits for its answer. */
+#define REQ_WORDS	64
+
+static int request(struct nfqb_queue *q, uint32_t *msg, size_t len)
 {
-	return nfqb_msg_config_cmd(buf, seq, q->sk.num, *(const uint8_t *)arg, 0);
-}
-
-struct params {
-	uint8_t mode;
-	uint32_t range;
-};
-
-static size_t build_params(void *buf, uint32_t seq, const struct nfqb_queue *q,
-			   const void *arg)
-{
-	const struct params *p = arg;
-
-	return nfqb_msg_config_params(buf, seq, q->sk.num, p->mode, p->range);
-}
-
-static size_t build_bind(void *buf, uint32_t seq, const struct nfqb_queue *q,
-			 const void *arg)
-{
-	(void)arg;
-	return nfqb_msg_config_bind(buf, seq, q->sk.num, q->set.copy_mode,
-				    q->set.copy_range);
-}
-
-static size_t build_maxlen(void *buf, uint32_t seq, const struct nfqb_queue *q,
-			   const void *arg)
-{
-	return nfqb_msg_config_maxlen(buf, seq, q->sk.num, *(const uint32_t *)arg);
-}
-
-static size_t build_flags(void *buf, uint32_t seq, const struct nfqb_queue *q,
-			  const void *arg)
-{
-	const uint32_t *fm = arg;
-
-	return nfqb_msg_config_flags(buf, seq, q->sk.num, fm[0], fm[1]);
+	return nfqb_req_round_trip(&q->req, &q->req_in, msg, len);
 }
 
 static int config_cmd(struct nfqb_queue *q, uint8_t cmd)
 {
-	return nfqb_req_round_trip(q, build_cmd, &cmd);
+	uint32_t m[REQ_WORDS];
+
+	return request(q, m, nfqb_msg_config_cmd(m, 0, q->sk.num, cmd, 0));
 }
 
 static int config_params(struct nfqb_queue *q, uint8_t mode, uint32_t range)
 {
-	struct params p = { .mode = mode, .range = range };
+	uint32_t m[REQ_WORDS];
 
-	return nfqb_req_round_trip(q, build_params, &p);
+	return request(q, m, nfqb_msg_config_params(m, 0, q->sk.num, mode,
+						    range));
 }
 
 static int config_maxlen(struct nfqb_queue *q, uint32_t maxlen)
 {
-	return nfqb_req_round_trip(q, build_maxlen, &maxlen);
+	uint32_t m[REQ_WORDS];
+
+	return request(q, m, nfqb_msg_config_maxlen(m, 0, q->sk.num, maxlen));
 }
 
 static int config_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask)
 {
-	uint32_t fm[2] = { flags, mask };
+	uint32_t m[REQ_WORDS];
 
-	return nfqb_req_round_trip(q, build_flags, fm);
+	return request(q, m, nfqb_msg_config_flags(m, 0, q->sk.num, flags,
+						   mask));
+}
+
+/* Bound and in our copy mode at once (one message). */
+static int config_bind(struct nfqb_queue *q)
+{
+	uint32_t m[REQ_WORDS];
+
+	return request(q, m, nfqb_msg_config_bind(m, 0, q->sk.num,
+						  q->set.copy_mode,
+						  q->set.copy_range));
 }
 
 static int bind_queue(struct nfqb_queue *q)
@@ -135,7 +118,7 @@ static int bind_queue(struct nfqb_queue *q)
 
 	/* bound and in our copy mode at once: no packet queued in between
 	 * (the kernel drops what comes to a queue without a copy mode) */
-	if (nfqb_req_round_trip(q, build_bind, NULL) == 0)
+	if (config_bind(q) == 0)
 		return 0;
 	/* The kernel answers EPERM both without CAP_NET_ADMIN and for a
 	 * queue another socket holds, and EBUSY to a bind sent again after
@@ -206,6 +189,12 @@ static void link_views(struct nfqb_queue *q)
 		.book_in = &q->book_in,
 		.ctr = &q->ctr,
 	};
+	q->req_in = (struct nfqb_req_in){
+		.sk = &q->sk,
+		.rx = &q->rx,
+		.rx_in = &q->rx_in,
+		.ctr = &q->ctr,
+	};
 	q->tx_in = (struct nfqb_tx_in){
 		.sk = &q->sk,
 		.set = &q->set,
@@ -216,16 +205,16 @@ static void link_views(struct nfqb_queue *q)
 	};
 }
 
-struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers)
+struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers,
+				  uint32_t seq)
 {
 	struct nfqb_queue *q = nfqb_calloc(1, sizeof(*q));
-	uint32_t seq = (uint32_t)time(NULL);
 	struct parts m;
 
 	if (!q)
 		return NULL;
 	queue_defaults(q, num);
-	q->req.seq = seq;
+	nfqb_req_init(&q->req, seq);
 	if (nfqb_tx_alloc(&q->tx, seq) < 0) {
 		free(q);
 		return NULL;
@@ -333,7 +322,7 @@ NFQB_EXPORT struct nfqb_queue *nfqb_queue_open_fd(int fd, uint16_t num)
 	/* a netfilter netlink socket, bound or not (ENOTCONN: bound next) */
 	if (check_socket(fd, &sa) < 0 && errno != ENOTCONN)
 		return NULL;
-	q = nfqb_queue_new(num, NFQB_DEFAULT_BUFFERS);
+	q = nfqb_queue_new(num, NFQB_DEFAULT_BUFFERS, (uint32_t)time(NULL));
 	if (!q)
 		return NULL;
 	q->sk.fd = fd;
@@ -342,7 +331,8 @@ NFQB_EXPORT struct nfqb_queue *nfqb_queue_open_fd(int fd, uint16_t num)
 
 NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
 {
-	struct nfqb_queue *q = nfqb_queue_new(num, NFQB_DEFAULT_BUFFERS);
+	struct nfqb_queue *q = nfqb_queue_new(num, NFQB_DEFAULT_BUFFERS,
+					       (uint32_t)time(NULL));
 	int err;
 
 	if (!q)
@@ -833,7 +823,10 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 	listed = kernel_says(num, sa.nl_pid, &ks);
 	if (listed < 0)
 		return NULL;
-	q = nfqb_queue_new(num, nbuffers);
+	/* replies to the previous owner's requests may still wait in the
+	 * socket: no sequence number of ours should match them */
+	q = nfqb_queue_new(num, nbuffers,
+			   (uint32_t)(nfqb_now_ns() ^ ((uint64_t)getpid() << 20)));
 	if (!q)
 		return NULL;
 	q->sk.fd = fd;
@@ -842,13 +835,9 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 		q->set.copy_mode = (uint8_t)ks.copy_mode;
 		q->set.copy_range = ks.copy_range;
 	}
-	/* replies to the previous owner's requests may still wait in the
-	 * socket: no sequence number of ours should match them */
-	q->req.seq = (uint32_t)(nfqb_now_ns() ^ ((uint64_t)getpid() << 20));
-	q->tx.seq = q->req.seq;
 	/* packets the previous owner received and never decided (it died)
 	 * are still queued: they get the default verdict before anything
-	 * of ours is batched (see nfqb_book_add_packet()) */
+	 * of ours is batched (see book.c's orphans_head()) */
 	q->sk.adopted = true;
 	/* unlisted: a flags request that changes nothing (mask 0) is
 	 * answered 0 only for the queue's own socket (EPERM for another's,

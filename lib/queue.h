@@ -40,6 +40,7 @@ struct nfqb_queue {
 	struct nfqb_book_in book_in;
 	struct nfqb_rx_in rx_in;
 	struct nfqb_tx_in tx_in;
+	struct nfqb_req_in req_in;
 	struct nfqb_counters ctr;
 	/* other threads read or write these */
 	struct nfqb_post post;
@@ -48,8 +49,10 @@ struct nfqb_queue {
 };
 
 /* The memory of a queue with @nbuffers receive buffers, no socket (fd
- * -1), not bound. NULL with ENOMEM. */
-struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers);
+ * -1), not bound, its messages numbered from @seq + 1 on. NULL with
+ * ENOMEM. */
+struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers,
+				  uint32_t seq);
 /* Give every outstanding packet its verdict, drain the socket, unbind and
  * close the sockets, keep the memory: later verdicts fail with ESHUTDOWN.
  * nfqb_queue_close() frees it. Returns 0 or -1 with errno. */

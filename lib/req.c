@@ -8,8 +8,11 @@
  */
 #include <errno.h>
 
-#include "queue.h"
+#include "req.h"
+#include "rx.h"
+#include "settings.h"
 #include "sys.h"
+#include "tx.h"
 
 #define CONFIG_TIMEOUT_MS	5000
 /* Without an acknowledgement this long after the socket went quiet, a
@@ -19,30 +22,31 @@
 /* A request the socket would not take: tried this often, 1 ms apart. */
 #define CONFIG_SEND_TRIES	50
 
+void nfqb_req_init(struct nfqb_req *r, uint32_t seq)
+{
+	*r = (struct nfqb_req){ .seq = seq };
+}
+
 static bool transient(int err)
 {
 	return err == ENOBUFS || err == ENOMEM || err == EAGAIN ||
 	       err == EINTR;
 }
 
-static int send_request(struct nfqb_queue *q, nfqb_req_build build,
-			const void *arg)
+/* Send @msg (@len bytes) under the next sequence number. */
+static int send_request(struct nfqb_req *r, const struct nfqb_req_in *in,
+			struct nlmsghdr *msg, size_t len)
 {
-	struct nfqb_req *c = &q->req;
-	unsigned char buf[512];
 	int tries = 0;
-	size_t len;
 
-	if (!++c->seq)
-		c->seq++;	/* 0 stands for no request */
-	len = build(buf, c->seq, q, arg);
-	if (!c->first_seq)
-		c->first_seq = c->seq;
-	c->last_seq = c->seq;
+	if (!++r->seq)
+		r->seq++;	/* 0 stands for no request */
+	msg->nlmsg_seq = r->seq;
+	if (!r->first_seq)
+		r->first_seq = r->seq;
+	r->last_seq = r->seq;
 	for (;;) {
-		int r = nfqb_tx_send(q->sk.fd, buf, len, &q->ctr);
-
-		if (!r)
+		if (!nfqb_tx_send(in->sk->fd, msg, len, in->ctr))
 			return 0;
 		if (!transient(errno) || ++tries > CONFIG_SEND_TRIES)
 			return -1;
@@ -53,86 +57,87 @@ static int send_request(struct nfqb_queue *q, nfqb_req_build build,
 /* The first answer to the request waiting (of the request or a resend of
  * it: not a late answer to an earlier one) among what the last read
  * brought. */
-static bool answered(struct nfqb_queue *q)
+static bool answered(struct nfqb_req *r, const struct nfqb_rx *rx)
 {
-	struct nfqb_req *c = &q->req;
 	unsigned int i;
 
-	for (i = 0; i < q->rx.nacks && !c->answered; i++) {
-		if (q->rx.acks[i].seq - c->first_seq >
-		    c->last_seq - c->first_seq)
+	for (i = 0; i < rx->nacks && !r->answered; i++) {
+		if (rx->acks[i].seq - r->first_seq >
+		    r->last_seq - r->first_seq)
 			continue;
-		c->answered = true;
-		c->answer = q->rx.acks[i].err;
+		r->answered = true;
+		r->answer = rx->acks[i].err;
 	}
-	return c->answered;
+	return r->answered;
 }
 
 /* Wait up to @ms for the socket and read what it has, into spare buffers
  * if need be; whether it stayed quiet. */
-static bool read_answers(struct nfqb_queue *q, int ms)
+static bool read_answers(struct nfqb_req *r, const struct nfqb_req_in *in,
+			 int ms)
 {
-	struct pollfd pfd = { .fd = q->sk.fd, .events = POLLIN };
-	int r = nfqb_sys_poll(&pfd, 1, ms);
+	struct pollfd pfd = { .fd = in->sk->fd, .events = POLLIN };
+	int n = nfqb_sys_poll(&pfd, 1, ms);
 
-	if (r <= 0)
-		return r == 0;
+	if (n <= 0)
+		return n == 0;
 	do {
-		r = nfqb_rx_read_any(&q->rx, &q->rx_in, q->rx.vlen);
-	} while (r > 0 && !answered(q));
+		n = nfqb_rx_read_any(in->rx, in->rx_in, in->rx->vlen);
+	} while (n > 0 && !answered(r, in->rx));
 	return false;
 }
 
 /* Send, read until answered, resend while the answer may be lost. */
-static int round_trip(struct nfqb_queue *q, nfqb_req_build build,
-		      const void *arg)
+static int round_trip(struct nfqb_req *r, const struct nfqb_req_in *in,
+		      struct nlmsghdr *msg, size_t len)
 {
 	uint64_t now = nfqb_now_ns();
 	uint64_t deadline = now + CONFIG_TIMEOUT_MS * 1000000ull;
-	uint32_t overflows = q->rx.overflows;
+	uint32_t overflows = in->rx->overflows;
 
-	if (send_request(q, build, arg) < 0)
+	if (send_request(r, in, msg, len) < 0)
 		return -1;
-	while (!answered(q) && now < deadline) {
+	while (!answered(r, in->rx) && now < deadline) {
 		int ms = (int)((deadline - now) / 1000000) + 1;
 		bool quiet;
 
-		quiet = read_answers(q, ms > CONFIG_RESEND_MS ?
-					CONFIG_RESEND_MS : ms);
-		if (!answered(q) && (quiet || q->rx.overflows != overflows)) {
+		quiet = read_answers(r, in, ms > CONFIG_RESEND_MS ?
+					    CONFIG_RESEND_MS : ms);
+		if (!answered(r, in->rx) &&
+		    (quiet || in->rx->overflows != overflows)) {
 			/* quiet, or overflowed: the ack may be lost */
-			overflows = q->rx.overflows;
-			nfqb_stat_inc(&q->ctr, config_resends);
-			if (send_request(q, build, arg) < 0)
+			overflows = in->rx->overflows;
+			nfqb_stat_inc(in->ctr, config_resends);
+			if (send_request(r, in, msg, len) < 0)
 				return -1;
 		}
 		now = nfqb_now_ns();
 	}
-	if (!answered(q)) {
+	if (!answered(r, in->rx)) {
 		errno = ETIMEDOUT;
 		return -1;
 	}
-	if (q->req.answer) {
-		errno = q->req.answer;
+	if (r->answer) {
+		errno = r->answer;
 		return -1;
 	}
 	return 0;
 }
 
-int nfqb_req_round_trip(struct nfqb_queue *q, nfqb_req_build build,
-		     const void *arg)
+int nfqb_req_round_trip(struct nfqb_req *r, const struct nfqb_req_in *in,
+			void *msg, size_t len)
 {
-	int r, err;
+	int ret, err;
 
-	if (q->sk.fd < 0) {
+	if (in->sk->fd < 0) {
 		errno = ENOTCONN;
 		return -1;
 	}
-	q->req.first_seq = 0;
-	q->req.answered = false;
-	r = round_trip(q, build, arg);
+	r->first_seq = 0;
+	r->answered = false;
+	ret = round_trip(r, in, msg, len);
 	err = errno;
-	q->req.first_seq = 0;
+	r->first_seq = 0;
 	errno = err;
-	return r;
+	return ret;
 }

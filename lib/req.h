@@ -4,8 +4,11 @@
  * the socket (rx.c) until its acknowledgement comes, send it again if it
  * may have been lost.
  *
- * Owner: req.c alone writes struct nfqb_req; it matches the answers rx.c
- * read (q->rx.acks) to its request.
+ * Owner: req.c alone writes struct nfqb_req (the requests' sequence
+ * numbers and the answer waited for). Its functions take it and their
+ * view of the rest (struct nfqb_req_in): the socket, the reads they ask
+ * of rx.c and the answers those bring (q->rx.acks, read only), the
+ * counters.
  */
 #ifndef NFQB_REQ_H
 #define NFQB_REQ_H
@@ -20,12 +23,27 @@ struct nfqb_req {
 	int answer;		/* ... its errno, 0: done */
 };
 
-/* Builds a request with the given seq into @buf; returns its length. */
-typedef size_t (*nfqb_req_build)(void *buf, uint32_t seq,
-				 const struct nfqb_queue *q, const void *arg);
-/* Send one request and wait for its acknowledgement. Returns 0 or -1 with
- * the kernel's errno (ETIMEDOUT, ENOTCONN without a socket). */
-int nfqb_req_round_trip(struct nfqb_queue *q, nfqb_req_build build,
-		     const void *arg);
+/* What a round trip reads of the queue, and the reads it asks for: its
+ * caller's view (the queue builds it once). */
+struct nfqb_sock;
+struct nfqb_rx;
+struct nfqb_rx_in;
+struct nfqb_req_in {
+	const struct nfqb_sock *sk;	/* fd */
+	struct nfqb_rx *rx;		/* rx.c's: reads the answers
+					 * (nfqb_rx_read_any()); .acks and
+					 * .overflows read here */
+	const struct nfqb_rx_in *rx_in;	/* ... with its view */
+	struct nfqb_counters *ctr;
+};
+
+/* Requests numbered from @seq + 1 on. */
+void nfqb_req_init(struct nfqb_req *r, uint32_t seq);
+/* Send the request @msg (one message of @len bytes, with NLM_F_ACK; its
+ * sequence number is set here) and wait for its acknowledgement. Returns
+ * 0 or -1 with the kernel's errno (ETIMEDOUT, ENOTCONN without a
+ * socket). */
+int nfqb_req_round_trip(struct nfqb_req *r, const struct nfqb_req_in *in,
+			void *msg, size_t len);
 
 #endif /* NFQB_REQ_H */

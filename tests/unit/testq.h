@@ -69,13 +69,7 @@ static inline void nfqbt_seam_install(const struct nfqb_seam *s)
 static inline struct nfqb_queue *nfqbt_queue_detached(uint16_t num,
 						      unsigned int nbuffers)
 {
-	struct nfqb_queue *q = nfqb_queue_new(num, nbuffers);
-
-	if (!q)
-		return NULL;
-	q->req.seq = 0;
-	q->tx.seq = 0;
-	return q;
+	return nfqb_queue_new(num, nbuffers, 0);
 }
 
 /* Up to @max packets the queue read and did not hand out yet, handed out
