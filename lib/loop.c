@@ -20,7 +20,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "queue.h"
+#include "queue-int.h"
 #include "sys.h"
 
 /* Every writer of the eventfd goes through here: the flag says it was
@@ -46,6 +46,16 @@ void nfqb_loop_clear_wakeup(struct nfqb_queue *q)
 	if (read(q->sk.evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
 	atomic_store(&q->wake.pending, false);
+}
+
+int nfqb_loop_wakeup_fd(const struct nfqb_queue *q)
+{
+	return q->sk.evfd;
+}
+
+bool nfqb_loop_streaming(const struct nfqb_queue *q)
+{
+	return q->pace.streaming;
 }
 
 bool nfqb_loop_is_owner(const struct nfqb_queue *q)

@@ -159,7 +159,8 @@ static void pool_thread_sleep(struct pool_thread *t, struct nfqb_queue *q,
 					    .events = POLLIN };
 	if (q) {
 		qev = n;
-		pfd[n++] = (struct pollfd){ .fd = q->sk.evfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = nfqb_loop_wakeup_fd(q),
+					    .events = POLLIN };
 	}
 	if (q && readable)
 		pfd[n++] = (struct pollfd){ .fd = nfqb_queue_fd(q),

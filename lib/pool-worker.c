@@ -105,7 +105,7 @@ static bool qpw_idle(struct pool_thread *t, struct nfqb_queue *q)
 	/* drained in the middle of a stream: the queue's adaptive linger
 	 * (nfqb_queue_set_linger()) may pause to let the next packets
 	 * gather, one wake-up and one batch for many */
-	if (!starved && q->pace.streaming) {
+	if (!starved && nfqb_loop_streaming(q)) {
 		int r;
 
 		pool_rcu_offline(t);

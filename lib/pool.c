@@ -24,7 +24,7 @@ static int config_queue(struct nfqb_pool *pool, struct nfqb_queue *q)
 		return -1;
 	if (c->maxlen && nfqb_queue_set_maxlen(q, c->maxlen) < 0)
 		return -1;
-	if (c->buffers && c->buffers != q->bufs.nslots &&
+	if (c->buffers && c->buffers != nfqb_queue_buffers(q) &&
 	    nfqb_queue_set_buffers(q, c->buffers) < 0)
 		return -1;
 	if (c->rcvbuf && nfqb_queue_set_rcvbuf(q, c->rcvbuf) < 0)

@@ -15,7 +15,7 @@
 #include <sys/timerfd.h>
 
 #include "msg.h"
-#include "queue.h"
+#include "queue-int.h"
 #include "sys.h"
 
 /* The memory of the parts that depend on the number of buffers: the
@@ -653,6 +653,16 @@ NFQB_EXPORT int nfqb_queue_set_wake_fd(struct nfqb_queue *q, int fd)
 		epoll_ctl(q->sk.epfd, EPOLL_CTL_DEL, q->sk.wake_fd, NULL);
 	q->sk.wake_fd = fd;
 	return 0;
+}
+
+unsigned int nfqb_queue_nready(const struct nfqb_queue *q)
+{
+	return q->book.nready;
+}
+
+unsigned int nfqb_queue_buffers(const struct nfqb_queue *q)
+{
+	return q->bufs.nslots;
 }
 
 /* A NULL @q: false, errno EINVAL. */

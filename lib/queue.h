@@ -1,75 +1,59 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The queue (queue.c): open, configure, close, hand on; and the struct that
- * holds the state of every module, each part written by one file:
+ * The queue's functions for the worker pool (the layer above): its life
+ * beyond the public API (queue.c) and what the pool asks of its receive
+ * loop (loop.c). struct nfqb_queue is opaque here: its parts and their
+ * owners are in queue-int.h, which only the queue's own files include.
  *
- *   sk, set, shut    queue.c     bufs    pkt.c      rx      rx.c
- *   book             book.c      tx      tx.c       req     req.c
- *   pace             pace.c      loop    loop.c     post    verdict.c
- *   wake             loop.c
- *   ctr              the counters: each one by the file that counts it
- *                    (late_verdicts from any thread, the rest from the
- *                    owner's)
- *
- * post and wake are written by other threads too: each is on its own cache
- * line, apart from the owner's state.
+ * A queue ends in one of two ways, both keeping its memory until
+ * nfqb_queue_close() frees it (a late decision meets ESHUTDOWN, not freed
+ * memory): it is shut down (every packet decided or given the default and
+ * sent, the socket drained, the queue unbound), or handed over (every
+ * packet decided or given the default and sent, the binding and the socket
+ * handed on). nfqb_queue_close() is shutdown and free, nfqb_queue_detach()
+ * handover and free, nfqb_pool_handover() a handover of every queue.
  */
 #ifndef NFQB_QUEUE_H
 #define NFQB_QUEUE_H
 
-#include "book.h"
-#include "req.h"
-#include "loop.h"
-#include "pace.h"
-#include "rx.h"
-#include "settings.h"
-#include "tx.h"
-#include "verdict.h"
+#include "internal.h"
 
-struct nfqb_queue {
-	struct nfqb_sock sk;
-	struct nfqb_settings set;
-	struct nfqb_bufs bufs;
-	struct nfqb_rx rx;
-	struct nfqb_book book;
-	struct nfqb_tx tx;
-	struct nfqb_req req;
-	struct nfqb_pace pace;
-	struct nfqb_loop loop;
-	/* the steps' views of the rest (queue.c links them) */
-	struct nfqb_book_in book_in;
-	struct nfqb_rx_in rx_in;
-	struct nfqb_tx_in tx_in;
-	struct nfqb_req_in req_in;
-	struct nfqb_counters ctr;
-	/* other threads read or write these */
-	struct nfqb_post post;
-	struct nfqb_wake wake;
-	_Alignas(64) _Atomic bool shut;	/* nfqb_queue_shutdown() done */
-};
+/* --- queue.c ------------------------------------------------------------ */
 
 /* The memory of a queue with @nbuffers receive buffers, no socket (fd
  * -1), not bound, its messages numbered from @seq + 1 on. NULL with
  * ENOMEM. */
 struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers,
 				  uint32_t seq);
-/* Give every outstanding packet its verdict, drain the socket, unbind and
- * close the sockets, keep the memory: later verdicts fail with ESHUTDOWN.
- * nfqb_queue_close() frees it. Returns 0 or -1 with errno. */
+/* nfqb_queue_adopt() with @nbuffers receive buffers. */
+struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
+				      unsigned int nbuffers);
+/* Shut @q down: every outstanding packet its verdict, the socket drained,
+ * unbound, the sockets closed; later verdicts fail with ESHUTDOWN. Again:
+ * 0, nothing done. Returns 0 or -1 with errno. */
 int nfqb_queue_shutdown(struct nfqb_queue *q);
 /* Hand the binding on (see queue.c): every verdict sent, nothing more
  * read, no unbind; returns the socket fd (no longer the queue's) or -1.
  * @anyway: on a failure too the socket is no longer the queue's (nothing
- * more is sent; what was owed stays queued for the next owner). The
- * memory stays until nfqb_queue_close(). */
+ * more is sent; what was owed stays queued for the next owner). */
 int nfqb_queue_handover(struct nfqb_queue *q, bool anyway);
-/* nfqb_queue_adopt() with @nbuffers receive buffers. */
-struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
-				      unsigned int nbuffers);
 /* Packets read and not handed out yet. */
-static inline unsigned int nfqb_queue_nready(const struct nfqb_queue *q)
-{
-	return q->book.nready;
-}
+unsigned int nfqb_queue_nready(const struct nfqb_queue *q);
+/* Its receive buffers. */
+unsigned int nfqb_queue_buffers(const struct nfqb_queue *q);
+
+/* --- loop.c ------------------------------------------------------------- */
+
+/* The eventfd that wakes the owner (decisions posted by other threads,
+ * interrupts); nfqb_loop_clear_wakeup() drains it. */
+int nfqb_loop_wakeup_fd(const struct nfqb_queue *q);
+void nfqb_loop_clear_wakeup(struct nfqb_queue *q);
+/* Packets stream in (pace.c's reckoning): a dry socket is a pause in the
+ * stream, worth a linger. */
+bool nfqb_loop_streaming(const struct nfqb_queue *q);
+/* The pool's queue per worker found the socket dry mid-stream: send what
+ * may not wait, pause if the linger says so (nfqb_queue_set_linger()),
+ * read. 1: packets came, 0: none, -1 with errno. */
+int nfqb_loop_linger(struct nfqb_queue *q);
 
 #endif /* NFQB_QUEUE_H */

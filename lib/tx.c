@@ -12,10 +12,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "post.h"
 #include "settings.h"
 #include "sys.h"
 #include "tx.h"
-#include "verdict.h"
 
 int nfqb_tx_alloc(struct nfqb_tx *t, uint32_t seq)
 {

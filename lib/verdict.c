@@ -12,7 +12,7 @@
 #include <string.h>
 #include <libmnl/libmnl.h>
 
-#include "queue.h"
+#include "queue-int.h"
 #include "sys.h"
 
 /* PENDING -> CLAIMED for the generation of the handle; 0 or an errno. */

@@ -34,7 +34,7 @@
 #include <libnfq-batch/pool.h>
 
 #include "harness.h"
-#include "queue.h"
+#include "queue-int.h"
 #include "seam.h"
 
 #define PORT	5300

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "queue.h"
+#include "queue-int.h"
 #include "seam.h"
 
 /* The datagram nfqbt_rx_inject() hands to the library. */
