@@ -91,7 +91,6 @@ static void pool_free(struct nfqb_pool *pool)
 	free(pool->rings);
 	free(pool->ring_mem);
 	free(pool->cpus);
-	free(pool->handed);
 	free(pool);
 }
 
@@ -139,7 +138,6 @@ static struct nfqb_pool *pool_alloc(const struct nfqb_pool_config *c)
 		pool->nthreads += pool->nqueues;
 	pool->cpus = nfqb_calloc(c->ncpus ? c->ncpus : 1, sizeof(int));
 	pool->queues = nfqb_calloc(pool->nqueues, sizeof(*pool->queues));
-	pool->handed = nfqb_calloc(pool->nqueues, sizeof(*pool->handed));
 	pool->qsnap = nfqb_calloc(pool->nqueues, sizeof(*pool->qsnap));
 	pool->threads = nfqb_calloc(pool->nthreads, sizeof(*pool->threads));
 	if (pool->threads)	/* pool_free() closes what is not -1 */
@@ -148,9 +146,6 @@ static struct nfqb_pool *pool_alloc(const struct nfqb_pool_config *c)
 	if (pool->qsnap)
 		for (i = 0; i < pool->nqueues; i++)
 			pthread_mutex_init(&pool->qsnap[i].lock, NULL);
-	if (pool->handed)
-		for (i = 0; i < pool->nqueues; i++)
-			pool->handed[i] = -1;
 	if (pool->cpus && c->ncpus) {
 		memcpy(pool->cpus, c->cpus, c->ncpus * sizeof(int));
 		pool->config.cpus = pool->cpus;
@@ -260,8 +255,7 @@ static struct nfqb_pool *pool_new(const struct nfqb_pool_config *ucfg,
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!pool->cpus || !pool->queues || !pool->handed || !pool->qsnap ||
-	    !pool->threads)
+	if (!pool->cpus || !pool->queues || !pool->qsnap || !pool->threads)
 		errno = ENOMEM;
 	else if (pool_threads(pool) == 0 && pool_rings(pool) == 0 &&
 		 pool_queues(pool, fds) == 0)
@@ -355,31 +349,26 @@ static int start_thread(struct pool_thread *t)
  * queues of owners that never ran. -1 with errno @ret. */
 static int start_failed(struct nfqb_pool *pool, int ret)
 {
-	int none = 0;
 	unsigned int i;
 
 	nfqb_pool_stop(pool);
 	if (pool->config.mode == NFQB_POOL_DISPATCH) {
-		/* readers never started: mark them done so workers exit */
+		/* threads that never started: the readers push nothing, the
+		 * workers are gone, so that the others end */
 		for (i = pool->nworkers; i < pool->nthreads; i++)
 			if (!pool->threads[i].started)
-				atomic_store(&pool->threads[i].done_pushing, true);
+				pool_reader_done(&pool->threads[i]);
 		for (i = 0; i < pool->nworkers; i++)
 			if (!pool->threads[i].started)
-				atomic_fetch_add(&pool->workers_exited, 1);
+				pool_worker_gone(&pool->threads[i]);
 	}
 	join_all(pool);
-	for (i = 0; i < pool->nqueues; i++) {
-		struct pool_thread *o = queue_owner(pool, i);
-
-		if (!o->ended) {
-			nfqb_queue_shutdown(pool->queues[i]);
-			o->ended = true;
-		}
-	}
+	for (i = 0; i < pool->nqueues; i++)
+		pool_queue_end_unstarted(queue_owner(pool, i),
+					 pool->queues[i]);
 	pool->waited = true;
 	pool->err = ret;
-	atomic_compare_exchange_strong(&pool->fatal, &none, ret);
+	pool_fail(pool, ret);
 	errno = ret;
 	return -1;
 }
@@ -438,8 +427,7 @@ NFQB_EXPORT int nfqb_pool_handover(struct nfqb_pool *pool, int *fds,
 	nfqb_pool_stop(pool);
 	ret = nfqb_pool_wait(pool);
 	for (i = 0; i < pool->nqueues; i++) {
-		fds[i] = pool->handed[i];
-		pool->handed[i] = -1;
+		fds[i] = queue_owner(pool, i)->handed;
 		if (fds[i] < 0 && !ret) {
 			errno = EALREADY;	/* stopped by someone else */
 			ret = -1;
