@@ -47,6 +47,12 @@ void nfqb_book_free(struct nfqb_book *b)
 	b->cap = 0;
 }
 
+void nfqb_book_replace(struct nfqb_book *b, struct nfqb_book *fresh)
+{
+	nfqb_book_free(b);
+	*b = *fresh;
+}
+
 static void book_trim(struct nfqb_book *b)
 {
 	while (b->head != b->tail && entry(b, b->head)->kind == NFQB_E_DONE)

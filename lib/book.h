@@ -108,6 +108,9 @@ struct nfqb_book_in {
 /* Room for @cap entries (rounded up to a power of two); 0 or -1. */
 int nfqb_book_alloc(struct nfqb_book *b, uint32_t cap);
 void nfqb_book_free(struct nfqb_book *b);
+/* Replace @b by @fresh (nfqb_book_alloc()'s), which it takes: a queue with
+ * nothing in its book gets new buffers. */
+void nfqb_book_replace(struct nfqb_book *b, struct nfqb_book *fresh);
 /* Track what @a says: a packet takes its descriptor and buffer (pkt.c)
  * and waits to be handed out (or, the book full, leaves a gap); a message
  * that cannot be handed out gets the default verdict by id, or leaves a

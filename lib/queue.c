@@ -25,12 +25,18 @@ struct parts {
 	struct nfqb_book book;
 };
 
+/* Entries of the book of a queue with @count buffers. */
+static uint32_t book_size(unsigned int count)
+{
+	return count * 4 + 64;
+}
+
 static int alloc_parts(struct parts *m, struct nfqb_queue *q,
 		       unsigned int count)
 {
 	if (nfqb_bufs_alloc(&m->bufs, q, count) < 0)
 		return -1;
-	if (nfqb_book_alloc(&m->book, count * 4 + 64) < 0) {
+	if (nfqb_book_alloc(&m->book, book_size(count)) < 0) {
 		nfqb_bufs_free(&m->bufs);
 		errno = ENOMEM;
 		return -1;
@@ -51,8 +57,7 @@ static int resize_buffers(struct nfqb_queue *q, unsigned int count)
 	if (alloc_parts(&m, q, count) < 0)
 		return -1;
 	nfqb_bufs_replace(&q->bufs, &m.bufs);
-	nfqb_book_free(&q->book);
-	q->book = m.book;
+	nfqb_book_replace(&q->book, &m.book);
 	return 0;
 }
 
@@ -209,7 +214,6 @@ struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers,
 				  uint32_t seq)
 {
 	struct nfqb_queue *q = nfqb_calloc(1, sizeof(*q));
-	struct parts m;
 
 	if (!q)
 		return NULL;
@@ -219,13 +223,13 @@ struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers,
 		free(q);
 		return NULL;
 	}
-	if (nfqb_rx_alloc(&q->rx) < 0 || alloc_parts(&m, q, nbuffers) < 0) {
+	if (nfqb_rx_alloc(&q->rx) < 0 ||
+	    nfqb_bufs_alloc(&q->bufs, q, nbuffers) < 0 ||
+	    nfqb_book_alloc(&q->book, book_size(nbuffers)) < 0) {
 		queue_free(q);
 		errno = ENOMEM;
 		return NULL;
 	}
-	q->bufs = m.bufs;
-	q->book = m.book;
 	link_views(q);
 	return q;
 }
