@@ -95,43 +95,6 @@ static bool may_hold(const struct nfqb_queue *q, enum nfqb_wait w,
 	       (q->rx.last_full || q->pace.streaming);
 }
 
-/* When the owner must run next, the transport's next flush being due at
- * @tx_due: that, or the verdict timeout (0: nothing is due). */
-static uint64_t owner_due(const struct nfqb_queue *q, uint64_t tx_due)
-{
-	uint64_t due = q->set.timeout_ms ? q->book.expire_due : 0;
-
-	return !due || (tx_due && tx_due < due) ? tx_due : due;
-}
-
-int nfqb_loop_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now)
-{
-	struct nfqb_pace_in in;
-
-	if (how == NFQB_WAIT_NONE)
-		return 1;	/* (no view to make) */
-	in = (struct nfqb_pace_in){
-		.sk = &q->sk,
-		.set = &q->set,
-		.woken = &q->wake.pending,
-		.due = owner_due(q, q->tx.due),
-		.deadline = q->loop.recv_deadline,
-		.room = q->bufs.nfree_slots,
-		.ctr = &q->ctr,
-	};
-	return nfqb_pace_wait(&q->pace, &in, how, now);
-}
-
-/* Read what the socket has, and note what it says of the stream (errno
- * stays the read's). */
-static int read_more(struct nfqb_queue *q)
-{
-	int r = nfqb_rx_read(&q->rx, &q->rx_in, q->rx.vlen);
-
-	nfqb_pace_note_read(&q->pace, &q->rx, &q->set, &q->ctr);
-	return r;
-}
-
 /* A verdict the kernel refused since the last report (EPERM: the process,
  * or the socket's opener, has no CAP_NET_ADMIN). */
 static bool refused(struct nfqb_queue *q)
@@ -200,13 +163,14 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 		}
 		if (n)
 			return n;
-		n = nfqb_loop_wait(q, w, now);
+		n = nfqb_pace_wait(&q->pace, &q->pace_in, w, now);
 		if (n <= 0) {
 			if (n < 0)
 				return -1;
 			continue;
 		}
-		n = read_more(q);
+		n = nfqb_rx_read(&q->rx, &q->rx_in, q->rx.vlen);
+		nfqb_pace_note_read(&q->pace, &q->pace_in);
 		if (n < 0 && errno != EAGAIN && errno != ENOSPC)
 			return -1;
 		dry = n <= 0;
@@ -226,10 +190,11 @@ int nfqb_loop_linger(struct nfqb_queue *q)
 			      may_hold(q, NFQB_WAIT_LINGER, now)) < 0 &&
 	    errno != EAGAIN)
 		return -1;
-	r = nfqb_loop_wait(q, NFQB_WAIT_PAUSE, now);
+	r = nfqb_pace_wait(&q->pace, &q->pace_in, NFQB_WAIT_PAUSE, now);
 	if (r <= 0)
 		return r;
-	r = read_more(q);
+	r = nfqb_rx_read(&q->rx, &q->rx_in, q->rx.vlen);
+	nfqb_pace_note_read(&q->pace, &q->pace_in);
 	if (r < 0 && errno != EAGAIN && errno != ENOSPC)
 		return -1;
 	return r > 0;
@@ -296,6 +261,6 @@ NFQB_EXPORT int nfqb_queue_next_timeout(const struct nfqb_queue *q)
 	if (!q)
 		return nfqb_fail(EINVAL);
 	now = nfqb_now_ns();
-	return nfqb_pace_ms_until(owner_due(q, nfqb_tx_due(&q->tx, &q->tx_in,
-							   now)), now);
+	return nfqb_pace_next_timeout(&q->pace_in,
+				      nfqb_tx_due(&q->tx, &q->tx_in, now), now);
 }

@@ -145,15 +145,14 @@ static void paused(struct nfqb_pace *pc, const struct nfqb_rx *rx,
 	pc->quiet_until = rx->read_ns + pc->backoff_ns;
 }
 
-void nfqb_pace_note_read(struct nfqb_pace *pc, const struct nfqb_rx *rx,
-			 const struct nfqb_settings *set,
-			 struct nfqb_counters *ctr)
+void nfqb_pace_note_read(struct nfqb_pace *pc, const struct nfqb_pace_in *in)
 {
+	const struct nfqb_rx *rx = in->rx;
 	unsigned int n = rx->got;
 	uint64_t now = rx->read_ns;
 
 	if (pc->paused_at) {
-		paused(pc, rx, set, pc->pause_ns);
+		paused(pc, rx, in->set, pc->pause_ns);
 		pc->paused_at = 0;
 	}
 	if (!n)
@@ -162,7 +161,7 @@ void nfqb_pace_note_read(struct nfqb_pace *pc, const struct nfqb_rx *rx,
 		pc->streaming = true;
 	note_rate(pc, n, now);
 	if (rx->want_flows)
-		note_flows(pc, rx, ctr, now);
+		note_flows(pc, rx, in->ctr, now);
 }
 
 /* How long to pause before reading again (0: do not). */
@@ -183,11 +182,27 @@ static uint64_t linger_ns(const struct nfqb_pace *pc,
 	return ns < NFQB_LINGER_MIN_NS ? 0 : ns;
 }
 
-int nfqb_pace_ms_until(uint64_t due, uint64_t now)
+/* When the owner must run next, the transport's next flush being due at
+ * @tx_due: that, or the verdict timeout (0: nothing is due). */
+static uint64_t owner_due(const struct nfqb_pace_in *in, uint64_t tx_due)
+{
+	uint64_t due = in->set->timeout_ms ? *in->expire_due : 0;
+
+	return !due || (tx_due && tx_due < due) ? tx_due : due;
+}
+
+/* Milliseconds from @now until @due, rounded up (-1: no deadline). */
+static int ms_until(uint64_t due, uint64_t now)
 {
 	if (!due)
 		return -1;
 	return due <= now ? 0 : (int)((due - now + 999999) / 1000000);
+}
+
+int nfqb_pace_next_timeout(const struct nfqb_pace_in *in, uint64_t tx_due,
+			   uint64_t now)
+{
+	return ms_until(owner_due(in, tx_due), now);
 }
 
 /* What a wait does. */
@@ -226,12 +241,12 @@ static int starved(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
 static int plan_wait(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
 		     enum nfqb_wait how, uint64_t now, uint64_t *ns, int *ms)
 {
-	uint64_t due = in->due;
-	uint64_t end = how == NFQB_WAIT_PAUSE ? 0 : in->deadline;
+	uint64_t due = owner_due(in, *in->tx_due);
+	uint64_t end = how == NFQB_WAIT_PAUSE ? 0 : *in->deadline;
 	uint64_t wake = !end || (due && due < end) ? due : end;
-	bool room = in->room;
+	bool room = in->bufs->nfree_slots;
 
-	*ms = nfqb_pace_ms_until(wake, now);
+	*ms = ms_until(wake, now);
 	*ns = 0;
 	if (room)
 		pc->starved_at = 0;

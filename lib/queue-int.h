@@ -65,6 +65,7 @@ struct nfqb_queue {
 	struct nfqb_rx_in rx_in;
 	struct nfqb_tx_in tx_in;
 	struct nfqb_req_in req_in;
+	struct nfqb_pace_in pace_in;
 	struct nfqb_counters ctr;
 	/* other threads read or write these */
 	struct nfqb_post post;
@@ -80,8 +81,5 @@ void nfqb_loop_wake(struct nfqb_queue *q);
 /* Is the calling thread the queue's owner (the last to call
  * nfqb_recv())? */
 bool nfqb_loop_is_owner(const struct nfqb_queue *q);
-/* The wait of a pass (pace.c's nfqb_pace_wait()), with what it reads of
- * @q: the timers, the receive timeout, the free buffers. */
-int nfqb_loop_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now);
 
 #endif /* NFQB_QUEUE_INT_H */

@@ -200,6 +200,17 @@ static void link_views(struct nfqb_queue *q)
 		.rx_in = &q->rx_in,
 		.ctr = &q->ctr,
 	};
+	q->pace_in = (struct nfqb_pace_in){
+		.sk = &q->sk,
+		.set = &q->set,
+		.rx = &q->rx,
+		.bufs = &q->bufs,
+		.expire_due = &q->book.expire_due,
+		.tx_due = &q->tx.due,
+		.deadline = &q->loop.recv_deadline,
+		.woken = &q->wake.pending,
+		.ctr = &q->ctr,
+	};
 	q->tx_in = (struct nfqb_tx_in){
 		.sk = &q->sk,
 		.set = &q->set,

@@ -121,37 +121,33 @@ static const uint8_t reason_stat[] = {
 	[NFQB_FLUSH_CLOSE] = NFQB_STAT_IDX(flush_explicit),
 };
 
-/* A send failed (errno @err): retried from retry_at on, backing off.
- * -1 with EAGAIN if it may pass later, else @err. */
-static int send_failed(struct nfqb_tx *t, const struct nfqb_tx_in *in,
-		       int err, uint64_t now)
-{
-	nfqb_stat_inc(in->ctr, send_failures);
-	t->failing = true;
-	t->backoff_ns = t->backoff_ns ? t->backoff_ns * 2 : NFQB_RETRY_MIN_NS;
-	if (t->backoff_ns > NFQB_RETRY_MAX_NS)
-		t->backoff_ns = NFQB_RETRY_MAX_NS;
-	t->retry_at = t->due = now + t->backoff_ns;
-	errno = err == ENOBUFS || err == ENOMEM || err == EAGAIN ||
-		err == EINTR ? EAGAIN : err;
-	return -1;
-}
-
 int nfqb_tx_flush(struct nfqb_tx *t, const struct nfqb_tx_in *in,
 		  enum nfqb_flush_reason why, bool force, uint64_t now)
 {
 	uint32_t posted = nfqb_tx_posted(in);
-	int sent = 0, r;
+	int sent = 0, r, err;
 
 	do {
 		r = flush_once(t, in, force, now, &sent);
 	} while (r > 0);
+	err = errno;
 	if (sent) {
 		nfqb_stat_inc(in->ctr, flushes);
 		in->ctr->v[reason_stat[why]] += 1;
 	}
-	if (r < 0)
-		return send_failed(t, in, errno, now);
+	if (r < 0) {
+		/* retried from retry_at on, backing off */
+		nfqb_stat_inc(in->ctr, send_failures);
+		t->failing = true;
+		t->backoff_ns = t->backoff_ns ? t->backoff_ns * 2 :
+				NFQB_RETRY_MIN_NS;
+		if (t->backoff_ns > NFQB_RETRY_MAX_NS)
+			t->backoff_ns = NFQB_RETRY_MAX_NS;
+		t->retry_at = t->due = now + t->backoff_ns;
+		errno = err == ENOBUFS || err == ENOMEM || err == EAGAIN ||
+			err == EINTR ? EAGAIN : err;
+		return -1;
+	}
 	t->posted_seen = posted;
 	t->unsent_since = 0;
 	t->due = t->held_due;

@@ -489,7 +489,8 @@ static void pace_seam(void)
 static uint64_t pause_at(struct nfqb_queue *q, uint64_t t)
 {
 	paused_ns = 0;
-	ck_assert_int_ge(nfqb_loop_wait(q, NFQB_WAIT_PAUSE, t), 0);
+	ck_assert_int_ge(nfqb_pace_wait(&q->pace, &q->pace_in, NFQB_WAIT_PAUSE, t),
+			 0);
 	return paused_ns;
 }
 
@@ -499,7 +500,7 @@ static void read_at(struct nfqb_queue *q, unsigned int n, uint64_t t)
 	q->rx.got = q->rx.npkts = n;
 	q->rx.nflows = 0;
 	q->rx.read_ns = t;
-	nfqb_pace_note_read(&q->pace, &q->rx, &q->set, &q->ctr);
+	nfqb_pace_note_read(&q->pace, &q->pace_in);
 }
 
 /* The adaptive linger's policy: the pause gathers about 32 packets at the
@@ -665,7 +666,7 @@ static void pace_read(struct nfqb_queue *q, unsigned int nbulk,
 		ck_assert_int_eq(nfqbt_rx_inject(q, dgram, len, 0, 0), 0);
 	ck_assert_uint_eq(q->rx.npkts, nbulk + n);
 	q->rx.read_ns = now;
-	nfqb_pace_note_read(&q->pace, &q->rx, &q->set, &q->ctr);
+	nfqb_pace_note_read(&q->pace, &q->pace_in);
 	/* decided at once: the descriptors come back */
 	i = nfqbt_serve(q, p, 64);
 	while (i)
