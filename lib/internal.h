@@ -40,9 +40,10 @@
  *      included only by the queue's own files: queue.c (open, configure,
  *      shut down, hand over; links the steps' views), loop.c (nfqb_recv():
  *      one pass after another, each step once) and verdict.c (the
- *      decisions); queue.h, the queue's functions with the struct opaque
- *   5  the worker pool, pool.c and pool-*.c (pool-int.h), over queue.h and
- *      the public API
+ *      decisions); queue.h and loop.h, the functions of queue.c and loop.c
+ *      with the struct opaque
+ *   5  the worker pool, pool.c and pool-*.c (pool-int.h), over queue.h,
+ *      loop.h and the public API
  *
  * stats.c reads counters and the kernel's table; abi.c reads and writes
  * the structs that can grow; compat.c (shared library only) keeps the

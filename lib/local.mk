@@ -33,6 +33,7 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/tx.c \
 	lib/req.h \
 	lib/req.c \
+	lib/loop.h \
 	lib/loop.c \
 	lib/pace.h \
 	lib/pace.c \

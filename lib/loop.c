@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "loop.h"
 #include "queue-int.h"
 #include "sys.h"
 

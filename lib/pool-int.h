@@ -65,6 +65,7 @@
 #include <urcu/urcu-qsbr.h>
 
 
+#include "loop.h"
 #include "queue.h"
 #include "sys.h"
 #include <libnfq-batch/pool.h>

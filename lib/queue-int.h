@@ -5,7 +5,8 @@
  * (its receive loop) and verdict.c (decisions, from any thread), the
  * files of the public functions on a queue. The steps never see it: each
  * takes its own state and its view of the rest (the *_in structs, which
- * queue.c links once), and the pool sees only queue.h.
+ * queue.c links once), and the pool sees only the functions of queue.h
+ * and loop.h.
  *
  *   sk, set      queue.c     open, adopt, hand over; the setters
  *   shut         queue.c     shutdown, hand over (any thread)
@@ -25,7 +26,6 @@
 #include "book.h"
 #include "pace.h"
 #include "post.h"
-#include "queue.h"
 #include "req.h"
 #include "rx.h"
 #include "settings.h"
@@ -72,14 +72,5 @@ struct nfqb_queue {
 	struct nfqb_wake wake;
 	_Alignas(64) _Atomic bool shut;	/* shut down or handed over */
 };
-
-/* --- loop.c ------------------------------------------------------------- */
-
-/* Wake the owner (a decision was posted, or an interrupt). Any thread,
- * async-signal-safe. */
-void nfqb_loop_wake(struct nfqb_queue *q);
-/* Is the calling thread the queue's owner (the last to call
- * nfqb_recv())? */
-bool nfqb_loop_is_owner(const struct nfqb_queue *q);
 
 #endif /* NFQB_QUEUE_INT_H */

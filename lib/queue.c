@@ -16,6 +16,7 @@
 
 #include "msg.h"
 #include "queue-int.h"
+#include "queue.h"
 #include "sys.h"
 
 /* The memory of the parts that depend on the number of buffers: the

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The queue's functions for the worker pool (the layer above): its life
- * beyond the public API (queue.c) and what the pool asks of its receive
- * loop (loop.c). struct nfqb_queue is opaque here: its parts and their
- * owners are in queue-int.h, which only the queue's own files include.
+ * The queue's life beyond the public API (queue.c), for the worker pool
+ * (the layer above) and the tests. struct nfqb_queue is opaque here: its
+ * parts and their owners are in queue-int.h, which only the queue's own
+ * files include; loop.h has its receive loop's functions.
  *
  * A queue ends in one of two ways, both keeping its memory until
  * nfqb_queue_close() frees it (a late decision meets ESHUTDOWN, not freed
@@ -17,8 +17,6 @@
 #define NFQB_QUEUE_H
 
 #include "internal.h"
-
-/* --- queue.c ------------------------------------------------------------ */
 
 /* The memory of a queue with @nbuffers receive buffers, no socket (fd
  * -1), not bound, its messages numbered from @seq + 1 on. NULL with
@@ -41,19 +39,5 @@ int nfqb_queue_handover(struct nfqb_queue *q, bool anyway);
 unsigned int nfqb_queue_nready(const struct nfqb_queue *q);
 /* Its receive buffers. */
 unsigned int nfqb_queue_buffers(const struct nfqb_queue *q);
-
-/* --- loop.c ------------------------------------------------------------- */
-
-/* The eventfd that wakes the owner (decisions posted by other threads,
- * interrupts); nfqb_loop_clear_wakeup() drains it. */
-int nfqb_loop_wakeup_fd(const struct nfqb_queue *q);
-void nfqb_loop_clear_wakeup(struct nfqb_queue *q);
-/* Packets stream in (pace.c's reckoning): a dry socket is a pause in the
- * stream, worth a linger. */
-bool nfqb_loop_streaming(const struct nfqb_queue *q);
-/* The pool's queue per worker found the socket dry mid-stream: send what
- * may not wait, pause if the linger says so (nfqb_queue_set_linger()),
- * read. 1: packets came, 0: none, -1 with errno. */
-int nfqb_loop_linger(struct nfqb_queue *q);
 
 #endif /* NFQB_QUEUE_H */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <libmnl/libmnl.h>
 
+#include "loop.h"
 #include "queue-int.h"
 #include "sys.h"
 

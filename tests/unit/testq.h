@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "queue-int.h"
+#include "queue.h"
 #include "seam.h"
 
 /* The datagram nfqbt_rx_inject() hands to the library. */
