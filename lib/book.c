@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "plan.h"
+#include "book.h"
 #include "settings.h"
 #include "sys.h"
 
@@ -493,13 +493,13 @@ static void done_gap(struct nfqb_entry *e, uint32_t count)
 }
 
 void nfqb_book_sent(struct nfqb_book *b, const struct nfqb_book_in *in,
-		    const struct nfqb_plan *pl)
+		    const struct nfqb_item *v, unsigned int n)
 {
 	unsigned int i, owed = 0;
 
 	b->nput = 0;
-	for (i = 0; i < pl->nitems; i++) {
-		const struct nfqb_item *it = &pl->items[i];
+	for (i = 0; i < n; i++) {
+		const struct nfqb_item *it = &v[i];
 
 		count_verdict(in->ctr, it->d, it->count);
 		switch (it->type) {

@@ -78,6 +78,25 @@ static inline bool nfqb_book_empty(const struct nfqb_book *b)
 	return b->head == b->tail;
 }
 
+/* What one verdict message (or a run of them, for a gap) decides of the
+ * book: the planner (plan.c) makes these, the book drops what the kernel
+ * took of them. */
+enum nfqb_item_type {
+	NFQB_I_SINGLE,		/* one NFQNL_MSG_VERDICT for entry .first */
+	NFQB_I_BATCH,		/* one NFQNL_MSG_VERDICT_BATCH, entries
+				 * [.first, .last] of one run */
+	NFQB_I_GAP,		/* .count single default verdicts from .id */
+};
+
+struct nfqb_item {
+	uint8_t type;
+	uint32_t first, last;	/* book positions */
+	uint32_t id;		/* SINGLE: id; BATCH: max id; GAP: first id */
+	uint32_t count;		/* BATCH: packets; GAP: ids */
+	const struct nfqb_decision *d;
+	size_t size;		/* bytes of its message(s) */
+};
+
 /* What rx.c read of one message of the queue, for the book. */
 struct nfqb_arrival {
 	struct nfqb_slot *slot;	/* the buffer it came in */
@@ -137,10 +156,9 @@ void nfqb_book_give_back(struct nfqb_book *b, struct nfqb_packet *const *vec,
 			 unsigned int n);
 /* Drop DONE entries at the head; true if nothing is left. */
 bool nfqb_book_settled(struct nfqb_book *b);
-/* The kernel took the messages of @pl: what they decided is done (its
- * packets go back to the free list). */
-struct nfqb_plan;
+/* The kernel took the messages of the @n items of @v: what they decided
+ * is done (its packets go back to the free list). */
 void nfqb_book_sent(struct nfqb_book *b, const struct nfqb_book_in *in,
-		    const struct nfqb_plan *pl);
+		    const struct nfqb_item *v, unsigned int n);
 
 #endif /* NFQB_BOOK_H */

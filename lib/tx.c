@@ -108,7 +108,7 @@ static int flush_once(struct nfqb_tx *t, const struct nfqb_tx_in *in,
 	nfqb_stat_add(in->ctr, verdict_msgs, pl->singles);
 	nfqb_stat_add(in->ctr, batch_msgs, pl->batches);
 	nfqb_stat_add(in->ctr, batch_packets, pl->batched);
-	nfqb_book_sent(in->book, in->book_in, pl);
+	nfqb_book_sent(in->book, in->book_in, pl->items, pl->nitems);
 	return pl->more;
 }
 
