@@ -283,13 +283,14 @@ static int plan_wait(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
 int nfqb_pace_wait(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
 		   enum nfqb_wait how, uint64_t now)
 {
-	const struct nfqb_sock *sk = in->sk;
+	const struct nfqb_sock *sk;
 	struct epoll_event ev[3];
 	uint64_t ns;
 	int k, r, ms;
 
 	if (how == NFQB_WAIT_NONE)
 		return 1;
+	sk = in->sk;
 	r = plan_wait(pc, in, how, now, &ns, &ms);
 	if (r < 0 || r == LOOK_AGAIN)
 		return r < 0 ? -1 : 0;
