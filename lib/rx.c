@@ -143,8 +143,7 @@ static void walk_datagram(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
 			continue;
 		rx->npkts++;
 		if (a.p->tb[NFQA_PAYLOAD])
-			rx->nbytes += mnl_attr_get_payload_len(
-						a.p->tb[NFQA_PAYLOAD]);
+			rx->nbytes += nfqb_attr_len(a.p->tb[NFQA_PAYLOAD]);
 	}
 	if (off < len)	/* bytes too few for a header: no message */
 		nfqb_stat_inc(in->ctr, rejected_malformed);
