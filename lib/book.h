@@ -115,7 +115,8 @@ struct nfqb_arrival {
 struct nfqb_settings;
 struct nfqb_sock;
 struct nfqb_book_in {
-	const struct nfqb_settings *set;	/* timeout_ms, default_verdict */
+	const struct nfqb_settings *set;	/* timeout_ms,
+						 * default_verdict */
 	const struct nfqb_sock *sk;	/* adopted: a previous owner's
 					 * packets may be queued */
 	struct nfqb_bufs *bufs;		/* pkt.c's: a kept packet takes its

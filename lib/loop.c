@@ -157,7 +157,8 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 			return -1;
 		n = (int)nfqb_book_serve(&q->book, &q->book_in, now, vec,
 					 max);
-		if (nfqb_tx_flush_due(&q->tx, &q->tx_in, now, hold) < 0 && errno != EAGAIN) {
+		if (nfqb_tx_flush_due(&q->tx, &q->tx_in, now, hold) < 0 &&
+		    errno != EAGAIN) {
 			if (!n)
 				return -1;
 			q->loop.error = errno;	/* told by the next call */

@@ -111,7 +111,7 @@ struct pool_thread {
 	int cpu;		/* -1: not pinned */
 	int evfd;
 	/* pool-thread.c */
-	bool ended;		/* owner: its queue is shut down or handed over */
+	bool ended;		/* owner: its queue shut down or handed over */
 	int handed;		/* ... handed over: the socket, else -1 */
 	_Atomic bool sleeping;
 	_Atomic uint64_t qs_seq;	/* worker: quiescent-state handshake */

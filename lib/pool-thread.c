@@ -217,7 +217,8 @@ void pool_thread_fail(struct pool_thread *t, int err)
  * application, sending decisions as they come. */
 void pool_drain_deferred(struct pool_thread *t, struct nfqb_queue *q)
 {
-	uint64_t deadline = nfqb_now_ns() + t->pool->config.drain_ms * 1000000ull;
+	uint64_t deadline = nfqb_now_ns() +
+			    t->pool->config.drain_ms * 1000000ull;
 
 	for (;;) {
 		uint64_t now;

@@ -842,6 +842,7 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 	struct sockaddr_nl sa = { 0 };
 	struct nfqb_kstats ks;
 	struct nfqb_queue *q;
+	uint32_t seq;
 	int listed;
 
 	if (check_socket(fd, &sa) < 0)
@@ -851,8 +852,8 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 		return NULL;
 	/* replies to the previous owner's requests may still wait in the
 	 * socket: no sequence number of ours should match them */
-	q = nfqb_queue_new(num, nbuffers,
-			   (uint32_t)(nfqb_now_ns() ^ ((uint64_t)getpid() << 20)));
+	seq = (uint32_t)(nfqb_now_ns() ^ ((uint64_t)getpid() << 20));
+	q = nfqb_queue_new(num, nbuffers, seq);
 	if (!q)
 		return NULL;
 	q->sk.fd = fd;

@@ -64,7 +64,8 @@ struct nfqb_book;
 struct nfqb_book_in;
 struct nfqb_rx_in {
 	const struct nfqb_sock *sk;	/* fd, num */
-	const struct nfqb_settings *set;	/* the linger: note the flows? */
+	const struct nfqb_settings *set;	/* the linger: note the
+						 * flows? */
 	struct nfqb_bufs *bufs;		/* pkt.c's: the free buffers read into
 					 * and the next free descriptor parsed
 					 * into (the book takes what it keeps);

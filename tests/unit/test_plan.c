@@ -489,8 +489,8 @@ static void pace_seam(void)
 static uint64_t pause_at(struct nfqb_queue *q, uint64_t t)
 {
 	paused_ns = 0;
-	ck_assert_int_ge(nfqb_pace_wait(&q->pace, &q->pace_in, NFQB_WAIT_PAUSE, t),
-			 0);
+	ck_assert_int_ge(nfqb_pace_wait(&q->pace, &q->pace_in,
+					NFQB_WAIT_PAUSE, t), 0);
 	return paused_ns;
 }
 
