@@ -9,32 +9,6 @@
 
 #include "pkt.h"
 
-/* An attribute's header, read in place (what libmnl's mnl_attr_ok(),
- * mnl_attr_get_type(), mnl_attr_get_payload_len() and
- * mnl_attr_get_payload() do, without a call through the PLT for each
- * attribute of each packet): well formed within @len bytes? Its type, its
- * payload's length, its payload. */
-static inline bool nfqb_attr_ok(const struct nlattr *a, int len)
-{
-	return len >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) &&
-	       (int)a->nla_len <= len;
-}
-
-static inline uint16_t nfqb_attr_type(const struct nlattr *a)
-{
-	return a->nla_type & NLA_TYPE_MASK;
-}
-
-static inline uint16_t nfqb_attr_len(const struct nlattr *a)
-{
-	return (uint16_t)(a->nla_len - NLA_HDRLEN);
-}
-
-static inline const void *nfqb_attr_data(const struct nlattr *a)
-{
-	return (const char *)a + NLA_HDRLEN;
-}
-
 enum nfqb_parse_result {
 	NFQB_PARSE_OK = 0,
 	NFQB_PARSE_MALFORMED = -1,

@@ -143,7 +143,8 @@ static void walk_datagram(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
 			continue;
 		rx->npkts++;
 		if (a.p->tb[NFQA_PAYLOAD])
-			rx->nbytes += nfqb_attr_len(a.p->tb[NFQA_PAYLOAD]);
+			rx->nbytes += a.p->tb[NFQA_PAYLOAD]->nla_len -
+				      NLA_HDRLEN;	/* its payload */
 	}
 	if (off < len)	/* bytes too few for a header: no message */
 		nfqb_stat_inc(in->ctr, rejected_malformed);
