@@ -34,7 +34,7 @@
 #include <libnfq-batch/pool.h>
 
 #include "harness.h"
-#include "queue.h"
+#include "queue-int.h"
 #include "seam.h"
 
 #define PORT	5300
@@ -54,7 +54,7 @@ static int watch_sleep(void *data, uint64_t ns)
 
 	(void)data;
 	pauses++;
-	if (nfqb_tx_posted(q) != q->tx.posted_seen)
+	if (nfqb_tx_posted(&q->tx_in) != q->tx.posted_seen)
 		pauses_holding++;
 	if (fail_every && pauses % fail_every == 0) {
 		pauses_failed++;

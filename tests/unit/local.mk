@@ -19,3 +19,11 @@ tests_unit_test_parse_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_unit_test_parse_LDADD = $(UNIT_TEST_LDADD)
 tests_unit_test_harness_CFLAGS = $(NFQBT_CFLAGS)
 tests_unit_test_harness_LDADD = $(NFQBT_PUBLIC_LDADD)
+
+# A fixed workload of the data path for counting instructions per packet
+# (valgrind --tool=callgrind tests/unit/perf_path N BURST; see the file);
+# as a test, a short run that checks every packet was accepted.
+check_PROGRAMS += tests/unit/perf_path
+TESTS += tests/unit/perf_path
+tests_unit_perf_path_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_unit_perf_path_LDADD = $(UNIT_TEST_LDADD)

@@ -1225,7 +1225,7 @@ static unsigned int pop_some(struct model *m, struct nfqb_queue *q,
 
 	if (max > 64)
 		max = 64;
-	n = nfqb_book_serve(q, 0, vec, max);
+	n = nfqbt_serve(q, vec, max);
 	pthread_mutex_lock(&m->mu);
 	for (i = 0; i < m->n; i++)
 		any_final |= m->p[i].finalized_ready;
@@ -2393,7 +2393,7 @@ static void scn_arrive(struct scn *s, uint32_t id)
 	ck_assert_uint_lt(i, SCN_MAX);
 	nlb_simple_packet(&b, QNUM, id, 28);
 	ck_assert_int_eq(nfqbt_rx_inject(s->q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_book_serve(s->q, 0, &s->p[i].view, 1), 1);
+	ck_assert_uint_eq(nfqbt_serve(s->q, &s->p[i].view, 1), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(s->p[i].view), id);
 }
 

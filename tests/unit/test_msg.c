@@ -553,7 +553,7 @@ static void queue_to(uint16_t target, uint32_t flags, uint32_t exp_word)
 	nfqbt_set_tx_hook(q, capture_hook, cap);
 	nlb_simple_packet(&b, 9, 42, 20);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p, 1), 1);
+	ck_assert_uint_eq(nfqbt_serve(q, &p, 1), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(p), 42);
 	ck_assert_int_eq(nfqb_verdict_ex(p, &v, sizeof(v)), 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
@@ -605,7 +605,7 @@ START_TEST(test_bypass_needs_queue)
 	nfqbt_set_tx_hook(q, capture_hook, cap);	/* a detached queue has no socket */
 	nlb_simple_packet(&b, 9, 1, 0);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p, 1), 1);
+	ck_assert_uint_eq(nfqbt_serve(q, &p, 1), 1);
 	errno = 0;
 	ck_assert_int_eq(nfqb_verdict_ex(p, &v, sizeof(v)), -1);
 	ck_assert_int_eq(errno, EINVAL);
@@ -659,7 +659,7 @@ static void big_payload(uint32_t plen, bool ok)
 	nfqbt_set_tx_hook(q, big_hook, &seen);
 	nlb_simple_packet(&b, 1, 1, 0);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p, 1), 1);
+	ck_assert_uint_eq(nfqbt_serve(q, &p, 1), 1);
 	errno = 0;
 	if (!ok) {
 		ck_assert_msg(nfqb_verdict_ex(p, &v, sizeof(v)) == -1 && errno == EMSGSIZE,

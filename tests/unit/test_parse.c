@@ -142,7 +142,7 @@ static void rx_simple(struct rxq *r, uint32_t id, size_t plen)
 static unsigned int rx_serve(struct rxq *r, uint32_t pid, int flags)
 {
 	inject(r->q, &r->b, r->b.len, pid, flags);
-	return nfqb_book_serve(r->q, 0, r->vec, 4);
+	return nfqbt_serve(r->q, r->vec, 4);
 }
 
 static uint16_t get16(const uint8_t *p)
@@ -861,7 +861,7 @@ static void expect_rejected(const char *name, struct nlb *b, size_t len)
 
 	r = rxq_open(QN);
 	inject(r.q, b, len, 0, 0);
-	ck_assert_msg(nfqb_book_serve(r.q, 0, vec, 2) == 0,
+	ck_assert_msg(nfqbt_serve(r.q, vec, 2) == 0,
 		      "%s: a packet came out", name);
 	st = nfqbt_queue_stats(r.q);
 	ck_assert_msg(st.rejected_malformed == 1,
@@ -1084,7 +1084,7 @@ static void truncated(uint32_t defv)
 	build_full(&r.b, 2, 1);
 	/* what recvmsg gave: the first 100 bytes, header intact */
 	inject(r.q, &r.b, 100, 0, MSG_TRUNC);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, r.vec, 4), 0);
+	ck_assert_uint_eq(nfqbt_serve(r.q, r.vec, 4), 0);
 	nfqbt_assert_stats(r.q, "rejected_truncated=1 packets=0 "
 				"rejected_malformed=0");
 	ck_assert_int_ge(nfqb_flush(r.q), 0);
@@ -1113,7 +1113,7 @@ START_TEST(test_rx_truncated_no_hdr)
 
 	build_full(&r.b, 2, 1);
 	inject(r.q, &r.b, 28, 0, MSG_TRUNC);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, r.vec, 4), 0);
+	ck_assert_uint_eq(nfqbt_serve(r.q, r.vec, 4), 0);
 	nfqbt_assert_stats(r.q, "rejected_truncated=1");
 	ck_assert_int_ge(nfqb_flush(r.q), 0);
 	ck_assert_uint_eq(r.cap->n, 0);
@@ -1167,7 +1167,7 @@ START_TEST(test_rx_error_enoent)
 	build_error(&r.b, -ENOENT, 36);
 	inject(r.q, &r.b, r.b.len, 42, 0);
 	nfqbt_assert_stats(r.q, "kernel_errors=2 rejected_foreign=1");
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, r.vec, 4), 0);
+	ck_assert_uint_eq(nfqbt_serve(r.q, r.vec, 4), 0);
 	ck_assert_uint_eq(rxq_close(&r), 0);
 }
 END_TEST
@@ -1230,7 +1230,7 @@ START_TEST(test_rx_second_past_end)
 	nlb_simple_packet(&b2, QN, 41, 64);
 	nlb_raw(&r.b, b2.buf, b2.len);
 	inject(r.q, &r.b, first + 20, 0, 0);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, r.vec, 4), 1);
+	ck_assert_uint_eq(nfqbt_serve(r.q, r.vec, 4), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(r.vec[0]), 40);
 	nfqbt_assert_stats(r.q, "packets=1 rejected_malformed=1");
 	ck_assert_int_eq(nfqb_verdict(r.vec[0], NFQB_ACCEPT), 0);
@@ -1247,7 +1247,7 @@ START_TEST(test_rx_ids_backwards)
 	rx_simple(&r, 5, 0);
 	ck_assert(nfqb_queue_fallback(r.q));
 	nfqbt_assert_stats(r.q, "fallbacks=1 packets=2");
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, r.vec, 4), 2);
+	ck_assert_uint_eq(nfqbt_serve(r.q, r.vec, 4), 2);
 	ck_assert_uint_eq(nfqb_pkt_id(r.vec[0]), 10);
 	ck_assert_uint_eq(nfqb_pkt_id(r.vec[1]), 5);
 	ck_assert_int_eq(nfqb_verdict(r.vec[0], NFQB_ACCEPT), 0);
@@ -1268,7 +1268,7 @@ START_TEST(test_rx_ids_wrap)
 	rx_simple(&r, 0, 0);
 	ck_assert(!nfqb_queue_fallback(r.q));
 	nfqbt_assert_stats(r.q, "fallbacks=0");
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, r.vec, 4), 2);
+	ck_assert_uint_eq(nfqbt_serve(r.q, r.vec, 4), 2);
 	ck_assert_int_eq(nfqb_verdict(r.vec[0], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_verdict(r.vec[1], NFQB_ACCEPT), 0);
 	ck_assert_uint_eq(rxq_close(&r), 1);
@@ -1296,14 +1296,14 @@ START_TEST(test_rx_no_buffer)
 	errno = 0;
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), -1);
 	ck_assert_int_eq(errno, EAGAIN);
-	n = nfqb_book_serve(q, 0, vec, 20);
+	n = nfqbt_serve(q, vec, 20);
 	ck_assert_uint_eq(n, 4);
 	for (i = 0; i < n; i++)
 		ck_assert_int_eq(nfqb_verdict(vec[i], NFQB_ACCEPT), 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
 	/* buffers back: accepted again */
 	inject(q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_book_serve(q, 0, vec, 20), 1);
+	ck_assert_uint_eq(nfqbt_serve(q, vec, 20), 1);
 	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	free(cap);
