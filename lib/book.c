@@ -11,8 +11,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "plan.h"
-#include "queue.h"
+#include "book.h"
+#include "settings.h"
 #include "sys.h"
 
 /* (nfqb_book_at() for the others) */
@@ -47,6 +47,12 @@ void nfqb_book_free(struct nfqb_book *b)
 	b->cap = 0;
 }
 
+void nfqb_book_replace(struct nfqb_book *b, struct nfqb_book *fresh)
+{
+	nfqb_book_free(b);
+	*b = *fresh;
+}
+
 static void book_trim(struct nfqb_book *b)
 {
 	while (b->head != b->tail && entry(b, b->head)->kind == NFQB_E_DONE)
@@ -60,12 +66,12 @@ bool nfqb_book_settled(struct nfqb_book *b)
 }
 
 /* Per-packet verdicts from now on. */
-static void fall_back(struct nfqb_queue *q)
+static void fall_back(struct nfqb_book *b, const struct nfqb_book_in *in)
 {
-	if (q->book.fallback)
+	if (b->fallback)
 		return;
-	q->book.fallback = true;
-	nfqb_stat_inc(q, fallbacks);
+	b->fallback = true;
+	nfqb_stat_inc(in->ctr, fallbacks);
 }
 
 /* Room for one more entry, keeping the last one for an open gap. */
@@ -99,9 +105,9 @@ static struct nfqb_entry *book_last(struct nfqb_book *b)
  * first messages of the queue were unreadable) it covers as many ids as
  * unreadable messages came, just before this one.
  */
-static void close_gap(struct nfqb_queue *q, uint32_t id)
+static void close_gap(struct nfqb_book *b, const struct nfqb_book_in *in,
+		      uint32_t id)
 {
-	struct nfqb_book *b = &q->book;
 	struct nfqb_entry *e = book_last(b);
 	uint32_t first, n;
 
@@ -123,7 +129,7 @@ static void close_gap(struct nfqb_queue *q, uint32_t id)
 		/* ids went backwards or jumped too far: we cannot tell which
 		 * ids the unreadable messages had. Per-packet verdicts from
 		 * now on; the kernel drops them at unbind. */
-		fall_back(q);
+		fall_back(b, in);
 		e->kind = NFQB_E_DONE;
 		book_trim(b);
 		b->unreadable = 0;
@@ -132,7 +138,7 @@ static void close_gap(struct nfqb_queue *q, uint32_t id)
 	e->kind = n ? NFQB_E_GAP : NFQB_E_DONE;
 	e->id = first;
 	e->n = n;
-	nfqb_stat_add(q, gap_ids, n);
+	nfqb_stat_add(in->ctr, gap_ids, n);
 	b->unreadable = 0;
 	book_trim(b);
 }
@@ -143,9 +149,9 @@ static void close_gap(struct nfqb_queue *q, uint32_t id)
  * were not its. Take it out of the gap (the rest of a split gap goes last:
  * out of order, nothing is batched any more), drop the claim.
  */
-static void gap_exclude(struct nfqb_queue *q, uint32_t id)
+static void gap_exclude(struct nfqb_book *b, const struct nfqb_book_in *in,
+			uint32_t id)
 {
-	struct nfqb_book *b = &q->book;
 	uint32_t i, tail = b->tail;
 
 	for (i = b->head; i != tail; i++) {
@@ -156,7 +162,7 @@ static void gap_exclude(struct nfqb_queue *q, uint32_t id)
 			/* a message we could not use said it was this
 			 * packet's: the packet is here, that was not it */
 			e->kind = NFQB_E_DONE;
-			nfqb_stat_sub(q, outstanding, 1);
+			nfqb_stat_sub(in->ctr, outstanding, 1);
 			continue;
 		}
 		if (e->kind != NFQB_E_GAP || off >= e->n)
@@ -179,9 +185,8 @@ static void gap_exclude(struct nfqb_queue *q, uint32_t id)
  * with our verdict: one default batch up to the id before ours decides
  * those first (the kernel answers ENOENT when there are none).
  */
-static void orphans_head(struct nfqb_queue *q, uint32_t id)
+static void orphans_head(struct nfqb_book *b, uint32_t id)
 {
-	struct nfqb_book *b = &q->book;
 	struct nfqb_entry *e = book_last(b);
 
 	if (e && e->kind == NFQB_E_GAP_OPEN)
@@ -191,18 +196,17 @@ static void orphans_head(struct nfqb_queue *q, uint32_t id)
 }
 
 /* Ids must grow: if not, the kernel broke the monotonic-id contract. */
-static void note_id(struct nfqb_queue *q, uint32_t id)
+static void note_id(struct nfqb_book *b, const struct nfqb_book_in *in,
+		    uint32_t id)
 {
-	struct nfqb_book *b = &q->book;
-
-	if (q->sk.adopted && !b->have_last)
-		orphans_head(q, id);
-	close_gap(q, id);
+	if (!b->have_last && in->sk->adopted)
+		orphans_head(b, id);
+	close_gap(b, in, id);
 	if (b->have_last && !nfqb_id_after(id, b->last_id)) {
 		/* the last id stays the highest seen: gaps are reckoned
 		 * from it */
-		fall_back(q);
-		gap_exclude(q, id);
+		fall_back(b, in);
+		gap_exclude(b, in, id);
 		return;
 	}
 	b->have_last = true;
@@ -210,9 +214,8 @@ static void note_id(struct nfqb_queue *q, uint32_t id)
 }
 
 /* A message we could not read the id of. */
-static void add_unreadable(struct nfqb_queue *q)
+static void add_unreadable(struct nfqb_book *b)
 {
-	struct nfqb_book *b = &q->book;
 	struct nfqb_entry *e = book_last(b);
 
 	b->unreadable++;
@@ -238,13 +241,12 @@ static bool book_has_id(const struct nfqb_book *b, uint32_t id)
 }
 
 /* A message of this queue with readable @id we cannot hand out. */
-static void add_default(struct nfqb_queue *q, uint32_t id)
+static void add_default(struct nfqb_book *b, const struct nfqb_book_in *in,
+			uint32_t id)
 {
-	struct nfqb_book *b = &q->book;
-
-	nfqb_stat_inc(q, rejected_defaults);
+	nfqb_stat_inc(in->ctr, rejected_defaults);
 	if (!book_room(b)) {
-		add_unreadable(q);
+		add_unreadable(b);
 		return;
 	}
 	if (b->have_last && !nfqb_id_after(id, b->last_id)) {
@@ -252,62 +254,64 @@ static void add_default(struct nfqb_queue *q, uint32_t id)
 		 * or the message is corrupt. Per-packet verdicts from now on;
 		 * its id gets the default unless it is the id of a packet we
 		 * track (then it cannot be its own). */
-		fall_back(q);
+		fall_back(b, in);
 		if (book_has_id(b, id)) {
-			add_unreadable(q);
+			add_unreadable(b);
 			return;
 		}
-		gap_exclude(q, id);
+		gap_exclude(b, in, id);
 	} else {
-		note_id(q, id);
+		note_id(b, in, id);
 	}
 	book_push(b, NFQB_E_DEFAULT, id);
-	nfqb_stat_inc(q, outstanding);
+	nfqb_stat_inc(in->ctr, outstanding);
 }
 
 /* A packet: it takes the descriptor it was parsed into, and its buffer;
  * with the book full, it leaves a gap instead. */
-static bool add_packet(struct nfqb_queue *q, const struct nfqb_arrival *a)
+static bool add_packet(struct nfqb_book *b, const struct nfqb_book_in *in,
+		       const struct nfqb_arrival *a)
 {
-	struct nfqb_book *b = &q->book;
-	struct nfqb_packet *p = a->p;
 	struct nfqb_entry *e;
+	uint32_t tmo_ms;
 
 	if (!book_room(b)) {
-		add_unreadable(q);
+		add_unreadable(b);
 		return false;
 	}
-	note_id(q, p->id);
-	e = book_push(b, NFQB_E_PKT, p->id);
-	e->p = p;
+	note_id(b, in, a->p->id);
+	e = book_push(b, NFQB_E_PKT, a->p->id);
+	e->p = a->p;
 	b->nready++;
-	nfqb_stat_inc(q, outstanding);
-	if (q->conf.timeout_ms) {
-		uint64_t due = a->now + q->conf.timeout_ms * 1000000ull;
+	nfqb_stat_inc(in->ctr, outstanding);
+	tmo_ms = in->set->timeout_ms;
+	if (tmo_ms) {
+		uint64_t due = a->now + tmo_ms * 1000000ull;
 
 		if (!b->expire_due || due < b->expire_due)
 			b->expire_due = due;
 	}
 	/* the next free descriptor: rx.c parsed into it */
-	nfqb_pkt_get(&q->bufs, a->slot, a->now);
+	nfqb_pkt_get(in->bufs, a->slot, a->now);
 	return true;
 }
 
-bool nfqb_book_add(struct nfqb_queue *q, const struct nfqb_arrival *a)
+bool nfqb_book_add(struct nfqb_book *b, const struct nfqb_book_in *in,
+		   const struct nfqb_arrival *a)
 {
 	if (a->refused)
-		fall_back(q);
+		fall_back(b, in);
 	if (a->unusable && a->have_id)
-		add_default(q, a->id);
+		add_default(b, in, a->id);
 	else if (a->unusable)
-		add_unreadable(q);
-	return a->p && add_packet(q, a);
+		add_unreadable(b);
+	return a->p && add_packet(b, in, a);
 }
 
-void nfqb_book_expire(struct nfqb_queue *q, uint64_t now)
+void nfqb_book_expire(struct nfqb_book *b, const struct nfqb_book_in *in,
+		      uint64_t now)
 {
-	struct nfqb_book *b = &q->book;
-	uint64_t tmo = q->conf.timeout_ms * 1000000ull;
+	uint64_t tmo = in->set->timeout_ms * 1000000ull;
 	uint64_t next = 0;
 	uint32_t i;
 
@@ -330,20 +334,20 @@ void nfqb_book_expire(struct nfqb_queue *q, uint64_t now)
 			continue;
 		}
 		st = nfqb_pkt_default(e->p, NFQB_PS_EXPIRED,
-				      q->conf.default_verdict, now);
+				      in->set->default_verdict, now);
 		if (st == NFQB_PS_FREE)
 			continue;	/* decided meanwhile */
 		if (st == NFQB_PS_NEW)
 			b->nready--;
-		nfqb_stat_inc(q, timeouts);
+		nfqb_stat_inc(in->ctr, timeouts);
 		b->defaulted++;
 	}
 	b->expire_due = next;
 }
 
-unsigned int nfqb_book_default_all(struct nfqb_queue *q)
+unsigned int nfqb_book_default_all(struct nfqb_book *b,
+				   const struct nfqb_book_in *in)
 {
-	struct nfqb_book *b = &q->book;
 	uint64_t now = nfqb_now_ns();
 	unsigned int n = 0;
 	uint32_t i;
@@ -353,13 +357,13 @@ unsigned int nfqb_book_default_all(struct nfqb_queue *q)
 
 		if (e->kind == NFQB_E_PKT &&
 		    nfqb_pkt_default(e->p, NFQB_PS_DEFAULTED,
-				     q->conf.default_verdict, now))
+				     in->set->default_verdict, now))
 			n++;
 	}
 	/* nothing is left to hand out */
 	b->next = b->tail;
 	b->nready = 0;
-	nfqb_stat_add(q, defaults, n);
+	nfqb_stat_add(in->ctr, defaults, n);
 	b->defaulted += n;
 	return n;
 }
@@ -391,14 +395,14 @@ static unsigned int next_new(struct nfqb_book *b, struct nfqb_packet **vec,
  * (it may take some of them: they are not handed out), then those still
  * NEW are handed out: their handles replace them in @vec.
  */
-unsigned int nfqb_book_serve(struct nfqb_queue *q, uint64_t now,
-			     struct nfqb_packet **vec, unsigned int max)
+unsigned int nfqb_book_serve(struct nfqb_book *b, const struct nfqb_book_in *in,
+			     uint64_t now, struct nfqb_packet **vec,
+			     unsigned int max)
 {
-	struct nfqb_book *b = &q->book;
 	unsigned int i, k = 0, n = next_new(b, vec, max);
 
-	if (q->conf.timeout_ms && b->expire_due && now >= b->expire_due)
-		nfqb_book_expire(q, now);
+	if (b->expire_due && now >= b->expire_due && in->set->timeout_ms)
+		nfqb_book_expire(b, in, now);
 	for (i = 0; i < n; i++) {
 		struct nfqb_packet *h = nfqb_pkt_hand_out(vec[i]);
 
@@ -427,32 +431,32 @@ void nfqb_book_give_back(struct nfqb_book *b, struct nfqb_packet *const *vec,
 
 /* --- what the kernel took ------------------------------------------------ */
 
-static void count_verdict(struct nfqb_queue *q, const struct nfqb_decision *d,
-			  uint64_t n)
+static void count_verdict(struct nfqb_counters *ctr,
+			  const struct nfqb_decision *d, uint64_t n)
 {
 	switch (d->verdict & 0xff) {
 	case NFQB_ACCEPT:
-		nfqb_stat_add(q, accepted, n);
+		nfqb_stat_add(ctr, accepted, n);
 		break;
 	case NFQB_DROP:
-		nfqb_stat_add(q, dropped, n);
+		nfqb_stat_add(ctr, dropped, n);
 		break;
 	case NFQB_QUEUE:
-		nfqb_stat_add(q, requeued, n);
+		nfqb_stat_add(ctr, requeued, n);
 		break;
 	case NFQB_REPEAT:
-		nfqb_stat_add(q, repeated, n);
+		nfqb_stat_add(ctr, repeated, n);
 		break;
 	}
 	if (d->flags & NFQB_V_MARK)
-		nfqb_stat_add(q, marked, n);
+		nfqb_stat_add(ctr, marked, n);
 	if (d->flags & NFQB_V_PAYLOAD)
-		nfqb_stat_add(q, mangled, n);
+		nfqb_stat_add(ctr, mangled, n);
 }
 
 /* @e is decided: done, its packet (if any) on the list for pkt.c. Whether
  * it was outstanding. */
-static bool release_entry(struct nfqb_book *b, struct nfqb_entry *e)
+static bool done_entry(struct nfqb_book *b, struct nfqb_entry *e)
 {
 	bool owed = e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT;
 
@@ -463,7 +467,7 @@ static bool release_entry(struct nfqb_book *b, struct nfqb_entry *e)
 	return owed;
 }
 
-static unsigned int release_run(struct nfqb_book *b, uint32_t first,
+static unsigned int done_run(struct nfqb_book *b, uint32_t first,
 				uint32_t last)
 {
 	unsigned int owed = 0;
@@ -474,13 +478,13 @@ static unsigned int release_run(struct nfqb_book *b, uint32_t first,
 
 		if (e->kind == NFQB_E_PKT || e->kind == NFQB_E_DEFAULT ||
 		    e->kind == NFQB_E_GAP_HEAD)
-			owed += release_entry(b, e);
+			owed += done_entry(b, e);
 	}
 	return owed;
 }
 
 /* The first @count ids of a gap were sent. */
-static void release_gap(struct nfqb_entry *e, uint32_t count)
+static void done_gap(struct nfqb_entry *e, uint32_t count)
 {
 	e->id += count;
 	e->n -= count;
@@ -488,29 +492,29 @@ static void release_gap(struct nfqb_entry *e, uint32_t count)
 		e->kind = NFQB_E_DONE;
 }
 
-void nfqb_book_release(struct nfqb_queue *q, const struct nfqb_plan *pl)
+void nfqb_book_sent(struct nfqb_book *b, const struct nfqb_book_in *in,
+		    const struct nfqb_item *v, unsigned int n)
 {
-	struct nfqb_book *b = &q->book;
 	unsigned int i, owed = 0;
 
 	b->nput = 0;
-	for (i = 0; i < pl->nitems; i++) {
-		const struct nfqb_item *it = &pl->items[i];
+	for (i = 0; i < n; i++) {
+		const struct nfqb_item *it = &v[i];
 
-		count_verdict(q, it->d, it->count);
+		count_verdict(in->ctr, it->d, it->count);
 		switch (it->type) {
 		case NFQB_I_SINGLE:
-			owed += release_entry(b, entry(b, it->first));
+			owed += done_entry(b, entry(b, it->first));
 			break;
 		case NFQB_I_BATCH:
-			owed += release_run(b, it->first, it->last);
+			owed += done_run(b, it->first, it->last);
 			break;
 		case NFQB_I_GAP:
-			release_gap(entry(b, it->first), it->count);
+			done_gap(entry(b, it->first), it->count);
 			break;
 		}
 	}
 	book_trim(b);
-	nfqb_stat_sub(q, outstanding, owed);
-	nfqb_pkt_put_all(&q->bufs, b->put, b->nput);
+	nfqb_stat_sub(in->ctr, outstanding, owed);
+	nfqb_pkt_put_all(in->bufs, b->put, b->nput);
 }

@@ -16,7 +16,10 @@
  *   DONE     sent; skipped, trimmed from the head
  *
  * Owner: book.c alone writes struct nfqb_book and its entries (owner
- * thread); the planner and nfqb_verdict_batch() read them.
+ * thread); the planner and nfqb_verdict_batch() read them. Its functions
+ * take the book and their view of the rest (struct nfqb_book_in): they
+ * read the settings, write the counters they keep, and take and give
+ * back descriptors only through pkt.c's functions.
  */
 #ifndef NFQB_BOOK_H
 #define NFQB_BOOK_H
@@ -59,7 +62,7 @@ struct nfqb_book {
 	uint32_t nready;
 	uint32_t defaulted;	/* default verdicts given (timeout, close):
 				 * the transport sends them as decisions */
-	/* the descriptors a release gives back to pkt.c */
+	/* the descriptors nfqb_book_sent() gives back to pkt.c */
 	struct nfqb_packet **put;
 	uint32_t nput;
 };
@@ -75,6 +78,25 @@ static inline bool nfqb_book_empty(const struct nfqb_book *b)
 	return b->head == b->tail;
 }
 
+/* What one verdict message (or a run of them, for a gap) decides of the
+ * book: the planner (plan.c) makes these, the book drops what the kernel
+ * took of them. */
+enum nfqb_item_type {
+	NFQB_I_SINGLE,		/* one NFQNL_MSG_VERDICT for entry .first */
+	NFQB_I_BATCH,		/* one NFQNL_MSG_VERDICT_BATCH, entries
+				 * [.first, .last] of one run */
+	NFQB_I_GAP,		/* .count single default verdicts from .id */
+};
+
+struct nfqb_item {
+	uint8_t type;
+	uint32_t first, last;	/* book positions */
+	uint32_t id;		/* SINGLE: id; BATCH: max id; GAP: first id */
+	uint32_t count;		/* BATCH: packets; GAP: ids */
+	const struct nfqb_decision *d;
+	size_t size;		/* bytes of its message(s) */
+};
+
 /* What rx.c read of one message of the queue, for the book. */
 struct nfqb_arrival {
 	struct nfqb_slot *slot;	/* the buffer it came in */
@@ -88,34 +110,56 @@ struct nfqb_arrival {
 	bool refused;		/* the kernel refused one of our verdicts */
 };
 
+/* What the book reads of the queue, and the owners it writes through:
+ * its caller's view (the queue builds it once). */
+struct nfqb_settings;
+struct nfqb_sock;
+struct nfqb_book_in {
+	const struct nfqb_settings *set;	/* timeout_ms,
+						 * default_verdict */
+	const struct nfqb_sock *sk;	/* adopted: a previous owner's
+					 * packets may be queued */
+	struct nfqb_bufs *bufs;		/* pkt.c's: a kept packet takes its
+					 * descriptor (nfqb_pkt_get()), a sent
+					 * one gives it back */
+	struct nfqb_counters *ctr;
+};
+
 /* Room for @cap entries (rounded up to a power of two); 0 or -1. */
 int nfqb_book_alloc(struct nfqb_book *b, uint32_t cap);
 void nfqb_book_free(struct nfqb_book *b);
+/* Replace @b by @fresh (nfqb_book_alloc()'s), which it takes: a queue with
+ * nothing in its book gets new buffers. */
+void nfqb_book_replace(struct nfqb_book *b, struct nfqb_book *fresh);
 /* Track what @a says: a packet takes its descriptor and buffer (pkt.c)
  * and waits to be handed out (or, the book full, leaves a gap); a message
  * that cannot be handed out gets the default verdict by id, or leaves a
  * gap; a refused verdict stops batching. True if it kept a packet. */
-bool nfqb_book_add(struct nfqb_queue *q, const struct nfqb_arrival *a);
+bool nfqb_book_add(struct nfqb_book *b, const struct nfqb_book_in *in,
+		   const struct nfqb_arrival *a);
 /* Give packets past the verdict timeout the default verdict. */
-void nfqb_book_expire(struct nfqb_queue *q, uint64_t now);
+void nfqb_book_expire(struct nfqb_book *b, const struct nfqb_book_in *in,
+		      uint64_t now);
 /* Give every NEW or PENDING packet the default verdict, those not handed
  * out yet too (close): nothing is left to hand out. */
-unsigned int nfqb_book_default_all(struct nfqb_queue *q);
+unsigned int nfqb_book_default_all(struct nfqb_book *b,
+				   const struct nfqb_book_in *in);
 /* The application's turn: packets past the verdict timeout at @now get
  * the default verdict (nfqb_book_expire(); @now 0: no timer runs), and up
  * to @max packets not handed out yet are, oldest first: their handles in
  * @vec. Returns how many. */
-unsigned int nfqb_book_serve(struct nfqb_queue *q, uint64_t now,
-			     struct nfqb_packet **vec, unsigned int max);
+unsigned int nfqb_book_serve(struct nfqb_book *b, const struct nfqb_book_in *in,
+			     uint64_t now, struct nfqb_packet **vec,
+			     unsigned int max);
 /* Take back the last @n handed out, unused (@vec: their handles, in the
  * order they were handed out): the next hand-out starts with them. */
 void nfqb_book_give_back(struct nfqb_book *b, struct nfqb_packet *const *vec,
 			 unsigned int n);
 /* Drop DONE entries at the head; true if nothing is left. */
 bool nfqb_book_settled(struct nfqb_book *b);
-/* The kernel took the messages of @pl: what they decided is done (its
- * packets go back to the free list). */
-struct nfqb_plan;
-void nfqb_book_release(struct nfqb_queue *q, const struct nfqb_plan *pl);
+/* The kernel took the messages of the @n items of @v: what they decided
+ * is done (its packets go back to the free list). */
+void nfqb_book_sent(struct nfqb_book *b, const struct nfqb_book_in *in,
+		    const struct nfqb_item *v, unsigned int n);
 
 #endif /* NFQB_BOOK_H */

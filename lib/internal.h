@@ -4,7 +4,10 @@
  * part of the ABI.
  *
  * The data path runs one way, one file per step, each with its own header
- * that says what state it owns:
+ * that says what state it owns. A step's functions take its own state and
+ * its view of the rest of the queue (a struct nfqb_*_in: const pointers to
+ * what it reads, the counters, and the other owners it hands on to, which
+ * it writes only through their functions), never the queue:
  *
  *   rx.c      socket -> datagrams (recvmmsg) into the free receive
  *             buffers, lengths and sender checked, each message parsed
@@ -15,30 +18,44 @@
  *             default-verdict stub for a message we could read the id of
  *             but not use, or a gap for messages we could not read at all
  *   verdict.c the application decides (any thread): a descriptor goes
- *             PENDING -> DECIDED, nothing is sent
+ *             PENDING -> DECIDED, counted as posted (post.h), nothing is
+ *             sent
  *   plan.c    pure: the book's entries in, the verdict messages out
  *             (msg.c writes them; no syscalls, no clock, no globals)
  *   tx.c      the transport: sends the planned messages in one sendmsg,
- *             and only when the kernel took them has the book release
+ *             and only when the kernel took them does the book drop
  *             what they covered; a failed send keeps every decision and is
- *             retried
+ *             retried. Every datagram a queue sends goes through it.
  *   pace.c    the stream's pace: how long to linger, which flows wait on
  *             us; the wait for the next read
- *   loop.c    nfqb_recv(): one pass after another, each step above once
+ *   req.c     the configuration round trips (a request, its answer)
  *
- * queue.c opens, configures and closes (queue.h: the struct of a queue and
- * who writes each part); cfg.c does the configuration round trips; stats.c
- * reads counters; abi.c reads and writes the structs that can grow;
- * compat.c (shared library only) keeps the 0.1.0 interfaces under their
- * old symbol versions; sys.c is what the library asks of the system, the
- * real calls only (sys.h: tests that inject failures link their own seam
- * in its place); the worker pool is pool.c and pool-*.c (pool-int.h).
+ * The layers, each including only headers of its own layer or below:
+ *
+ *   1  internal.h, sys.h (sys-real.h), settings.h (the socket and the
+ *      settings: queue.c writes them, the steps read them), post.h
+ *   2  pkt.h, msg.h, parse.h: descriptors and buffers, messages, parsing
+ *   3  book.h, plan.h; then the steps rx.h, tx.h, pace.h, req.h
+ *   4  the queue: queue-int.h (struct nfqb_queue, who writes each part),
+ *      included only by the queue's own files: queue.c (open, configure,
+ *      shut down, hand over; links the steps' views), loop.c (nfqb_recv():
+ *      one pass after another, each step once) and verdict.c (the
+ *      decisions); queue.h and loop.h, the functions of queue.c and loop.c
+ *      with the struct opaque
+ *   5  the worker pool, pool.c and pool-*.c (pool-int.h), over queue.h,
+ *      loop.h and the public API
+ *
+ * stats.c reads counters and the kernel's table; abi.c reads and writes
+ * the structs that can grow; compat.c (shared library only) keeps the
+ * 0.1.0 interfaces under their old symbol versions; sys.c is what the
+ * library asks of the system, the real calls only (sys.h: tests that
+ * inject failures link their own seam in its place).
  *
  * How a function says it failed, one convention per layer:
  *
  * - Public functions (NFQB_EXPORT): -1 (or NULL) and errno, as
  *   <libnfq-batch/libnfq-batch.h> says; a NULL handle is EINVAL.
- * - Everything the owner thread runs (rx, book, tx, cfg, loop, pace, the
+ * - Everything the owner thread runs (rx, book, tx, req, pace, loop, the
  *   queue's life in queue.c, the buffers of pkt.c, the pool's life in
  *   pool*.c, the system calls of sys.c): the same, -1 (or NULL) and
  *   errno, a result >= 0 carrying data; so a public function returns what
@@ -55,7 +72,7 @@
  *   -1 for a malformed input, no errno; nfqb_parse_packet() returns
  *   its enum.
  * - An error kept for later is an errno value, 0 for none: q->loop.error,
- *   q->cfg.answer, the acks rx.c read, pool->fatal and pool->err (which
+ *   q->req.answer, the acks rx.c read, pool->fatal and pool->err (which
  *   nfqb_pool_error() returns as it is).
  */
 #ifndef NFQB_INTERNAL_H
@@ -106,17 +123,22 @@ static inline int nfqb_fail(int err)
 /*
  * Counters: struct nfqb_stats as atomics, read by any thread, each written
  * by the file that counts it (an atomic add: late_verdicts is counted by
- * any deciding thread). The data path counts per read, per flush, per
- * batch where it can, not per packet.
+ * any deciding thread); a step gets the queue's counters in its view. The
+ * data path counts per read, per flush, per batch where it can, not per
+ * packet.
  */
 struct nfqb_counters {
 	_Atomic uint64_t v[sizeof(struct nfqb_stats) / sizeof(uint64_t)];
 };
 
 #define NFQB_STAT_IDX(field) (offsetof(struct nfqb_stats, field) / sizeof(uint64_t))
-#define nfqb_stat_add(q, field, n) ((q)->ctr.v[NFQB_STAT_IDX(field)] += (n))
-#define nfqb_stat_inc(q, field) ((q)->ctr.v[NFQB_STAT_IDX(field)] += 1)
-#define nfqb_stat_sub(q, field, n) ((q)->ctr.v[NFQB_STAT_IDX(field)] -= (n))
+#define nfqb_stat_add(ctr, field, n) ((ctr)->v[NFQB_STAT_IDX(field)] += (n))
+#define nfqb_stat_inc(ctr, field) ((ctr)->v[NFQB_STAT_IDX(field)] += 1)
+#define nfqb_stat_sub(ctr, field, n) ((ctr)->v[NFQB_STAT_IDX(field)] -= (n))
+
+/* Copy @c into the caller's struct of @size bytes (stats.c). */
+void nfqb_counters_read(const struct nfqb_counters *c, struct nfqb_stats *st,
+			size_t size);
 
 /*
  * Structs that can grow (abi.c). Read the caller's struct of @size bytes

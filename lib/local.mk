@@ -23,7 +23,7 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/rx.c \
 	lib/book.h \
 	lib/book.c \
-	lib/verdict.h \
+	lib/post.h \
 	lib/verdict.c \
 	lib/plan.h \
 	lib/plan.c \
@@ -31,13 +31,15 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/msg.c \
 	lib/tx.h \
 	lib/tx.c \
-	lib/cfg.h \
-	lib/cfg.c \
+	lib/req.h \
+	lib/req.c \
 	lib/loop.h \
 	lib/loop.c \
 	lib/pace.h \
 	lib/pace.c \
+	lib/settings.h \
 	lib/queue.h \
+	lib/queue-int.h \
 	lib/queue.c \
 	lib/stats.c \
 	lib/pool-int.h \

@@ -20,7 +20,8 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "queue.h"
+#include "loop.h"
+#include "queue-int.h"
 #include "sys.h"
 
 /* Every writer of the eventfd goes through here: the flag says it was
@@ -48,6 +49,16 @@ void nfqb_loop_clear_wakeup(struct nfqb_queue *q)
 	atomic_store(&q->wake.pending, false);
 }
 
+int nfqb_loop_wakeup_fd(const struct nfqb_queue *q)
+{
+	return q->sk.evfd;
+}
+
+bool nfqb_loop_streaming(const struct nfqb_queue *q)
+{
+	return q->pace.streaming;
+}
+
 bool nfqb_loop_is_owner(const struct nfqb_queue *q)
 {
 	return atomic_load_explicit(&q->wake.owner, memory_order_relaxed) ==
@@ -62,7 +73,7 @@ static enum nfqb_wait next_wait(const struct nfqb_queue *q, bool dry)
 
 	if (q->book.nready)
 		return NFQB_WAIT_NONE;	/* (they are handed out) */
-	if (q->conf.nonblock)
+	if (q->set.nonblock)
 		return dry || !room ? NFQB_WAIT_NOT : NFQB_WAIT_NONE;
 	if (!room)
 		return NFQB_WAIT_SLEEP;
@@ -79,7 +90,7 @@ static bool may_hold(const struct nfqb_queue *q, enum nfqb_wait w,
 		     uint64_t now)
 {
 	if (w == NFQB_WAIT_SLEEP || w == NFQB_WAIT_NOT ||
-	    (w == NFQB_WAIT_LINGER && !q->conf.linger_fixed))
+	    (w == NFQB_WAIT_LINGER && !q->set.linger_fixed))
 		return false;
 	return now >= q->pace.waiting_until &&
 	       (q->rx.last_full || q->pace.streaming);
@@ -113,7 +124,7 @@ static bool take_event(struct nfqb_queue *q)
 	if (!atomic_load_explicit(&q->wake.interrupt, memory_order_relaxed) ||
 	    !atomic_exchange(&q->wake.interrupt, false))
 		return false;
-	nfqb_stat_inc(q, interrupts);
+	nfqb_stat_inc(&q->ctr, interrupts);
 	errno = EINTR;
 	return true;
 }
@@ -134,8 +145,8 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 	}
 	if (atomic_load_explicit(&q->wake.owner, memory_order_relaxed) != self)
 		atomic_store_explicit(&q->wake.owner, self, memory_order_relaxed);
-	q->loop.recv_deadline = q->conf.recv_timeout_ms && !q->conf.nonblock ?
-		nfqb_now_ns() + q->conf.recv_timeout_ms * 1000000ull : 0;
+	q->loop.recv_deadline = q->set.recv_timeout_ms && !q->set.nonblock ?
+		nfqb_now_ns() + q->set.recv_timeout_ms * 1000000ull : 0;
 	for (;;) {
 		uint64_t now = nfqb_now_ns();
 		enum nfqb_wait w = next_wait(q, dry);
@@ -144,22 +155,24 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 
 		if (take_event(q))
 			return -1;
-		n = (int)nfqb_book_serve(q, now, vec, max);
-		if (nfqb_tx_flush_due(q, now, hold) < 0 && errno != EAGAIN) {
+		n = (int)nfqb_book_serve(&q->book, &q->book_in, now, vec,
+					 max);
+		if (nfqb_tx_flush_due(&q->tx, &q->tx_in, now, hold) < 0 &&
+		    errno != EAGAIN) {
 			if (!n)
 				return -1;
 			q->loop.error = errno;	/* told by the next call */
 		}
 		if (n)
 			return n;
-		n = nfqb_pace_wait(q, w, now);
+		n = nfqb_pace_wait(&q->pace, &q->pace_in, w, now);
 		if (n <= 0) {
 			if (n < 0)
 				return -1;
 			continue;
 		}
-		n = nfqb_rx_read(q, q->rx.vlen);
-		nfqb_pace_note_read(q);
+		n = nfqb_rx_read(&q->rx, &q->rx_in, q->rx.vlen);
+		nfqb_pace_note_read(&q->pace, &q->pace_in);
 		if (n < 0 && errno != EAGAIN && errno != ENOSPC)
 			return -1;
 		dry = n <= 0;
@@ -175,14 +188,15 @@ int nfqb_loop_linger(struct nfqb_queue *q)
 	uint64_t now = nfqb_now_ns();
 	int r;
 
-	if (nfqb_tx_flush_due(q, now, may_hold(q, NFQB_WAIT_LINGER, now)) < 0 &&
+	if (nfqb_tx_flush_due(&q->tx, &q->tx_in, now,
+			      may_hold(q, NFQB_WAIT_LINGER, now)) < 0 &&
 	    errno != EAGAIN)
 		return -1;
-	r = nfqb_pace_wait(q, NFQB_WAIT_PAUSE, now);
+	r = nfqb_pace_wait(&q->pace, &q->pace_in, NFQB_WAIT_PAUSE, now);
 	if (r <= 0)
 		return r;
-	r = nfqb_rx_read(q, q->rx.vlen);
-	nfqb_pace_note_read(q);
+	r = nfqb_rx_read(&q->rx, &q->rx_in, q->rx.vlen);
+	nfqb_pace_note_read(&q->pace, &q->pace_in);
 	if (r < 0 && errno != EAGAIN && errno != ENOSPC)
 		return -1;
 	return r > 0;
@@ -223,11 +237,12 @@ NFQB_EXPORT int nfqb_flush(struct nfqb_queue *q)
 		errno = ESHUTDOWN;
 		return -1;
 	}
-	if (q->conf.timeout_ms)
-		nfqb_book_expire(q, now);
+	if (q->set.timeout_ms)
+		nfqb_book_expire(&q->book, &q->book_in, now);
 	if (refused(q))
 		return -1;
-	return nfqb_tx_flush(q, NFQB_FLUSH_EXPLICIT, false, now);
+	return nfqb_tx_flush(&q->tx, &q->tx_in, NFQB_FLUSH_EXPLICIT, false,
+			     now);
 }
 
 NFQB_EXPORT int nfqb_queue_interrupt(struct nfqb_queue *q)
@@ -243,7 +258,11 @@ NFQB_EXPORT int nfqb_queue_interrupt(struct nfqb_queue *q)
  * due leaves errno alone). */
 NFQB_EXPORT int nfqb_queue_next_timeout(const struct nfqb_queue *q)
 {
+	uint64_t now;
+
 	if (!q)
 		return nfqb_fail(EINVAL);
-	return nfqb_pace_next_timeout(q, nfqb_now_ns());
+	now = nfqb_now_ns();
+	return nfqb_pace_next_timeout(&q->pace_in,
+				      nfqb_tx_due(&q->tx, &q->tx_in, now), now);
 }

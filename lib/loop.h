@@ -1,42 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The receive loop (loop.c): nfqb_recv() and when to flush, linger, sleep
- * and wake up.
- *
- * Owner: loop.c alone writes struct nfqb_loop (owner thread) and struct
- * nfqb_wake; other threads write the latter too (atomics, on a cache line
- * of their own: decisions posted, interrupts).
+ * The queue's receive loop (loop.c): nfqb_recv() runs the steps; these are
+ * its functions for the rest of the queue (verdict.c wakes the owner) and
+ * for the worker pool. struct nfqb_queue is opaque here (queue-int.h).
  */
 #ifndef NFQB_LOOP_H
 #define NFQB_LOOP_H
 
 #include "internal.h"
 
-struct nfqb_wake {
-	_Alignas(64) _Atomic bool pending;	/* eventfd written, not read */
-	_Atomic bool interrupt;		/* nfqb_queue_interrupt() */
-	_Atomic unsigned long owner;	/* pthread_self() of the last
-					 * nfqb_recv() */
-};
-
-/* The owner's own. */
-struct nfqb_loop {
-	uint32_t refusals_told;	/* refused verdicts reported (rx counts
-				 * them) */
-	int error;		/* a failed send to report (the call that
-				 * saw it handed out packets) */
-	uint64_t recv_deadline;	/* ns: the running nfqb_recv()'s receive
-				 * timeout (0: none) */
-};
-
 /* Wake the owner (a decision was posted, or an interrupt). Any thread,
  * async-signal-safe. */
 void nfqb_loop_wake(struct nfqb_queue *q);
-/* Drain the wake-up eventfd. */
-void nfqb_loop_clear_wakeup(struct nfqb_queue *q);
 /* Is the calling thread the queue's owner (the last to call
  * nfqb_recv())? */
 bool nfqb_loop_is_owner(const struct nfqb_queue *q);
+/* The eventfd that wakes the owner (decisions posted by other threads,
+ * interrupts); nfqb_loop_clear_wakeup() drains it. */
+int nfqb_loop_wakeup_fd(const struct nfqb_queue *q);
+void nfqb_loop_clear_wakeup(struct nfqb_queue *q);
+/* Packets stream in (pace.c's reckoning): a dry socket is a pause in the
+ * stream, worth a linger. */
+bool nfqb_loop_streaming(const struct nfqb_queue *q);
 /* The pool's queue per worker found the socket dry mid-stream: send what
  * may not wait, pause if the linger says so (nfqb_queue_set_linger()),
  * read. 1: packets came, 0: none, -1 with errno. */

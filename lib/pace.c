@@ -31,8 +31,10 @@
  */
 #include <errno.h>
 
+#include "pace.h"
 #include "parse.h"
-#include "queue.h"
+#include "rx.h"
+#include "settings.h"
 #include "sys.h"
 
 /* One packet of the read numbered @round, which brought @many packets or
@@ -70,10 +72,9 @@ static bool note_flow(struct nfqb_pace *pc, uint32_t tag, uint32_t round,
 /* The flows of the packets the last read brought (rx.c noted them): does
  * one wait on us? Until a read shows none, and for the quiet time after
  * the last that did, it does. */
-static void note_flows(struct nfqb_queue *q, uint64_t now)
+static void note_flows(struct nfqb_pace *pc, const struct nfqb_rx *rx,
+		       struct nfqb_counters *ctr, uint64_t now)
 {
-	const struct nfqb_rx *rx = &q->rx;
-	struct nfqb_pace *pc = &q->pace;
 	bool waiting = false, many = rx->npkts >= NFQB_PACE_MANY;
 	unsigned int i;
 
@@ -90,7 +91,7 @@ static void note_flows(struct nfqb_queue *q, uint64_t now)
 	if (waiting) {
 		pc->waiting_until = UINT64_MAX;
 		pc->shown_ns = now;
-		nfqb_stat_inc(q, linger_waiting);
+		nfqb_stat_inc(ctr, linger_waiting);
 	} else if (pc->waiting_until == UINT64_MAX) {
 		pc->waiting_until = pc->shown_ns + NFQB_PACE_QUIET_NS;
 	}
@@ -122,18 +123,18 @@ static void note_rate(struct nfqb_pace *pc, unsigned int n, uint64_t now)
  * trips: no pause for a while, longer each time it shows again. A read
  * that filled its vector brought at least that much, maybe more: it shows
  * no slowing down. */
-static void paused(struct nfqb_queue *q, uint64_t ns, unsigned int got,
-		   uint64_t now)
+static void paused(struct nfqb_pace *pc, const struct nfqb_rx *rx,
+		   const struct nfqb_settings *set, uint64_t ns)
 {
-	struct nfqb_pace *pc = &q->pace;
+	unsigned int got = rx->got;
 	uint64_t promised;
 
 	if (!got)
 		pc->streaming = false;
-	if (!got || q->conf.linger_fixed || !pc->gap_ns)
+	if (!got || set->linger_fixed || !pc->gap_ns)
 		return;
 	promised = ns / pc->gap_ns;
-	if (q->rx.last_full || (uint64_t)got * 4 >= promised) {
+	if (rx->last_full || (uint64_t)got * 4 >= promised) {
 		pc->backoff_ns = 0;
 		return;
 	}
@@ -141,17 +142,17 @@ static void paused(struct nfqb_queue *q, uint64_t ns, unsigned int got,
 			 NFQB_LINGER_QUIET_MIN_NS;
 	if (pc->backoff_ns > NFQB_LINGER_QUIET_MAX_NS)
 		pc->backoff_ns = NFQB_LINGER_QUIET_MAX_NS;
-	pc->quiet_until = now + pc->backoff_ns;
+	pc->quiet_until = rx->read_ns + pc->backoff_ns;
 }
 
-void nfqb_pace_note_read(struct nfqb_queue *q)
+void nfqb_pace_note_read(struct nfqb_pace *pc, const struct nfqb_pace_in *in)
 {
-	struct nfqb_pace *pc = &q->pace;
-	unsigned int n = q->rx.got;
-	uint64_t now = q->rx.read_ns;
+	const struct nfqb_rx *rx = in->rx;
+	unsigned int n = rx->got;
+	uint64_t now = rx->read_ns;
 
 	if (pc->paused_at) {
-		paused(q, pc->pause_ns, n, now);
+		paused(pc, rx, in->set, pc->pause_ns);
 		pc->paused_at = 0;
 	}
 	if (!n)
@@ -159,19 +160,19 @@ void nfqb_pace_note_read(struct nfqb_queue *q)
 	if (n >= 2)
 		pc->streaming = true;
 	note_rate(pc, n, now);
-	if (q->rx.want_flows)
-		note_flows(q, now);
+	if (rx->want_flows)
+		note_flows(pc, rx, in->ctr, now);
 }
 
 /* How long to pause before reading again (0: do not). */
-static uint64_t linger_ns(const struct nfqb_queue *q, uint64_t now)
+static uint64_t linger_ns(const struct nfqb_pace *pc,
+			  const struct nfqb_settings *set, uint64_t now)
 {
-	const struct nfqb_pace *pc = &q->pace;
-	uint64_t cap = q->conf.linger_us * 1000ull, ns;
+	uint64_t cap = set->linger_us * 1000ull, ns;
 
 	if (!cap)
 		return 0;
-	if (q->conf.linger_fixed)
+	if (set->linger_fixed)
 		return cap;
 	if (now < pc->quiet_until || !pc->gap_ns || now < pc->waiting_until)
 		return 0;
@@ -183,9 +184,9 @@ static uint64_t linger_ns(const struct nfqb_queue *q, uint64_t now)
 
 /* When the owner must run next, the transport's next flush being due at
  * @tx_due: that, or the verdict timeout (0: nothing is due). */
-static uint64_t owner_due(const struct nfqb_queue *q, uint64_t tx_due)
+static uint64_t owner_due(const struct nfqb_pace_in *in, uint64_t tx_due)
 {
-	uint64_t due = q->conf.timeout_ms ? q->book.expire_due : 0;
+	uint64_t due = in->set->timeout_ms ? *in->expire_due : 0;
 
 	return !due || (tx_due && tx_due < due) ? tx_due : due;
 }
@@ -198,9 +199,10 @@ static int ms_until(uint64_t due, uint64_t now)
 	return due <= now ? 0 : (int)((due - now + 999999) / 1000000);
 }
 
-int nfqb_pace_next_timeout(const struct nfqb_queue *q, uint64_t now)
+int nfqb_pace_next_timeout(const struct nfqb_pace_in *in, uint64_t tx_due,
+			   uint64_t now)
 {
-	return ms_until(owner_due(q, nfqb_tx_due(q, now)), now);
+	return ms_until(owner_due(in, tx_due), now);
 }
 
 /* What a wait does. */
@@ -214,18 +216,17 @@ enum how_wait {
 /* Every buffer is with the application: wait for a decision (the
  * eventfd) or a timer, ENOSPC once none came for NFQB_EXHAUSTED_WAIT_MS
  * since the buffers ran out. */
-static int starved(struct nfqb_queue *q, uint64_t due, uint64_t now,
-		   uint64_t *ns)
+static int starved(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
+		   uint64_t due, uint64_t now, uint64_t *ns)
 {
-	struct nfqb_pace *pc = &q->pace;
 	uint64_t end;
 
 	if (!pc->starved_at)
 		pc->starved_at = now;
 	end = pc->starved_at + NFQB_EXHAUSTED_WAIT_MS * 1000000ull;
-	if (now >= end && !atomic_load(&q->wake.pending)) {
+	if (now >= end && !atomic_load(in->woken)) {
 		pc->starved_at = now;	/* the next call waits as long */
-		nfqb_stat_inc(q, buffers_exhausted);
+		nfqb_stat_inc(in->ctr, buffers_exhausted);
 		errno = ENOSPC;
 		return -1;
 	}
@@ -237,23 +238,23 @@ static int starved(struct nfqb_queue *q, uint64_t due, uint64_t now,
  * the running nfqb_recv(): the pause in *@ns, the sleep's timeout (ms) in
  * *@ms; -1 with errno (EAGAIN: nothing in non-blocking mode, or the
  * receive timeout passed; ENOSPC). */
-static int plan_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now,
-		     uint64_t *ns, int *ms)
+static int plan_wait(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
+		     enum nfqb_wait how, uint64_t now, uint64_t *ns, int *ms)
 {
-	uint64_t due = owner_due(q, q->tx.due);
-	uint64_t end = how == NFQB_WAIT_PAUSE ? 0 : q->loop.recv_deadline;
+	uint64_t due = owner_due(in, *in->tx_due);
+	uint64_t end = how == NFQB_WAIT_PAUSE ? 0 : *in->deadline;
 	uint64_t wake = !end || (due && due < end) ? due : end;
-	bool room = q->bufs.nfree_slots;
+	bool room = in->bufs->nfree_slots;
 
 	*ms = ms_until(wake, now);
 	*ns = 0;
 	if (room)
-		q->pace.starved_at = 0;
+		pc->starved_at = 0;
 	if (how == NFQB_WAIT_NOT) {
 		errno = EAGAIN;
 		if (room)
 			return -1;
-		nfqb_stat_inc(q, buffers_exhausted);
+		nfqb_stat_inc(in->ctr, buffers_exhausted);
 		errno = ENOSPC;
 		return -1;
 	}
@@ -265,44 +266,47 @@ static int plan_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now,
 	}
 	if (!room)
 		return how == NFQB_WAIT_PAUSE ? LOOK_AGAIN :
-		       starved(q, wake, now, ns);
+		       starved(pc, in, wake, now, ns);
 	if (how != NFQB_WAIT_SLEEP)
-		*ns = linger_ns(q, now);
+		*ns = linger_ns(pc, in->set, now);
 	if (*ns && wake && wake - now < *ns)
 		*ns = wake - now;
 	if (*ns) {
-		nfqb_stat_inc(q, linger_pauses);
-		q->pace.paused_at = now;
-		q->pace.pause_ns = *ns;
+		nfqb_stat_inc(in->ctr, linger_pauses);
+		pc->paused_at = now;
+		pc->pause_ns = *ns;
 		return PAUSE_READ;
 	}
 	return how == NFQB_WAIT_PAUSE ? LOOK_AGAIN : SLEEP;
 }
 
-int nfqb_pace_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now)
+int nfqb_pace_wait(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
+		   enum nfqb_wait how, uint64_t now)
 {
+	const struct nfqb_sock *sk;
 	struct epoll_event ev[3];
 	uint64_t ns;
 	int k, r, ms;
 
 	if (how == NFQB_WAIT_NONE)
 		return 1;
-	r = plan_wait(q, how, now, &ns, &ms);
+	sk = in->sk;
+	r = plan_wait(pc, in, how, now, &ns, &ms);
 	if (r < 0 || r == LOOK_AGAIN)
 		return r < 0 ? -1 : 0;
 	if (r != SLEEP) {
-		if (nfqb_sys_pause(q->sk.tfd, q->sk.evfd, ns) < 0) {
-			q->pace.paused_at = 0;
+		if (nfqb_sys_pause(sk->tfd, sk->evfd, ns) < 0) {
+			pc->paused_at = 0;
 			return -1;	/* EINTR: a signal */
 		}
 		return r == PAUSE_READ;
 	}
-	r = nfqb_sys_epoll_wait(q->sk.epfd, ev, 3, ms);
+	r = nfqb_sys_epoll_wait(sk->epfd, ev, 3, ms);
 	for (k = 0; k < r; k++)
-		if (ev[k].data.fd == q->sk.fd)
+		if (ev[k].data.fd == sk->fd)
 			return 1;	/* the socket is readable: packets first */
 	for (k = 0; k < r; k++) {
-		if (ev[k].data.fd == q->sk.wake_fd) {
+		if (ev[k].data.fd == sk->wake_fd) {
 			/* the application's wake fd (a signal's self-pipe):
 			 * EINTR as for a signal; its caller drains it */
 			errno = EINTR;

@@ -4,7 +4,10 @@
  * packets stream in, how fast, which flows wait on us, and so how long to
  * pause before reading again, or to sleep.
  *
- * Owner: pace.c alone writes struct nfqb_pace (owner thread).
+ * Owner: pace.c alone writes struct nfqb_pace (owner thread). Its functions
+ * take it and their view of the rest (struct nfqb_pace_in, all of it
+ * read only but the counters): the last read, the timers, the fds, the
+ * settings.
  */
 #ifndef NFQB_PACE_H
 #define NFQB_PACE_H
@@ -78,16 +81,40 @@ enum nfqb_wait {
 				 * when the application holds every buffer) */
 };
 
+/* What the pace reads of the queue: its caller's view (the queue builds
+ * it once), each pointer to another owner's state. */
+struct nfqb_sock;
+struct nfqb_settings;
+struct nfqb_rx;
+struct nfqb_bufs;
+struct nfqb_pace_in {
+	const struct nfqb_sock *sk;	/* the fds a wait is on */
+	const struct nfqb_settings *set;	/* the linger, the verdict
+					 * timeout */
+	const struct nfqb_rx *rx;	/* the last read */
+	const struct nfqb_bufs *bufs;	/* a free receive buffer? */
+	const uint64_t *expire_due;	/* book.c's: the verdict timeout of
+					 * the oldest packet (0: none) */
+	const uint64_t *tx_due;		/* tx.c's: the next flush (0: none) */
+	const uint64_t *deadline;	/* loop.c's: the running nfqb_recv()'s
+					 * receive timeout (0: none) */
+	const _Atomic bool *woken;	/* loop.c's: a wake-up is pending (a
+					 * decision was posted) */
+	struct nfqb_counters *ctr;
+};
+
 /* Wait as @how says, never past a timer (the verdict timeout, the
  * transport's due); with no free buffer, only for a decision or a timer.
  * Returns 1 to read now, 0 to look again (a decision, an interrupt, a
  * timer), -1 with errno (EINTR: a signal; EAGAIN, ENOSPC). */
-int nfqb_pace_wait(struct nfqb_queue *q, enum nfqb_wait how, uint64_t now);
-/* ms until the owner must run (the verdict timeout, the latency bound,
- * a retry), -1 never: nfqb_queue_next_timeout(). */
-int nfqb_pace_next_timeout(const struct nfqb_queue *q, uint64_t now);
-/* What the last read brought (q->rx: datagrams, packets, their flows)
+int nfqb_pace_wait(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
+		   enum nfqb_wait how, uint64_t now);
+/* ms until the owner must run (the verdict timeout, the transport's next
+ * flush due at @tx_due, a retry), -1 never: nfqb_queue_next_timeout(). */
+int nfqb_pace_next_timeout(const struct nfqb_pace_in *in, uint64_t tx_due,
+			   uint64_t now);
+/* What the last read brought (in->rx: datagrams, packets, their flows)
  * says of the stream; after a pause, also of the pause. */
-void nfqb_pace_note_read(struct nfqb_queue *q);
+void nfqb_pace_note_read(struct nfqb_pace *pc, const struct nfqb_pace_in *in);
 
 #endif /* NFQB_PACE_H */

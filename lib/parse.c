@@ -43,6 +43,32 @@ static const struct attr_rule rules[NFQB_NFQA_MAX + 1] = {
 	[NFQB_NFQA_CGROUP_CLASSID] = { 4, true },
 };
 
+/* An attribute's header, read in place (what libmnl's mnl_attr_ok(),
+ * mnl_attr_get_type(), mnl_attr_get_payload_len() and
+ * mnl_attr_get_payload() do, without a call through the PLT for each
+ * attribute of each packet): well formed within @len bytes? Its type, its
+ * payload's length, its payload. */
+static bool attr_ok(const struct nlattr *a, int len)
+{
+	return len >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) &&
+	       (int)a->nla_len <= len;
+}
+
+static uint16_t attr_type(const struct nlattr *a)
+{
+	return a->nla_type & NLA_TYPE_MASK;
+}
+
+static uint16_t attr_len(const struct nlattr *a)
+{
+	return (uint16_t)(a->nla_len - NLA_HDRLEN);
+}
+
+static const void *attr_data(const struct nlattr *a)
+{
+	return (const char *)a + NLA_HDRLEN;
+}
+
 /*
  * Walk the attributes in [start, start + len): every one must be well formed
  * and they must use up the space exactly (the last one may lack its
@@ -57,7 +83,7 @@ static int walk_attrs(const void *start, size_t len,
 	while (rem > 0) {
 		int ret;
 
-		if (!mnl_attr_ok(a, rem))
+		if (!attr_ok(a, rem))
 			return -1;
 		ret = cb(a, data);
 		if (ret < 0)
@@ -75,14 +101,14 @@ static int vlan_cb(const struct nlattr *a, void *data)
 {
 	struct nfqb_packet *p = data;
 
-	switch (mnl_attr_get_type(a)) {
+	switch (attr_type(a)) {
 	case NFQA_VLAN_PROTO:
-		if (mnl_attr_get_payload_len(a) != sizeof(uint16_t))
+		if (attr_len(a) != sizeof(uint16_t))
 			return -1;
 		p->vlan_proto = a;
 		break;
 	case NFQA_VLAN_TCI:
-		if (mnl_attr_get_payload_len(a) != sizeof(uint16_t))
+		if (attr_len(a) != sizeof(uint16_t))
 			return -1;
 		p->vlan_tci = a;
 		break;
@@ -100,8 +126,8 @@ static int nested_ok_cb(const struct nlattr *a, void *data)
 static int attr_cb(const struct nlattr *a, void *data)
 {
 	struct nfqb_packet *p = data;
-	uint16_t type = mnl_attr_get_type(a);
-	uint16_t plen = mnl_attr_get_payload_len(a);
+	uint16_t type = attr_type(a);
+	uint16_t plen = attr_len(a);
 	const struct attr_rule *r;
 
 	if (type > NFQB_NFQA_MAX || type == NFQA_UNSPEC)
@@ -111,19 +137,19 @@ static int attr_cb(const struct nlattr *a, void *data)
 		return -1;
 	switch (type) {
 	case NFQA_HWADDR: {
-		const struct nfqnl_msg_packet_hw *hw = mnl_attr_get_payload(a);
+		const struct nfqnl_msg_packet_hw *hw = attr_data(a);
 
 		if (ntohs(hw->hw_addrlen) > sizeof(hw->hw_addr))
 			return -1;
 		break;
 	}
 	case NFQA_VLAN:
-		if (walk_attrs(mnl_attr_get_payload(a), plen, vlan_cb, p) < 0)
+		if (walk_attrs(attr_data(a), plen, vlan_cb, p) < 0)
 			return -1;
 		break;
 	case NFQA_CT:
 	case NFQA_EXP:
-		if (walk_attrs(mnl_attr_get_payload(a), plen, nested_ok_cb,
+		if (walk_attrs(attr_data(a), plen, nested_ok_cb,
 			       NULL) < 0)
 			return -1;
 		break;
@@ -145,13 +171,13 @@ int nfqb_parse_packet(struct nfqb_packet *p, const struct nlmsghdr *nlh)
 		return NFQB_PARSE_NOT_PACKET;
 	if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + hdr)
 		return NFQB_PARSE_MALFORMED;
-	nfg = mnl_nlmsg_get_payload(nlh);
+	nfg = (const struct nfgenmsg *)((const char *)nlh + MNL_NLMSG_HDRLEN);
 	if (walk_attrs((const char *)nfg + hdr,
 		       nlh->nlmsg_len - MNL_NLMSG_HDRLEN - hdr, attr_cb, p) < 0)
 		return NFQB_PARSE_MALFORMED;
 	if (!p->tb[NFQA_PACKET_HDR])
 		return NFQB_PARSE_MALFORMED;
-	ph = mnl_attr_get_payload(p->tb[NFQA_PACKET_HDR]);
+	ph = attr_data(p->tb[NFQA_PACKET_HDR]);
 	p->id = ntohl(ph->packet_id);
 	p->hw_protocol = ntohs(ph->hw_protocol);
 	p->hook = ph->hook;
@@ -262,7 +288,7 @@ uint32_t nfqb_parse_flow(const struct nfqb_packet *p)
 
 	if (!a)
 		return 0;
-	return flow_of(mnl_attr_get_payload(a), mnl_attr_get_payload_len(a));
+	return flow_of(attr_data(a), attr_len(a));
 }
 
 /* --- the getters ---------------------------------------------------------- */
@@ -273,7 +299,7 @@ static bool get_u32(const struct nfqb_packet *p, int type, uint32_t *out)
 
 	if (!p->tb[type])
 		return false;
-	memcpy(&v, mnl_attr_get_payload(p->tb[type]), sizeof(v));
+	memcpy(&v, attr_data(p->tb[type]), sizeof(v));
 	if (out)
 		*out = ntohl(v);
 	return true;
@@ -382,7 +408,7 @@ NFQB_EXPORT bool nfqb_pkt_timestamp(const struct nfqb_packet *h,
 
 	if (!p->tb[NFQA_TIMESTAMP])
 		return false;
-	memcpy(&ts, mnl_attr_get_payload(p->tb[NFQA_TIMESTAMP]), sizeof(ts));
+	memcpy(&ts, attr_data(p->tb[NFQA_TIMESTAMP]), sizeof(ts));
 	/* unsigned: a value past 2554 wraps, it never overflows */
 	if (ns)
 		*ns = be64toh(ts.sec) * 1000000000ull +
@@ -439,7 +465,7 @@ NFQB_EXPORT bool nfqb_pkt_hwaddr(const struct nfqb_packet *h,
 
 	if (!p->tb[NFQA_HWADDR])
 		return false;
-	hw = mnl_attr_get_payload(p->tb[NFQA_HWADDR]);
+	hw = attr_data(p->tb[NFQA_HWADDR]);
 	if (addr)
 		*addr = hw->hw_addr;
 	if (len)
@@ -460,8 +486,8 @@ NFQB_EXPORT const uint8_t *nfqb_pkt_payload(const struct nfqb_packet *h,
 		return NULL;
 	}
 	if (len)
-		*len = mnl_attr_get_payload_len(p->tb[NFQA_PAYLOAD]);
-	return mnl_attr_get_payload(p->tb[NFQA_PAYLOAD]);
+		*len = attr_len(p->tb[NFQA_PAYLOAD]);
+	return attr_data(p->tb[NFQA_PAYLOAD]);
 }
 
 NFQB_EXPORT uint32_t nfqb_pkt_orig_len(const struct nfqb_packet *h)
@@ -563,9 +589,9 @@ NFQB_EXPORT bool nfqb_pkt_secctx(const struct nfqb_packet *h, const char **ctx,
 	if (!p->tb[NFQA_SECCTX])
 		return false;
 	if (ctx)
-		*ctx = mnl_attr_get_payload(p->tb[NFQA_SECCTX]);
+		*ctx = attr_data(p->tb[NFQA_SECCTX]);
 	if (len)
-		*len = mnl_attr_get_payload_len(p->tb[NFQA_SECCTX]);
+		*len = attr_len(p->tb[NFQA_SECCTX]);
 	return true;
 }
 
@@ -587,8 +613,8 @@ NFQB_EXPORT const void *nfqb_pkt_ct(const struct nfqb_packet *h, uint32_t *len)
 	if (!p->tb[NFQA_CT])
 		return NULL;
 	if (len)
-		*len = mnl_attr_get_payload_len(p->tb[NFQA_CT]);
-	return mnl_attr_get_payload(p->tb[NFQA_CT]);
+		*len = attr_len(p->tb[NFQA_CT]);
+	return attr_data(p->tb[NFQA_CT]);
 }
 
 struct ct_id_ctx {
@@ -601,11 +627,11 @@ static int ct_id_cb(const struct nlattr *a, void *data)
 	struct ct_id_ctx *c = data;
 	uint32_t v;
 
-	if ((mnl_attr_get_type(a)) != NFQB_CTA_ID)
+	if ((attr_type(a)) != NFQB_CTA_ID)
 		return 0;
-	if (mnl_attr_get_payload_len(a) != sizeof(v))
+	if (attr_len(a) != sizeof(v))
 		return -1;
-	memcpy(&v, mnl_attr_get_payload(a), sizeof(v));
+	memcpy(&v, attr_data(a), sizeof(v));
 	c->id = ntohl(v);
 	c->found = true;
 	return 0;
@@ -622,7 +648,7 @@ NFQB_EXPORT bool nfqb_pkt_ct_id(const struct nfqb_packet *h, uint32_t *id)
 	a = p->tb[NFQA_CT];
 	if (!a)
 		return false;
-	if (walk_attrs(mnl_attr_get_payload(a), mnl_attr_get_payload_len(a),
+	if (walk_attrs(attr_data(a), attr_len(a),
 		       ct_id_cb, &c) < 0 || !c.found)
 		return false;
 	if (id)
@@ -642,11 +668,11 @@ NFQB_EXPORT bool nfqb_pkt_vlan(const struct nfqb_packet *h, uint16_t *proto,
 	if (!p->vlan_proto || !p->vlan_tci)
 		return false;
 	if (proto) {
-		memcpy(&v, mnl_attr_get_payload(p->vlan_proto), sizeof(v));
+		memcpy(&v, attr_data(p->vlan_proto), sizeof(v));
 		*proto = ntohs(v);
 	}
 	if (tci) {
-		memcpy(&v, mnl_attr_get_payload(p->vlan_tci), sizeof(v));
+		memcpy(&v, attr_data(p->vlan_tci), sizeof(v));
 		*tci = ntohs(v);
 	}
 	return true;
@@ -662,8 +688,8 @@ NFQB_EXPORT const void *nfqb_pkt_l2hdr(const struct nfqb_packet *h,
 	if (!p->tb[NFQA_L2HDR])
 		return NULL;
 	if (len)
-		*len = mnl_attr_get_payload_len(p->tb[NFQA_L2HDR]);
-	return mnl_attr_get_payload(p->tb[NFQA_L2HDR]);
+		*len = attr_len(p->tb[NFQA_L2HDR]);
+	return attr_data(p->tb[NFQA_L2HDR]);
 }
 
 NFQB_EXPORT bool nfqb_pkt_priority(const struct nfqb_packet *h, uint32_t *prio)
@@ -695,8 +721,8 @@ NFQB_EXPORT const void *nfqb_pkt_attr(const struct nfqb_packet *h,
 	if (type > NFQB_NFQA_MAX || !p->tb[type])
 		return NULL;
 	if (len)
-		*len = mnl_attr_get_payload_len(p->tb[type]);
-	return mnl_attr_get_payload(p->tb[type]);
+		*len = attr_len(p->tb[type]);
+	return attr_data(p->tb[type]);
 }
 
 NFQB_EXPORT uint32_t nfqb_pkt_network_offset(const struct nfqb_packet *h)
@@ -710,6 +736,6 @@ NFQB_EXPORT uint32_t nfqb_pkt_network_offset(const struct nfqb_packet *h)
 	if (nfqb_pkt_hook_point(h) != NFQB_HOOK_EGRESS)
 		return 0;
 	if (p->tb[NFQA_L2HDR])
-		len = mnl_attr_get_payload_len(p->tb[NFQA_L2HDR]);
+		len = attr_len(p->tb[NFQA_L2HDR]);
 	return len;
 }

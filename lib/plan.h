@@ -12,22 +12,6 @@
 #include "book.h"
 #include "msg.h"
 
-enum nfqb_item_type {
-	NFQB_I_SINGLE,		/* one NFQNL_MSG_VERDICT for entry .first */
-	NFQB_I_BATCH,		/* one NFQNL_MSG_VERDICT_BATCH, entries
-				 * [.first, .last] of one run */
-	NFQB_I_GAP,		/* .count single default verdicts from .id */
-};
-
-struct nfqb_item {
-	uint8_t type;
-	uint32_t first, last;	/* book positions */
-	uint32_t id;		/* SINGLE: id; BATCH: max id; GAP: first id */
-	uint32_t count;		/* BATCH: packets; GAP: ids */
-	const struct nfqb_decision *d;
-	size_t size;		/* bytes of its message(s) */
-};
-
 struct nfqb_plan_in {
 	const struct nfqb_book *book;
 	const struct nfqb_decision *dflt;	/* the default verdict */

@@ -40,7 +40,7 @@ static uint64_t flow_hash(const struct nfqb_pool *pool,
 	const uint8_t *d;
 	uint32_t len, off, id;
 
-	if ((pool->cfg.queue_flags & NFQB_F_CONNTRACK) && nfqb_pkt_ct_id(p, &id))
+	if ((pool->config.queue_flags & NFQB_F_CONNTRACK) && nfqb_pkt_ct_id(p, &id))
 		return mix64(id);
 	d = nfqb_pkt_payload(p, &len);
 	off = nfqb_pkt_network_offset(p);
@@ -170,8 +170,8 @@ static int reader_read(struct reader *rd, bool *blocked)
 		return n;
 	rd->cnt = (unsigned int)n;
 	rd->pos = 0;
-	t->loc[PSTAT(received)] += rd->cnt;
-	t->loc[PSTAT(batches)]++;
+	pool_count(t, PSTAT(received), rd->cnt);
+	pool_count(t, PSTAT(batches), 1);
 	for (i = 0; i < rd->cnt; i++)
 		rd->dest[i] = (unsigned int)(((flow_hash(pool, rd->vec[i]) >>
 					       32) * pool->nworkers) >> 32);
@@ -222,7 +222,7 @@ static bool reader_round(struct reader *rd)
 	else
 		errno = EAGAIN;	/* blocked: wait for ring room */
 	if (blocked)
-		t->loc[PSTAT(dispatch_full)]++;
+		pool_count(t, PSTAT(dispatch_full), 1);
 	wake_workers(t->pool, rd->touched);
 	if (n > 0 && !blocked)
 		return true;
@@ -246,6 +246,12 @@ static bool workers_gone(struct pool_thread *t)
 	return !workers_running(t);
 }
 
+void pool_reader_done(struct pool_thread *t)
+{
+	atomic_store(&t->done_pushing, true);
+	wake_workers(t->pool, NULL);
+}
+
 /* Stop: the default verdict for what was never handed to a worker; the
  * workers decide what they hold, then exit; then the queue is finished. */
 static void reader_finish(struct reader *rd)
@@ -256,10 +262,9 @@ static void reader_finish(struct reader *rd)
 
 	for (; rd->pos < rd->cnt; rd->pos++) {
 		nfqb_verdict(rd->vec[rd->pos], pool->default_verdict);
-		t->loc[PSTAT(defaults)]++;
+		pool_count(t, PSTAT(defaults), 1);
 	}
-	atomic_store(&t->done_pushing, true);
-	wake_workers(pool, NULL);
+	pool_reader_done(t);
 	while (workers_running(t)) {
 		if (nfqb_flush(rd->q) < 0 && !pool_transient(errno)) {
 			pool_thread_fail(t, errno);
@@ -269,7 +274,7 @@ static void reader_finish(struct reader *rd)
 			break;
 	}
 	pool_drain_deferred(t, rd->q);
-	pool_queue_finish(t, rd->q);
+	pool_queue_end(t, rd->q);
 }
 
 void *pool_reader_main(void *arg)

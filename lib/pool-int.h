@@ -65,6 +65,7 @@
 #include <urcu/urcu-qsbr.h>
 
 
+#include "loop.h"
 #include "queue.h"
 #include "sys.h"
 #include <libnfq-batch/pool.h>
@@ -79,6 +80,18 @@
 #define NSTAT (sizeof(struct nfqb_pool_stats) / sizeof(uint64_t))
 #define PSTAT(field) (offsetof(struct nfqb_pool_stats, field) / sizeof(uint64_t))
 
+/*
+ * Who writes what. struct nfqb_pool: pool.c (create, the API), but for
+ * .stop (pool-thread.c: pool_signal_stop()), .fatal (pool-thread.c:
+ * pool_fail()), .workers_exited (pool-worker.c: pool_worker_gone()) and
+ * the snapshots .qsnap[i].st (pool-thread.c, under their lock).
+ * A ring: pool.c sets it up; then pool-dispatch.c's functions move it
+ * (.tail: ring_push() on its reader, .head: pool_ring_pop() on its
+ * worker). A thread: pool.c sets up who it is (the fields up to .evfd)
+ * and starts and joins it; the rest is written on the thread itself,
+ * each field by the file below (or through its functions).
+ */
+
 /* One single-producer single-consumer ring: reader r -> worker w. */
 struct pool_ring {
 	_Atomic uint32_t head __attribute__((aligned(64)));	/* consumer */
@@ -88,6 +101,7 @@ struct pool_ring {
 };
 
 struct pool_thread {
+	/* pool.c */
 	struct nfqb_pool *pool;
 	pthread_t tid;
 	bool started;
@@ -96,16 +110,21 @@ struct pool_thread {
 	unsigned int qi;	/* queue index (owners) */
 	int cpu;		/* -1: not pinned */
 	int evfd;
-	bool finished;		/* owner: its queue is shut down */
+	/* pool-thread.c */
+	bool ended;		/* owner: its queue shut down or handed over */
+	int handed;		/* ... handed over: the socket, else -1 */
 	_Atomic bool sleeping;
-	_Atomic uint64_t posted;	/* reader: decisions by workers */
-	uint64_t posted_seen;		/* reader: ... when it last looked */
-	_Atomic bool done_pushing;	/* reader: no more ring pushes */
 	_Atomic uint64_t qs_seq;	/* worker: quiescent-state handshake */
 	uint64_t qs_local;
 	uint64_t snap_ns;
-	_Atomic uint64_t st[NSTAT];
-	uint64_t loc[NSTAT];	/* owner's running totals */
+	_Atomic uint64_t st[NSTAT];	/* published counters */
+	uint64_t loc[NSTAT];	/* running totals: pool_count(), only on the
+				 * thread itself */
+	/* pool-worker.c */
+	_Atomic uint64_t posted;	/* reader: decisions by workers */
+	/* pool-dispatch.c */
+	uint64_t posted_seen;		/* reader: ... when it last looked */
+	_Atomic bool done_pushing;	/* reader: no more ring pushes */
 };
 
 struct pool_qsnap {
@@ -114,7 +133,7 @@ struct pool_qsnap {
 };
 
 struct nfqb_pool {
-	struct nfqb_pool_config cfg;
+	struct nfqb_pool_config config;
 	int *cpus;
 	uint32_t default_verdict;
 	unsigned int nqueues;
@@ -130,7 +149,6 @@ struct nfqb_pool {
 	_Atomic int fatal;	/* the first fatal error: nfqb_pool_error() */
 	_Atomic unsigned int workers_exited;
 	_Atomic bool handover;	/* nfqb_pool_handover(): keep the bindings */
-	int *handed;		/* ... the socket of each queue, or -1 */
 	bool started;
 	bool waited;
 	int err;		/* what nfqb_pool_wait() reports */
@@ -153,8 +171,23 @@ struct pool_doze {
 };
 
 /* --- pool-thread.c -------------------------------------------------------- */
+/* Count @n in the running total @i of the calling thread @t (published
+ * by pool_stats_publish()); set it. */
+static inline void pool_count(struct pool_thread *t, size_t i, uint64_t n)
+{
+	t->loc[i] += n;
+}
+
+static inline void pool_count_set(struct pool_thread *t, size_t i,
+				  uint64_t v)
+{
+	t->loc[i] = v;
+}
+
 bool pool_stopping(const struct nfqb_pool *pool);
 void pool_signal_stop(struct nfqb_pool *pool);
+/* A fatal error: the first is the pool's; stop the pool. */
+void pool_fail(struct nfqb_pool *pool, int err);
 void pool_evfd_signal(int fd);
 void pool_evfd_clear(int fd);
 void pool_thread_wake(struct pool_thread *t);
@@ -170,7 +203,8 @@ void pool_rcu_offline(struct pool_thread *t);
 void pool_rcu_online(void);
 void pool_thread_fail(struct pool_thread *t, int err);
 void pool_drain_deferred(struct pool_thread *t, struct nfqb_queue *q);
-void pool_queue_finish(struct pool_thread *t, struct nfqb_queue *q);
+void pool_queue_end(struct pool_thread *t, struct nfqb_queue *q);
+void pool_queue_end_unstarted(struct pool_thread *t, struct nfqb_queue *q);
 void pool_thread_setup(struct pool_thread *t);
 
 /* --- pool-dispatch.c ------------------------------------------------------ */
@@ -180,9 +214,14 @@ unsigned int pool_ring_pop(struct pool_ring *r, struct nfqb_packet **out,
 uint32_t pool_ring_count(const struct pool_ring *r);
 struct pool_ring *pool_ring_of(struct nfqb_pool *pool, unsigned int reader,
 			       unsigned int worker);
+/* Reader @t pushes no more (it stopped, or never started): the workers
+ * may end. */
+void pool_reader_done(struct pool_thread *t);
 
 /* --- pool-worker.c --------------------------------------------------------- */
 void *pool_qpw_main(void *arg);
 void *pool_worker_main(void *arg);
+/* Worker @t is gone (it ended, or never started): the readers may end. */
+void pool_worker_gone(struct pool_thread *t);
 
 #endif /* NFQB_POOL_INT_H */

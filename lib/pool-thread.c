@@ -75,8 +75,8 @@ void pool_queue_snapshot(struct pool_thread *t, struct nfqb_queue *q,
 	pthread_mutex_lock(&s->lock);
 	s->st = st;
 	pthread_mutex_unlock(&s->lock);
-	t->loc[PSTAT(queue_depth)] = st.outstanding;
-	t->loc[PSTAT(defaults)] = st.defaults + st.timeouts;
+	pool_count_set(t, PSTAT(queue_depth), st.outstanding);
+	pool_count_set(t, PSTAT(defaults), st.defaults + st.timeouts);
 }
 
 unsigned int pool_queue_outstanding(struct nfqb_queue *q)
@@ -159,7 +159,8 @@ static void pool_thread_sleep(struct pool_thread *t, struct nfqb_queue *q,
 					    .events = POLLIN };
 	if (q) {
 		qev = n;
-		pfd[n++] = (struct pollfd){ .fd = q->sk.evfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = nfqb_loop_wakeup_fd(q),
+					    .events = POLLIN };
 	}
 	if (q && readable)
 		pfd[n++] = (struct pollfd){ .fd = nfqb_queue_fd(q),
@@ -199,19 +200,25 @@ bool pool_thread_doze(struct pool_thread *t, const struct pool_doze *z)
 
 /* A fatal error: the first one is the pool's (nfqb_pool_error(),
  * nfqb_pool_wait()); stop the pool, which makes nfqb_pool_fd() readable. */
-void pool_thread_fail(struct pool_thread *t, int err)
+void pool_fail(struct nfqb_pool *pool, int err)
 {
 	int none = 0;
 
-	atomic_compare_exchange_strong(&t->pool->fatal, &none, err);
-	pool_signal_stop(t->pool);
+	atomic_compare_exchange_strong(&pool->fatal, &none, err);
+	pool_signal_stop(pool);
+}
+
+void pool_thread_fail(struct pool_thread *t, int err)
+{
+	pool_fail(t->pool, err);
 }
 
 /* Wait (bounded by drain_ms) until no packet of @q is out with the
  * application, sending decisions as they come. */
 void pool_drain_deferred(struct pool_thread *t, struct nfqb_queue *q)
 {
-	uint64_t deadline = nfqb_now_ns() + t->pool->cfg.drain_ms * 1000000ull;
+	uint64_t deadline = nfqb_now_ns() +
+			    t->pool->config.drain_ms * 1000000ull;
 
 	for (;;) {
 		uint64_t now;
@@ -234,15 +241,15 @@ void pool_drain_deferred(struct pool_thread *t, struct nfqb_queue *q)
 /* Default verdicts, drain, unbind; the memory stays until
  * nfqb_pool_destroy(), so late verdicts fail with ESHUTDOWN. The snapshot
  * after it counts the default verdicts it gave. */
-void pool_queue_finish(struct pool_thread *t, struct nfqb_queue *q)
+void pool_queue_end(struct pool_thread *t, struct nfqb_queue *q)
 {
 	struct nfqb_pool *pool = t->pool;
 
 	if (atomic_load(&pool->handover)) {
 		/* nfqb_pool_handover(): every verdict sent, still bound */
-		int fd = nfqb_queue_release(q);
+		int fd = nfqb_queue_handover(q, false);
 
-		pool->handed[t->qi] = fd;
+		t->handed = fd;
 		if (fd < 0) {
 			pool_thread_fail(t, errno);
 			nfqb_queue_shutdown(q);	/* unbind, as a stop */
@@ -250,9 +257,19 @@ void pool_queue_finish(struct pool_thread *t, struct nfqb_queue *q)
 	} else if (nfqb_queue_shutdown(q) < 0) {
 		pool_thread_fail(t, errno);
 	}
-	t->finished = true;
+	t->ended = true;
 	pool_queue_snapshot(t, q, true);
 	pool_stats_publish(t);
+}
+
+/* The queue of an owner that never ran (its thread did not start): shut
+ * down as a stop does. */
+void pool_queue_end_unstarted(struct pool_thread *t, struct nfqb_queue *q)
+{
+	if (t->ended)
+		return;
+	nfqb_queue_shutdown(q);
+	t->ended = true;
 }
 
 void pool_thread_setup(struct pool_thread *t)
@@ -260,6 +277,7 @@ void pool_thread_setup(struct pool_thread *t)
 	char name[16];
 
 	pool_cur_thread = t;
+	t->handed = -1;
 	snprintf(name, sizeof(name), "nfqb-%c%u", t->reader ? 'r' : 'w',
 		 t->index);
 	pthread_setname_np(pthread_self(), name);

@@ -13,17 +13,17 @@ static void count_verdict(struct pool_thread *t, const struct nfqb_verdict *v)
 {
 	switch (v->verdict) {
 	case NFQB_ACCEPT:
-		t->loc[PSTAT(accepted)]++;
+		pool_count(t, PSTAT(accepted), 1);
 		break;
 	case NFQB_DROP:
-		t->loc[PSTAT(dropped)]++;
+		pool_count(t, PSTAT(dropped), 1);
 		break;
 	default:
-		t->loc[PSTAT(other)]++;
+		pool_count(t, PSTAT(other), 1);
 		break;
 	}
 	if (v->flags & NFQB_V_MARK)
-		t->loc[PSTAT(marked)]++;
+		pool_count(t, PSTAT(marked), 1);
 }
 
 static void decide_packet(struct pool_thread *t, struct nfqb_packet *p)
@@ -34,10 +34,10 @@ static void decide_packet(struct pool_thread *t, struct nfqb_packet *p)
 	int r;
 
 	policy = atomic_load_explicit(&pool->policy, memory_order_acquire);
-	t->loc[PSTAT(packets)]++;
-	r = pool->cfg.cb(p, policy, pool->cfg.cb_data, &v);
+	pool_count(t, PSTAT(packets), 1);
+	r = pool->config.cb(p, policy, pool->config.cb_data, &v);
 	if (r == NFQB_POOL_DEFER) {
-		t->loc[PSTAT(deferred)]++;
+		pool_count(t, PSTAT(deferred), 1);
 		return;
 	}
 	if (r == NFQB_POOL_VERDICT) {
@@ -53,7 +53,7 @@ static void decide_packet(struct pool_thread *t, struct nfqb_packet *p)
 	 * options; EALREADY if the callback decided it and said VERDICT;
 	 * ESHUTDOWN if the queue's owner already shut it down after an
 	 * error) */
-	t->loc[PSTAT(errors)]++;
+	pool_count(t, PSTAT(errors), 1);
 	nfqb_verdict(p, pool->default_verdict);
 }
 
@@ -69,8 +69,8 @@ static void decide_ready(struct pool_thread *t, struct nfqb_queue *q,
 
 		if (n <= 0)
 			continue;	/* EINTR, a refusal: reported once */
-		t->loc[PSTAT(received)] += (unsigned int)n;
-		t->loc[PSTAT(batches)]++;
+		pool_count(t, PSTAT(received), (unsigned int)n);
+		pool_count(t, PSTAT(batches), 1);
 		for (i = 0; i < n; i++)
 			decide_packet(t, vec[i]);
 	}
@@ -84,8 +84,8 @@ static void qpw_decide(struct pool_thread *t, struct nfqb_queue *q,
 {
 	int i;
 
-	t->loc[PSTAT(received)] += (unsigned int)n;
-	t->loc[PSTAT(batches)]++;
+	pool_count(t, PSTAT(received), (unsigned int)n);
+	pool_count(t, PSTAT(batches), 1);
 	for (i = 0; i < n; i++)
 		decide_packet(t, vec[i]);
 	pool_queue_snapshot(t, q, false);
@@ -105,7 +105,7 @@ static bool qpw_idle(struct pool_thread *t, struct nfqb_queue *q)
 	/* drained in the middle of a stream: the queue's adaptive linger
 	 * (nfqb_queue_set_linger()) may pause to let the next packets
 	 * gather, one wake-up and one batch for many */
-	if (!starved && q->pace.streaming) {
+	if (!starved && nfqb_loop_streaming(q)) {
 		int r;
 
 		pool_rcu_offline(t);
@@ -159,7 +159,7 @@ void *pool_qpw_main(void *arg)
 	pool_rcu_offline(t);
 	urcu_qsbr_unregister_thread();
 	pool_drain_deferred(t, q);
-	pool_queue_finish(t, q);
+	pool_queue_end(t, q);
 	return NULL;
 }
 
@@ -210,14 +210,14 @@ static bool worker_round(struct pool_thread *t, struct nfqb_packet **vec)
 		if (!n)
 			continue;
 		any = true;
-		t->loc[PSTAT(batches)]++;
+		pool_count(t, PSTAT(batches), 1);
 		for (i = 0; i < n; i++)
 			decide_packet(t, vec[i]);
 		atomic_fetch_add(&rd->posted, n);
 		pool_thread_wake(rd);
 		depth += pool_ring_count(ring);
 	}
-	t->loc[PSTAT(ring_depth)] = depth;
+	pool_count_set(t, PSTAT(ring_depth), depth);
 	pool_stats_publish(t);
 	if (any)
 		pool_rcu_quiescent(t);
@@ -231,7 +231,7 @@ void *pool_worker_main(void *arg)
 	struct pool_doze z = { .tmo = POOL_IDLE_MS, .busy = worker_busy,
 			       .rcu = true };
 	struct nfqb_packet *vec[POOL_VEC];
-	unsigned int r, idle = 0;
+	unsigned int idle = 0;
 
 	pool_thread_setup(t);
 	urcu_qsbr_register_thread();
@@ -250,8 +250,16 @@ void *pool_worker_main(void *arg)
 	}
 	pool_rcu_offline(t);
 	urcu_qsbr_unregister_thread();
+	pool_worker_gone(t);
+	return NULL;
+}
+
+void pool_worker_gone(struct pool_thread *t)
+{
+	struct nfqb_pool *pool = t->pool;
+	unsigned int r;
+
 	atomic_fetch_add(&pool->workers_exited, 1);
 	for (r = 0; r < pool->nqueues; r++)
 		pool_thread_wake(&pool->threads[pool->nworkers + r]);
-	return NULL;
 }

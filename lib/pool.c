@@ -9,7 +9,7 @@
 
 static int config_queue(struct nfqb_pool *pool, struct nfqb_queue *q)
 {
-	const struct nfqb_pool_config *c = &pool->cfg;
+	const struct nfqb_pool_config *c = &pool->config;
 
 	if (nfqb_queue_set_nonblock(q, true) < 0)
 		return -1;
@@ -24,7 +24,7 @@ static int config_queue(struct nfqb_pool *pool, struct nfqb_queue *q)
 		return -1;
 	if (c->maxlen && nfqb_queue_set_maxlen(q, c->maxlen) < 0)
 		return -1;
-	if (c->buffers && c->buffers != q->bufs.nslots &&
+	if (c->buffers && c->buffers != nfqb_queue_buffers(q) &&
 	    nfqb_queue_set_buffers(q, c->buffers) < 0)
 		return -1;
 	if (c->rcvbuf && nfqb_queue_set_rcvbuf(q, c->rcvbuf) < 0)
@@ -91,7 +91,6 @@ static void pool_free(struct nfqb_pool *pool)
 	free(pool->rings);
 	free(pool->ring_mem);
 	free(pool->cpus);
-	free(pool->handed);
 	free(pool);
 }
 
@@ -123,12 +122,12 @@ static struct nfqb_pool *pool_alloc(const struct nfqb_pool_config *c)
 
 	if (!pool)
 		return NULL;
-	pool->cfg = *c;
+	pool->config = *c;
 	pool->stop_evfd = -1;
 	pthread_mutex_init(&pool->policy_lock, NULL);
 	atomic_init(&pool->policy, c->policy);
-	if (!pool->cfg.drain_ms)
-		pool->cfg.drain_ms = POOL_DRAIN_DEFAULT_MS;
+	if (!pool->config.drain_ms)
+		pool->config.drain_ms = POOL_DRAIN_DEFAULT_MS;
 	pool->default_verdict = c->default_drop ? NFQB_DROP : NFQB_ACCEPT;
 	pool->nqueues = c->queue_count;
 	pool->nworkers = pool->nqueues;
@@ -139,7 +138,6 @@ static struct nfqb_pool *pool_alloc(const struct nfqb_pool_config *c)
 		pool->nthreads += pool->nqueues;
 	pool->cpus = nfqb_calloc(c->ncpus ? c->ncpus : 1, sizeof(int));
 	pool->queues = nfqb_calloc(pool->nqueues, sizeof(*pool->queues));
-	pool->handed = nfqb_calloc(pool->nqueues, sizeof(*pool->handed));
 	pool->qsnap = nfqb_calloc(pool->nqueues, sizeof(*pool->qsnap));
 	pool->threads = nfqb_calloc(pool->nthreads, sizeof(*pool->threads));
 	if (pool->threads)	/* pool_free() closes what is not -1 */
@@ -148,12 +146,9 @@ static struct nfqb_pool *pool_alloc(const struct nfqb_pool_config *c)
 	if (pool->qsnap)
 		for (i = 0; i < pool->nqueues; i++)
 			pthread_mutex_init(&pool->qsnap[i].lock, NULL);
-	if (pool->handed)
-		for (i = 0; i < pool->nqueues; i++)
-			pool->handed[i] = -1;
 	if (pool->cpus && c->ncpus) {
 		memcpy(pool->cpus, c->cpus, c->ncpus * sizeof(int));
-		pool->cfg.cpus = pool->cpus;
+		pool->config.cpus = pool->cpus;
 	}
 	return pool;
 }
@@ -162,7 +157,7 @@ static struct nfqb_pool *pool_alloc(const struct nfqb_pool_config *c)
  * errno. */
 static int pool_threads(struct nfqb_pool *pool)
 {
-	const struct nfqb_pool_config *c = &pool->cfg;
+	const struct nfqb_pool_config *c = &pool->config;
 	unsigned int i;
 
 	for (i = 0; i < pool->nthreads; i++) {
@@ -187,10 +182,10 @@ static int pool_threads(struct nfqb_pool *pool)
 static int pool_rings(struct nfqb_pool *pool)
 {
 	size_t nr = (size_t)pool->nqueues * pool->nworkers, i;
-	unsigned int size = pool->cfg.ring_size ? pool->cfg.ring_size :
+	unsigned int size = pool->config.ring_size ? pool->config.ring_size :
 			    POOL_RING_DEFAULT;
 
-	if (pool->cfg.mode != NFQB_POOL_DISPATCH)
+	if (pool->config.mode != NFQB_POOL_DISPATCH)
 		return 0;
 	pool->rings = nfqb_calloc(nr, sizeof(*pool->rings));
 	pool->ring_mem = nfqb_calloc(nr * size, sizeof(void *));
@@ -207,7 +202,7 @@ static int pool_rings(struct nfqb_pool *pool)
  * them. 0, or -1 with errno. */
 static int pool_queues(struct nfqb_pool *pool, const int *fds)
 {
-	const struct nfqb_pool_config *c = &pool->cfg;
+	const struct nfqb_pool_config *c = &pool->config;
 	unsigned int i;
 
 	for (i = 0; i < pool->nqueues; i++) {
@@ -239,8 +234,8 @@ static void pool_unwind(struct nfqb_pool *pool, const int *fds)
 
 		/* what it read and could not verdict is still queued: the
 		 * next owner defaults it (orphans, see nfqb_queue_adopt()) */
-		if (q && nfqb_queue_release(q) < 0)
-			nfqb_queue_abandon(q);
+		if (q)
+			nfqb_queue_handover(q, true);
 	}
 	pool_free(pool);
 }
@@ -260,8 +255,7 @@ static struct nfqb_pool *pool_new(const struct nfqb_pool_config *ucfg,
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!pool->cpus || !pool->queues || !pool->handed || !pool->qsnap ||
-	    !pool->threads)
+	if (!pool->cpus || !pool->queues || !pool->qsnap || !pool->threads)
 		errno = ENOMEM;
 	else if (pool_threads(pool) == 0 && pool_rings(pool) == 0 &&
 		 pool_queues(pool, fds) == 0)
@@ -300,7 +294,7 @@ NFQB_EXPORT void nfqb_pool_stop(struct nfqb_pool *pool)
 /* The thread that owns queue queue_first + @qi. */
 static struct pool_thread *queue_owner(struct nfqb_pool *pool, unsigned int qi)
 {
-	if (pool->cfg.mode == NFQB_POOL_DISPATCH)
+	if (pool->config.mode == NFQB_POOL_DISPATCH)
 		return &pool->threads[pool->nworkers + qi];
 	return &pool->threads[qi];
 }
@@ -329,7 +323,7 @@ static int start_thread(struct pool_thread *t)
 	pthread_attr_t attr;
 	int ret;
 
-	if (pool->cfg.mode == NFQB_POOL_QUEUE_PER_WORKER)
+	if (pool->config.mode == NFQB_POOL_QUEUE_PER_WORKER)
 		fn = pool_qpw_main;
 	else
 		fn = t->reader ? pool_reader_main : pool_worker_main;
@@ -355,31 +349,26 @@ static int start_thread(struct pool_thread *t)
  * queues of owners that never ran. -1 with errno @ret. */
 static int start_failed(struct nfqb_pool *pool, int ret)
 {
-	int none = 0;
 	unsigned int i;
 
 	nfqb_pool_stop(pool);
-	if (pool->cfg.mode == NFQB_POOL_DISPATCH) {
-		/* readers never started: mark them done so workers exit */
+	if (pool->config.mode == NFQB_POOL_DISPATCH) {
+		/* threads that never started: the readers push nothing, the
+		 * workers are gone, so that the others end */
 		for (i = pool->nworkers; i < pool->nthreads; i++)
 			if (!pool->threads[i].started)
-				atomic_store(&pool->threads[i].done_pushing, true);
+				pool_reader_done(&pool->threads[i]);
 		for (i = 0; i < pool->nworkers; i++)
 			if (!pool->threads[i].started)
-				atomic_fetch_add(&pool->workers_exited, 1);
+				pool_worker_gone(&pool->threads[i]);
 	}
 	join_all(pool);
-	for (i = 0; i < pool->nqueues; i++) {
-		struct pool_thread *o = queue_owner(pool, i);
-
-		if (!o->finished) {
-			nfqb_queue_shutdown(pool->queues[i]);
-			o->finished = true;
-		}
-	}
+	for (i = 0; i < pool->nqueues; i++)
+		pool_queue_end_unstarted(queue_owner(pool, i),
+					 pool->queues[i]);
 	pool->waited = true;
 	pool->err = ret;
-	atomic_compare_exchange_strong(&pool->fatal, &none, ret);
+	pool_fail(pool, ret);
 	errno = ret;
 	return -1;
 }
@@ -438,8 +427,7 @@ NFQB_EXPORT int nfqb_pool_handover(struct nfqb_pool *pool, int *fds,
 	nfqb_pool_stop(pool);
 	ret = nfqb_pool_wait(pool);
 	for (i = 0; i < pool->nqueues; i++) {
-		fds[i] = pool->handed[i];
-		pool->handed[i] = -1;
+		fds[i] = queue_owner(pool, i)->handed;
 		if (fds[i] < 0 && !ret) {
 			errno = EALREADY;	/* stopped by someone else */
 			ret = -1;
@@ -459,8 +447,8 @@ NFQB_EXPORT void nfqb_pool_destroy(struct nfqb_pool *pool)
 		nfqb_pool_wait(pool);
 	}
 	policy = atomic_load(&pool->policy);
-	if (policy && pool->cfg.policy_free)
-		pool->cfg.policy_free(policy);
+	if (policy && pool->config.policy_free)
+		pool->config.policy_free(policy);
 	pool_free(pool);
 }
 
@@ -486,8 +474,8 @@ NFQB_EXPORT int nfqb_pool_set_policy(struct nfqb_pool *pool, void *policy)
 					   memory_order_acquire);
 	atomic_fetch_add(&pool->swaps, 1);
 	pthread_mutex_unlock(&pool->policy_lock);
-	if (old && old != policy && pool->cfg.policy_free)
-		pool->cfg.policy_free(old);
+	if (old && old != policy && pool->config.policy_free)
+		pool->config.policy_free(old);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <sys/timerfd.h>
 
 #include "msg.h"
+#include "queue-int.h"
 #include "queue.h"
 #include "sys.h"
 
@@ -25,12 +26,18 @@ struct parts {
 	struct nfqb_book book;
 };
 
+/* Entries of the book of a queue with @count buffers. */
+static uint32_t book_size(unsigned int count)
+{
+	return count * 4 + 64;
+}
+
 static int alloc_parts(struct parts *m, struct nfqb_queue *q,
 		       unsigned int count)
 {
 	if (nfqb_bufs_alloc(&m->bufs, q, count) < 0)
 		return -1;
-	if (nfqb_book_alloc(&m->book, count * 4 + 64) < 0) {
+	if (nfqb_book_alloc(&m->book, book_size(count)) < 0) {
 		nfqb_bufs_free(&m->bufs);
 		errno = ENOMEM;
 		return -1;
@@ -51,8 +58,7 @@ static int resize_buffers(struct nfqb_queue *q, unsigned int count)
 	if (alloc_parts(&m, q, count) < 0)
 		return -1;
 	nfqb_bufs_replace(&q->bufs, &m.bufs);
-	nfqb_book_free(&q->book);
-	q->book = m.book;
+	nfqb_book_replace(&q->book, &m.book);
 	return 0;
 }
 
@@ -61,70 +67,53 @@ static bool queue_idle(struct nfqb_queue *q)
 	return nfqb_book_settled(&q->book) && nfqb_bufs_all_free(&q->bufs);
 }
 
-/* Configuration requests, built by cfg.c with its own seq. */
-static size_t build_cmd(void *buf, uint32_t seq, const struct nfqb_queue *q,
-			const void *arg)
+/* Configuration requests: msg.c builds each (numbered 0), req.c numbers
+ * it and waits for its answer. */
+#define REQ_WORDS	64
+
+static int request(struct nfqb_queue *q, uint32_t *msg, size_t len)
 {
-	return nfqb_msg_config_cmd(buf, seq, q->sk.num, *(const uint8_t *)arg, 0);
-}
-
-struct params {
-	uint8_t mode;
-	uint32_t range;
-};
-
-static size_t build_params(void *buf, uint32_t seq, const struct nfqb_queue *q,
-			   const void *arg)
-{
-	const struct params *p = arg;
-
-	return nfqb_msg_config_params(buf, seq, q->sk.num, p->mode, p->range);
-}
-
-static size_t build_bind(void *buf, uint32_t seq, const struct nfqb_queue *q,
-			 const void *arg)
-{
-	(void)arg;
-	return nfqb_msg_config_bind(buf, seq, q->sk.num, q->conf.copy_mode,
-				    q->conf.copy_range);
-}
-
-static size_t build_maxlen(void *buf, uint32_t seq, const struct nfqb_queue *q,
-			   const void *arg)
-{
-	return nfqb_msg_config_maxlen(buf, seq, q->sk.num, *(const uint32_t *)arg);
-}
-
-static size_t build_flags(void *buf, uint32_t seq, const struct nfqb_queue *q,
-			  const void *arg)
-{
-	const uint32_t *fm = arg;
-
-	return nfqb_msg_config_flags(buf, seq, q->sk.num, fm[0], fm[1]);
+	return nfqb_req_round_trip(&q->req, &q->req_in, msg, len);
 }
 
 static int config_cmd(struct nfqb_queue *q, uint8_t cmd)
 {
-	return nfqb_cfg_request(q, build_cmd, &cmd);
+	uint32_t m[REQ_WORDS];
+
+	return request(q, m, nfqb_msg_config_cmd(m, 0, q->sk.num, cmd, 0));
 }
 
 static int config_params(struct nfqb_queue *q, uint8_t mode, uint32_t range)
 {
-	struct params p = { .mode = mode, .range = range };
+	uint32_t m[REQ_WORDS];
 
-	return nfqb_cfg_request(q, build_params, &p);
+	return request(q, m, nfqb_msg_config_params(m, 0, q->sk.num, mode,
+						    range));
 }
 
 static int config_maxlen(struct nfqb_queue *q, uint32_t maxlen)
 {
-	return nfqb_cfg_request(q, build_maxlen, &maxlen);
+	uint32_t m[REQ_WORDS];
+
+	return request(q, m, nfqb_msg_config_maxlen(m, 0, q->sk.num, maxlen));
 }
 
 static int config_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask)
 {
-	uint32_t fm[2] = { flags, mask };
+	uint32_t m[REQ_WORDS];
 
-	return nfqb_cfg_request(q, build_flags, fm);
+	return request(q, m, nfqb_msg_config_flags(m, 0, q->sk.num, flags,
+						   mask));
+}
+
+/* Bound and in our copy mode at once (one message). */
+static int config_bind(struct nfqb_queue *q)
+{
+	uint32_t m[REQ_WORDS];
+
+	return request(q, m, nfqb_msg_config_bind(m, 0, q->sk.num,
+						  q->set.copy_mode,
+						  q->set.copy_range));
 }
 
 static int bind_queue(struct nfqb_queue *q)
@@ -135,7 +124,7 @@ static int bind_queue(struct nfqb_queue *q)
 
 	/* bound and in our copy mode at once: no packet queued in between
 	 * (the kernel drops what comes to a queue without a copy mode) */
-	if (nfqb_cfg_request(q, build_bind, NULL) == 0)
+	if (config_bind(q) == 0)
 		return 0;
 	/* The kernel answers EPERM both without CAP_NET_ADMIN and for a
 	 * queue another socket holds, and EBUSY to a bind sent again after
@@ -145,7 +134,7 @@ static int bind_queue(struct nfqb_queue *q)
 	bound = nfqb_kstats_get(q->sk.num, &ks, sizeof(ks)) == 0;
 	ours = bound && ks.portid == q->sk.portid;
 	if ((err == EPERM || err == EBUSY) && ours)	/* mode again */
-		return config_params(q, q->conf.copy_mode, q->conf.copy_range);
+		return config_params(q, q->set.copy_mode, q->set.copy_range);
 	if (err == EPERM && bound)
 		err = EBUSY;
 	else if (err == ENOENT)
@@ -159,7 +148,7 @@ static void queue_defaults(struct nfqb_queue *q, uint16_t num)
 	q->sk = (struct nfqb_sock){
 		.fd = -1, .epfd = -1, .evfd = -1, .tfd = -1, .wake_fd = -1, .num = num,
 	};
-	q->conf = (struct nfqb_conf){
+	q->set = (struct nfqb_settings){
 		.coalesce = true,
 		.default_verdict = NFQB_ACCEPT,
 		.batch_limit = NFQB_DEFAULT_BATCH_LIMIT,
@@ -189,27 +178,71 @@ static void queue_free(struct nfqb_queue *q)
 	free(q);
 }
 
-struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers)
+/* What each step sees of the rest of @q. */
+static void link_views(struct nfqb_queue *q)
+{
+	q->book_in = (struct nfqb_book_in){
+		.set = &q->set,
+		.sk = &q->sk,
+		.bufs = &q->bufs,
+		.ctr = &q->ctr,
+	};
+	q->rx_in = (struct nfqb_rx_in){
+		.sk = &q->sk,
+		.set = &q->set,
+		.bufs = &q->bufs,
+		.book = &q->book,
+		.book_in = &q->book_in,
+		.ctr = &q->ctr,
+	};
+	q->req_in = (struct nfqb_req_in){
+		.sk = &q->sk,
+		.rx = &q->rx,
+		.rx_in = &q->rx_in,
+		.ctr = &q->ctr,
+	};
+	q->pace_in = (struct nfqb_pace_in){
+		.sk = &q->sk,
+		.set = &q->set,
+		.rx = &q->rx,
+		.bufs = &q->bufs,
+		.expire_due = &q->book.expire_due,
+		.tx_due = &q->tx.due,
+		.deadline = &q->loop.recv_deadline,
+		.woken = &q->wake.pending,
+		.ctr = &q->ctr,
+	};
+	q->tx_in = (struct nfqb_tx_in){
+		.sk = &q->sk,
+		.set = &q->set,
+		.post = &q->post,
+		.book = &q->book,
+		.book_in = &q->book_in,
+		.ctr = &q->ctr,
+	};
+}
+
+struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers,
+				  uint32_t seq)
 {
 	struct nfqb_queue *q = nfqb_calloc(1, sizeof(*q));
-	uint32_t seq = (uint32_t)time(NULL);
-	struct parts m;
 
 	if (!q)
 		return NULL;
 	queue_defaults(q, num);
-	q->cfg.seq = seq;
+	nfqb_req_init(&q->req, seq);
 	if (nfqb_tx_alloc(&q->tx, seq) < 0) {
 		free(q);
 		return NULL;
 	}
-	if (nfqb_rx_alloc(&q->rx) < 0 || alloc_parts(&m, q, nbuffers) < 0) {
+	if (nfqb_rx_alloc(&q->rx) < 0 ||
+	    nfqb_bufs_alloc(&q->bufs, q, nbuffers) < 0 ||
+	    nfqb_book_alloc(&q->book, book_size(nbuffers)) < 0) {
 		queue_free(q);
 		errno = ENOMEM;
 		return NULL;
 	}
-	q->bufs = m.bufs;
-	q->book = m.book;
+	link_views(q);
 	return q;
 }
 
@@ -305,7 +338,7 @@ NFQB_EXPORT struct nfqb_queue *nfqb_queue_open_fd(int fd, uint16_t num)
 	/* a netfilter netlink socket, bound or not (ENOTCONN: bound next) */
 	if (check_socket(fd, &sa) < 0 && errno != ENOTCONN)
 		return NULL;
-	q = nfqb_queue_new(num, NFQB_DEFAULT_BUFFERS);
+	q = nfqb_queue_new(num, NFQB_DEFAULT_BUFFERS, (uint32_t)time(NULL));
 	if (!q)
 		return NULL;
 	q->sk.fd = fd;
@@ -314,7 +347,8 @@ NFQB_EXPORT struct nfqb_queue *nfqb_queue_open_fd(int fd, uint16_t num)
 
 NFQB_EXPORT struct nfqb_queue *nfqb_queue_open(uint16_t num)
 {
-	struct nfqb_queue *q = nfqb_queue_new(num, NFQB_DEFAULT_BUFFERS);
+	struct nfqb_queue *q = nfqb_queue_new(num, NFQB_DEFAULT_BUFFERS,
+					       (uint32_t)time(NULL));
 	int err;
 
 	if (!q)
@@ -340,7 +374,8 @@ static int flush_all(struct nfqb_queue *q)
 	unsigned int tries;
 
 	for (tries = 0; tries < 200; tries++) {
-		if (nfqb_tx_flush(q, NFQB_FLUSH_CLOSE, true, nfqb_now_ns()) >= 0)
+		if (nfqb_tx_flush(&q->tx, &q->tx_in, NFQB_FLUSH_CLOSE, true,
+				  nfqb_now_ns()) >= 0)
 			return 0;
 		if (errno != EAGAIN)
 			return -1;
@@ -359,26 +394,26 @@ static int flush_all(struct nfqb_queue *q)
  * taken whatever failed before: 0, or -1 with the errno of the first
  * failure.
  */
-static int finish(struct nfqb_queue *q)
+static int drain_and_unbind(struct nfqb_queue *q)
 {
-	uint32_t fm[2] = { q->conf.default_verdict == NFQB_ACCEPT ?
+	uint32_t fm[2] = { q->set.default_verdict == NFQB_ACCEPT ?
 			   NFQB_F_FAIL_OPEN : 0, NFQB_F_FAIL_OPEN };
 	unsigned int rounds;
 	int err = 0;
 
 	nfqb_post_quiesce(&q->post);
-	nfqb_book_default_all(q);
+	nfqb_book_default_all(&q->book, &q->book_in);
 	if (flush_all(q) < 0)
 		err = errno;
 	if (q->sk.fd >= 0) {
 		if (config_flags(q, fm[0], fm[1]) == 0)
 			config_maxlen(q, 0);
 		for (rounds = 0; rounds < 1000; rounds++) {
-			int r = nfqb_rx_read_any(q, q->rx.vlen);
+			int r = nfqb_rx_read_any(&q->rx, &q->rx_in, q->rx.vlen);
 
 			if (r < 0 && errno != ENOBUFS)
 				break;
-			nfqb_book_default_all(q);
+			nfqb_book_default_all(&q->book, &q->book_in);
 		}
 	}
 	/* From here on a decision is refused (ESHUTDOWN): once the threads
@@ -386,7 +421,7 @@ static int finish(struct nfqb_queue *q)
 	 * and all of it is sent before the unbind. */
 	atomic_store(&q->shut, true);
 	nfqb_post_quiesce(&q->post);
-	nfqb_book_default_all(q);
+	nfqb_book_default_all(&q->book, &q->book_in);
 	if (flush_all(q) < 0 && !err)
 		err = errno;
 	if (q->sk.fd >= 0 && config_cmd(q, NFQNL_CFG_CMD_UNBIND) < 0 &&
@@ -404,7 +439,7 @@ int nfqb_queue_shutdown(struct nfqb_queue *q)
 {
 	if (atomic_load(&q->shut))
 		return 0;
-	return finish(q);
+	return drain_and_unbind(q);
 }
 
 NFQB_EXPORT int nfqb_queue_close(struct nfqb_queue *q)
@@ -431,6 +466,17 @@ NFQB_EXPORT int nfqb_queue_close_stats(struct nfqb_queue *q,
 	nfqb_queue_stats(q, st, size);
 	queue_free(q);
 	return ret;
+}
+
+NFQB_EXPORT int nfqb_queue_stats(const struct nfqb_queue *q,
+				 struct nfqb_stats *st, size_t size)
+{
+	if (!q || !st || size % sizeof(uint64_t)) {
+		errno = EINVAL;
+		return -1;
+	}
+	nfqb_counters_read(&q->ctr, st, size);
+	return 0;
 }
 
 /* A NULL @q: 0 (which cannot carry -1), errno EINVAL. */
@@ -461,7 +507,7 @@ NFQB_EXPORT int nfqb_queue_set_nonblock(struct nfqb_queue *q, bool on)
 {
 	if (!q)
 		return nfqb_fail(EINVAL);
-	q->conf.nonblock = on;
+	q->set.nonblock = on;
 	return 0;
 }
 
@@ -477,8 +523,8 @@ NFQB_EXPORT int nfqb_queue_set_copy_mode(struct nfqb_queue *q,
 	/* every buffer holds the largest message: nothing to resize */
 	if (config_params(q, (uint8_t)mode, range) < 0)
 		return -1;
-	q->conf.copy_mode = (uint8_t)mode;
-	q->conf.copy_range = (range > 0xffff || range == 0) ? 0xffff : range;
+	q->set.copy_mode = (uint8_t)mode;
+	q->set.copy_range = (range > 0xffff || range == 0) ? 0xffff : range;
 	return 0;
 }
 
@@ -538,7 +584,7 @@ NFQB_EXPORT int nfqb_queue_set_default_verdict(struct nfqb_queue *q,
 {
 	if (!q || (verdict != NFQB_ACCEPT && verdict != NFQB_DROP))
 		return nfqb_fail(EINVAL);
-	q->conf.default_verdict = verdict;
+	q->set.default_verdict = verdict;
 	return 0;
 }
 
@@ -546,7 +592,7 @@ NFQB_EXPORT int nfqb_queue_set_coalesce(struct nfqb_queue *q, bool on)
 {
 	if (!q)
 		return nfqb_fail(EINVAL);
-	q->conf.coalesce = on;
+	q->set.coalesce = on;
 	return 0;
 }
 
@@ -555,7 +601,7 @@ NFQB_EXPORT int nfqb_queue_set_batch_limit(struct nfqb_queue *q,
 {
 	if (!q || limit == 0 || limit > 65536)
 		return nfqb_fail(EINVAL);
-	q->conf.batch_limit = limit;
+	q->set.batch_limit = limit;
 	return 0;
 }
 
@@ -563,7 +609,7 @@ NFQB_EXPORT int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec)
 {
 	if (!q)
 		return nfqb_fail(EINVAL);
-	q->conf.latency_us = usec;
+	q->set.latency_us = usec;
 	return 0;
 }
 
@@ -572,14 +618,14 @@ NFQB_EXPORT int nfqb_queue_set_linger(struct nfqb_queue *q, uint32_t usec)
 	if (!q)
 		return nfqb_fail(EINVAL);
 	if (usec == NFQB_LINGER_AUTO) {
-		q->conf.linger_fixed = false;
-		q->conf.linger_us = NFQB_DEFAULT_LINGER_US;
+		q->set.linger_fixed = false;
+		q->set.linger_us = NFQB_DEFAULT_LINGER_US;
 		return 0;
 	}
 	if (usec >= 1000000)
 		return nfqb_fail(EINVAL);
-	q->conf.linger_fixed = true;
-	q->conf.linger_us = usec;
+	q->set.linger_fixed = true;
+	q->set.linger_us = usec;
 	return 0;
 }
 
@@ -588,7 +634,7 @@ NFQB_EXPORT int nfqb_queue_set_verdict_timeout(struct nfqb_queue *q,
 {
 	if (!q)
 		return nfqb_fail(EINVAL);
-	q->conf.timeout_ms = msec;
+	q->set.timeout_ms = msec;
 	return 0;
 }
 
@@ -597,7 +643,7 @@ NFQB_EXPORT int nfqb_queue_set_recv_timeout(struct nfqb_queue *q,
 {
 	if (!q)
 		return nfqb_fail(EINVAL);
-	q->conf.recv_timeout_ms = msec;
+	q->set.recv_timeout_ms = msec;
 	return 0;
 }
 
@@ -625,6 +671,16 @@ NFQB_EXPORT int nfqb_queue_set_wake_fd(struct nfqb_queue *q, int fd)
 	return 0;
 }
 
+unsigned int nfqb_queue_nready(const struct nfqb_queue *q)
+{
+	return q->book.nready;
+}
+
+unsigned int nfqb_queue_buffers(const struct nfqb_queue *q)
+{
+	return q->bufs.nslots;
+}
+
 /* A NULL @q: false, errno EINVAL. */
 NFQB_EXPORT bool nfqb_queue_fallback(const struct nfqb_queue *q)
 {
@@ -642,10 +698,10 @@ NFQB_EXPORT bool nfqb_queue_fallback(const struct nfqb_queue *q)
 /* Send every decision, the default verdict for what is undecided; true if
  * nothing is owed to the kernel any more (an open gap of unreadable
  * messages is: its packets are queued and undecided). */
-static int settle(struct nfqb_queue *q)
+static int send_all_owed(struct nfqb_queue *q)
 {
 	nfqb_post_quiesce(&q->post);
-	nfqb_book_default_all(q);
+	nfqb_book_default_all(&q->book, &q->book_in);
 	if (flush_all(q) < 0)
 		return -1;
 	if (!nfqb_book_settled(&q->book)) {
@@ -668,7 +724,7 @@ static int settle(struct nfqb_queue *q)
  * for decisions that came in between) leaves @q shut down with its
  * socket, which nfqb_queue_close() closes (the kernel unbinds).
  */
-int nfqb_queue_release(struct nfqb_queue *q)
+static int hand_over(struct nfqb_queue *q)
 {
 	struct epoll_event ev = { 0 };
 	int fd;
@@ -681,10 +737,10 @@ int nfqb_queue_release(struct nfqb_queue *q)
 		errno = ENOTSOCK;
 		return -1;
 	}
-	if (settle(q) < 0)
+	if (send_all_owed(q) < 0)
 		return -1;
 	atomic_store(&q->shut, true);
-	if (settle(q) < 0)
+	if (send_all_owed(q) < 0)
 		return -1;
 	fd = q->sk.fd;
 	epoll_ctl(q->sk.epfd, EPOLL_CTL_DEL, fd, &ev);
@@ -692,10 +748,19 @@ int nfqb_queue_release(struct nfqb_queue *q)
 	return fd;
 }
 
-void nfqb_queue_abandon(struct nfqb_queue *q)
+int nfqb_queue_handover(struct nfqb_queue *q, bool anyway)
 {
+	int fd = hand_over(q), err;
+
+	if (fd >= 0 || !anyway)
+		return fd;
+	/* the socket is the caller's all the same: nothing more is sent
+	 * (what was owed stays queued, for the next owner's default) */
+	err = errno;
 	atomic_store(&q->shut, true);
 	q->sk.fd = -1;
+	errno = err;
+	return -1;
 }
 
 NFQB_EXPORT int nfqb_queue_detach(struct nfqb_queue *q)
@@ -712,7 +777,7 @@ NFQB_EXPORT int nfqb_queue_detach(struct nfqb_queue *q)
 		errno = EBUSY;
 		return -1;
 	}
-	fd = nfqb_queue_release(q);
+	fd = nfqb_queue_handover(q, false);
 	if (fd < 0)
 		return -1;
 	queue_free(q);
@@ -777,6 +842,7 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 	struct sockaddr_nl sa = { 0 };
 	struct nfqb_kstats ks;
 	struct nfqb_queue *q;
+	uint32_t seq;
 	int listed;
 
 	if (check_socket(fd, &sa) < 0)
@@ -784,22 +850,21 @@ struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 	listed = kernel_says(num, sa.nl_pid, &ks);
 	if (listed < 0)
 		return NULL;
-	q = nfqb_queue_new(num, nbuffers);
+	/* replies to the previous owner's requests may still wait in the
+	 * socket: no sequence number of ours should match them */
+	seq = (uint32_t)(nfqb_now_ns() ^ ((uint64_t)getpid() << 20));
+	q = nfqb_queue_new(num, nbuffers, seq);
 	if (!q)
 		return NULL;
 	q->sk.fd = fd;
 	q->sk.portid = sa.nl_pid;
 	if (listed) {
-		q->conf.copy_mode = (uint8_t)ks.copy_mode;
-		q->conf.copy_range = ks.copy_range;
+		q->set.copy_mode = (uint8_t)ks.copy_mode;
+		q->set.copy_range = ks.copy_range;
 	}
-	/* replies to the previous owner's requests may still wait in the
-	 * socket: no sequence number of ours should match them */
-	q->cfg.seq = (uint32_t)(nfqb_now_ns() ^ ((uint64_t)getpid() << 20));
-	q->tx.seq = q->cfg.seq;
 	/* packets the previous owner received and never decided (it died)
 	 * are still queued: they get the default verdict before anything
-	 * of ours is batched (see nfqb_book_add_packet()) */
+	 * of ours is batched (see book.c's orphans_head()) */
 	q->sk.adopted = true;
 	/* unlisted: a flags request that changes nothing (mask 0) is
 	 * answered 0 only for the queue's own socket (EPERM for another's,

@@ -1,99 +1,43 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The queue (queue.c): open, configure, close, hand on; and the struct that
- * holds the state of every module, each part written by one file:
+ * The queue's life beyond the public API (queue.c), for the worker pool
+ * (the layer above) and the tests. struct nfqb_queue is opaque here: its
+ * parts and their owners are in queue-int.h, which only the queue's own
+ * files include; loop.h has its receive loop's functions.
  *
- *   sk, conf, shut   queue.c     bufs    pkt.c      rx      rx.c
- *   book             book.c      tx      tx.c       cfg     cfg.c
- *   pace             pace.c      loop    loop.c     post    verdict.c
- *   wake             loop.c
- *   ctr              the counters: each one by the file that counts it
- *                    (late_verdicts from any thread, the rest from the
- *                    owner's)
- *
- * post and wake are written by other threads too: each is on its own cache
- * line, apart from the owner's state.
+ * A queue ends in one of two ways, both keeping its memory until
+ * nfqb_queue_close() frees it (a late decision meets ESHUTDOWN, not freed
+ * memory): it is shut down (every packet decided or given the default and
+ * sent, the socket drained, the queue unbound), or handed over (every
+ * packet decided or given the default and sent, the binding and the socket
+ * handed on). nfqb_queue_close() is shutdown and free, nfqb_queue_detach()
+ * handover and free, nfqb_pool_handover() a handover of every queue.
  */
 #ifndef NFQB_QUEUE_H
 #define NFQB_QUEUE_H
 
-#include "book.h"
-#include "cfg.h"
-#include "loop.h"
-#include "pace.h"
-#include "rx.h"
-#include "tx.h"
-#include "verdict.h"
-
-#define NFQB_DEFAULT_BATCH_LIMIT	64
-#define NFQB_DEFAULT_LATENCY_US		1000
-
-/* The sockets. */
-struct nfqb_sock {
-	int fd;			/* netlink socket, -1: none (tests) */
-	int epfd;		/* epoll: fd + evfd, what nfqb_queue_fd() gives */
-	int evfd;		/* eventfd: decisions posted, interrupt */
-	int tfd;		/* timerfd of the linger pause */
-	int wake_fd;		/* nfqb_queue_set_wake_fd(), -1: none (the
-				 * application's: never read or closed) */
-	uint32_t portid;
-	uint16_t num;
-	bool adopted;		/* nfqb_queue_adopt(): a previous owner */
-};
-
-/* The application's settings. */
-struct nfqb_conf {
-	bool nonblock;
-	bool coalesce;
-	bool linger_fixed;	/* a duration set by the application */
-	uint32_t linger_us;	/* that duration, or the adaptive cap */
-	uint32_t default_verdict;
-	uint32_t batch_limit;
-	uint32_t latency_us;
-	uint32_t timeout_ms;
-	uint32_t recv_timeout_ms;	/* nfqb_queue_set_recv_timeout() */
-	uint32_t copy_range;
-	uint8_t copy_mode;
-};
-
-struct nfqb_queue {
-	struct nfqb_sock sk;
-	struct nfqb_conf conf;
-	struct nfqb_bufs bufs;
-	struct nfqb_rx rx;
-	struct nfqb_book book;
-	struct nfqb_tx tx;
-	struct nfqb_cfg cfg;
-	struct nfqb_pace pace;
-	struct nfqb_loop loop;
-	struct nfqb_counters ctr;
-	/* other threads read or write these */
-	struct nfqb_post post;
-	struct nfqb_wake wake;
-	_Alignas(64) _Atomic bool shut;	/* nfqb_queue_shutdown() done */
-};
+#include "internal.h"
 
 /* The memory of a queue with @nbuffers receive buffers, no socket (fd
- * -1), not bound. NULL with ENOMEM. */
-struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers);
-/* Give every outstanding packet its verdict, drain the socket, unbind and
- * close the sockets, keep the memory: later verdicts fail with ESHUTDOWN.
- * nfqb_queue_close() frees it. Returns 0 or -1 with errno. */
-int nfqb_queue_shutdown(struct nfqb_queue *q);
-/* Hand the binding on (see queue.c): every verdict sent, nothing more
- * read, no unbind; returns the socket fd (no longer the queue's) or -1.
- * The memory stays until nfqb_queue_close(). */
-int nfqb_queue_release(struct nfqb_queue *q);
-/* Give up @q, its socket the caller's: later verdicts are refused and
- * nothing is sent any more. */
-void nfqb_queue_abandon(struct nfqb_queue *q);
+ * -1), not bound, its messages numbered from @seq + 1 on. NULL with
+ * ENOMEM. */
+struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers,
+				  uint32_t seq);
 /* nfqb_queue_adopt() with @nbuffers receive buffers. */
 struct nfqb_queue *nfqb_queue_adopt_n(int fd, uint16_t num,
 				      unsigned int nbuffers);
+/* Shut @q down: every outstanding packet its verdict, the socket drained,
+ * unbound, the sockets closed; later verdicts fail with ESHUTDOWN. Again:
+ * 0, nothing done. Returns 0 or -1 with errno. */
+int nfqb_queue_shutdown(struct nfqb_queue *q);
+/* Hand the binding on (see queue.c): every verdict sent, nothing more
+ * read, no unbind; returns the socket fd (no longer the queue's) or -1.
+ * @anyway: on a failure too the socket is no longer the queue's (nothing
+ * more is sent; what was owed stays queued for the next owner). */
+int nfqb_queue_handover(struct nfqb_queue *q, bool anyway);
 /* Packets read and not handed out yet. */
-static inline unsigned int nfqb_queue_nready(const struct nfqb_queue *q)
-{
-	return q->book.nready;
-}
+unsigned int nfqb_queue_nready(const struct nfqb_queue *q);
+/* Its receive buffers. */
+unsigned int nfqb_queue_buffers(const struct nfqb_queue *q);
 
 #endif /* NFQB_QUEUE_H */

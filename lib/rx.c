@@ -6,7 +6,7 @@
  * of it: a packet parsed into the next free descriptor, or, for one that
  * cannot be handed out, its id (it gets the default verdict by id) or the
  * fact that its id is unreadable (a gap). Answers to configuration
- * requests are kept for cfg.c, errors about verdicts counted (a refused
+ * requests are kept for req.c, errors about verdicts counted (a refused
  * verdict stops batching). Nothing is sent here.
  */
 #include <errno.h>
@@ -18,7 +18,8 @@
 
 #include "book.h"
 #include "parse.h"
-#include "queue.h"
+#include "rx.h"
+#include "settings.h"
 #include "sys.h"
 
 #define PACKET_TYPE	((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET)
@@ -33,16 +34,15 @@ static bool msg_fits(const struct nlmsghdr *nlh, size_t rem)
 
 /* An NLMSG_ERROR from the kernel: the ack of our configuration request,
  * or an error about one of our verdicts. */
-static void read_error(struct nfqb_queue *q, const struct nlmsghdr *nlh,
-		       struct nfqb_arrival *a)
+static void read_error(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
+		       const struct nlmsghdr *nlh, struct nfqb_arrival *a)
 {
 	const struct nlmsgerr *e;
-	struct nfqb_rx *rx = &q->rx;
 	uint32_t seq;
 	uint16_t type;
 
 	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e))) {
-		nfqb_stat_inc(q, rejected_malformed);
+		nfqb_stat_inc(in->ctr, rejected_malformed);
 		return;
 	}
 	e = mnl_nlmsg_get_payload(nlh);
@@ -53,21 +53,21 @@ static void read_error(struct nfqb_queue *q, const struct nlmsghdr *nlh,
 			rx->acks[rx->nacks++] = (struct nfqb_rx_ack){
 				.seq = seq, .err = -e->error };
 		else
-			rx->overflows++;	/* cfg.c may miss its own */
+			rx->overflows++;	/* req.c may miss its own */
 		return;
 	}
 	if (e->error == 0)
 		return;
-	nfqb_stat_inc(q, kernel_errors);
+	nfqb_stat_inc(in->ctr, kernel_errors);
 	if (e->error == -ENOENT) {
 		/* nothing to decide: a gap id never queued, or a packet the
 		 * kernel dropped itself (device gone) */
-		nfqb_stat_inc(q, enoent_errors);
+		nfqb_stat_inc(in->ctr, enoent_errors);
 		return;
 	}
 	/* The kernel refused a verdict: its packets may still be queued
 	 * there, and a later batch could reach them. No batch from now on. */
-	nfqb_stat_inc(q, verdict_errors);
+	nfqb_stat_inc(in->ctr, verdict_errors);
 	if (e->error == -EPERM)	/* no CAP_NET_ADMIN: nfqb_recv() says so */
 		rx->refusals++;
 	a->refused = true;
@@ -76,32 +76,33 @@ static void read_error(struct nfqb_queue *q, const struct nlmsghdr *nlh,
 /* A packet message of @len bytes (@whole: all of it came): parsed into
  * the next free descriptor, which the book takes if it keeps it; if it
  * cannot be handed out, its id, if that can be read. */
-static void read_packet(struct nfqb_queue *q, const struct nlmsghdr *nlh,
-			size_t len, bool whole, struct nfqb_arrival *a)
+static void read_packet(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
+			const struct nlmsghdr *nlh, size_t len, bool whole,
+			struct nfqb_arrival *a)
 {
-	struct nfqb_packet *p = whole ? q->bufs.free_head : NULL;
-	struct nfqb_rx *rx = &q->rx;
+	struct nfqb_packet *p = whole ? in->bufs->free_head : NULL;
 	uint16_t res_id;
 
 	if (p && nfqb_parse_packet(p, nlh) == NFQB_PARSE_OK &&
-	    p->res_id == q->sk.num) {
+	    p->res_id == in->sk->num) {
 		a->p = p;
 		if (rx->want_flows && rx->nflows < NFQB_RX_FLOWS)
 			rx->flows[rx->nflows++] = nfqb_parse_flow(p);
 		return;
 	}
 	if (p)
-		nfqb_stat_inc(q, rejected_malformed);
+		nfqb_stat_inc(in->ctr, rejected_malformed);
 	a->unusable = true;
 	a->have_id = nfqb_parse_id(nlh, len, &a->id, &res_id);
-	if (a->have_id && res_id != q->sk.num)
+	if (a->have_id && res_id != in->sk->num)
 		a->unusable = false;	/* not of our queue: no id of ours */
 }
 
 /* The message at @off of the datagram in @a->slot (@len bytes, @trunc:
  * cut by MSG_TRUNC) into @a. Returns the offset of the next one. */
-static size_t read_msg(struct nfqb_queue *q, size_t off, size_t len,
-		       bool trunc, struct nfqb_arrival *a)
+static size_t read_msg(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
+		       size_t off, size_t len, bool trunc,
+		       struct nfqb_arrival *a)
 {
 	const struct nlmsghdr *nlh =
 		(const struct nlmsghdr *)(a->slot->data + off);
@@ -112,67 +113,68 @@ static size_t read_msg(struct nfqb_queue *q, size_t off, size_t len,
 	if (!trunc && !fits) {
 		/* a length that lies: nothing in it can be trusted, the id
 		 * neither; if a packet was there, it leaves a gap */
-		nfqb_stat_inc(q, rejected_malformed);
+		nfqb_stat_inc(in->ctr, rejected_malformed);
 		a->unusable = true;
 		return len;
 	}
 	if (type == NLMSG_ERROR)
-		read_error(q, nlh, a);
+		read_error(rx, in, nlh, a);
 	else if (type == PACKET_TYPE)
-		read_packet(q, nlh, fits ? nlh->nlmsg_len : len, fits, a);
+		read_packet(rx, in, nlh, fits ? nlh->nlmsg_len : len, fits, a);
 	else if (type != NLMSG_NOOP && type != NLMSG_DONE)
-		nfqb_stat_inc(q, rejected_malformed);
+		nfqb_stat_inc(in->ctr, rejected_malformed);
 	/* the last message may lack its padding */
 	return fits ? off + NLMSG_ALIGN(nlh->nlmsg_len) : len;
 }
 
 /* The messages of one datagram from the kernel, each to the book. */
-static void walk_datagram(struct nfqb_queue *q, struct nfqb_slot *s,
-			  size_t len, bool trunc, uint64_t now)
+static void walk_datagram(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
+			  struct nfqb_slot *s, size_t len, bool trunc,
+			  uint64_t now)
 {
-	struct nfqb_rx *rx = &q->rx;
 	size_t off = 0;
 
 	/* (a truncated one: its first message, however short) */
 	while (off < len && (trunc || len - off >= sizeof(struct nlmsghdr))) {
 		struct nfqb_arrival a = { .slot = s, .now = now };
 
-		off = read_msg(q, off, len, trunc, &a);
-		if (!nfqb_book_add(q, &a))
+		off = read_msg(rx, in, off, len, trunc, &a);
+		if (!nfqb_book_add(in->book, in->book_in, &a))
 			continue;
 		rx->npkts++;
 		if (a.p->tb[NFQA_PAYLOAD])
-			rx->nbytes += mnl_attr_get_payload_len(
-						a.p->tb[NFQA_PAYLOAD]);
+			rx->nbytes += a.p->tb[NFQA_PAYLOAD]->nla_len -
+				      NLA_HDRLEN;	/* its payload */
 	}
 	if (off < len)	/* bytes too few for a header: no message */
-		nfqb_stat_inc(q, rejected_malformed);
+		nfqb_stat_inc(in->ctr, rejected_malformed);
 }
 
-static void read_datagram(struct nfqb_queue *q, unsigned int i, uint64_t now)
+static void read_datagram(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
+			  unsigned int i, uint64_t now)
 {
-	const struct sockaddr_nl *from = &q->rx.addrs[i];
-	const struct msghdr *m = &q->rx.mmsg[i].msg_hdr;
-	size_t len = q->rx.mmsg[i].msg_len;
+	const struct sockaddr_nl *from = &rx->addrs[i];
+	const struct msghdr *m = &rx->mmsg[i].msg_hdr;
+	size_t len = rx->mmsg[i].msg_len;
 
 	if (from->nl_family != AF_NETLINK || from->nl_pid != 0) {
 		/* anyone may write to our port: not a kernel message */
-		nfqb_stat_inc(q, rejected_foreign);
+		nfqb_stat_inc(in->ctr, rejected_foreign);
 		return;
 	}
 	if (len > NFQB_SLOT_SIZE)
 		len = NFQB_SLOT_SIZE;
 	if (m->msg_flags & MSG_TRUNC)
-		nfqb_stat_inc(q, rejected_truncated);
-	walk_datagram(q, q->rx.slots[i], len, m->msg_flags & MSG_TRUNC, now);
+		nfqb_stat_inc(in->ctr, rejected_truncated);
+	walk_datagram(rx, in, rx->slots[i], len, m->msg_flags & MSG_TRUNC,
+		      now);
 }
 
 /* Up to @n free buffers to read into (they stay free: a packet that keeps
  * one takes it), or the spare one when none is free. How many. */
-static unsigned int rx_prepare(struct nfqb_queue *q, unsigned int n)
+static unsigned int rx_prepare(struct nfqb_rx *rx, const struct nfqb_bufs *b,
+			       unsigned int n)
 {
-	const struct nfqb_bufs *b = &q->bufs;
-	struct nfqb_rx *rx = &q->rx;
 	unsigned int i;
 
 	if (n > rx->vlen)
@@ -190,23 +192,23 @@ static unsigned int rx_prepare(struct nfqb_queue *q, unsigned int n)
 	return n;
 }
 
-int nfqb_rx_read(struct nfqb_queue *q, unsigned int want)
+int nfqb_rx_read(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
+		 unsigned int want)
 {
-	struct nfqb_rx *rx = &q->rx;
-	unsigned int i, n = rx_prepare(q, want);
+	unsigned int i, n = rx_prepare(rx, in->bufs, want);
 	int r, err;
 
 	rx->got = rx->npkts = rx->nflows = rx->nacks = 0;
 	rx->nbytes = 0;
-	rx->want_flows = !q->conf.linger_fixed && q->conf.linger_us;
-	r = n ? nfqb_sys_recvmmsg(q->sk.fd, rx->mmsg, n) : -1;
+	rx->want_flows = !in->set->linger_fixed && in->set->linger_us;
+	r = n ? nfqb_sys_recvmmsg(in->sk->fd, rx->mmsg, n) : -1;
 	err = n ? errno : ENOSPC;
 	rx->read_ns = nfqb_now_ns();
 	if (n)
-		nfqb_stat_inc(q, recv_calls);
+		nfqb_stat_inc(in->ctr, recv_calls);
 	if (r < 0) {
 		if (err == ENOBUFS) {
-			nfqb_stat_inc(q, enobufs);
+			nfqb_stat_inc(in->ctr, enobufs);
 			rx->overflows++;	/* an ack may be lost */
 		}
 		if (err == EAGAIN)
@@ -217,32 +219,33 @@ int nfqb_rx_read(struct nfqb_queue *q, unsigned int want)
 	rx->last_full = (unsigned int)r == n;
 	rx->got = (unsigned int)r;
 	for (i = 0; i < rx->got; i++)
-		read_datagram(q, i, rx->read_ns);
+		read_datagram(rx, in, i, rx->read_ns);
 	if (rx->npkts) {
-		nfqb_stat_add(q, packets, rx->npkts);
-		nfqb_stat_add(q, bytes, rx->nbytes);
+		nfqb_stat_add(in->ctr, packets, rx->npkts);
+		nfqb_stat_add(in->ctr, bytes, rx->nbytes);
 	}
 	return r;
 }
 
-int nfqb_rx_read_any(struct nfqb_queue *q, unsigned int want)
+int nfqb_rx_read_any(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
+		     unsigned int want)
 {
 	struct nfqb_slot *s = NULL;
 	int r, err;
 
-	if (!q->bufs.nfree_slots) {
+	if (!in->bufs->nfree_slots) {
 		s = nfqb_slot_get_heap();
 		if (!s) {
 			errno = ENOMEM;
 			return -1;
 		}
-		q->rx.spare = s;
+		rx->spare = s;
 	}
-	r = nfqb_rx_read(q, want);
+	r = nfqb_rx_read(rx, in, want);
 	err = errno;
-	q->rx.spare = NULL;
+	rx->spare = NULL;
 	if (s)
-		nfqb_slot_put(&q->bufs, s);	/* the packets keep it */
+		nfqb_slot_put(in->bufs, s);	/* the packets keep it */
 	errno = err;
 	return r;
 }

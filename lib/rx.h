@@ -5,7 +5,9 @@
  * last read brought; the kernel's answers (acknowledgements, refused
  * verdicts).
  *
- * Owner: rx.c alone writes struct nfqb_rx (owner thread).
+ * Owner: rx.c alone writes struct nfqb_rx (owner thread). Its functions
+ * take it and their view of the rest (struct nfqb_rx_in): the socket and
+ * settings read, the book told through its functions, the counters.
  */
 #ifndef NFQB_RX_H
 #define NFQB_RX_H
@@ -44,7 +46,7 @@ struct nfqb_rx {
 	/* verdicts the kernel refused with EPERM (no CAP_NET_ADMIN): loop.c
 	 * reports each once */
 	uint32_t refusals;
-	/* answers to configuration requests the last read brought: cfg.c
+	/* answers to configuration requests the last read brought: req.c
 	 * matches them to its request */
 	struct nfqb_rx_ack {
 		uint32_t seq;
@@ -52,6 +54,26 @@ struct nfqb_rx {
 	} acks[NFQB_RX_ACKS];
 	unsigned int nacks;
 	uint32_t overflows;	/* ENOBUFS: an answer may be lost */
+};
+
+/* What a read reads of the queue, and the owners it hands on to: its
+ * caller's view (the queue builds it once). */
+struct nfqb_sock;
+struct nfqb_settings;
+struct nfqb_book;
+struct nfqb_book_in;
+struct nfqb_rx_in {
+	const struct nfqb_sock *sk;	/* fd, num */
+	const struct nfqb_settings *set;	/* the linger: note the
+						 * flows? */
+	struct nfqb_bufs *bufs;		/* pkt.c's: the free buffers read into
+					 * and the next free descriptor parsed
+					 * into (the book takes what it keeps);
+					 * a spare buffer put back */
+	struct nfqb_book *book;		/* book.c's: told what each message
+					 * is (nfqb_book_add()) */
+	const struct nfqb_book_in *book_in;	/* ... with its view */
+	struct nfqb_counters *ctr;
 };
 
 /* Scratch for the reads; 0 or -1 (ENOMEM). */
@@ -62,10 +84,12 @@ void nfqb_rx_free(struct nfqb_rx *rx);
  * and tell the book what each message is. Returns the number of
  * datagrams, or -1 with errno (EAGAIN: nothing to read, ENOSPC: no free
  * buffer, or the socket's). */
-int nfqb_rx_read(struct nfqb_queue *q, unsigned int want);
+int nfqb_rx_read(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
+		 unsigned int want);
 /* The same, and with no free buffer into an allocated one (a
  * configuration round trip or close must read whatever the application
  * holds; ENOMEM). */
-int nfqb_rx_read_any(struct nfqb_queue *q, unsigned int want);
+int nfqb_rx_read_any(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
+		     unsigned int want);
 
 #endif /* NFQB_RX_H */

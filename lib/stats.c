@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Statistics: the library's counters of a queue, and the kernel's own view
- * from /proc/net/netfilter/nfnetlink_queue.
+ * Statistics: the library's counters of a queue (read for
+ * nfqb_queue_stats()), and the kernel's own view from
+ * /proc/net/netfilter/nfnetlink_queue.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "queue.h"
+#include "internal.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.0.0"
@@ -15,21 +16,16 @@
 
 #define KSTATS_PATH "/proc/net/netfilter/nfnetlink_queue"
 
-NFQB_EXPORT int nfqb_queue_stats(const struct nfqb_queue *q,
-				 struct nfqb_stats *st, size_t size)
+void nfqb_counters_read(const struct nfqb_counters *c, struct nfqb_stats *st,
+			size_t size)
 {
 	struct nfqb_stats s;
 	size_t i, n = sizeof(s) / sizeof(uint64_t);
 	uint64_t *v = (uint64_t *)&s;
 
-	if (!q || !st || size % sizeof(uint64_t)) {
-		errno = EINVAL;
-		return -1;
-	}
 	for (i = 0; i < n; i++)
-		v[i] = atomic_load_explicit(&q->ctr.v[i], memory_order_relaxed);
+		v[i] = atomic_load_explicit(&c->v[i], memory_order_relaxed);
 	nfqb_struct_out(st, size, &s, sizeof(s));
-	return 0;
 }
 
 /* One line: "queue portid total mode range dropped user_dropped idseq 1" */

@@ -7,12 +7,13 @@
 #define NFQB_SYS_REAL_H
 
 #include <errno.h>
+#include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
-
-#include "sys.h"
 
 static inline ssize_t nfqb_real_sendmsg(int fd, const struct msghdr *msg,
 					int flags)

@@ -4,6 +4,7 @@
  * nothing else. Tests that inject failures link their own seam in place
  * of this file (tests/seam/seam.c).
  */
+#include "sys.h"
 #include "sys-real.h"
 
 ssize_t nfqb_sys_sendmsg(int fd, const struct msghdr *msg, int flags)

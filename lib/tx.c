@@ -3,8 +3,8 @@
  * The transport: the only code that sends verdicts. When a flush is due it
  * has the planner plan what is decided and write those messages into its
  * send buffer, sends them in one sendmsg, and only once the kernel took
- * them has the book release what they decided. A send that fails sends
- * nothing more and releases nothing: every decision stays in the book, so
+ * them does the book drop what they decided. A send that fails sends
+ * nothing more and drops nothing: every decision stays in the book, so
  * no later message can reach a packet whose own verdict was not taken,
  * and the next flush (a timer with backoff, or the application's) plans
  * and sends it again.
@@ -12,8 +12,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "queue.h"
+#include "post.h"
+#include "settings.h"
 #include "sys.h"
+#include "tx.h"
 
 int nfqb_tx_alloc(struct nfqb_tx *t, uint32_t seq)
 {
@@ -37,18 +39,24 @@ void nfqb_tx_free(struct nfqb_tx *t)
 	t->plan.items = NULL;
 }
 
-uint32_t nfqb_tx_posted(const struct nfqb_queue *q)
+int nfqb_tx_send(int fd, const void *buf, size_t len,
+		 struct nfqb_counters *ctr)
 {
-	return atomic_load_explicit(&q->post.posted, memory_order_acquire) +
-	       q->post.own + q->book.defaulted;
+	nfqb_stat_inc(ctr, send_calls);
+	return nfqb_sys_send_kernel(fd, buf, len);
+}
+
+uint32_t nfqb_tx_posted(const struct nfqb_tx_in *in)
+{
+	return nfqb_post_count(in->post) + in->book->defaulted;
 }
 
 /* When the next flush is due with @unsent decisions not sent yet. */
-static uint64_t due(const struct nfqb_queue *q, uint32_t unsent, uint64_t now)
+static uint64_t due(const struct nfqb_tx *t, const struct nfqb_tx_in *in,
+		    uint32_t unsent, uint64_t now)
 {
-	const struct nfqb_tx *t = &q->tx;
 	uint64_t since = t->unsent_since ? t->unsent_since : now;
-	uint64_t lat = since + q->conf.latency_us * 1000ull;
+	uint64_t lat = since + in->set->latency_us * 1000ull;
 
 	if (t->failing)
 		return t->retry_at;
@@ -57,38 +65,39 @@ static uint64_t due(const struct nfqb_queue *q, uint32_t unsent, uint64_t now)
 	return lat;
 }
 
-uint64_t nfqb_tx_due(const struct nfqb_queue *q, uint64_t now)
+uint64_t nfqb_tx_due(const struct nfqb_tx *t, const struct nfqb_tx_in *in,
+		     uint64_t now)
 {
-	return due(q, nfqb_tx_posted(q) - q->tx.posted_seen, now);
+	return due(t, in, nfqb_tx_posted(in) - t->posted_seen, now);
 }
 
 /* Plan once and send it; 1 if there is more, 0 if done, -1 on failure. */
-static int flush_once(struct nfqb_queue *q, bool force, uint64_t now,
-		      int *sent)
+static int flush_once(struct nfqb_tx *t, const struct nfqb_tx_in *in,
+		      bool force, uint64_t now, int *sent)
 {
-	const struct nfqb_decision dflt = { .verdict = q->conf.default_verdict };
-	uint64_t lat = q->conf.latency_us * 1000ull;
-	struct nfqb_plan_in in = {
-		.book = &q->book,
+	const struct nfqb_decision dflt = {
+		.verdict = in->set->default_verdict,
+	};
+	uint64_t lat = in->set->latency_us * 1000ull;
+	struct nfqb_plan_in pin = {
+		.book = in->book,
 		.dflt = &dflt,
-		.singles = q->book.fallback || !q->conf.coalesce,
+		.singles = in->book->fallback || !in->set->coalesce,
 		.force = force,
 		.held_cutoff = now > lat ? now - lat : 0,
 		.budget = NFQB_TX_SIZE,
 	};
-	struct nfqb_tx *t = &q->tx;
 	struct nfqb_plan *pl = &t->plan;
 	size_t len;
 	int tries = 0, r;
 
-	nfqb_plan(&in, pl);
+	nfqb_plan(&pin, pl);
 	t->held_due = pl->held ? pl->oldest_held_ns + lat : 0;
 	if (!pl->nitems)
 		return 0;
-	len = nfqb_plan_write(pl, t->buf, &t->seq, q->sk.num);
+	len = nfqb_plan_write(pl, t->buf, &t->seq, in->sk->num);
 	do {	/* a signal is retried */
-		r = nfqb_sys_send_kernel(q->sk.fd, t->buf, len);
-		nfqb_stat_inc(q, send_calls);
+		r = nfqb_tx_send(in->sk->fd, t->buf, len, in->ctr);
 	} while (r < 0 && errno == EINTR && ++tries < 3);
 	if (r < 0)
 		return -1;
@@ -96,10 +105,10 @@ static int flush_once(struct nfqb_queue *q, bool force, uint64_t now,
 	t->backoff_ns = 0;
 	t->retry_at = 0;
 	*sent += (int)(pl->singles + pl->batches);
-	nfqb_stat_add(q, verdict_msgs, pl->singles);
-	nfqb_stat_add(q, batch_msgs, pl->batches);
-	nfqb_stat_add(q, batch_packets, pl->batched);
-	nfqb_book_release(q, pl);
+	nfqb_stat_add(in->ctr, verdict_msgs, pl->singles);
+	nfqb_stat_add(in->ctr, batch_msgs, pl->batches);
+	nfqb_stat_add(in->ctr, batch_packets, pl->batched);
+	nfqb_book_sent(in->book, in->book_in, pl->items, pl->nitems);
 	return pl->more;
 }
 
@@ -112,24 +121,23 @@ static const uint8_t reason_stat[] = {
 	[NFQB_FLUSH_CLOSE] = NFQB_STAT_IDX(flush_explicit),
 };
 
-int nfqb_tx_flush(struct nfqb_queue *q, enum nfqb_flush_reason why,
-		  bool force, uint64_t now)
+int nfqb_tx_flush(struct nfqb_tx *t, const struct nfqb_tx_in *in,
+		  enum nfqb_flush_reason why, bool force, uint64_t now)
 {
-	uint32_t posted = nfqb_tx_posted(q);
-	struct nfqb_tx *t = &q->tx;
+	uint32_t posted = nfqb_tx_posted(in);
 	int sent = 0, r, err;
 
 	do {
-		r = flush_once(q, force, now, &sent);
+		r = flush_once(t, in, force, now, &sent);
 	} while (r > 0);
 	err = errno;
 	if (sent) {
-		nfqb_stat_inc(q, flushes);
-		q->ctr.v[reason_stat[why]] += 1;
+		nfqb_stat_inc(in->ctr, flushes);
+		in->ctr->v[reason_stat[why]] += 1;
 	}
 	if (r < 0) {
 		/* retried from retry_at on, backing off */
-		nfqb_stat_inc(q, send_failures);
+		nfqb_stat_inc(in->ctr, send_failures);
 		t->failing = true;
 		t->backoff_ns = t->backoff_ns ? t->backoff_ns * 2 :
 				NFQB_RETRY_MIN_NS;
@@ -147,11 +155,10 @@ int nfqb_tx_flush(struct nfqb_queue *q, enum nfqb_flush_reason why,
 }
 
 /* Why a flush is due now with @unsent decisions not sent, if it is. */
-static bool due_now(struct nfqb_queue *q, uint32_t unsent, uint64_t now,
-		    bool hold, enum nfqb_flush_reason *why)
+static bool due_now(struct nfqb_tx *t, const struct nfqb_tx_in *in,
+		    uint32_t unsent, uint64_t now, bool hold,
+		    enum nfqb_flush_reason *why)
 {
-	struct nfqb_tx *t = &q->tx;
-
 	*why = NFQB_FLUSH_LATENCY;
 	if (t->failing)
 		return now >= t->retry_at;
@@ -162,23 +169,24 @@ static bool due_now(struct nfqb_queue *q, uint32_t unsent, uint64_t now,
 	if (!t->unsent_since)
 		t->unsent_since = now;
 	*why = NFQB_FLUSH_LIMIT;
-	if (unsent >= q->conf.batch_limit)
+	if (unsent >= in->set->batch_limit)
 		return true;
 	*why = NFQB_FLUSH_LATENCY;
-	if (now - t->unsent_since >= q->conf.latency_us * 1000ull)
+	if (now - t->unsent_since >= in->set->latency_us * 1000ull)
 		return true;
 	*why = NFQB_FLUSH_IDLE;
 	return !hold;
 }
 
-int nfqb_tx_flush_due(struct nfqb_queue *q, uint64_t now, bool hold)
+int nfqb_tx_flush_due(struct nfqb_tx *t, const struct nfqb_tx_in *in,
+		      uint64_t now, bool hold)
 {
-	uint32_t unsent = nfqb_tx_posted(q) - q->tx.posted_seen;
+	uint32_t unsent = nfqb_tx_posted(in) - t->posted_seen;
 	enum nfqb_flush_reason why;
 
-	if (!due_now(q, unsent, now, hold, &why)) {
-		q->tx.due = due(q, unsent, now);
+	if (!due_now(t, in, unsent, now, hold, &why)) {
+		t->due = due(t, in, unsent, now);
 		return 0;
 	}
-	return nfqb_tx_flush(q, why, false, now);
+	return nfqb_tx_flush(t, in, why, false, now);
 }

@@ -12,7 +12,8 @@
 #include <string.h>
 #include <libmnl/libmnl.h>
 
-#include "queue.h"
+#include "loop.h"
+#include "queue-int.h"
 #include "sys.h"
 
 /* PENDING -> CLAIMED for the generation of the handle; 0 or an errno. */
@@ -22,7 +23,7 @@ static int claim(struct nfqb_queue *q, struct nfqb_packet *p, uint32_t tag,
 	int err = nfqb_pkt_claim(p, tag, sgp);
 
 	if (err)
-		nfqb_stat_inc(q, late_verdicts);
+		nfqb_stat_inc(&q->ctr, late_verdicts);
 	return err;
 }
 
@@ -70,7 +71,7 @@ static int decide(struct nfqb_packet *h, const struct nfqb_decision *d)
 		atomic_fetch_add_explicit(&q->post.inflight, 1,
 					  memory_order_acq_rel);
 	if (atomic_load(&q->shut)) {
-		nfqb_stat_inc(q, late_verdicts);
+		nfqb_stat_inc(&q->ctr, late_verdicts);
 		err = ESHUTDOWN;
 	} else {
 		err = claim(q, p, nfqb_handle_tag(h), &sg);

@@ -91,7 +91,7 @@ static int fz_inject(struct nfqb_queue *q, const void *buf, size_t len,
 static unsigned int fz_pop(struct nfqb_queue *q, struct nfqb_packet **vec,
 			   unsigned int max)
 {
-	return nfqb_book_serve(q, 0, vec, max);
+	return nfqbt_serve(q, vec, max);
 }
 
 

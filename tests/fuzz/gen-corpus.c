@@ -258,8 +258,7 @@ static size_t full_packet(struct nlb *b, uint32_t id, uint8_t family,
 /* A packet message with the header and one attribute kind. */
 static size_t one_attr_packet(struct nlb *b, uint32_t id, enum kind k)
 {
-	nlb_init_packet(b, 2, QNUM);
-	nlb_pkt_hdr(b, id, 0x0800, 1);
+	nlb_init_ipv4(b, QNUM, id);
 	add_kind(b, k, id);
 	return nlb_finish(b);
 }
@@ -382,36 +381,31 @@ static void valid_messages(void)
 		snprintf(name, sizeof(name), "only-%s", kind_names[k]);
 		both(name, b.buf, b.len);
 	}
-	nlb_init_packet(&b, 2, QNUM);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM, 1);
 	both("header-only", b.buf, nlb_finish(&b));
 
 	nlb_simple_packet(&b, QNUM, 1, 256);
 	both("payload-256", b.buf, b.len);
 
 	/* the last attribute without its padding: allowed */
-	nlb_init_packet(&b, 2, QNUM);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM, 1);
 	nlb_attr(&b, NFQA_PAYLOAD, "abcde", 5);
 	b.len -= 3;
 	both("last-attr-unpadded", b.buf, nlb_finish(&b));
 
 	/* attributes a newer kernel may send */
-	nlb_init_packet(&b, 2, QNUM);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM, 1);
 	nlb_attr_be32(&b, 40, 1);
 	nlb_attr_be32(&b, 0, 1);
 	both("unknown-attrs", b.buf, nlb_finish(&b));
 
 	/* a CT without CTA_ID, and one with a CTA_ID of the wrong size */
-	nlb_init_packet(&b, 2, QNUM);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM, 1);
 	nlb_nest_begin(&b, NFQA_CT | NLA_F_NESTED);
 	nlb_attr_be32(&b, CTA_STATUS, 0x8);
 	nlb_nest_end(&b);
 	both("ct-without-id", b.buf, nlb_finish(&b));
-	nlb_init_packet(&b, 2, QNUM);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM, 1);
 	nlb_nest_begin(&b, NFQA_CT | NLA_F_NESTED);
 	nlb_attr_be16(&b, CTA_ID, 5);
 	nlb_nest_end(&b);
@@ -423,42 +417,35 @@ static void malformed_messages(void)
 	struct nlb b;
 	uint8_t e[64];
 
-	nlb_init_packet(&b, 2, QNUM);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM, 1);
 	nlb_attr(&b, NFQA_MARK, "\1\2\3", 3);
 	both("bad-mark-3-bytes", b.buf, nlb_finish(&b));
 
-	nlb_init_packet(&b, 2, QNUM);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM, 1);
 	attr_hwaddr(&b, 9);
 	both("bad-hwaddr-len-9", b.buf, nlb_finish(&b));
 
-	nlb_init_packet(&b, 2, QNUM);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM, 1);
 	nlb_nest_begin(&b, NFQA_VLAN | NLA_F_NESTED);
 	nlb_attr_be32(&b, NFQA_VLAN_TCI, 42);
 	nlb_nest_end(&b);
 	both("bad-vlan-tci-4-bytes", b.buf, nlb_finish(&b));
 
-	nlb_init_packet(&b, 2, QNUM);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM, 1);
 	nlb_nest_begin(&b, NFQA_CT | NLA_F_NESTED);
 	nlb_raw(&b, "\x40\x00\x0c\x00", 4);	/* nla_len 64 in 4 bytes */
 	nlb_nest_end(&b);
 	both("bad-ct-nest", b.buf, nlb_finish(&b));
 
-	nlb_init_packet(&b, 2, QNUM);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM, 1);
 	nlb_raw(&b, "\xff\x00\x0a\x00", 4);	/* payload of 251 bytes */
 	both("bad-attr-overrun", b.buf, nlb_finish(&b));
 
-	nlb_init_packet(&b, 2, QNUM);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM, 1);
 	nlb_raw(&b, "\x02\x00\x03\x00", 4);	/* nla_len 2 */
 	both("bad-attr-len-2", b.buf, nlb_finish(&b));
 
-	nlb_init_packet(&b, 2, QNUM);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM, 1);
 	nlb_raw(&b, "xyz", 3);
 	both("bad-trailing-3-bytes", b.buf, nlb_finish(&b));
 
@@ -474,8 +461,7 @@ static void malformed_messages(void)
 	b.len = 18;	/* no room for the nfgenmsg */
 	both("bad-no-nfgenmsg", b.buf, nlb_finish(&b));
 
-	nlb_init_packet(&b, 2, QNUM + 1);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM + 1, 1);
 	both("other-queue", b.buf, nlb_finish(&b));
 
 	nlb_init(&b, (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_VERDICT, 0, QNUM);
@@ -639,8 +625,7 @@ static void datagram_seeds(void)
 		uint8_t bad[128];
 		size_t blen;
 
-		nlb_init_packet(&b, 2, QNUM);
-		nlb_pkt_hdr(&b, 2, 0x0800, 1);
+		nlb_init_ipv4(&b, QNUM, 2);
 		nlb_attr(&b, NFQA_MARK, "\1\2\3", 3);
 		blen = nlb_finish(&b);
 		memcpy(bad, b.buf, blen);
@@ -679,8 +664,7 @@ static void datagram_seeds(void)
 
 	/* a payload verdict (kind 4) on a packet without payload */
 	seed_init(&s, H0_DEFAULT, 0, 0x04, 0x11, 0);
-	nlb_init_packet(&b, 2, QNUM);
-	nlb_pkt_hdr(&b, 1, 0x0800, 1);
+	nlb_init_ipv4(&b, QNUM, 1);
 	seed_rec(&s, C_FLUSH, b.buf, nlb_finish(&b));
 	seed_write(&s, "mangle-without-payload");
 

@@ -62,6 +62,21 @@ static void check_u32(const char *what, struct nfqb_packet *p,
 	sink ^= (uint8_t)v;
 }
 
+#define U32_GETTER(f)	{ #f, f }
+
+/* The bool getters with one uint32_t output. */
+static const struct {
+	const char *name;
+	bool (*get)(const struct nfqb_packet *, uint32_t *);
+} u32_getters[] = {
+	U32_GETTER(nfqb_pkt_mark), U32_GETTER(nfqb_pkt_indev),
+	U32_GETTER(nfqb_pkt_outdev), U32_GETTER(nfqb_pkt_physindev),
+	U32_GETTER(nfqb_pkt_physoutdev), U32_GETTER(nfqb_pkt_skbinfo),
+	U32_GETTER(nfqb_pkt_uid), U32_GETTER(nfqb_pkt_gid),
+	U32_GETTER(nfqb_pkt_ct_info), U32_GETTER(nfqb_pkt_ct_id),
+	U32_GETTER(nfqb_pkt_priority), U32_GETTER(nfqb_pkt_cgroup_classid),
+};
+
 static void call_attr_getters(struct nfqb_packet *p, size_t bound)
 {
 	unsigned int t;
@@ -130,6 +145,7 @@ void fz_call_getters(struct nfqb_packet *p, size_t bound)
 {
 	uint64_t ns = 7;
 	uint16_t proto = 0x1111, tci = 0x1111;
+	unsigned int i;
 	int cookie;
 
 	sink ^= (uint8_t)nfqb_pkt_id(p);
@@ -139,18 +155,8 @@ void fz_call_getters(struct nfqb_packet *p, size_t bound)
 	sink ^= (uint8_t)nfqb_pkt_hook_point(p);
 	sink ^= (uint8_t)nfqb_pkt_hw_protocol(p);
 
-	check_u32("nfqb_pkt_mark", p, nfqb_pkt_mark);
-	check_u32("nfqb_pkt_indev", p, nfqb_pkt_indev);
-	check_u32("nfqb_pkt_outdev", p, nfqb_pkt_outdev);
-	check_u32("nfqb_pkt_physindev", p, nfqb_pkt_physindev);
-	check_u32("nfqb_pkt_physoutdev", p, nfqb_pkt_physoutdev);
-	check_u32("nfqb_pkt_skbinfo", p, nfqb_pkt_skbinfo);
-	check_u32("nfqb_pkt_uid", p, nfqb_pkt_uid);
-	check_u32("nfqb_pkt_gid", p, nfqb_pkt_gid);
-	check_u32("nfqb_pkt_ct_info", p, nfqb_pkt_ct_info);
-	check_u32("nfqb_pkt_ct_id", p, nfqb_pkt_ct_id);
-	check_u32("nfqb_pkt_priority", p, nfqb_pkt_priority);
-	check_u32("nfqb_pkt_cgroup_classid", p, nfqb_pkt_cgroup_classid);
+	for (i = 0; i < sizeof(u32_getters) / sizeof(u32_getters[0]); i++)
+		check_u32(u32_getters[i].name, p, u32_getters[i].get);
 	sink ^= nfqb_pkt_is_gso(p);
 	sink ^= nfqb_pkt_csum_not_ready(p);
 	sink ^= nfqb_pkt_csum_not_verified(p);

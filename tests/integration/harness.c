@@ -355,6 +355,15 @@ bool nfqbt_rx_mark(const struct nfqbt_rx *rx, uint32_t seq, uint32_t *mark)
 	return true;
 }
 
+uint32_t nfqbt_rx_mark_of(const struct nfqbt_rx *rx, uint32_t seq)
+{
+	uint32_t mark = 0;
+
+	ck_assert_msg(nfqbt_rx_mark(rx, seq, &mark),
+		      "seq %u arrived without SO_MARK", seq);
+	return mark;
+}
+
 const uint8_t *nfqbt_rx_payload(const struct nfqbt_rx *rx, uint32_t seq,
 				size_t *len)
 {
@@ -397,6 +406,13 @@ void nfqbt_rx_assert_exact(const struct nfqbt_rx *rx, uint32_t first,
 }
 
 /* --- UDP sender -------------------------------------------------------- */
+
+void nfqbt_rx_wait_exact(struct nfqbt_rx *rx, uint32_t first, unsigned int n,
+			 nfqbt_expect_fn expect, void *data)
+{
+	nfqbt_rx_wait(rx);
+	nfqbt_rx_assert_exact(rx, first, n, expect, data);
+}
 
 void nfqbt_fill_payload(uint8_t *buf, size_t size, uint32_t seq)
 {
@@ -549,6 +565,14 @@ unsigned int nfqbt_send(const struct nfqbt_tx_opts *o)
 	return tx.sent;
 }
 
+void nfqbt_send_seqs(uint16_t port, uint32_t first, unsigned int n)
+{
+	struct nfqbt_tx_opts o = { .port = port, .first_seq = first,
+				   .count = n };
+
+	ck_assert_uint_eq(nfqbt_send(&o), n);
+}
+
 static void *tx_main(void *arg)
 {
 	tx_run(arg);
@@ -606,6 +630,34 @@ unsigned int nfqbt_tx_join(struct nfqbt_tx *tx)
 	free(tx);
 	ck_assert_msg(err == 0, "sender: %s: %s", what, strerror(err));
 	return sent;
+}
+
+/* --- Queues ----------------------------------------------------------- */
+
+struct nfqb_queue *nfqbt_queue_open(uint16_t num)
+{
+	struct nfqb_queue *q = nfqb_queue_open(num);
+
+	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
+		      strerror(errno));
+	return q;
+}
+
+struct nfqb_queue *nfqbt_queue_open_nb(uint16_t num)
+{
+	struct nfqb_queue *q = nfqbt_queue_open(num);
+
+	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	return q;
+}
+
+struct nfqb_stats nfqbt_queue_stats(const struct nfqb_queue *q)
+{
+	struct nfqb_stats st;
+
+	memset(&st, 0xee, sizeof(st));
+	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
+	return st;
 }
 
 /* --- Consumer helpers -------------------------------------------------- */
@@ -688,6 +740,19 @@ unsigned int nfqbt_cons_run(struct nfqbt_cons *c, unsigned int n,
 	return done;
 }
 
+void nfqbt_cons_pump(struct nfqbt_cons *c, const struct nfqbt_tx_opts *o,
+		     unsigned int timeout_ms)
+{
+	struct nfqbt_tx_opts to = *o;
+	struct nfqbt_tx *tx;
+
+	if (to.window && !to.progress)
+		to.progress = &c->handled;
+	tx = nfqbt_tx_start(&to);
+	ck_assert_uint_eq(nfqbt_cons_run(c, to.count, timeout_ms), to.count);
+	ck_assert_uint_eq(nfqbt_tx_join(tx), to.count);
+}
+
 void nfqbt_recv_n(struct nfqb_queue *q, struct nfqb_packet **vec,
 		  unsigned int n)
 {
@@ -739,10 +804,24 @@ static void staged_dir(char *dir, size_t size, pid_t pid)
 	snprintf(dir, size, "/run/nfqbt-stage.%d", (int)pid);
 }
 
+/* Run @s (@fork: each test in its own process, whatever CK_FORK says);
+ * returns the failures. */
+static int run_all(Suite *s, bool fork)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	if (fork)
+		srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed;
+}
+
 int nfqbt_run_suite(const char *name, Suite *s)
 {
 	char dir[64];
-	SRunner *sr;
 	int failed;
 
 	if (geteuid() != 0) {
@@ -751,15 +830,33 @@ int nfqbt_run_suite(const char *name, Suite *s)
 		return getenv("CI") ? 1 : 77;
 	}
 	suite_pid = getpid();
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = run_all(s, true);
 	/* what nfqbt_ips_staged() made for the tests */
 	staged_dir(dir, sizeof(dir), suite_pid);
 	nfqbt_rm_rf(dir);
 	return failed ? 1 : 0;
+}
+
+int nfqbt_run(Suite *s)
+{
+	return run_all(s, false) ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+TCase *nfqbt_tcase(Suite *s, const char *name, double timeout)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, timeout);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+TCase *nfqbt_tcase_netns(Suite *s, const char *name, double timeout)
+{
+	TCase *tc = nfqbt_tcase(s, name, timeout);
+
+	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
+	return tc;
 }
 
 void nfqbt_rm_rf(const char *dir)
@@ -993,6 +1090,29 @@ bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,
 		usleep(500);
 	}
 	return true;
+}
+
+/* --- A flow: traffic through one queue --------------------------------- */
+
+void nfqbt_flow_start(struct nfqbt_flow *f, uint16_t port, uint16_t qnum,
+		      const struct nfqbt_rx_opts *ro, nfqbt_decide_fn decide,
+		      void *data)
+{
+	f->port = port;
+	nfqbt_rule_queue(port, qnum, false);
+	f->q = nfqbt_queue_open(qnum);
+	f->rx = nfqbt_rx_start(port, ro);
+	if (decide)
+		nfqbt_cons_init(&f->c, f->q, decide, data);
+	else
+		memset(&f->c, 0, sizeof(f->c));
+}
+
+void nfqbt_flow_end(struct nfqbt_flow *f)
+{
+	ck_assert_msg(nfqb_queue_close(f->q) == 0, "nfqb_queue_close: %s",
+		      strerror(errno));
+	nfqbt_rx_free(f->rx);
 }
 
 /* --- Kernel statistics ------------------------------------------------- */

@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Integration test harness: real kernel, private network namespace,
- * loopback UDP traffic whose payload carries a sequence number.
+ * The test harness, in libnfqbt-harness.la: the helpers of every Check
+ * program, unit and integration (tests/integration/local.mk). With it in
+ * that library: tests/unit/nlbuild.h (netlink messages by hand) and
+ * tests/unit/kmodel.h (a model of the kernel's queue); the header-only
+ * tests/unit/testq.h and txhook.h drive a queue through the library's
+ * test seam. A test that needs something twice puts it here.
+ *
+ * Integration tests: real kernel, private network namespace, loopback
+ * UDP traffic whose payload carries a sequence number.
  *
  * How cleanup is guaranteed, also when a test fails:
  *
@@ -45,8 +52,10 @@
 #define SO_RCVMARK 75
 #endif
 
-/* Timeout of one Check test case, in seconds. */
-#define NFQBT_TCASE_TIMEOUT	30
+/* Timeout of one Check test case, in seconds; of one that moves much
+ * traffic or many processes. */
+#define NFQBT_TCASE_TIMEOUT		30
+#define NFQBT_TCASE_TIMEOUT_LONG	60
 
 /* Highest sequence number (exclusive) the receiver keeps track of. */
 #define NFQBT_RX_MAX_SEQ	65536u
@@ -64,6 +73,16 @@ void nfqbt_netns_enter(void);
  * process, see above) as root; without root, skipped (77) locally and a
  * failure (1) in CI (CI set). Returns the exit status. */
 int nfqbt_run_suite(const char *name, Suite *s);
+
+/* The main() of a test that needs no kernel nor root: run @s (each test
+ * in its own process unless CK_FORK=no). Returns the exit status. */
+int nfqbt_run(Suite *s);
+
+/* A test case @name of @s, each test bounded by @timeout seconds. */
+TCase *nfqbt_tcase(Suite *s, const char *name, double timeout);
+/* The same, each test in a fresh namespace: nfqbt_netns_enter() as a
+ * checked fixture (in the test's process, before the test body). */
+TCase *nfqbt_tcase_netns(Suite *s, const char *name, double timeout);
 
 /* Run `iptables <formatted args>` (in the test's namespace); ck_assert that
  * it succeeded. */
@@ -126,6 +145,8 @@ unsigned int nfqbt_rx_count(const struct nfqbt_rx *rx, uint32_t seq);
 /* The mark of the last datagram with @seq; false if none came with an
  * SO_MARK control message (or @seq never arrived). */
 bool nfqbt_rx_mark(const struct nfqbt_rx *rx, uint32_t seq, uint32_t *mark);
+/* The same mark; ck_assert that there is one. */
+uint32_t nfqbt_rx_mark_of(const struct nfqbt_rx *rx, uint32_t seq);
 /* The payload of the last datagram with @seq (< NFQBT_RX_STORE), NULL if
  * none; *len gets its full length (possibly more than what is stored). */
 const uint8_t *nfqbt_rx_payload(const struct nfqbt_rx *rx, uint32_t seq,
@@ -139,6 +160,9 @@ typedef bool (*nfqbt_expect_fn)(uint32_t seq, void *data);
  * exactly once, and that nothing else arrived at all. */
 void nfqbt_rx_assert_exact(const struct nfqbt_rx *rx, uint32_t first,
 			   unsigned int n, nfqbt_expect_fn expect, void *data);
+/* nfqbt_rx_wait(), then nfqbt_rx_assert_exact(). */
+void nfqbt_rx_wait_exact(struct nfqbt_rx *rx, uint32_t first, unsigned int n,
+			 nfqbt_expect_fn expect, void *data);
 
 /* --- UDP sender -------------------------------------------------------- */
 
@@ -170,6 +194,9 @@ struct nfqbt_tx_opts {
  * the packet was dropped by netfilter on the spot with EPERM). ck_assert on
  * any other socket error. */
 unsigned int nfqbt_send(const struct nfqbt_tx_opts *o);
+/* nfqbt_send() of the seqs [@first, @first + @n) to @port (64 bytes
+ * each); ck_assert that all of them left. */
+void nfqbt_send_seqs(uint16_t port, uint32_t first, unsigned int n);
 
 struct nfqbt_tx;
 
@@ -215,6 +242,17 @@ void nfqbt_tcp_start(struct nfqbt_tcp *k, uint16_t port, size_t bytes,
 /* Wait for both threads and close the listener. */
 void nfqbt_tcp_join(struct nfqbt_tcp *k);
 
+/* --- Queues ----------------------------------------------------------- */
+
+/* nfqb_queue_open(@num); ck_assert that it succeeded. */
+struct nfqb_queue *nfqbt_queue_open(uint16_t num);
+/* The same, then switched to non-blocking. */
+struct nfqb_queue *nfqbt_queue_open_nb(uint16_t num);
+/* The library's counters of @q; ck_assert that nfqb_queue_stats()
+ * succeeded (0xee bytes before the call, so that a field it left
+ * alone would show). */
+struct nfqb_stats nfqbt_queue_stats(const struct nfqb_queue *q);
+
 /* --- Consumer helpers -------------------------------------------------- */
 
 /* The seq of a queued IPv4/UDP packet (the first 4 payload bytes); false if
@@ -246,6 +284,13 @@ void nfqbt_cons_init(struct nfqbt_cons *c, struct nfqb_queue *q,
  * ck_assert on nfqb_recv() errors other than EAGAIN, EINTR, ENOBUFS. */
 unsigned int nfqbt_cons_run(struct nfqbt_cons *c, unsigned int n,
 			    unsigned int timeout_ms);
+
+/* Send @o from a thread (with a window: kept at most o->window ahead of
+ * what @c handled, unless o->progress says otherwise) while @c handles
+ * the packets; ck_assert that @c handled o->count within @timeout_ms and
+ * that all of them left the sender. */
+void nfqbt_cons_pump(struct nfqbt_cons *c, const struct nfqbt_tx_opts *o,
+		     unsigned int timeout_ms);
 
 /* Receive exactly @n packets of @q into @vec (blocking queue; up to 1000
  * nfqb_recv() calls); ck_assert on errors other than EINTR. */
@@ -301,6 +346,94 @@ void nfqbt_rm_rf(const char *dir);
 /* Wait until *@counter >= @n; false on timeout. */
 bool nfqbt_wait_count(const atomic_uint *counter, unsigned int n,
 		      unsigned int timeout_ms);
+
+/* --- A flow: traffic through one queue --------------------------------- */
+
+/*
+ * What most tests set up: UDP to 127.0.0.1:@port queued to @qnum
+ * (nfqbt_rule_queue()), the queue open (nfqbt_queue_open()), a receiver
+ * on the port (nfqbt_rx_start() with @ro, NULL for the defaults) and a
+ * consumer of the queue deciding with @decide (nfqbt_cons_init(): the
+ * queue is non-blocking; @decide NULL: no consumer, the queue stays
+ * blocking). Configure the queue before sending.
+ */
+struct nfqbt_flow {
+	uint16_t port;
+	struct nfqb_queue *q;
+	struct nfqbt_rx *rx;
+	struct nfqbt_cons c;
+};
+
+void nfqbt_flow_start(struct nfqbt_flow *f, uint16_t port, uint16_t qnum,
+		      const struct nfqbt_rx_opts *ro, nfqbt_decide_fn decide,
+		      void *data);
+/* Close the queue (ck_assert that it closed) and free the receiver. */
+void nfqbt_flow_end(struct nfqbt_flow *f);
+
+/* --- The worker pool ---------------------------------------------------- */
+
+/* nfqb_pool_create() and nfqb_pool_start(); ck_assert both. */
+struct nfqb_pool *nfqbt_pool_start(const struct nfqb_pool_config *cfg);
+/* nfqb_pool_stop() and nfqb_pool_wait(); ck_assert that it stopped
+ * cleanly (0). The pool is still to be destroyed. */
+void nfqbt_pool_stop(struct nfqb_pool *pool);
+
+/* --- The library's test seam ------------------------------------------- */
+
+/*
+ * For tests that link the internal library (lib/seam.h): from now on one
+ * in @every (0 or 1: each) of the library's verdict sends, every datagram
+ * but the configuration requests, fails with @err; the others go out.
+ * Installs the seam (a sendmsg only); @err 0: nothing fails any more
+ * (the seam stays). nfqbt_seam_off() goes back to the system.
+ */
+void nfqbt_fail_verdicts(int err, unsigned int every);
+void nfqbt_seam_off(void);
+
+/* --- Expected counters ------------------------------------------------- */
+
+/*
+ * Counters checked against @want: checks separated by spaces, each
+ * "NAME OP VALUE" without spaces, NAME a field of struct nfqb_stats (of
+ * struct nfqb_kstats for the kernel's view) or fields joined by '+' (their
+ * sum), OP one of = != < <= > >=, VALUE a number (strtoull(), base 0):
+ *   "packets=64 accepted=32 dropped=32 defaults+timeouts=0"
+ * nfqbt_stats_match() and nfqbt_kstats_match() return whether every check
+ * holds; if not, or if @want cannot be read (an unknown counter, no check
+ * at all), false and the reason in @why. tests/unit/test_harness.c tests
+ * them.
+ */
+bool nfqbt_stats_match(const struct nfqb_stats *st, const char *want,
+		       char *why, size_t size);
+bool nfqbt_kstats_match(const struct nfqb_kstats *ks, const char *want,
+			char *why, size_t size);
+
+/* ck_assert that the counters @st match @... (a printf format and its
+ * arguments); the failure names the caller's file and line. */
+#define nfqbt_assert_counters(st, ...)					\
+	nfqbt_assert_match_at(__FILE__, __LINE__,			\
+			      (const struct nfqb_stats *){ (st) }, false,	\
+			      __VA_ARGS__)
+/* The same with the counters of queue @q (nfqbt_queue_stats()); its
+ * value is the counters, for checks of the test's own. */
+#define nfqbt_assert_stats(q, ...) ({					\
+	struct nfqb_stats st_ = nfqbt_queue_stats(q);			\
+									\
+	nfqbt_assert_counters(&st_, __VA_ARGS__);			\
+	st_; })
+/* The same with the kernel's view of queue @num (nfqbt_kstats()). */
+#define nfqbt_assert_kstats(num, ...) ({					\
+	struct nfqb_kstats ks_ = nfqbt_kstats(num);			\
+									\
+	nfqbt_assert_match_at(__FILE__, __LINE__,			\
+			      (const struct nfqb_kstats *){ &ks_ }, true,	\
+			      __VA_ARGS__);				\
+	ks_; })
+
+/* @s is a struct nfqb_kstats if @kernel, else a struct nfqb_stats. */
+void nfqbt_assert_match_at(const char *file, int line, const void *s,
+			   bool kernel, const char *want, ...)
+	__attribute__((format(printf, 5, 6)));
 
 /* --- Kernel statistics ------------------------------------------------- */
 

@@ -2,16 +2,29 @@
 # tests/integration: real kernel, root, one network namespace per test.
 # See tests/integration/harness.h for how each test cleans up after itself.
 
+# The test helper library of every Check program (unit and integration):
+# the harness (namespaces, traffic, queues, pools, expected counters,
+# suites), the hand-made netlink messages (nlbuild) and the model of the
+# kernel's queue (kmodel) of tests/unit, and the header-only helpers of
+# the library's test seam (testq.h, txhook.h: a copy per program). The
+# fuzz targets build nlbuild.c and kmodel.c themselves (tests/fuzz/run.sh).
 check_LTLIBRARIES += tests/integration/libnfqbt-harness.la
 tests_integration_libnfqbt_harness_la_SOURCES = \
-	tests/integration/harness.c \
-	tests/integration/harness.h
-tests_integration_libnfqbt_harness_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+	tests/integration/harness.c tests/integration/harness.h \
+	tests/integration/harness-expect.c tests/integration/harness-pool.c \
+	tests/integration/harness-seam.c \
+	tests/unit/kmodel.c tests/unit/kmodel.h \
+	tests/unit/nlbuild.c tests/unit/nlbuild.h \
+	tests/unit/testq.h tests/unit/txhook.h
+tests_integration_libnfqbt_harness_la_CFLAGS = $(NFQBT_CFLAGS) $(NFQBT_SEAM_CFLAGS) \
+	-I$(top_srcdir)/lib
 
-# Link lines of the integration tests: through the shared library (public
-# API only), or through the internal convenience library with the test
-# seam in place of the library's system calls (all of the library,
-# statically: internal headers, the seam's hooks).
+# Compile and link lines of the tests: every Check program gets
+# NFQBT_CFLAGS; through the shared library (public API only), or through
+# the internal convenience library with the test seam in place of the
+# library's system calls (all of the library, statically: internal
+# headers, the seam's hooks) with NFQBT_INTERNAL_CFLAGS too.
+NFQBT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 NFQBT_PUBLIC_LDADD = tests/integration/libnfqbt-harness.la \
 	lib/libnfq-batch.la $(CHECK_LIBS) -lpthread
 NFQBT_INTERNAL_CFLAGS = $(LIBMNL_CFLAGS) $(NFQBT_SEAM_CFLAGS)
@@ -23,18 +36,15 @@ check_PROGRAMS += tests/integration/test_core tests/integration/test_diff
 TESTS += tests/integration/test_core tests/integration/test_diff
 
 # The core suite uses the public API only, through the shared library.
-tests_integration_test_core_SOURCES = tests/integration/test_core.c
-tests_integration_test_core_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
-	$(LIBMNL_CFLAGS)
+tests_integration_test_core_CFLAGS = $(NFQBT_CFLAGS) $(LIBMNL_CFLAGS)
 tests_integration_test_core_LDADD = tests/integration/libnfqbt-harness.la \
 	lib/libnfq-batch.la $(CHECK_LIBS) $(LIBMNL_LIBS) -lpthread
 
 # The differential test reaches the internal parser, so it links the
 # internal convenience library (all of the library, statically, its own
 # system calls too) instead.
-tests_integration_test_diff_SOURCES = tests/integration/test_diff.c
-tests_integration_test_diff_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
-	$(LIBMNL_CFLAGS) $(NFQ_CFLAGS) -I$(top_srcdir)
+tests_integration_test_diff_CFLAGS = $(NFQBT_CFLAGS) $(LIBMNL_CFLAGS) \
+	$(NFQ_CFLAGS) -I$(top_srcdir)
 tests_integration_test_diff_LDADD = tests/integration/libnfqbt-harness.la \
 	lib/libnfqb-internal.la lib/libnfqb-sys.la $(CHECK_LIBS) $(NFQ_LIBS) \
 	$(LIBMNL_LIBS) -lpthread
@@ -42,23 +52,19 @@ tests_integration_test_diff_LDADD = tests/integration/libnfqbt-harness.la \
 # The coalescer against the real kernel (two 200,000-packet runs).
 check_PROGRAMS += tests/integration/test_coalesce_kernel
 TESTS += tests/integration/test_coalesce_kernel
-tests_integration_test_coalesce_kernel_SOURCES = \
-	tests/integration/test_coalesce_kernel.c
-tests_integration_test_coalesce_kernel_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_test_coalesce_kernel_CFLAGS = $(NFQBT_CFLAGS)
 tests_integration_test_coalesce_kernel_LDADD = $(NFQBT_PUBLIC_LDADD)
 
 # The worker pool, through the shared library (public API only).
 check_PROGRAMS += tests/integration/test_pool
 TESTS += tests/integration/test_pool
-tests_integration_test_pool_SOURCES = tests/integration/test_pool.c
-tests_integration_test_pool_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_test_pool_CFLAGS = $(NFQBT_CFLAGS)
 tests_integration_test_pool_LDADD = $(NFQBT_PUBLIC_LDADD)
 
 # Verdicts a batch cannot carry: queue-to-N (mark, priority, bypass), repeat.
 check_PROGRAMS += tests/integration/test_verdicts
 TESTS += tests/integration/test_verdicts
-tests_integration_test_verdicts_SOURCES = tests/integration/test_verdicts.c
-tests_integration_test_verdicts_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_test_verdicts_CFLAGS = $(NFQBT_CFLAGS)
 tests_integration_test_verdicts_LDADD = $(NFQBT_PUBLIC_LDADD)
 
 # Verdict safety under injected faults (issue 9), through the shared
@@ -68,8 +74,7 @@ tests_integration_test_verdicts_LDADD = $(NFQBT_PUBLIC_LDADD)
 # whatever the library references; -ldl for dlsym(RTLD_NEXT).
 check_PROGRAMS += tests/integration/test_safety
 TESTS += tests/integration/test_safety
-tests_integration_test_safety_SOURCES = tests/integration/test_safety.c
-tests_integration_test_safety_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_test_safety_CFLAGS = $(NFQBT_CFLAGS)
 tests_integration_test_safety_LDFLAGS = -export-dynamic
 tests_integration_test_safety_LDADD = \
 	tests/integration/libnfqbt-harness.la lib/libnfq-batch.la \
@@ -79,27 +84,21 @@ tests_integration_test_safety_LDADD = \
 # (so it links the internal library, as test_diff does).
 check_PROGRAMS += tests/integration/test_linger
 TESTS += tests/integration/test_linger
-tests_integration_test_linger_SOURCES = tests/integration/test_linger.c
-tests_integration_test_linger_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
-	$(NFQBT_INTERNAL_CFLAGS)
+tests_integration_test_linger_CFLAGS = $(NFQBT_CFLAGS) $(NFQBT_INTERNAL_CFLAGS)
 tests_integration_test_linger_LDADD = $(NFQBT_INTERNAL_LDADD)
 
 # Every way nfqb_recv() sleeps, woken by a signal and by an interrupt
 # (issue 20); the seam makes verdict sends fail.
 check_PROGRAMS += tests/integration/test_sleep
 TESTS += tests/integration/test_sleep
-tests_integration_test_sleep_SOURCES = tests/integration/test_sleep.c
-tests_integration_test_sleep_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
-	$(NFQBT_INTERNAL_CFLAGS)
+tests_integration_test_sleep_CFLAGS = $(NFQBT_CFLAGS) $(NFQBT_INTERNAL_CFLAGS)
 tests_integration_test_sleep_LDADD = $(NFQBT_INTERNAL_LDADD)
 
 # The documented poll loop (non-blocking, poll on nfqb_queue_fd() for
 # nfqb_queue_next_timeout()): calls per packet and idle CPU (issue 20).
 check_PROGRAMS += tests/integration/test_pollloop
 TESTS += tests/integration/test_pollloop
-tests_integration_test_pollloop_SOURCES = tests/integration/test_pollloop.c
-tests_integration_test_pollloop_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
-	$(NFQBT_INTERNAL_CFLAGS)
+tests_integration_test_pollloop_CFLAGS = $(NFQBT_CFLAGS) $(NFQBT_INTERNAL_CFLAGS)
 tests_integration_test_pollloop_LDADD = $(NFQBT_INTERNAL_LDADD)
 
 # Every documented errno of every public function, one table row each, and
@@ -117,8 +116,7 @@ tests_integration_test_errors_LDADD = $(NFQBT_INTERNAL_LDADD)
 # their symbol versions, and structs that can grow.
 check_PROGRAMS += tests/integration/test_abi
 TESTS += tests/integration/test_abi
-tests_integration_test_abi_SOURCES = tests/integration/test_abi.c
-tests_integration_test_abi_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_test_abi_CFLAGS = $(NFQBT_CFLAGS)
 tests_integration_test_abi_LDADD = $(NFQBT_PUBLIC_LDADD)
 
 # Lifecycle without loss (issue 12): stop under load, handover across
@@ -128,15 +126,14 @@ check_PROGRAMS += tests/integration/test_lifecycle
 TESTS += tests/integration/test_lifecycle
 tests_integration_test_lifecycle_SOURCES = tests/integration/test_lifecycle.c \
 	utils/nfqb-privdrop.c utils/nfqb-privdrop.h
-tests_integration_test_lifecycle_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_test_lifecycle_CFLAGS = $(NFQBT_CFLAGS)
 tests_integration_test_lifecycle_LDADD = $(NFQBT_PUBLIC_LDADD)
 
 # The soak (issue 12): nfqb-ips under mixed load with reloads, upgrades and
 # restarts; not in TESTS (time): `make soak` runs NFQB_SOAK_SECONDS (600),
 # tests/run-all.sh runs 60.
 check_PROGRAMS += tests/integration/soak
-tests_integration_soak_SOURCES = tests/integration/soak.c
-tests_integration_soak_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_integration_soak_CFLAGS = $(NFQBT_CFLAGS)
 tests_integration_soak_LDADD = $(NFQBT_PUBLIC_LDADD)
 
 NFQB_SOAK_SECONDS ?= 600
@@ -153,7 +150,6 @@ soak: tests/integration/soak utils/nfqb-ips
 # the start fail on purpose and checks that systemd's reason is printed.
 check_PROGRAMS += tests/integration/test_systemd
 TESTS += tests/integration/test_systemd
-tests_integration_test_systemd_SOURCES = tests/integration/test_systemd.c
-tests_integration_test_systemd_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+tests_integration_test_systemd_CFLAGS = $(NFQBT_CFLAGS) \
 	-DNFQB_TOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_integration_test_systemd_LDADD = $(NFQBT_PUBLIC_LDADD)

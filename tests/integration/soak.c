@@ -442,10 +442,8 @@ int main(void)
 	const char *env = getenv("NFQB_SOAK_SECONDS");
 	unsigned int seconds = env ? (unsigned int)atoi(env) : 60;
 	Suite *su = suite_create("soak");
-	TCase *tc = tcase_create("soak");
 
-	tcase_set_timeout(tc, (double)seconds + 120);
-	tcase_add_test(tc, test_soak);
-	suite_add_tcase(su, tc);
+	tcase_add_test(nfqbt_tcase(su, "soak", (double)seconds + 120),
+		       test_soak);
 	return nfqbt_run_suite("soak", su);
 }

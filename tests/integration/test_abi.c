@@ -47,21 +47,12 @@ int old_kstats_read(struct nfqb_kstats *out, size_t max);
 int old_kstats_get(uint16_t num, struct nfqb_kstats *out);
 struct nfqb_pool *old_pool_create(const struct nfqb_pool_config *cfg);
 
-static struct nfqb_queue *open_q(uint16_t num)
-{
-	struct nfqb_queue *q = nfqb_queue_open(num);
-
-	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
-		      strerror(errno));
-	return q;
-}
-
 /* --- 0.1.0 callers ------------------------------------------------------- */
 
 START_TEST(test_old_kstats)
 {
 	struct nfqb_kstats all[4], one, cur;
-	struct nfqb_queue *q = open_q(QNUM);
+	struct nfqb_queue *q = nfqbt_queue_open(QNUM);
 
 	ck_assert_int_eq(old_kstats_read(all, 4), 1);
 	ck_assert_uint_eq(all[0].queue_num, QNUM);
@@ -89,10 +80,9 @@ START_TEST(test_old_verdict_and_timestamp)
 	unsigned int i;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_q(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 2 });
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = 2 }), 2);
+	nfqbt_send_seqs(PORT, 0, 2);
 	nfqbt_recv_n(q, vec, 2);
 	for (i = 0; i < 2; i++) {
 		bool has = nfqb_pkt_timestamp(vec[i], &ns);
@@ -115,8 +105,7 @@ START_TEST(test_old_verdict_and_timestamp)
 	ck_assert_int_eq(old_verdict_ex(vec[0], &v), 0);
 	ck_assert_int_eq(nfqb_verdict(vec[1], NFQB_ACCEPT), 0);
 	ck_assert_int_ge(nfqb_flush(q), 1);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 2, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 2, NULL, NULL);
 	ck_assert(nfqbt_rx_mark(rx, 0, &mark));
 	ck_assert_uint_eq(mark, 0x51);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
@@ -155,7 +144,8 @@ struct kstats_later {
 START_TEST(test_grow_kstats)
 {
 	struct kstats_later all[3], one;
-	struct nfqb_queue *q1 = open_q(QNUM), *q2 = open_q(QNUM + 1);
+	struct nfqb_queue *q1 = nfqbt_queue_open(QNUM);
+	struct nfqb_queue *q2 = nfqbt_queue_open(QNUM + 1);
 	unsigned int i;
 
 	memset(all, 0xa5, sizeof(all));
@@ -202,9 +192,8 @@ START_TEST(test_grow_inputs)
 	nfqb_pool_destroy(pool);
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_q(QNUM);
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = 1 }), 1);
+	q = nfqbt_queue_open(QNUM);
+	nfqbt_send_seqs(PORT, 0, 1);
 	nfqbt_recv_n(q, &p, 1);
 	ck_assert_int_eq(nfqb_verdict_ex(p, &v.v, sizeof(v)), 0);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
@@ -214,16 +203,13 @@ END_TEST
 static Suite *abi_suite(void)
 {
 	Suite *s = suite_create("abi");
-	TCase *tc = tcase_create("abi");
+	TCase *tc = nfqbt_tcase_netns(s, "abi", NFQBT_TCASE_TIMEOUT);
 
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_old_kstats);
 	tcase_add_test(tc, test_old_verdict_and_timestamp);
 	tcase_add_test(tc, test_old_pool_create);
 	tcase_add_test(tc, test_grow_kstats);
 	tcase_add_test(tc, test_grow_inputs);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

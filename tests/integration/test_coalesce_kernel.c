@@ -39,24 +39,6 @@
 #define BIG_TCASE_TIMEOUT	170
 #define BIG_BOUND_MS		150000u
 
-static struct nfqb_queue *open_queue(uint16_t num)
-{
-	struct nfqb_queue *q = nfqb_queue_open(num);
-
-	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
-		      strerror(errno));
-	return q;
-}
-
-static struct nfqb_stats qstats(const struct nfqb_queue *q)
-{
-	struct nfqb_stats st;
-
-	memset(&st, 0, sizeof(st));
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
-	return st;
-}
-
 static uint64_t now_us(void)
 {
 	struct timespec ts;
@@ -67,8 +49,7 @@ static uint64_t now_us(void)
 
 static void send_one(uint32_t seq)
 {
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .first_seq = seq, .count = 1 }), 1);
+	nfqbt_send_seqs(PORT, seq, 1);
 }
 
 static void report(const char *name, const struct nfqb_stats *st,
@@ -98,11 +79,8 @@ static void report(const char *name, const struct nfqb_stats *st,
 /* The kernel queue must be empty and must have lost nothing. */
 static void assert_kqueue_clean(void)
 {
-	struct nfqb_kstats ks = nfqbt_kstats(QNUM);
-
-	ck_assert_uint_eq(ks.queue_total, 0);
-	ck_assert_uint_eq(ks.queue_dropped, 0);
-	ck_assert_uint_eq(ks.queue_user_dropped, 0);
+	nfqbt_assert_kstats(QNUM, "queue_total=0 queue_dropped=0 "
+			    "queue_user_dropped=0");
 }
 
 /* --- 1. out of order, from another thread, drops and marks ------------- */
@@ -288,7 +266,7 @@ START_TEST(test_out_of_order_mixed)
 		m->seed);
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_rcvbuf(q, 8 << 20), 0);
 	ck_assert_int_eq(nfqb_queue_set_maxlen(q, 8192), 0);
 	ck_assert_int_eq(nfqb_queue_set_buffers(q, 4096), 0);
@@ -361,32 +339,27 @@ START_TEST(test_out_of_order_mixed)
 	/* exactly the accepted set, each once, with exactly its mark */
 	nfqbt_rx_assert_exact(rx, 0, n, mixed_accepted, NULL);
 	for (seq = 0; seq < n; seq++) {
-		uint32_t mark = 0;
+		uint32_t mark;
 
 		if (!mixed_accepted(seq, NULL))
 			continue;
-		ck_assert_msg(nfqbt_rx_mark(rx, seq, &mark),
-			      "seq %u arrived without SO_MARK", seq);
+		mark = nfqbt_rx_mark_of(rx, seq);
 		ck_assert_msg(mark == mixed_mark(seq),
 			      "seq %u: mark %u, want %u", seq, mark,
 			      mixed_mark(seq));
 	}
 
-	st = qstats(q);
+	st = nfqbt_queue_stats(q);
 	report("out_of_order_mixed", &st, n, usec);
-	ck_assert_uint_eq(st.packets, n + 1);
-	ck_assert_uint_eq(st.accepted, n - ndrop);
-	ck_assert_uint_eq(st.dropped, ndrop + 1);
-	ck_assert_uint_eq(st.marked, n - ndrop);
-	ck_assert_uint_eq(st.outstanding, 0);
-	ck_assert_uint_eq(st.timeouts + st.defaults + st.fallbacks, 0);
-	ck_assert_uint_eq(st.kernel_errors, 0);
-	ck_assert_uint_eq(st.enobufs, 0);
-	ck_assert_uint_eq(st.rejected_foreign + st.rejected_malformed +
-			  st.rejected_truncated, 0);
-	/* every packet got exactly one verdict: batches + singles */
-	ck_assert_uint_eq(st.batch_packets + st.verdict_msgs, n + 1);
-	ck_assert_uint_eq(nfqbt_kstats(QNUM).id_sequence, n + 1);
+	/* the stop datagram is the one more, dropped; every packet got
+	 * exactly one verdict: batches + singles */
+	nfqbt_assert_counters(&st, "packets=%u accepted=%u dropped=%u marked=%u "
+			      "outstanding=0 timeouts+defaults+fallbacks=0 "
+			      "kernel_errors=0 enobufs=0 rejected_foreign+"
+			      "rejected_malformed+rejected_truncated=0 "
+			      "batch_packets+verdict_msgs=%u", n + 1,
+			      n - ndrop, ndrop + 1, n - ndrop, n + 1);
+	nfqbt_assert_kstats(QNUM, "id_sequence=%u", n + 1);
 	assert_kqueue_clean();
 
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
@@ -402,55 +375,41 @@ END_TEST
 START_TEST(test_all_accept_ratio)
 {
 	const unsigned int n = BIG_N;
-	struct nfqbt_cons c;
 	struct nfqb_stats st;
-	struct nfqbt_rx *rx;
-	struct nfqbt_tx *tx;
-	struct nfqb_queue *q;
+	struct nfqbt_flow f;
 	uint64_t t0, usec;
 	double msgs;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	ck_assert_int_eq(nfqb_queue_set_rcvbuf(q, 8 << 20), 0);
-	ck_assert_int_eq(nfqb_queue_set_maxlen(q, 8192), 0);
-
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
+	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
 		.expected = n, .linger_ms = 300, .quiet_ms = 5000,
-		.timeout_ms = BIG_BOUND_MS, .max_seq = RX_MAX_SEQ });
-	nfqbt_cons_init(&c, q, nfqbt_decide_accept, NULL);
-	c.max_vec = 256;
+		.timeout_ms = BIG_BOUND_MS, .max_seq = RX_MAX_SEQ },
+		nfqbt_decide_accept, NULL);
+	ck_assert_int_eq(nfqb_queue_set_rcvbuf(f.q, 8 << 20), 0);
+	ck_assert_int_eq(nfqb_queue_set_maxlen(f.q, 8192), 0);
+	f.c.max_vec = 256;
 	t0 = now_us();
-	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
+	nfqbt_cons_pump(&f.c, &(struct nfqbt_tx_opts){
 		.port = PORT, .count = n, .size = 16, .window = BIG_WINDOW,
-		.progress = nfqbt_rx_total_ptr(rx),
-		.timeout_ms = BIG_BOUND_MS });
-
-	ck_assert_uint_eq(nfqbt_cons_run(&c, n, BIG_BOUND_MS), n);
-	ck_assert_uint_eq(nfqbt_tx_join(tx), n);
-	nfqbt_rx_wait(rx);
+		.progress = nfqbt_rx_total_ptr(f.rx),
+		.timeout_ms = BIG_BOUND_MS }, BIG_BOUND_MS);
+	nfqbt_rx_wait(f.rx);
 	usec = now_us() - t0;
-	nfqbt_rx_assert_exact(rx, 0, n, NULL, NULL);
-	ck_assert_uint_eq(c.not_udp, 0);
-	ck_assert_uint_eq(c.enobufs, 0);
+	nfqbt_rx_assert_exact(f.rx, 0, n, NULL, NULL);
+	ck_assert_uint_eq(f.c.not_udp, 0);
+	ck_assert_uint_eq(f.c.enobufs, 0);
 
-	st = qstats(q);
+	st = nfqbt_queue_stats(f.q);
 	report("all_accept_ratio", &st, n, usec);
-	ck_assert_uint_eq(st.packets, n);
-	ck_assert_uint_eq(st.accepted, n);
-	ck_assert_uint_eq(st.dropped + st.marked, 0);
-	ck_assert_uint_eq(st.outstanding, 0);
-	ck_assert_uint_eq(st.kernel_errors + st.timeouts + st.fallbacks, 0);
-	ck_assert_uint_eq(st.batch_packets + st.verdict_msgs, n);
+	nfqbt_assert_counters(&st, "packets=%u accepted=%u dropped+marked=0 "
+			      "outstanding=0 kernel_errors+timeouts+fallbacks=0 "
+			      "batch_packets+verdict_msgs=%u", n, n, n);
 	msgs = (double)(st.verdict_msgs + st.batch_msgs);
 	ck_assert_msg(msgs * 8 < n,
 		      "%.0f verdict messages for %u packets: 1 per %.2f, "
 		      "want fewer than 1 per 8", msgs, n, n / msgs);
-	ck_assert_uint_eq(nfqbt_kstats(QNUM).id_sequence, n);
+	nfqbt_assert_kstats(QNUM, "id_sequence=%u", n);
 	assert_kqueue_clean();
-
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_free(rx);
+	nfqbt_flow_end(&f);
 }
 END_TEST
 
@@ -467,6 +426,8 @@ END_TEST
  */
 struct lone {
 	struct nfqb_queue *q;
+	struct nfqbt_rx *rx;
+	pthread_t owner;
 	struct nfqb_packet *pkt[8];
 	atomic_uint got;		/* packets published */
 	atomic_bool in_recv;		/* about to block in nfqb_recv() */
@@ -528,124 +489,93 @@ static void lone_wait_blocked(struct lone *l, unsigned int n)
 	nfqbt_sleep_ms(50);
 }
 
-static void lone_setup(struct lone *l, struct nfqbt_rx **rx, pthread_t *th,
-		       unsigned int expected)
+/* The queue, its owner thread and a receiver that expects @expected;
+ * then @n datagrams (seqs 0..@n-1) sent and handed out by the owner, who
+ * sleeps again: the kernel holds them all, none released. */
+static void lone_setup(struct lone *l, unsigned int expected, unsigned int n)
 {
 	memset(l, 0, sizeof(*l));
 	atomic_init(&l->got, 0);
 	atomic_init(&l->in_recv, false);
 	nfqbt_rule_queue(PORT, QNUM, false);
-	l->q = open_queue(QNUM);
+	l->q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_latency(l->q, LONE_LATENCY_US), 0);
-	*rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
+	l->rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
 		.expected = expected, .linger_ms = 200, .quiet_ms = 10000,
 		.timeout_ms = 20000, .max_seq = RX_MAX_SEQ });
-	ck_assert_int_eq(pthread_create(th, NULL, lone_owner, l), 0);
+	ck_assert_int_eq(pthread_create(&l->owner, NULL, lone_owner, l), 0);
+	nfqbt_send_seqs(PORT, 0, n);
+	lone_wait_blocked(l, n);
+	ck_assert_uint_eq(nfqbt_rx_total(l->rx), 0);
+	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, n);
 }
 
-static void lone_finish(struct lone *l, struct nfqbt_rx *rx, pthread_t th)
+/* Decide packet @i (accept, @mark) from this thread while the owner
+ * sleeps: it must be released within @bound_ms (@name: the test's). */
+static void lone_release(struct lone *l, unsigned int i, uint32_t mark,
+			 unsigned int bound_ms, const char *name)
+{
+	uint64_t t = nfqbt_now_ms();
+
+	ck_assert_int_eq(nfqb_verdict_mark(l->pkt[i], NFQB_ACCEPT, mark), 0);
+	ck_assert_msg(nfqbt_rx_wait_total(l->rx, 1, bound_ms),
+		      "%s: the decided packet was not released within %u ms",
+		      name, bound_ms);
+	fprintf(stderr, "coalesce-kernel %s: released after %llu ms\n", name,
+		(unsigned long long)(nfqbt_now_ms() - t));
+}
+
+static void lone_finish(struct lone *l)
 {
 	send_one(STOP_SEQ);
-	pthread_join(th, NULL);
+	pthread_join(l->owner, NULL);
 	ck_assert_msg(l->err == 0, "owner thread: %s", strerror(l->err));
 	ck_assert(l->stopped);
 	assert_kqueue_clean();
 	ck_assert_int_eq(nfqb_queue_close(l->q), 0);
-	nfqbt_rx_free(rx);
+	nfqbt_rx_free(l->rx);
 }
 
 START_TEST(test_lone_packet_latency)
 {
-	struct nfqb_stats st;
-	struct nfqbt_rx *rx;
 	struct lone l;
-	pthread_t th;
-	uint64_t t;
-	uint32_t mark = 0;
 
-	lone_setup(&l, &rx, &th, 1);
-	send_one(0);
-	lone_wait_blocked(&l, 1);
-	ck_assert_uint_eq(nfqbt_rx_total(rx), 0);
-	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 1);
-
-	/* decided from this thread while the owner sleeps */
-	t = nfqbt_now_ms();
-	ck_assert_int_eq(nfqb_verdict_mark(l.pkt[0], NFQB_ACCEPT, 42), 0);
-	ck_assert_msg(nfqbt_rx_wait_total(rx, 1, 500),
-		      "a lone decided packet was not released within 500 ms");
-	fprintf(stderr, "coalesce-kernel lone_packet_latency: released "
-		"after %llu ms\n", (unsigned long long)(nfqbt_now_ms() - t));
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 1, NULL, NULL);
-	ck_assert(nfqbt_rx_mark(rx, 0, &mark));
-	ck_assert_uint_eq(mark, 42);
-
-	st = qstats(l.q);
-	ck_assert_uint_eq(st.packets, 1);
-	ck_assert_uint_eq(st.verdict_msgs, 1);
-	ck_assert_uint_eq(st.batch_msgs, 0);
-	ck_assert_uint_eq(st.outstanding, 0);
-	lone_finish(&l, rx, th);
+	lone_setup(&l, 1, 1);
+	lone_release(&l, 0, 42, 500, "lone_packet_latency");
+	nfqbt_rx_wait_exact(l.rx, 0, 1, NULL, NULL);
+	ck_assert_uint_eq(nfqbt_rx_mark_of(l.rx, 0), 42);
+	nfqbt_assert_stats(l.q, "packets=1 verdict_msgs=1 batch_msgs=0 "
+			   "outstanding=0");
+	lone_finish(&l);
 }
 END_TEST
 
 START_TEST(test_lone_packet_behind_undecided)
 {
-	struct nfqb_stats st;
-	struct nfqbt_rx *rx;
 	struct lone l;
-	pthread_t th;
-	uint64_t t;
-	uint32_t mark = 0;
 
-	lone_setup(&l, &rx, &th, 2);
-	send_one(0);
-	send_one(1);
-	lone_wait_blocked(&l, 2);
-	ck_assert_uint_eq(nfqbt_rx_total(rx), 0);
-	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 2);
-
-	/* the second only: it must leave on its own, the first stays */
-	t = nfqbt_now_ms();
-	ck_assert_int_eq(nfqb_verdict_mark(l.pkt[1], NFQB_ACCEPT, 7), 0);
-	ck_assert_msg(nfqbt_rx_wait_total(rx, 1,
-					  LONE_LATENCY_US / 1000 +
-					  LONE_SLACK_MS),
-		      "a decided packet behind an undecided one was not "
-		      "released within the latency bound");
-	fprintf(stderr, "coalesce-kernel lone_packet_behind_undecided: "
-		"released after %llu ms\n",
-		(unsigned long long)(nfqbt_now_ms() - t));
+	lone_setup(&l, 2, 2);
+	/* the second only, within the latency bound: it must leave on its
+	 * own, the first stays */
+	lone_release(&l, 1, 7, LONE_LATENCY_US / 1000 + LONE_SLACK_MS,
+		     "lone_packet_behind_undecided");
 	/* a batch would have taken the first along: nothing else arrives */
 	nfqbt_sleep_ms(100);
-	ck_assert_uint_eq(nfqbt_rx_total(rx), 1);
-	ck_assert_uint_eq(nfqbt_rx_count(rx, 1), 1);
+	ck_assert_uint_eq(nfqbt_rx_total(l.rx), 1);
+	ck_assert_uint_eq(nfqbt_rx_count(l.rx, 1), 1);
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 1);
-	st = qstats(l.q);
-	ck_assert_uint_eq(st.verdict_msgs, 1);
-	ck_assert_uint_eq(st.batch_msgs, 0);
-	ck_assert_uint_eq(st.outstanding, 1);
+	nfqbt_assert_stats(l.q, "verdict_msgs=1 batch_msgs=0 outstanding=1");
 
 	/* now the first */
 	ck_assert_int_eq(nfqb_verdict_mark(l.pkt[0], NFQB_ACCEPT, 5), 0);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 2, NULL, NULL);
-	ck_assert(nfqbt_rx_mark(rx, 0, &mark));
-	ck_assert_uint_eq(mark, 5);
-	ck_assert(nfqbt_rx_mark(rx, 1, &mark));
-	ck_assert_uint_eq(mark, 7);
-
-	st = qstats(l.q);
-	ck_assert_uint_eq(st.packets, 2);
-	ck_assert_uint_eq(st.verdict_msgs, 2);
-	ck_assert_uint_eq(st.batch_msgs, 0);
-	ck_assert_uint_eq(st.marked, 2);
-	ck_assert_uint_eq(st.outstanding, 0);
+	nfqbt_rx_wait_exact(l.rx, 0, 2, NULL, NULL);
+	ck_assert_uint_eq(nfqbt_rx_mark_of(l.rx, 0), 5);
+	ck_assert_uint_eq(nfqbt_rx_mark_of(l.rx, 1), 7);
 	/* the latency timer sends it; on a loaded machine the owner may
 	 * first run after the bound, and then its idle flush does */
-	ck_assert_uint_ge(st.flush_latency + st.flush_idle, 1);
-	lone_finish(&l, rx, th);
+	nfqbt_assert_stats(l.q, "packets=2 verdict_msgs=2 batch_msgs=0 "
+			   "marked=2 outstanding=0 flush_latency+flush_idle>=1");
+	lone_finish(&l);
 }
 END_TEST
 
@@ -716,7 +646,7 @@ START_TEST(test_lone_packet_nonblock_poll)
 
 	memset(&o, 0, sizeof(o));
 	nfqbt_rule_queue(PORT, QNUM, false);
-	o.q = open_queue(QNUM);
+	o.q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_latency(o.q, LONE_LATENCY_US), 0);
 	ck_assert_int_eq(nfqb_queue_set_nonblock(o.q, true), 0);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
@@ -743,8 +673,7 @@ START_TEST(test_lone_packet_nonblock_poll)
 		      (unsigned long long)late);
 	pthread_join(th, NULL);
 	ck_assert_msg(o.err == 0, "owner thread: %s", strerror(o.err));
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 1, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 1, NULL, NULL);
 	assert_kqueue_clean();
 	ck_assert_int_eq(nfqb_queue_close(o.q), 0);
 	nfqbt_rx_free(rx);
@@ -811,108 +740,95 @@ static bool rx_got_one(struct nfqb_queue *q, void *data)
 static bool timed_out_one(struct nfqb_queue *q, void *data)
 {
 	(void)data;
-	return qstats(q).timeouts >= 1;
+	return nfqbt_queue_stats(q).timeouts >= 1;
 }
 
-static struct nfqb_queue *timeout_queue(uint32_t dflt)
-{
+/* A queue (non-blocking) whose packets time out after 100 ms and get
+ * @dflt, a receiver (@ro); one datagram sent, received and left undecided
+ * until @done holds (3 s at most): the packet, in *@pkt. Returns how long
+ * after its arrival @done held, 90 ms to 1 s. */
+struct tmo {
 	struct nfqb_queue *q;
+	struct nfqbt_rx *rx;
+	struct nfqb_packet *pkt;
+};
+
+static uint64_t timeout_one(struct tmo *t, uint32_t dflt,
+			    const struct nfqbt_rx_opts *ro,
+			    bool (*done)(struct nfqb_queue *, void *))
+{
+	uint64_t got_at = 0, took;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
-	ck_assert_int_eq(nfqb_queue_set_verdict_timeout(q, 100), 0);
-	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, dflt), 0);
-	return q;
+	t->q = nfqbt_queue_open_nb(QNUM);
+	ck_assert_int_eq(nfqb_queue_set_verdict_timeout(t->q, 100), 0);
+	ck_assert_int_eq(nfqb_queue_set_default_verdict(t->q, dflt), 0);
+	t->rx = nfqbt_rx_start(PORT, ro);
+	send_one(0);
+	t->pkt = run_undecided(t->q, done, t->rx, 3000, &got_at);
+	took = nfqbt_now_ms() - got_at;
+	fprintf(stderr, "coalesce-kernel verdict_timeout: done after %llu "
+		"ms\n", (unsigned long long)took);
+	ck_assert_uint_ge(took, 90);
+	ck_assert_uint_le(took, 1000);
+	return took;
+}
+
+/* Nothing outstanding (and @want), the kernel holds nothing and lost
+ * nothing. */
+static void timeout_end(struct tmo *t, const char *want)
+{
+	nfqbt_assert_stats(t->q, "%s outstanding=0", want);
+	assert_kqueue_clean();
+	ck_assert_int_eq(nfqb_queue_close(t->q), 0);
+	nfqbt_rx_free(t->rx);
 }
 
 START_TEST(test_verdict_timeout_accept)
 {
-	struct nfqb_packet *pkt;
-	struct nfqb_stats st;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
-	uint64_t got_at = 0, took;
+	struct tmo t;
 
-	q = timeout_queue(NFQB_ACCEPT);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.expected = 1, .linger_ms = 200, .timeout_ms = 10000 });
-	send_one(0);
-	pkt = run_undecided(q, rx_got_one, rx, 3000, &got_at);
-	took = nfqbt_now_ms() - got_at;
-	fprintf(stderr, "coalesce-kernel verdict_timeout: released after "
-		"%llu ms\n", (unsigned long long)took);
-	ck_assert_msg(nfqbt_rx_total(rx) == 1,
+	timeout_one(&t, NFQB_ACCEPT, &(struct nfqbt_rx_opts){
+		.expected = 1, .linger_ms = 200, .timeout_ms = 10000 },
+		rx_got_one);
+	ck_assert_msg(nfqbt_rx_total(t.rx) == 1,
 		      "the verdict timeout did not release the packet");
-	ck_assert_uint_ge(took, 90);
-	ck_assert_uint_le(took, 1000);
-
-	st = qstats(q);
-	ck_assert_uint_eq(st.timeouts, 1);
-	ck_assert_uint_eq(st.accepted, 1);
-	ck_assert_uint_eq(st.verdict_msgs, 1);
-	ck_assert_uint_eq(st.batch_msgs, 0);
+	nfqbt_assert_stats(t.q, "timeouts=1 accepted=1 verdict_msgs=1 "
+			   "batch_msgs=0");
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 0);
 
 	/* too late: refused, and the packet is released all the same */
 	errno = 0;
-	ck_assert_int_eq(nfqb_verdict_mark(pkt, NFQB_DROP, 3), -1);
+	ck_assert_int_eq(nfqb_verdict_mark(t.pkt, NFQB_DROP, 3), -1);
 	ck_assert_int_eq(errno, ETIMEDOUT);
-	ck_assert_int_eq(nfqb_recv(q, &pkt, 1), -1);
+	ck_assert_int_eq(nfqb_recv(t.q, &t.pkt, 1), -1);
 	ck_assert_int_eq(errno, EAGAIN);
-	ck_assert_int_eq(nfqb_flush(q), 0);
-
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 1, NULL, NULL);
-	st = qstats(q);
-	ck_assert_uint_eq(st.verdict_msgs, 1);
-	ck_assert_uint_eq(st.dropped + st.marked + st.kernel_errors, 0);
-	ck_assert_uint_eq(st.outstanding, 0);
-	assert_kqueue_clean();
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_free(rx);
+	ck_assert_int_eq(nfqb_flush(t.q), 0);
+	nfqbt_rx_wait_exact(t.rx, 0, 1, NULL, NULL);
+	timeout_end(&t, "verdict_msgs=1 dropped+marked+kernel_errors=0");
 }
 END_TEST
 
 START_TEST(test_verdict_timeout_drop)
 {
-	struct nfqb_packet *pkt;
-	struct nfqb_stats st;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
-	uint64_t got_at = 0, took;
+	struct tmo t;
 
-	q = timeout_queue(NFQB_DROP);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.quiet_ms = 500, .timeout_ms = 10000 });
-	send_one(0);
-	pkt = run_undecided(q, timed_out_one, NULL, 3000, &got_at);
-	took = nfqbt_now_ms() - got_at;
-	st = qstats(q);
-	ck_assert_msg(st.timeouts == 1, "no verdict timeout after %llu ms",
-		      (unsigned long long)took);
-	ck_assert_uint_ge(took, 90);
-	ck_assert_uint_le(took, 1000);
-	ck_assert_uint_eq(st.dropped, 1);
-	ck_assert_uint_eq(st.accepted, 0);
-	ck_assert_uint_eq(st.verdict_msgs, 1);
+	timeout_one(&t, NFQB_DROP, &(struct nfqbt_rx_opts){
+		.quiet_ms = 500, .timeout_ms = 10000 }, timed_out_one);
+	nfqbt_assert_stats(t.q, "timeouts=1 dropped=1 accepted=0 "
+			   "verdict_msgs=1");
 	/* the kernel has let go of it */
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 0);
 
 	errno = 0;
-	ck_assert_int_eq(nfqb_verdict(pkt, NFQB_ACCEPT), -1);
+	ck_assert_int_eq(nfqb_verdict(t.pkt, NFQB_ACCEPT), -1);
 	ck_assert_int_eq(errno, ETIMEDOUT);
-	ck_assert_int_eq(nfqb_flush(q), 0);
+	ck_assert_int_eq(nfqb_flush(t.q), 0);
 
 	/* it never arrives */
-	nfqbt_rx_wait(rx);
-	ck_assert_uint_eq(nfqbt_rx_total(rx), 0);
-	st = qstats(q);
-	ck_assert_uint_eq(st.accepted + st.kernel_errors, 0);
-	ck_assert_uint_eq(st.outstanding, 0);
-	assert_kqueue_clean();
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_free(rx);
+	nfqbt_rx_wait(t.rx);
+	ck_assert_uint_eq(nfqbt_rx_total(t.rx), 0);
+	timeout_end(&t, "accepted+kernel_errors=0");
 }
 END_TEST
 
@@ -947,8 +863,7 @@ START_TEST(test_enoent_not_fatal)
 	int got, i;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	q = nfqbt_queue_open_nb(QNUM);
 
 	/* three packets received, left undecided */
 	for (i = 0; i < 3; i++)
@@ -982,7 +897,7 @@ START_TEST(test_enoent_not_fatal)
 	do {
 		ck_assert_int_eq(nfqb_recv(q, vec, 8), -1);
 		ck_assert_int_eq(errno, EAGAIN);
-		st = qstats(q);
+		st = nfqbt_queue_stats(q);
 	} while (st.kernel_errors < 2 && nfqbt_now_ms() - start < 2000);
 	ck_assert_uint_eq(st.kernel_errors, 2);
 	ck_assert_uint_eq(st.enoent_errors, 2);
@@ -993,12 +908,10 @@ START_TEST(test_enoent_not_fatal)
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
 		.expected = 100, .linger_ms = 200, .timeout_ms = 10000 });
 	nfqbt_cons_init(&c, q, nfqbt_decide_accept, NULL);
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .first_seq = 100, .count = 100 }), 100);
+	nfqbt_send_seqs(PORT, 100, 100);
 	ck_assert_uint_eq(nfqbt_cons_run(&c, 100, 5000), 100);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 100, 100, NULL, NULL);
-	st = qstats(q);
+	nfqbt_rx_wait_exact(rx, 100, 100, NULL, NULL);
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(st.kernel_errors, 2);
 	ck_assert_uint_eq(st.outstanding, 0);
 	assert_kqueue_clean();
@@ -1010,24 +923,17 @@ END_TEST
 static Suite *coalesce_kernel_suite(void)
 {
 	Suite *s = suite_create("integration-coalesce-kernel");
-	TCase *big = tcase_create("big");
-	TCase *tc = tcase_create("kernel");
+	TCase *tc = nfqbt_tcase_netns(s, "big", BIG_TCASE_TIMEOUT);
 
-	tcase_add_checked_fixture(big, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(big, BIG_TCASE_TIMEOUT);
-	tcase_add_test(big, test_out_of_order_mixed);
-	tcase_add_test(big, test_all_accept_ratio);
-	suite_add_tcase(s, big);
-
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
+	tcase_add_test(tc, test_out_of_order_mixed);
+	tcase_add_test(tc, test_all_accept_ratio);
+	tc = nfqbt_tcase_netns(s, "kernel", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_lone_packet_latency);
 	tcase_add_test(tc, test_lone_packet_behind_undecided);
 	tcase_add_test(tc, test_lone_packet_nonblock_poll);
 	tcase_add_test(tc, test_verdict_timeout_accept);
 	tcase_add_test(tc, test_verdict_timeout_drop);
 	tcase_add_test(tc, test_enoent_not_fatal);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

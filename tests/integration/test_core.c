@@ -23,24 +23,6 @@
 #define PORT2	5002
 #define QNUM	7
 
-static struct nfqb_queue *open_queue(uint16_t num)
-{
-	struct nfqb_queue *q = nfqb_queue_open(num);
-
-	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
-		      strerror(errno));
-	return q;
-}
-
-static struct nfqb_stats qstats(struct nfqb_queue *q)
-{
-	struct nfqb_stats st;
-
-	memset(&st, 0, sizeof(st));
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
-	return st;
-}
-
 /* A decider that must see traffic of ours only. */
 static void assert_seq(uint32_t seq)
 {
@@ -52,45 +34,28 @@ static void assert_seq(uint32_t seq)
 START_TEST(test_accept_all)
 {
 	const unsigned int n = 2000;
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqbt_tx *tx;
-	struct nfqb_queue *q;
+	struct nfqbt_flow f;
 	struct nfqb_kstats ks;
-	struct nfqb_stats st;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	ck_assert_int_eq(nfqb_queue_set_rcvbuf(q, 4 << 20), 0);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = n });
-	nfqbt_cons_init(&c, q, nfqbt_decide_accept, NULL);
-	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = n, .window = 256,
-		.progress = &c.handled });
+	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
+		.expected = n }, nfqbt_decide_accept, NULL);
+	ck_assert_int_eq(nfqb_queue_set_rcvbuf(f.q, 4 << 20), 0);
+	nfqbt_cons_pump(&f.c, &(struct nfqbt_tx_opts){
+		.port = PORT, .count = n, .window = 256 }, 15000);
+	nfqbt_rx_wait_exact(f.rx, 0, n, NULL, NULL);
+	ck_assert_uint_eq(f.c.not_udp, 0);
+	ck_assert_uint_eq(f.c.enobufs, 0);
 
-	ck_assert_uint_eq(nfqbt_cons_run(&c, n, 15000), n);
-	ck_assert_uint_eq(nfqbt_tx_join(tx), n);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, n, NULL, NULL);
-	ck_assert_uint_eq(c.not_udp, 0);
-	ck_assert_uint_eq(c.enobufs, 0);
-
-	st = qstats(q);
-	ck_assert_uint_eq(st.packets, n);
-	ck_assert_uint_eq(st.accepted, n);
-	ck_assert_uint_eq(st.dropped, 0);
-	ck_assert_uint_eq(st.outstanding, 0);
-	ck_assert_uint_eq(st.rejected_foreign + st.rejected_malformed +
-			  st.rejected_truncated + st.kernel_errors, 0);
+	nfqbt_assert_stats(f.q, "packets=%u accepted=%u dropped=0 "
+			   "outstanding=0 rejected_foreign+rejected_malformed+"
+			   "rejected_truncated+kernel_errors=0", n, n);
 
 	ks = nfqbt_kstats(QNUM);
 	ck_assert_uint_eq(ks.id_sequence, n);
 	ck_assert_uint_eq(ks.queue_total, 0);
 	ck_assert_uint_eq(ks.queue_dropped, 0);
 	ck_assert_uint_eq(ks.queue_user_dropped, 0);
-
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_free(rx);
+	nfqbt_flow_end(&f);
 }
 END_TEST
 
@@ -115,37 +80,23 @@ START_TEST(test_drop_set)
 {
 	const unsigned int n = 1000;
 	unsigned int ndrop = 0, i;
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqbt_tx *tx;
-	struct nfqb_queue *q;
-	struct nfqb_stats st;
+	struct nfqbt_flow f;
 
 	for (i = 0; i < n; i++)
 		ndrop += !not_seven_three(i, NULL);
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.expected = n - ndrop, .linger_ms = 200 });
-	nfqbt_cons_init(&c, q, decide_drop_73, NULL);
-	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = n, .size = 200, .window = 128,
-		.progress = &c.handled });
+	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
+		.expected = n - ndrop, .linger_ms = 200 }, decide_drop_73,
+		NULL);
+	nfqbt_cons_pump(&f.c, &(struct nfqbt_tx_opts){
+		.port = PORT, .count = n, .size = 200, .window = 128 },
+		15000);
+	nfqbt_rx_wait_exact(f.rx, 0, n, not_seven_three, NULL);
 
-	ck_assert_uint_eq(nfqbt_cons_run(&c, n, 15000), n);
-	ck_assert_uint_eq(nfqbt_tx_join(tx), n);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, n, not_seven_three, NULL);
-
-	st = qstats(q);
-	ck_assert_uint_eq(st.packets, n);
-	ck_assert_uint_eq(st.dropped, ndrop);
-	ck_assert_uint_eq(st.accepted, n - ndrop);
+	nfqbt_assert_stats(f.q, "packets=%u dropped=%u accepted=%u",
+				n, ndrop, n - ndrop);
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 0);
-
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_free(rx);
+	nfqbt_flow_end(&f);
 }
 END_TEST
 
@@ -167,40 +118,26 @@ static int decide_mark(struct nfqb_packet *p, uint32_t seq, void *data)
 START_TEST(test_mark_by_seq)
 {
 	const unsigned int n = 1000;
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqbt_tx *tx;
-	struct nfqb_queue *q;
-	struct nfqb_stats st;
+	struct nfqbt_flow f;
 	uint32_t seq;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = n });
-	nfqbt_cons_init(&c, q, decide_mark, NULL);
-	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = n, .window = 128,
-		.progress = &c.handled });
-
-	ck_assert_uint_eq(nfqbt_cons_run(&c, n, 15000), n);
-	ck_assert_uint_eq(nfqbt_tx_join(tx), n);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, n, NULL, NULL);
+	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
+		.expected = n }, decide_mark, NULL);
+	nfqbt_cons_pump(&f.c, &(struct nfqbt_tx_opts){
+		.port = PORT, .count = n, .window = 128 }, 15000);
+	nfqbt_rx_wait_exact(f.rx, 0, n, NULL, NULL);
 	for (seq = 0; seq < n; seq++) {
 		uint32_t mark = 0;
 
-		ck_assert_msg(nfqbt_rx_mark(rx, seq, &mark),
+		ck_assert_msg(nfqbt_rx_mark(f.rx, seq, &mark),
 			      "seq %u arrived without SO_MARK", seq);
 		ck_assert_msg(mark == seq_mark(seq),
 			      "seq %u: mark %u, want %u", seq, mark,
 			      seq_mark(seq));
 	}
 
-	st = qstats(q);
-	ck_assert_uint_eq(st.accepted, n);
-	ck_assert_uint_eq(st.marked, n);
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_free(rx);
+	nfqbt_assert_stats(f.q, "accepted=%u marked=%u", n, n);
+	nfqbt_flow_end(&f);
 }
 END_TEST
 
@@ -243,28 +180,19 @@ static int decide_mangle(struct nfqb_packet *p, uint32_t seq, void *data)
 START_TEST(test_payload_replace)
 {
 	const unsigned int n = 40, size = 32;
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqbt_tx *tx;
-	struct nfqb_queue *q;
+	struct nfqbt_flow f;
 	uint32_t seq;
 
 	ck_assert_uint_le(n, NFQBT_RX_STORE);
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = n });
-	nfqbt_cons_init(&c, q, decide_mangle, NULL);
-	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = n, .size = size });
-
-	ck_assert_uint_eq(nfqbt_cons_run(&c, n, 10000), n);
-	ck_assert_uint_eq(nfqbt_tx_join(tx), n);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, n, NULL, NULL);
+	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
+		.expected = n }, decide_mangle, NULL);
+	nfqbt_cons_pump(&f.c, &(struct nfqbt_tx_opts){
+		.port = PORT, .count = n, .size = size }, 10000);
+	nfqbt_rx_wait_exact(f.rx, 0, n, NULL, NULL);
 	for (seq = 0; seq < n; seq++) {
 		uint8_t want[512];
 		size_t wlen = new_payload(seq, want), glen = 0;
-		const uint8_t *got = nfqbt_rx_payload(rx, seq, &glen);
+		const uint8_t *got = nfqbt_rx_payload(f.rx, seq, &glen);
 
 		ck_assert_ptr_nonnull(got);
 		ck_assert_msg(glen == wlen, "seq %u: %zu bytes, want %zu",
@@ -272,9 +200,8 @@ START_TEST(test_payload_replace)
 		ck_assert_msg(memcmp(got, want, wlen) == 0,
 			      "seq %u: payload differs", seq);
 	}
-	ck_assert_uint_eq(qstats(q).mangled, n);
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_free(rx);
+	ck_assert_uint_eq(nfqbt_queue_stats(f.q).mangled, n);
+	nfqbt_flow_end(&f);
 }
 END_TEST
 
@@ -310,23 +237,17 @@ START_TEST(test_batch_verdict)
 	const uint32_t mark = 0xbeef;
 	struct held h = { .n = 0 };
 	uint32_t ids[2 * BATCH_K];
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
-	struct nfqb_stats st;
+	struct nfqbt_flow f;
 	unsigned int i;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.quiet_ms = 5000, .timeout_ms = 10000 });
-	nfqbt_cons_init(&c, q, decide_hold, &h);
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = 2 * BATCH_K }), 2 * BATCH_K);
+	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
+		.quiet_ms = 5000, .timeout_ms = 10000 }, decide_hold, &h);
+	nfqbt_send_seqs(PORT, 0, 2 * BATCH_K);
 
 	/* hold all 2K undecided; nothing more may come */
-	ck_assert_uint_eq(nfqbt_cons_run(&c, 2 * BATCH_K, 5000), 2 * BATCH_K);
-	ck_assert_uint_eq(nfqbt_cons_run(&c, 1, 200), 0);
+	ck_assert_uint_eq(nfqbt_cons_run(&f.c, 2 * BATCH_K, 5000),
+			  2 * BATCH_K);
+	ck_assert_uint_eq(nfqbt_cons_run(&f.c, 1, 200), 0);
 	for (i = 0; i < 2 * BATCH_K; i++) {
 		ck_assert_uint_eq(h.seq[i], i);
 		ids[i] = nfqb_pkt_id(h.p[i]);
@@ -334,44 +255,40 @@ START_TEST(test_batch_verdict)
 			ck_assert_uint_eq(ids[i], ids[i - 1] + 1);
 	}
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 2 * BATCH_K);
-	ck_assert_uint_eq(nfqbt_rx_total(rx), 0);
+	ck_assert_uint_eq(nfqbt_rx_total(f.rx), 0);
 
 	/* accept the first K with a mark, by the id of the K-th */
-	ck_assert_int_eq(nfqb_verdict_batch(q, ids[BATCH_K - 1], NFQB_ACCEPT,
-					    &mark), BATCH_K);
-	ck_assert_int_ge(nfqb_flush(q), 1);
-	ck_assert(nfqbt_rx_wait_total(rx, BATCH_K, 3000));
+	ck_assert_int_eq(nfqb_verdict_batch(f.q, ids[BATCH_K - 1],
+					    NFQB_ACCEPT, &mark), BATCH_K);
+	ck_assert_int_ge(nfqb_flush(f.q), 1);
+	ck_assert(nfqbt_rx_wait_total(f.rx, BATCH_K, 3000));
 	nfqbt_sleep_ms(100);
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, BATCH_K);
 
 	/* drop the other K the same way: none may arrive */
-	ck_assert_int_eq(nfqb_verdict_batch(q, ids[2 * BATCH_K - 1], NFQB_DROP,
-					    NULL), BATCH_K);
-	ck_assert_int_ge(nfqb_flush(q), 1);
+	ck_assert_int_eq(nfqb_verdict_batch(f.q, ids[2 * BATCH_K - 1],
+					    NFQB_DROP, NULL), BATCH_K);
+	ck_assert_int_ge(nfqb_flush(f.q), 1);
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 0);
 	nfqbt_sleep_ms(200);
-	nfqbt_rx_stop(rx);
+	nfqbt_rx_stop(f.rx);
 
-	nfqbt_rx_assert_exact(rx, 0, 2 * BATCH_K, below_k, NULL);
+	nfqbt_rx_assert_exact(f.rx, 0, 2 * BATCH_K, below_k, NULL);
 	for (i = 0; i < BATCH_K; i++) {
 		uint32_t got = 0;
 
-		ck_assert_msg(nfqbt_rx_mark(rx, i, &got),
+		ck_assert_msg(nfqbt_rx_mark(f.rx, i, &got),
 			      "seq %u arrived without SO_MARK", i);
 		ck_assert_uint_eq(got, mark);
 	}
 
-	st = qstats(q);
-	ck_assert_uint_ge(st.batch_msgs, 2);
-	ck_assert_uint_eq(st.accepted, BATCH_K);
-	ck_assert_uint_eq(st.dropped, BATCH_K);
-	ck_assert_uint_eq(st.outstanding, 0);
+	nfqbt_assert_stats(f.q, "batch_msgs>=2 accepted=%u dropped=%u "
+				"outstanding=0", BATCH_K, BATCH_K);
 	/* nothing left to finalize: the batch reached none of them twice */
-	ck_assert_int_eq(nfqb_verdict_batch(q, ids[2 * BATCH_K - 1],
+	ck_assert_int_eq(nfqb_verdict_batch(f.q, ids[2 * BATCH_K - 1],
 					    NFQB_ACCEPT, NULL), -1);
 	ck_assert_int_eq(errno, ENOENT);
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_free(rx);
+	nfqbt_flow_end(&f);
 }
 END_TEST
 
@@ -408,28 +325,22 @@ START_TEST(test_fail_open)
 {
 	const unsigned int n = 200, maxlen = 8;
 	struct rec *rec = calloc(1, sizeof(*rec));
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
+	struct nfqbt_flow f;
 	struct nfqb_kstats ks;
 	unsigned int i;
 
 	ck_assert_ptr_nonnull(rec);
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	ck_assert_int_eq(nfqb_queue_set_maxlen(q, maxlen), 0);
-	ck_assert_int_eq(nfqb_queue_set_flags(q, NFQB_F_FAIL_OPEN,
+	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
+		.expected = n, .linger_ms = 200 }, decide_record_accept, rec);
+	ck_assert_int_eq(nfqb_queue_set_maxlen(f.q, maxlen), 0);
+	ck_assert_int_eq(nfqb_queue_set_flags(f.q, NFQB_F_FAIL_OPEN,
 					      NFQB_F_FAIL_OPEN), 0);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.expected = n, .linger_ms = 200 });
-	nfqbt_cons_init(&c, q, decide_record_accept, rec);
 
 	/* nobody reads: the first maxlen wait in the queue, the rest pass */
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = n }), n);
-	ck_assert(nfqbt_rx_wait_total(rx, n - maxlen, 3000));
+	nfqbt_send_seqs(PORT, 0, n);
+	ck_assert(nfqbt_rx_wait_total(f.rx, n - maxlen, 3000));
 	nfqbt_sleep_ms(100);
-	ck_assert_uint_eq(nfqbt_rx_total(rx), n - maxlen);
+	ck_assert_uint_eq(nfqbt_rx_total(f.rx), n - maxlen);
 	ks = nfqbt_kstats(QNUM);
 	ck_assert_uint_eq(ks.queue_total, maxlen);
 	/* fail-open packets get no id and are not counted as dropped */
@@ -438,19 +349,17 @@ START_TEST(test_fail_open)
 	ck_assert_uint_eq(ks.queue_user_dropped, 0);
 
 	/* now read: exactly the first maxlen were queued */
-	ck_assert_uint_eq(nfqbt_cons_run(&c, maxlen, 3000), maxlen);
-	ck_assert_uint_eq(nfqbt_cons_run(&c, 1, 200), 0);
+	ck_assert_uint_eq(nfqbt_cons_run(&f.c, maxlen, 3000), maxlen);
+	ck_assert_uint_eq(nfqbt_cons_run(&f.c, 1, 200), 0);
 	for (i = 0; i < maxlen; i++)
 		ck_assert_uint_eq(rec->seq[i], i);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, n, NULL, NULL);
+	nfqbt_rx_wait_exact(f.rx, 0, n, NULL, NULL);
 
-	ck_assert_uint_eq(qstats(q).packets, maxlen);
+	ck_assert_uint_eq(nfqbt_queue_stats(f.q).packets, maxlen);
 	ks = nfqbt_kstats(QNUM);
 	ck_assert_uint_eq(ks.queue_total, 0);
 	ck_assert_uint_eq(ks.id_sequence, maxlen);
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_free(rx);
+	nfqbt_flow_end(&f);
 	free(rec);
 }
 END_TEST
@@ -470,13 +379,10 @@ START_TEST(test_bypass_no_listener)
 	rx_plain = nfqbt_rx_start(PORT2, &(struct nfqbt_rx_opts){
 		.quiet_ms = 1000 });
 
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = n }), n);
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT2, .count = n }), n);
+	nfqbt_send_seqs(PORT, 0, n);
+	nfqbt_send_seqs(PORT2, 0, n);
 
-	nfqbt_rx_wait(rx_bypass);
-	nfqbt_rx_assert_exact(rx_bypass, 0, n, NULL, NULL);
+	nfqbt_rx_wait_exact(rx_bypass, 0, n, NULL, NULL);
 	nfqbt_rx_wait(rx_plain);
 	ck_assert_uint_eq(nfqbt_rx_total(rx_plain), 0);
 
@@ -494,23 +400,17 @@ START_TEST(test_enobufs_survived)
 {
 	const unsigned int burst = 400, n2 = 2000;
 	struct rec *rec = calloc(1, sizeof(*rec));
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqbt_tx *tx;
-	struct nfqb_queue *q;
+	struct nfqbt_flow f;
 	struct nfqb_kstats ks;
-	struct nfqb_stats st;
 	unsigned int got, enobufs;
 
 	ck_assert_ptr_nonnull(rec);
-	nfqbt_rule_queue(PORT, QNUM, false);
+	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
+		.quiet_ms = 5000, .timeout_ms = 15000 }, decide_record_accept,
+		rec);
 	nfqbt_rule_queue(PORT2, QNUM, false);
-	q = open_queue(QNUM);
-	ck_assert_int_eq(nfqb_queue_set_enobufs(q, NFQB_ENOBUFS_REPORT), 0);
-	ck_assert_int_eq(nfqb_queue_set_rcvbuf(q, 4096), 0);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.quiet_ms = 5000, .timeout_ms = 15000 });
-	nfqbt_cons_init(&c, q, decide_record_accept, rec);
+	ck_assert_int_eq(nfqb_queue_set_enobufs(f.q, NFQB_ENOBUFS_REPORT), 0);
+	ck_assert_int_eq(nfqb_queue_set_rcvbuf(f.q, 4096), 0);
 
 	/* a burst nobody reads overflows the tiny socket buffer */
 	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
@@ -523,40 +423,31 @@ START_TEST(test_enobufs_survived)
 
 	/* the library reports it, goes on, and gets every packet that made
 	 * it into the socket */
-	got = nfqbt_cons_run(&c, burst, 1000);
-	ck_assert_uint_gt(c.enobufs, 0);
+	got = nfqbt_cons_run(&f.c, burst, 1000);
+	ck_assert_uint_gt(f.c.enobufs, 0);
 	ck_assert_uint_eq(got + ks.queue_user_dropped, burst);
-	st = qstats(q);
-	ck_assert_uint_ge(st.enobufs, 1);
-	ck_assert_uint_eq(st.packets, got);
-	ck_assert_uint_eq(st.accepted, got);
+	nfqbt_assert_stats(f.q, "enobufs>=1 packets=%u accepted=%u", got, got);
 	/* and every one of them got its verdict */
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 0);
-	ck_assert(nfqbt_rx_wait_total(rx, got, 3000));
+	ck_assert(nfqbt_rx_wait_total(f.rx, got, 3000));
 	nfqbt_sleep_ms(200);
-	nfqbt_rx_stop(rx);
-	nfqbt_rx_assert_exact(rx, 0, burst, rec_has, rec);
-	nfqbt_rx_free(rx);
+	nfqbt_rx_stop(f.rx);
+	nfqbt_rx_assert_exact(f.rx, 0, burst, rec_has, rec);
+	nfqbt_rx_free(f.rx);
 
 	/* a clean run afterwards is lossless */
-	ck_assert_int_eq(nfqb_queue_set_rcvbuf(q, 4 << 20), 0);
-	enobufs = c.enobufs;
-	c.decide = nfqbt_decide_accept;
-	rx = nfqbt_rx_start(PORT2, &(struct nfqbt_rx_opts){ .expected = n2 });
-	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
-		.port = PORT2, .count = n2, .window = 64,
-		.progress = &c.handled });
-	ck_assert_uint_eq(nfqbt_cons_run(&c, n2, 15000), n2);
-	ck_assert_uint_eq(nfqbt_tx_join(tx), n2);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, n2, NULL, NULL);
-	ck_assert_uint_eq(c.enobufs, enobufs);
+	ck_assert_int_eq(nfqb_queue_set_rcvbuf(f.q, 4 << 20), 0);
+	enobufs = f.c.enobufs;
+	f.c.decide = nfqbt_decide_accept;
+	f.rx = nfqbt_rx_start(PORT2, &(struct nfqbt_rx_opts){ .expected = n2 });
+	nfqbt_cons_pump(&f.c, &(struct nfqbt_tx_opts){
+		.port = PORT2, .count = n2, .window = 64 }, 15000);
+	nfqbt_rx_wait_exact(f.rx, 0, n2, NULL, NULL);
+	ck_assert_uint_eq(f.c.enobufs, enobufs);
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_user_dropped,
 			  ks.queue_user_dropped);
-	ck_assert_uint_eq(qstats(q).packets, got + n2);
-
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_free(rx);
+	ck_assert_uint_eq(nfqbt_queue_stats(f.q).packets, got + n2);
+	nfqbt_flow_end(&f);
 	free(rec);
 }
 END_TEST
@@ -626,43 +517,36 @@ START_TEST(test_spoofed_packet)
 {
 	const unsigned int n = 50;
 	struct nfqb_packet *vec[16];
-	struct nfqb_stats before, after;
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
+	struct nfqb_stats before;
+	struct nfqbt_flow f;
 	uint32_t portid;
 	int ret;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	nfqbt_cons_init(&c, q, nfqbt_decide_accept, NULL);
-	portid = nfqbt_portid(nfqb_queue_socket_fd(q));
+	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
+		.expected = n }, nfqbt_decide_accept, NULL);
+	portid = nfqbt_portid(nfqb_queue_socket_fd(f.q));
 	ck_assert_uint_ne(portid, 0);
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).portid, portid);
 
-	before = qstats(q);
+	before = nfqbt_queue_stats(f.q);
 	/* netlink unicast is synchronous: it is in our socket on return */
 	send_spoof(portid, 1, 4242);
 	errno = 0;
-	ret = nfqb_recv(q, vec, 16);
+	ret = nfqb_recv(f.q, vec, 16);
 	ck_assert_msg(ret == -1 && errno == EAGAIN,
 		      "nfqb_recv returned %d (%s) for a spoofed message", ret,
 		      strerror(errno));
-	after = qstats(q);
-	ck_assert_uint_eq(after.rejected_foreign, before.rejected_foreign + 1);
-	ck_assert_uint_eq(after.packets, before.packets);
+	nfqbt_assert_stats(f.q, "rejected_foreign=%llu packets=%llu",
+			   (unsigned long long)before.rejected_foreign + 1,
+			   (unsigned long long)before.packets);
 
 	/* real traffic still works */
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = n });
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = n }), n);
-	ck_assert_uint_eq(nfqbt_cons_run(&c, n, 5000), n);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, n, NULL, NULL);
-	ck_assert_uint_eq(qstats(q).rejected_foreign,
+	nfqbt_send_seqs(PORT, 0, n);
+	ck_assert_uint_eq(nfqbt_cons_run(&f.c, n, 5000), n);
+	nfqbt_rx_wait_exact(f.rx, 0, n, NULL, NULL);
+	ck_assert_uint_eq(nfqbt_queue_stats(f.q).rejected_foreign,
 			  before.rejected_foreign + 1);
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_free(rx);
+	nfqbt_flow_end(&f);
 }
 END_TEST
 
@@ -671,12 +555,11 @@ END_TEST
 START_TEST(test_second_open_busy)
 {
 	const unsigned int n = 20;
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q, *q2;
+	struct nfqbt_flow f;
+	struct nfqb_queue *q2;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
+		.expected = n }, nfqbt_decide_accept, NULL);
 	errno = 0;
 	q2 = nfqb_queue_open(QNUM);
 	ck_assert_msg(q2 == NULL, "a second open of a bound queue succeeded");
@@ -685,16 +568,11 @@ START_TEST(test_second_open_busy)
 
 	/* the first binding is untouched */
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).portid,
-			  nfqbt_portid(nfqb_queue_socket_fd(q)));
-	nfqbt_cons_init(&c, q, nfqbt_decide_accept, NULL);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = n });
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = n }), n);
-	ck_assert_uint_eq(nfqbt_cons_run(&c, n, 5000), n);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, n, NULL, NULL);
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_free(rx);
+			  nfqbt_portid(nfqb_queue_socket_fd(f.q)));
+	nfqbt_send_seqs(PORT, 0, n);
+	ck_assert_uint_eq(nfqbt_cons_run(&f.c, n, 5000), n);
+	nfqbt_rx_wait_exact(f.rx, 0, n, NULL, NULL);
+	nfqbt_flow_end(&f);
 }
 END_TEST
 
@@ -705,7 +583,7 @@ START_TEST(test_kstats_bound_and_gone)
 	struct nfqb_kstats ks, all[4];
 	struct nfqb_queue *q;
 
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ks = nfqbt_kstats(QNUM);
 	ck_assert_uint_eq(ks.portid, nfqbt_portid(nfqb_queue_socket_fd(q)));
 	ck_assert_uint_eq(ks.copy_mode, NFQB_COPY_PACKET);
@@ -757,41 +635,48 @@ static bool close_mix_expect(uint32_t seq, void *data)
 	return seq >= 3 && seq != 7;
 }
 
+/* @f with @n datagrams sent to the queue; @first (or more) of them taken
+ * (the rest stays in the socket), handed to the flow's decider. */
+static void take_first(struct nfqbt_flow *f, unsigned int n,
+		       unsigned int first)
+{
+	f->c.max_vec = first;
+	nfqbt_send_seqs(PORT, 0, n);
+	ck_assert(nfqbt_wait_kqueue_total(QNUM, n, 3000));
+	ck_assert_uint_ge(nfqbt_cons_run(&f->c, first, 3000), first);
+}
+
+/* Close @f's queue: of the @n sent exactly those @expect says arrive, and
+ * the queue is unbound. */
+static void close_check(struct nfqbt_flow *f, unsigned int n,
+			nfqbt_expect_fn expect)
+{
+	struct nfqb_kstats ks;
+
+	ck_assert_int_eq(nfqb_queue_close(f->q), 0);
+	nfqbt_rx_wait_exact(f->rx, 0, n, expect, NULL);
+	errno = 0;
+	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks, sizeof(ks)), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	nfqbt_rx_free(f->rx);
+}
+
 START_TEST(test_close_outstanding)
 {
 	const unsigned int n = 30, first = 10;
 	struct held h = { .n = 0 };
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
-	struct nfqb_kstats ks;
-	unsigned int got;
+	struct nfqbt_flow f;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
+		.expected = n - 4, .linger_ms = 300 }, decide_close_mix, &h);
 	/* keep decisions behind undecided packets unsent until close */
-	ck_assert_int_eq(nfqb_queue_set_latency(q, 10u * 1000 * 1000), 0);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.expected = n - 4, .linger_ms = 300 });
-	nfqbt_cons_init(&c, q, decide_close_mix, &h);
-	c.max_vec = first;
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = n }), n);
-	ck_assert(nfqbt_wait_kqueue_total(QNUM, n, 3000));
+	ck_assert_int_eq(nfqb_queue_set_latency(f.q, 10u * 1000 * 1000), 0);
 
-	/* take some (the rest stays in the socket), decide a few */
-	got = nfqbt_cons_run(&c, first, 3000);
-	ck_assert_uint_ge(got, first);
-	ck_assert_uint_ge(qstats(q).outstanding, first - 3);
-	ck_assert_uint_eq(nfqbt_rx_total(rx), 0);
-
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, n, close_mix_expect, NULL);
-	errno = 0;
-	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks, sizeof(ks)), -1);
-	ck_assert_int_eq(errno, ENOENT);
-	nfqbt_rx_free(rx);
+	/* take some, decide a few */
+	take_first(&f, n, first);
+	ck_assert_uint_ge(nfqbt_queue_stats(f.q).outstanding, first - 3);
+	ck_assert_uint_eq(nfqbt_rx_total(f.rx), 0);
+	close_check(&f, n, close_mix_expect);
 }
 END_TEST
 
@@ -817,30 +702,13 @@ START_TEST(test_close_default_drop)
 {
 	const unsigned int n = 30, first = 10;
 	struct held h = { .n = 0 };
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
-	struct nfqb_kstats ks;
+	struct nfqbt_flow f;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.expected = 3, .linger_ms = 500 });
-	nfqbt_cons_init(&c, q, decide_accept_first3, &h);
-	c.max_vec = first;
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = n }), n);
-	ck_assert(nfqbt_wait_kqueue_total(QNUM, n, 3000));
-	ck_assert_uint_ge(nfqbt_cons_run(&c, first, 3000), first);
-
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, n, below_3, NULL);
-	errno = 0;
-	ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks, sizeof(ks)), -1);
-	ck_assert_int_eq(errno, ENOENT);
-	nfqbt_rx_free(rx);
+	nfqbt_flow_start(&f, PORT, QNUM, &(struct nfqbt_rx_opts){
+		.expected = 3, .linger_ms = 500 }, decide_accept_first3, &h);
+	ck_assert_int_eq(nfqb_queue_set_default_verdict(f.q, NFQB_DROP), 0);
+	take_first(&f, n, first);
+	close_check(&f, n, below_3);
 }
 END_TEST
 
@@ -875,7 +743,7 @@ START_TEST(test_recv_timeout)
 	int i, n;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_recv_timeout(q, 150), 0);
 	ck_assert_int_eq(nfqb_queue_set_linger(q, 300), 0);
 	assert_recv_times_out(q, vec, 64);
@@ -884,8 +752,7 @@ START_TEST(test_recv_timeout)
 	 * brings several (8, a full vector); the receive after the last one
 	 * finds the socket dry, lingers, and times out all the same */
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 200 });
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = 200 }), 200);
+	nfqbt_send_seqs(PORT, 0, 200);
 	ck_assert(nfqbt_wait_kqueue_total(QNUM, 200, 3000));
 	t0 = nfqbt_now_ms();
 	while (got < 200 && nfqbt_now_ms() - t0 < 5000) {
@@ -900,10 +767,9 @@ START_TEST(test_recv_timeout)
 	}
 	ck_assert_uint_eq(got, 200);
 	assert_recv_times_out(q, vec, 8);	/* after a linger */
-	ck_assert_uint_gt(qstats(q).linger_pauses, 0);
+	ck_assert_uint_gt(nfqbt_queue_stats(q).linger_pauses, 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 200, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 200, NULL, NULL);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	nfqbt_rx_free(rx);
 }
@@ -923,7 +789,7 @@ START_TEST(test_wake_fd)
 	int p[2], n;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
 	ck_assert_int_eq(nfqb_queue_set_wake_fd(q, p[0]), 0);
 	ck_assert_int_eq(nfqb_queue_set_recv_timeout(q, 150), 0);
@@ -935,8 +801,7 @@ START_TEST(test_wake_fd)
 	ck_assert_uint_lt(nfqbt_now_ms() - t0, 100);
 	/* packets come first, the pipe still readable */
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 3 });
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = 3 }), 3);
+	nfqbt_send_seqs(PORT, 0, 3);
 	ck_assert(nfqbt_wait_kqueue_total(QNUM, 3, 3000));
 	n = 0;
 	while (n < 3) {
@@ -959,8 +824,7 @@ START_TEST(test_wake_fd)
 	assert_recv_times_out(q, vec, 64);
 	close(p[0]);
 	close(p[1]);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 3, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 3, NULL, NULL);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	nfqbt_rx_free(rx);
 }
@@ -985,8 +849,7 @@ static void *other_ns_side(void *arg)
 	pthread_barrier_wait(&o->made);
 	pthread_barrier_wait(&o->bound);
 	o->rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 10 });
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = 10 }), 10);
+	nfqbt_send_seqs(PORT, 0, 10);
 	pthread_barrier_wait(&o->decided);
 	nfqbt_rx_wait(o->rx);
 	return NULL;
@@ -1055,7 +918,7 @@ START_TEST(test_close_stats)
 	int i, n;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	errno = 0;
 	ck_assert_int_eq(nfqb_queue_close_stats(q, NULL, sizeof(st)), -1);
 	ck_assert_int_eq(errno, EINVAL);
@@ -1064,16 +927,14 @@ START_TEST(test_close_stats)
 	ck_assert_int_eq(nfqb_queue_close_stats(NULL, &st, sizeof(st)), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 7 });
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = 2 }), 2);
+	nfqbt_send_seqs(PORT, 0, 2);
 	nfqbt_recv_n(q, vec, 2);
 	for (i = 0; i < 2; i++)
 		ck_assert_int_eq(nfqb_verdict(vec[i], NFQB_ACCEPT), 0);
 	/* five more that stay in the socket, unread */
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .first_seq = 2, .count = 5 }), 5);
+	nfqbt_send_seqs(PORT, 2, 5);
 	ck_assert(nfqbt_wait_kqueue_total(QNUM, 7, 3000));
-	n = (int)qstats(q).packets;
+	n = (int)nfqbt_queue_stats(q).packets;
 	ck_assert_int_le(n, 2);
 	memset(&st, 0xff, sizeof(st));
 	ck_assert_int_eq(nfqb_queue_close_stats(q, &st, sizeof(st)), 0);
@@ -1081,8 +942,7 @@ START_TEST(test_close_stats)
 	ck_assert_uint_eq(st.accepted, 7);
 	ck_assert_uint_eq(st.defaults, 5);
 	ck_assert_uint_eq(st.outstanding, 0);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 7, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, 7, NULL, NULL);
 	nfqbt_rx_free(rx);
 }
 END_TEST
@@ -1098,11 +958,10 @@ START_TEST(test_recv_expired_ready)
 	int ret;
 
 	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_int_eq(nfqb_queue_set_verdict_timeout(q, 5), 0);
 	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = 5 });
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = 5 }), 5);
+	nfqbt_send_seqs(PORT, 0, 5);
 	ck_assert(nfqbt_wait_kqueue_total(QNUM, 5, 3000));
 	/* a configuration call reads them while it waits for its answer,
 	 * and keeps them (ready, not handed out) */
@@ -1114,9 +973,8 @@ START_TEST(test_recv_expired_ready)
 	ck_assert_msg(ret == -1 && errno == EAGAIN,
 		      "nfqb_recv() = %d (errno %d) with only timed-out packets ready",
 		      ret, errno);
-	ck_assert_uint_eq(qstats(q).timeouts, 5);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 5, NULL, NULL);
+	ck_assert_uint_eq(nfqbt_queue_stats(q).timeouts, 5);
+	nfqbt_rx_wait_exact(rx, 0, 5, NULL, NULL);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	nfqbt_rx_free(rx);
 }
@@ -1125,11 +983,8 @@ END_TEST
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("integration-core");
-	TCase *tc = tcase_create("kernel");
+	TCase *tc = nfqbt_tcase_netns(s, "kernel", NFQBT_TCASE_TIMEOUT);
 
-	/* runs in the forked test process, before the test body */
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_accept_all);
 	tcase_add_test(tc, test_drop_set);
 	tcase_add_test(tc, test_mark_by_seq);
@@ -1148,7 +1003,6 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_open_fd_other_netns);
 	tcase_add_test(tc, test_close_stats);
 	tcase_add_test(tc, test_recv_expired_ready);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

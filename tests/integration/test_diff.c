@@ -366,8 +366,7 @@ START_TEST(test_diff_libnetfilter_queue)
 		ck_assert_uint_eq(atomic_load(&ctx->handled),
 				  before + N_PER_PORT);
 		/* libnetfilter_queue gave every verdict: all arrived */
-		nfqbt_rx_wait(rx);
-		nfqbt_rx_assert_exact(rx, 0, N_PER_PORT, NULL, NULL);
+		nfqbt_rx_wait_exact(rx, 0, N_PER_PORT, NULL, NULL);
 		nfqbt_rx_free(rx);
 	}
 	if (getenv("NFQBT_VERBOSE"))
@@ -403,14 +402,16 @@ START_TEST(test_diff_libnetfilter_queue)
 }
 END_TEST
 
-int main(void)
+static Suite *diff_suite(void)
 {
 	Suite *s = suite_create("integration-diff");
-	TCase *tc = tcase_create("kernel");
+	TCase *tc = nfqbt_tcase_netns(s, "kernel", NFQBT_TCASE_TIMEOUT);
 
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_diff_libnetfilter_queue);
-	suite_add_tcase(s, tc);
-	return nfqbt_run_suite("test_diff", s);
+	return s;
+}
+
+int main(void)
+{
+	return nfqbt_run_suite("test_diff", diff_suite());
 }

@@ -172,8 +172,7 @@ static void stop_under_load(bool bypass, bool pool_api)
 		ck_assert_msg(pool, "pool: %s", strerror(errno));
 		ck_assert(nfqb_pool_start(pool) == 0);
 	} else {
-		q = nfqb_queue_open(QNUM);
-		ck_assert_msg(q, "open: %s", strerror(errno));
+		q = nfqbt_queue_open(QNUM);
 		ck_assert(nfqb_queue_set_rcvbuf(q, 4 << 20) == 0);
 	}
 	ck_assert(pthread_create(&m.thread, NULL, kmon_main, &m) == 0);
@@ -197,7 +196,7 @@ static void stop_under_load(bool bypass, bool pool_api)
 		ck_assert(nfqbt_rx_total(rx) >= 5000);
 		/* not reading: the sender's window fills the socket */
 		ck_assert(nfqbt_wait_kqueue_total(QNUM, WINDOW / 2, 10000));
-		nfqb_queue_stats(q, &st, sizeof(st));
+		st = nfqbt_queue_stats(q);
 		kq = nfqbt_kstats(QNUM).queue_total;
 		t0 = nfqbt_now_ms();
 		ck_assert_msg(nfqb_queue_close(q) == 0, "close: %s",
@@ -311,6 +310,8 @@ END_TEST
 /* --- handover across exec(), ten times under load -------------------------- */
 
 #define UPGRADES	10
+/* The handover test case's timeout (ten exec()s, ten upgrades) */
+#define HANDOVER_TIMEOUT	90
 
 static struct nfqb_queue *helper_q;
 static volatile sig_atomic_t helper_upgrade, helper_quit;
@@ -425,10 +426,9 @@ static int helper_main(int fd, uint16_t num, uint32_t gen, int status)
  * socket, for a process to adopt. */
 static int bound_socket(void)
 {
-	struct nfqb_queue *q = nfqb_queue_open(QNUM);
+	struct nfqb_queue *q = nfqbt_queue_open(QNUM);
 	int fd;
 
-	ck_assert_msg(q, "open: %s", strerror(errno));
 	ck_assert(nfqb_queue_set_rcvbuf(q, 4 << 20) == 0);
 	fd = nfqb_queue_detach(q);
 	ck_assert_msg(fd >= 0, "detach: %s", strerror(errno));
@@ -461,6 +461,16 @@ static void assert_all_once(const struct nfqbt_rx *rx,
 	ck_assert_uint_eq(ks->queue_user_dropped, 0);
 	ck_assert_uint_eq(ks->id_sequence, sent);
 	nfqbt_rx_assert_exact(rx, 0, sent, NULL, NULL);
+}
+
+/* Wait for child @pid (@what), which must have exited with status 0. */
+static void assert_exited_0(pid_t pid, const char *what)
+{
+	int status;
+
+	ck_assert(waitpid(pid, &status, 0) == pid);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "%s status %#x", what, status);
 }
 
 /* Read one line from the helper (bounded wait). */
@@ -541,13 +551,7 @@ START_TEST(test_handover_exec_x10)
 	read_line(f, line, sizeof(line));
 	ck_assert_msg(sscanf(line, "done %u %llu", &g, &per_gen[UPGRADES + 1])
 		      == 2 && g == UPGRADES + 1, "helper: %s", line);
-	{
-		int status;
-
-		ck_assert(waitpid(pid, &status, 0) == pid);
-		ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
-			      "helper status %#x", status);
-	}
+	assert_exited_0(pid, "helper");
 	fclose(f);
 	nfqbt_rx_stop(rx);
 
@@ -784,7 +788,7 @@ START_TEST(test_adopt_after_crash)
 		ck_assert_uint_eq(nfqbt_tx_join(tx), 300);
 	}
 	ck_assert(nfqbt_rx_wait_total(rx, FIRST_BATCH + 300, 10000));
-	nfqb_queue_stats(q, &st, sizeof(st));
+	st = nfqbt_queue_stats(q);
 	ck_assert_uint_eq(nfqbt_kstats(QNUM).queue_total, 0);
 	ck_assert(nfqb_queue_close(q) == 0);
 	nfqbt_rx_stop(rx);
@@ -854,7 +858,7 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 	struct nfqb_kstats ks;
 	struct nfqbt_rx *rx;
 	unsigned int g, i, sent;
-	int pfd[2], status;
+	int pfd[2];
 	pid_t pid;
 	FILE *f;
 
@@ -891,19 +895,13 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 	sent = nfqbt_tx_finish(tx, rx);
 	ks = nfqbt_kstats(QNUM);
 	ck_assert(kill(pid, SIGTERM) == 0);
-	ck_assert(waitpid(pid, &status, 0) == pid);
-	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
-		      "nfqb-ips status %#x", status);
+	assert_exited_0(pid, "nfqb-ips");
 	fclose(f);
 	unlink(rules);
 	nfqbt_rx_stop(rx);
 	assert_all_once(rx, &ks, sent);
-	for (i = 0; i < sent; i++) {
-		uint32_t mark = 0;
-
-		ck_assert_msg(nfqbt_rx_mark(rx, i, &mark) && mark == 9,
-			      "seq %u: mark %u", i, mark);
-	}
+	for (i = 0; i < sent; i++)
+		ck_assert_uint_eq(nfqbt_rx_mark_of(rx, i), 9);
 	printf("nfqb-ips --user nobody, 10 upgrades under load: sent %u, "
 	       "arrived %u once each with the IPS's mark, kernel dropped 0\n",
 	       sent, sent);
@@ -1035,9 +1033,7 @@ START_TEST(test_ips_fdstore_crash_restart)
 		if (strstr(msg, "FDSTOREREMOVE=1"))
 			break;
 	}
-	ck_assert(waitpid(pid, &status, 0) == pid);
-	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status), "status %#x",
-		      status);
+	assert_exited_0(pid, "nfqb-ips");
 	fclose(f);
 	close(stored);
 	close(nfd);
@@ -1089,8 +1085,7 @@ START_TEST(test_privdrop)
 	nfqbt_netns_enter();
 	nfqbt_rule_queue(PORT, QNUM, false);
 	rx = nfqbt_rx_start(PORT, &ro);
-	q = nfqb_queue_open(QNUM);
-	ck_assert_msg(q, "open: %s", strerror(errno));
+	q = nfqbt_queue_open(QNUM);
 	ck_assert_msg(nfqb_privdrop("nobody", why, sizeof(why)) == 0, "%s",
 		      why);
 	ck_assert(getuid() != 0 && geteuid() != 0);
@@ -1169,14 +1164,14 @@ START_TEST(test_privdrop)
 		}
 		usleep(1000);
 	}
-	nfqb_queue_stats(q, &st, sizeof(st));
+	st = nfqbt_queue_stats(q);
 	ck_assert_msg(eperm, "no EPERM reported (send calls %llu, kernel "
 		      "errors %llu, verdict errors %llu, outstanding %llu)",
 		      (unsigned long long)st.send_calls,
 		      (unsigned long long)st.kernel_errors,
 		      (unsigned long long)st.verdict_errors,
 		      (unsigned long long)st.outstanding);
-	nfqb_queue_stats(q, &st, sizeof(st));
+	st = nfqbt_queue_stats(q);
 	ck_assert(st.verdict_errors > 0);
 	ck_assert(nfqb_queue_fallback(q));
 	/* the kernel still holds them, undecided (its /proc file is root's:
@@ -1277,8 +1272,7 @@ static void overload(bool failopen, enum nfqb_enobufs_policy pol)
 	nfqbt_netns_enter();
 	nfqbt_rule_queue(PORT, QNUM, false);
 	rx = nfqbt_rx_start(PORT, &ro);
-	c.q = nfqb_queue_open(QNUM);
-	ck_assert_msg(c.q, "open: %s", strerror(errno));
+	c.q = nfqbt_queue_open(QNUM);
 	ck_assert(nfqb_queue_set_maxlen(c.q, 128) == 0);
 	ck_assert(nfqb_queue_set_rcvbuf(c.q, 32 << 10) == 0);
 	ck_assert(nfqb_queue_set_enobufs(c.q, pol) == 0);
@@ -1294,7 +1288,7 @@ static void overload(bool failopen, enum nfqb_enobufs_policy pol)
 	atomic_store(&c.slow, false);
 	t0 = nfqbt_now_ms();
 	for (;;) {
-		nfqb_queue_stats(c.q, &st, sizeof(st));
+		st = nfqbt_queue_stats(c.q);
 		k1 = nfqbt_kstats(QNUM);
 		if (!k1.queue_total && !st.outstanding)
 			break;
@@ -1319,7 +1313,7 @@ static void overload(bool failopen, enum nfqb_enobufs_policy pol)
 	pthread_join(c.thread, NULL);
 	ck_assert_msg(c.err == 0, "consumer: %s", strerror(c.err));
 	ck_assert(nfqb_flush(c.q) >= 0);
-	nfqb_queue_stats(c.q, &st, sizeof(st));
+	st = nfqbt_queue_stats(c.q);
 	k2 = nfqbt_kstats(QNUM);
 
 	/* the kernel's and the library's account */
@@ -1423,7 +1417,6 @@ START_TEST(test_verdict_tool_user)
 	char ips[PATH_MAX], tool[PATH_MAX + 32], q[16], *slash;
 	struct nfqbt_rx *rx;
 	unsigned int i;
-	int status;
 	pid_t pid;
 
 	ck_assert(nfqbt_find_ips(ips, sizeof(ips)));
@@ -1476,9 +1469,7 @@ START_TEST(test_verdict_tool_user)
 	to.progress = nfqbt_rx_total_ptr(rx);
 	ck_assert_uint_eq(nfqbt_send(&to), 300);
 	ck_assert(nfqbt_rx_wait_total(rx, 300, 10000));
-	ck_assert(waitpid(pid, &status, 0) == pid);
-	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status), "status %#x",
-		      status);
+	assert_exited_0(pid, "nfqb-verdict");
 	nfqbt_rx_stop(rx);
 	for (i = 0; i < 300; i++) {
 		uint32_t mark = 0;
@@ -1493,34 +1484,26 @@ END_TEST
 static Suite *lifecycle_suite(void)
 {
 	Suite *s = suite_create("lifecycle");
-	TCase *tc = tcase_create("stop");
+	TCase *tc = nfqbt_tcase(s, "stop", NFQBT_TCASE_TIMEOUT_LONG);
 
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_stop_pool_bypass);
 	tcase_add_test(tc, test_stop_pool_no_bypass);
 	tcase_add_test(tc, test_stop_queue_no_bypass);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("handover");
-	tcase_set_timeout(tc, 90);
+	tc = nfqbt_tcase(s, "handover", HANDOVER_TIMEOUT);
 	tcase_add_test(tc, test_handover_exec_x10);
 	tcase_add_test(tc, test_ips_upgrade_x10_as_nobody);
 	tcase_add_test(tc, test_adopt_after_crash);
 	tcase_add_test(tc, test_pool_handover_qpw);
 	tcase_add_test(tc, test_pool_handover_dispatch);
 	tcase_add_test(tc, test_ips_fdstore_crash_restart);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("overload");
-	tcase_set_timeout(tc, 60);
+	tc = nfqbt_tcase(s, "overload", NFQBT_TCASE_TIMEOUT_LONG);
 	tcase_add_test(tc, test_overload_drop_report);
 	tcase_add_test(tc, test_overload_drop_ignore);
 	tcase_add_test(tc, test_overload_failopen_report);
 	tcase_add_test(tc, test_overload_failopen_ignore);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("privileges");
-	tcase_set_timeout(tc, 60);
+	tc = nfqbt_tcase(s, "privileges", NFQBT_TCASE_TIMEOUT_LONG);
 	tcase_add_test(tc, test_privdrop);
 	tcase_add_test(tc, test_verdict_tool_user);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

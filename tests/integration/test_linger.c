@@ -34,7 +34,7 @@
 #include <libnfq-batch/pool.h>
 
 #include "harness.h"
-#include "queue.h"
+#include "queue-int.h"
 #include "seam.h"
 
 #define PORT	5300
@@ -54,7 +54,7 @@ static int watch_sleep(void *data, uint64_t ns)
 
 	(void)data;
 	pauses++;
-	if (nfqb_tx_posted(q) != q->tx.posted_seen)
+	if (nfqb_tx_posted(&q->tx_in) != q->tx.posted_seen)
 		pauses_holding++;
 	if (fail_every && pauses % fail_every == 0) {
 		pauses_failed++;
@@ -81,8 +81,7 @@ static void stream(bool fixed)
 	nfqbt_netns_enter();
 	nfqbt_rule_queue(PORT, QNUM, false);
 	rx = nfqbt_rx_start(PORT, &ro);
-	q = nfqb_queue_open(QNUM);
-	ck_assert_ptr_nonnull(q);
+	q = nfqbt_queue_open(QNUM);
 	if (fixed)
 		ck_assert_int_eq(nfqb_queue_set_linger(q, 200), 0);
 	watched = q;
@@ -173,8 +172,7 @@ static void tcp_bulk(bool gso)
 	uint64_t end;
 
 	tcp_netns();
-	q = nfqb_queue_open(QNUM);
-	ck_assert_ptr_nonnull(q);
+	q = nfqbt_queue_open(QNUM);
 	if (!gso)
 		ck_assert_int_eq(nfqb_queue_set_flags(q, 0, NFQB_F_GSO), 0);
 	watched = q;
@@ -205,7 +203,7 @@ static void tcp_bulk(bool gso)
 	ck_assert_msg(atomic_load(&sink.done), "the transfer did not end");
 	nfqbt_tcp_join(&sink);
 	nfqb_seam_install(NULL);
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
+	st = nfqbt_queue_stats(q);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	fprintf(stderr, "tcp, gso %s: %u packets, %u bigger than the MTU, %u "
 		"marked GSO, %u pauses, %llu reads showed a waiting flow\n",
@@ -306,29 +304,23 @@ START_TEST(test_tcp_gso_off)
 }
 END_TEST
 
-int main(void)
+static Suite *linger_suite(void)
 {
 	Suite *s = suite_create("linger");
-	TCase *tc = tcase_create("stream");
-	SRunner *sr;
-	int failed;
+	TCase *tc = nfqbt_tcase(s, "stream", NFQBT_TCASE_TIMEOUT);
 
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_linger_adaptive_sends_first);
 	tcase_add_test(tc, test_linger_fixed_holds);
 	tcase_add_test(tc, test_linger_pause_fails);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("tcp");
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
+	tc = nfqbt_tcase(s, "tcp", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_tcp_gso_default);
 	tcase_add_test(tc, test_tcp_gso_off);
 	tcase_add_test(tc, test_tcp_pool_gso);
 	tcase_add_test(tc, test_tcp_pool_gso_off);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+int main(void)
+{
+	return nfqbt_run_suite("test_linger", linger_suite());
 }

@@ -9,7 +9,8 @@
  * never spin: at most 2 nfqb_recv() calls per packet, and while nothing
  * arrives, next to no calls and no CPU. Every packet arrives once.
  *
- * Links the internal library (statically) for the seam.
+ * Links the internal library (statically) for the seam: verdict sends made
+ * to fail (nfqbt_fail_verdicts()).
  */
 #include <errno.h>
 #include <poll.h>
@@ -17,12 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/netlink.h>
-#include <linux/netfilter/nfnetlink.h>
-#include <linux/netfilter/nfnetlink_queue.h>
 
 #include "harness.h"
-#include "seam.h"
 
 #define UDP_PORT	5421
 #define TCP_PORT	5422
@@ -30,26 +27,6 @@
 #define IDLE_MS		600	/* the idle phase after the traffic */
 #define IDLE_CALLS_MAX	4
 #define IDLE_CPU_MAX_MS	20
-
-/* --- the seam: every fourth verdict send fails for now ------------------- */
-
-static atomic_uint sends;
-static atomic_bool failing;
-
-static ssize_t seam_sendmsg(void *data, int fd, const struct msghdr *msg,
-			    int flags)
-{
-	const struct nlmsghdr *nlh = msg->msg_iov[0].iov_base;
-
-	(void)data;
-	if (atomic_load(&failing) &&
-	    NFNL_MSG_TYPE(nlh->nlmsg_type) != NFQNL_MSG_CONFIG &&
-	    atomic_fetch_add(&sends, 1) % 4 == 3) {
-		errno = ENOBUFS;
-		return -1;
-	}
-	return sendmsg(fd, msg, flags);
-}
 
 /* --- the application's loop ---------------------------------------------- */
 
@@ -142,10 +119,8 @@ static void assert_calls(const struct app *a, const char *what)
 
 static struct nfqb_queue *open_nonblock(void)
 {
-	struct nfqb_queue *q = nfqb_queue_open(QNUM);
+	struct nfqb_queue *q = nfqbt_queue_open_nb(QNUM);
 
-	ck_assert_msg(q != NULL, "nfqb_queue_open: %s", strerror(errno));
-	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
 	/* the bursts are sent by the test's thread, which reads only after
 	 * each (and may be preempted on a busy machine): room for them */
 	ck_assert_int_eq(nfqb_queue_set_rcvbuf(q, 16 << 20), 0);
@@ -214,7 +189,6 @@ static void run_udp(enum udp_case c)
 {
 	const unsigned int n = BURSTS * BURST;
 	struct nfqbt_rx_opts ro = { .expected = n, .timeout_ms = 25000 };
-	struct nfqb_seam seam = { .sendmsg = seam_sendmsg };
 	struct app a = { .hold_every = c == UDP_HELD ? 8 : 0 };
 	struct nfqbt_tx_opts o = { .port = UDP_PORT, .count = BURST };
 	struct nfqbt_rx *rx;
@@ -224,10 +198,8 @@ static void run_udp(enum udp_case c)
 	nfqbt_rule_queue(UDP_PORT, QNUM, false);
 	rx = nfqbt_rx_start(UDP_PORT, &ro);
 	a.q = open_nonblock();
-	if (c == UDP_FAILING) {
-		nfqb_seam_install(&seam);
-		atomic_store(&failing, true);
-	}
+	if (c == UDP_FAILING)	/* every fourth verdict send, for now */
+		nfqbt_fail_verdicts(ENOBUFS, 4);
 	for (b = 0; b < BURSTS; b++) {
 		uint64_t next = nfqbt_now_ms() + 10;
 
@@ -243,7 +215,7 @@ static void run_udp(enum udp_case c)
 	while (nfqbt_rx_total(rx) < n && nfqbt_now_ms() < end)
 		app_round(&a, 10);
 	nfqbt_rx_wait(rx);
-	atomic_store(&failing, false);
+	nfqbt_fail_verdicts(0, 0);
 	{
 		struct nfqb_kstats ks = nfqbt_kstats(QNUM);
 
@@ -259,12 +231,12 @@ static void run_udp(enum udp_case c)
 	if (c == UDP_FAILING) {
 		struct nfqb_stats st;
 
-		ck_assert_int_eq(nfqb_queue_stats(a.q, &st, sizeof(st)), 0);
+		st = nfqbt_queue_stats(a.q);
 		ck_assert_uint_gt(st.send_failures, 0);
 	}
 	assert_calls(&a, udp_name[c]);
 	assert_idle(&a, udp_name[c]);
-	nfqb_seam_install(NULL);
+	nfqbt_seam_off();
 	ck_assert_int_eq(nfqb_queue_close(a.q), 0);
 	nfqbt_rx_free(rx);
 }
@@ -294,15 +266,12 @@ END_TEST
 static Suite *pollloop_suite(void)
 {
 	Suite *s = suite_create("pollloop");
-	TCase *tc = tcase_create("pollloop");
+	TCase *tc = nfqbt_tcase_netns(s, "pollloop", NFQBT_TCASE_TIMEOUT_LONG);
 
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_interrupt_idle);
 	tcase_add_test(tc, test_tcp_lo);
 	tcase_add_test(tc, test_tcp_1500);
 	tcase_add_loop_test(tc, test_udp, UDP_BURSTS, UDP_INTERRUPT + 1);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

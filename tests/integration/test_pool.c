@@ -193,9 +193,23 @@ static int decide(struct nfqb_packet *p, void *policy, void *data,
 	return NFQB_POOL_VERDICT;
 }
 
+/* decide() into @v; whether @p, accepted, is one in @every (by seq) that
+ * a deferring callback keeps for later. */
+static bool decide_keep(struct nfqb_packet *p, void *policy,
+			struct cb_data *cd, struct nfqb_verdict *v,
+			uint32_t every)
+{
+	uint32_t seq;
+
+	decide(p, policy, cd, v);
+	return v->verdict == NFQB_ACCEPT && nfqbt_pkt_seq(p, &seq) &&
+	       seq % every == 0;
+}
+
 /* Every third accepted packet is deferred and decided by a helper thread:
  * the deferred path, from a thread that is not the queue's owner. */
 struct deferrer {
+	struct cb_data cd;	/* decide()'s */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct nfqb_packet *v[4096];
@@ -203,22 +217,19 @@ struct deferrer {
 	unsigned int n;
 	bool stop;
 	pthread_t thread;
-	struct cb_data cd;
 };
 
 static int decide_defer(struct nfqb_packet *p, void *policy, void *data,
 			struct nfqb_verdict *v)
 {
 	struct deferrer *d = data;
-	uint32_t seq;
-	int r = decide(p, policy, &d->cd, v);
 
-	if (v->verdict != NFQB_ACCEPT || !nfqbt_pkt_seq(p, &seq) || seq % 3)
-		return r;
+	if (!decide_keep(p, policy, &d->cd, v, 3))
+		return NFQB_POOL_VERDICT;
 	pthread_mutex_lock(&d->lock);
 	if (d->n == 4096) {
 		pthread_mutex_unlock(&d->lock);
-		return r;
+		return NFQB_POOL_VERDICT;
 	}
 	d->mark[d->n] = v->mark;
 	d->v[d->n++] = p;
@@ -300,6 +311,31 @@ static void assert_queues_empty(void)
 	}
 }
 
+/* Stop @pool (cleanly), every queue unbound or empty; the kept seqs of @n
+ * arrived at @rx, each once, nothing else. */
+static void stop_kept(struct nfqb_pool *pool, struct nfqbt_rx *rx,
+		      unsigned int n)
+{
+	nfqbt_pool_stop(pool);
+	assert_queues_empty();
+	nfqbt_rx_assert_exact(rx, 0, n, expect_kept, NULL);
+}
+
+/* Each kept seq of @n carries the mark of the callback (decide()): none
+ * passed uninspected. */
+static void assert_marked(const struct nfqbt_rx *rx, unsigned int n)
+{
+	uint32_t i, mark;
+
+	for (i = 0; i < n; i++) {
+		if (seq_dropped(i))
+			continue;
+		mark = nfqbt_rx_mark_of(rx, i);
+		ck_assert_msg(mark == seq_mark(i), "seq %u: mark %u, not %u "
+			      "(passed uninspected?)", i, mark, seq_mark(i));
+	}
+}
+
 /* How many queues got packets, from the pool's per-queue library stats. */
 static unsigned int queues_used(struct nfqb_pool *pool)
 {
@@ -357,20 +393,8 @@ static void run_mixed(enum nfqb_pool_mode mode, unsigned int workers,
 		pthread_mutex_unlock(&d.lock);
 		pthread_join(d.thread, NULL);
 	}
-	nfqb_pool_stop(pool);
-	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
-	assert_queues_empty();
-
-	nfqbt_rx_assert_exact(rx, 0, n, expect_kept, NULL);
-	for (i = 0; i < n; i++) {
-		uint32_t mark;
-
-		if (seq_dropped(i))
-			continue;
-		ck_assert_msg(nfqbt_rx_mark(rx, i, &mark), "seq %u: no mark", i);
-		ck_assert_msg(mark == seq_mark(i), "seq %u: mark %u, not %u",
-			      i, mark, seq_mark(i));
-	}
+	stop_kept(pool, rx, n);
+	assert_marked(rx, n);
 	st = pstats(pool, -1);
 	ck_assert_uint_eq(st.packets, n);
 	ck_assert_uint_eq(st.received, n);
@@ -396,27 +420,22 @@ static void run_mixed(enum nfqb_pool_mode mode, unsigned int workers,
 	ck_assert_uint_eq(atomic_load(&policies_freed), 1);
 }
 
-START_TEST(test_qpw_mixed)
-{
-	run_mixed(NFQB_POOL_QUEUE_PER_WORKER, 0, false);
-}
-END_TEST
+/* The mixed runs (a loop test): each mode, every packet decided in the
+ * callback, then with a third of the accepted ones deferred. */
+static const struct {
+	enum nfqb_pool_mode mode;
+	unsigned int workers;
+	bool defer;
+} mixed[] = {
+	{ NFQB_POOL_QUEUE_PER_WORKER, 0, false },
+	{ NFQB_POOL_DISPATCH, 3, false },
+	{ NFQB_POOL_QUEUE_PER_WORKER, 0, true },
+	{ NFQB_POOL_DISPATCH, 2, true },
+};
 
-START_TEST(test_dispatch_mixed)
+START_TEST(test_mixed)
 {
-	run_mixed(NFQB_POOL_DISPATCH, 3, false);
-}
-END_TEST
-
-START_TEST(test_qpw_deferred)
-{
-	run_mixed(NFQB_POOL_QUEUE_PER_WORKER, 0, true);
-}
-END_TEST
-
-START_TEST(test_dispatch_deferred)
-{
-	run_mixed(NFQB_POOL_DISPATCH, 2, true);
+	run_mixed(mixed[_i].mode, mixed[_i].workers, mixed[_i].defer);
 }
 END_TEST
 
@@ -461,18 +480,14 @@ static void run_swap(enum nfqb_pool_mode mode, unsigned int workers)
 	ck_assert_uint_eq(atomic_load(&policies_freed), SWAPS);
 	ck_assert_uint_eq(sender_join(&s), n);
 	nfqbt_rx_wait(rx);
-	nfqb_pool_stop(pool);
-	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
-	assert_queues_empty();
-
-	nfqbt_rx_assert_exact(rx, 0, n, expect_kept, NULL);
+	stop_kept(pool, rx, n);
 	/* per flow, in sending order, marks never go back */
 	for (i = 0; i < n; i++) {
 		uint32_t mark;
 
 		if (seq_dropped(i))
 			continue;
-		ck_assert_msg(nfqbt_rx_mark(rx, i, &mark), "seq %u: no mark", i);
+		mark = nfqbt_rx_mark_of(rx, i);
 		ck_assert_msg(mark >= 1 && mark <= SWAPS + 1,
 			      "seq %u: mark %u", i, mark);
 		seen[mark] = true;
@@ -587,23 +602,22 @@ END_TEST
 
 /* --- API edges -------------------------------------------------------------- */
 
-static int accept_cb(struct nfqb_packet *p, void *policy, void *data,
-		     struct nfqb_verdict *v)
+/* Queues 0 and 1, @workers threads in @mode, every packet accepted. */
+static struct nfqb_pool_config two_queues(enum nfqb_pool_mode mode,
+					  unsigned int workers)
 {
-	(void)p;
-	(void)policy;
-	(void)data;
-	(void)v;
-	return NFQB_POOL_VERDICT;
+	return (struct nfqb_pool_config){
+		.queue_first = 0,
+		.queue_count = 2,
+		.mode = mode,
+		.workers = workers,
+		.cb = nfqbt_pool_accept,
+	};
 }
 
 START_TEST(test_api_edges)
 {
-	struct nfqb_pool_config cfg = {
-		.queue_first = 0,
-		.queue_count = 2,
-		.cb = accept_cb,
-	};
+	struct nfqb_pool_config cfg = two_queues(NFQB_POOL_QUEUE_PER_WORKER, 0);
 	struct nfqb_pool_stats st;
 	struct nfqb_pool *pool, *busy;
 
@@ -611,7 +625,7 @@ START_TEST(test_api_edges)
 	cfg.cb = NULL;
 	ck_assert_ptr_null(nfqb_pool_create(&cfg, sizeof(cfg)));
 	ck_assert_int_eq(errno, EINVAL);
-	cfg.cb = accept_cb;
+	cfg.cb = nfqbt_pool_accept;
 	cfg.ring_size = 100;
 	cfg.mode = NFQB_POOL_DISPATCH;
 	ck_assert_ptr_null(nfqb_pool_create(&cfg, sizeof(cfg)));
@@ -633,18 +647,14 @@ START_TEST(test_api_edges)
 	/* policy before start: no grace period to wait for */
 	ck_assert_int_eq(nfqb_pool_set_policy(pool, NULL), 0);
 	ck_assert_int_eq(nfqb_pool_start(pool), 0);
-	nfqb_pool_stop(pool);
-	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
+	nfqbt_pool_stop(pool);
 	ck_assert_int_eq(nfqb_kstats_get(0, NULL, sizeof(struct nfqb_kstats)), -1);
 	nfqb_pool_destroy(pool);
 	nfqb_pool_destroy(NULL);
 	/* destroy of a running pool stops it */
 	cfg.queue_first = 0;
 	cfg.mode = NFQB_POOL_QUEUE_PER_WORKER;
-	pool = nfqb_pool_create(&cfg, sizeof(cfg));
-	ck_assert_ptr_nonnull(pool);
-	ck_assert_int_eq(nfqb_pool_start(pool), 0);
-	nfqb_pool_destroy(pool);
+	nfqb_pool_destroy(nfqbt_pool_start(&cfg));
 }
 END_TEST
 
@@ -726,6 +736,25 @@ static bool vk_arrives(enum vkind k)
 	return k != VK_DROP && k != VK_QUEUE_NOBODY;
 }
 
+/* The verdict of each kind; the mark, the priority and the payload (as
+ * the flags say) are the seq's, VK_REPEAT accepts the second time. */
+static const struct nfqb_verdict vk_verdict[] = {
+	[VK_ACCEPT] = { .verdict = NFQB_ACCEPT },
+	[VK_DROP] = { .verdict = NFQB_DROP },
+	[VK_REPEAT] = { .verdict = NFQB_REPEAT },
+	[VK_QUEUE] = { .verdict = NFQB_QUEUE, .queue_num = QT },
+	[VK_QUEUE_MARK] = { .verdict = NFQB_QUEUE, .queue_num = QT,
+			    .flags = NFQB_V_MARK },
+	[VK_QUEUE_NOBODY] = { .verdict = NFQB_QUEUE, .queue_num = QNONE },
+	[VK_QUEUE_BYPASS] = { .verdict = NFQB_QUEUE, .queue_num = QNONE,
+			      .flags = NFQB_V_BYPASS },
+	[VK_QUEUE_BYPASS_HELD] = { .verdict = NFQB_QUEUE, .queue_num = QT,
+				   .flags = NFQB_V_BYPASS },
+	[VK_MARK] = { .verdict = NFQB_ACCEPT, .flags = NFQB_V_MARK },
+	[VK_PRIORITY] = { .verdict = NFQB_ACCEPT, .flags = NFQB_V_PRIORITY },
+	[VK_PAYLOAD] = { .verdict = NFQB_ACCEPT, .flags = NFQB_V_PAYLOAD },
+};
+
 static int vt_cb(struct nfqb_packet *p, void *policy, void *data,
 		 struct nfqb_verdict *v)
 {
@@ -735,7 +764,7 @@ static int vt_cb(struct nfqb_packet *p, void *policy, void *data,
 	uint8_t pl[256];
 	const uint8_t *orig;
 	uint32_t seq, olen;
-	size_t len;
+	size_t len = 0;
 
 	(void)policy;
 	if (!nfqbt_pkt_seq(p, &seq) || seq > VN) {
@@ -745,51 +774,7 @@ static int vt_cb(struct nfqb_packet *p, void *policy, void *data,
 	times = atomic_fetch_add(&t->calls[seq], 1) + 1;
 	if (seq == VN)
 		return NFQB_POOL_VERDICT;	/* the sentinel: the default */
-	switch (t->kind) {
-	case VK_ACCEPT:
-		v->verdict = NFQB_ACCEPT;
-		break;
-	case VK_DROP:
-		v->verdict = NFQB_DROP;
-		break;
-	case VK_REPEAT:
-		v->verdict = times == 1 ? NFQB_REPEAT : NFQB_ACCEPT;
-		break;
-	case VK_QUEUE:
-		v->verdict = NFQB_QUEUE;
-		v->queue_num = QT;
-		break;
-	case VK_QUEUE_MARK:
-		v->verdict = NFQB_QUEUE;
-		v->queue_num = QT;
-		v->flags = NFQB_V_MARK;
-		v->mark = vmark(seq);
-		break;
-	case VK_QUEUE_NOBODY:
-		v->verdict = NFQB_QUEUE;
-		v->queue_num = QNONE;
-		break;
-	case VK_QUEUE_BYPASS:
-		v->verdict = NFQB_QUEUE;
-		v->queue_num = QNONE;
-		v->flags = NFQB_V_BYPASS;
-		break;
-	case VK_QUEUE_BYPASS_HELD:
-		v->verdict = NFQB_QUEUE;
-		v->queue_num = QT;
-		v->flags = NFQB_V_BYPASS;
-		break;
-	case VK_MARK:
-		v->verdict = NFQB_ACCEPT;
-		v->flags = NFQB_V_MARK;
-		v->mark = vmark(seq);
-		break;
-	case VK_PRIORITY:
-		v->verdict = NFQB_ACCEPT;
-		v->flags = NFQB_V_PRIORITY;
-		v->priority = vprio(seq);
-		break;
-	case VK_PAYLOAD:
+	if (t->kind == VK_PAYLOAD) {
 		orig = nfqb_pkt_payload(p, &olen);
 		len = nfqbt_build_udp4(pkt, sizeof(pkt), orig, olen, pl,
 				       vpayload(seq, pl));
@@ -797,23 +782,19 @@ static int vt_cb(struct nfqb_packet *p, void *policy, void *data,
 			atomic_fetch_add(&t->build_failed, 1);
 			return -1;
 		}
+	}
+	*v = vk_verdict[t->kind];
+	if (t->kind == VK_REPEAT && times > 1)
 		v->verdict = NFQB_ACCEPT;
-		v->flags = NFQB_V_PAYLOAD;
+	if (v->flags & NFQB_V_MARK)
+		v->mark = vmark(seq);
+	if (v->flags & NFQB_V_PRIORITY)
+		v->priority = vprio(seq);
+	if (v->flags & NFQB_V_PAYLOAD) {
 		v->payload = pkt;
 		v->payload_len = (uint32_t)len;
-		break;
 	}
 	return NFQB_POOL_VERDICT;
-}
-
-static struct nfqb_queue *side_open(uint16_t num)
-{
-	struct nfqb_queue *q = nfqb_queue_open(num);
-
-	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
-		      strerror(errno));
-	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
-	return q;
 }
 
 /* Receive what the side queue holds, record it, accept it. */
@@ -852,15 +833,28 @@ static void side_serve(struct vtest *t, struct nfqb_queue *q)
 	ck_assert_int_ge(nfqb_flush(q), 0);
 }
 
-static void run_verdict(enum vkind kind, enum nfqb_pool_mode mode)
+/* UDP to VPORT queued to QV, a pool of two workers (@mode, @drain_ms)
+ * on it, started, its callback @cb with @data. */
+static struct nfqb_pool *qv_pool(enum nfqb_pool_mode mode,
+				 unsigned int drain_ms, nfqb_pool_cb cb,
+				 void *data)
 {
 	struct nfqb_pool_config cfg = {
 		.queue_first = QV,
 		.queue_count = 1,
 		.mode = mode,
 		.workers = 2,
-		.cb = vt_cb,
+		.drain_ms = drain_ms,
+		.cb = cb,
+		.cb_data = data,
 	};
+
+	nfqbt_rule_queue(VPORT, QV, false);
+	return nfqbt_pool_start(&cfg);
+}
+
+static void run_verdict(enum vkind kind, enum nfqb_pool_mode mode)
+{
 	bool arrives = vk_arrives(kind), sentinel = false;
 	unsigned int want_calls = kind == VK_REPEAT ? 2 * VN : VN;
 	unsigned int expected = (arrives ? VN : 0) + 1;
@@ -876,21 +870,17 @@ static void run_verdict(enum vkind kind, enum nfqb_pool_mode mode)
 	t = calloc(1, sizeof(*t));
 	ck_assert_ptr_nonnull(t);
 	t->kind = kind;
-	nfqbt_rule_queue(VPORT, QV, false);
 	if (kind == VK_PRIORITY) {
 		nfqbt_iptables("-t mangle -A POSTROUTING -o lo -p udp "
 			       "--dport %u -j NFQUEUE --queue-num %u",
 			       VPORT, QO);
-		side = side_open(QO);
+		side = nfqbt_queue_open_nb(QO);
 	} else if (vk_uses_qt(kind)) {
-		side = side_open(QT);
+		side = nfqbt_queue_open_nb(QT);
 	}
 	rx = nfqbt_rx_start(VPORT, &(struct nfqbt_rx_opts){
 		.expected = expected, .quiet_ms = 5000, .timeout_ms = 20000 });
-	cfg.cb_data = t;
-	pool = nfqb_pool_create(&cfg, sizeof(cfg));
-	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
-	ck_assert_int_eq(nfqb_pool_start(pool), 0);
+	pool = qv_pool(mode, 0, vt_cb, t);
 	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
 		.port = VPORT, .count = VN });
 
@@ -908,9 +898,7 @@ static void run_verdict(enum vkind kind, enum nfqb_pool_mode mode)
 			side_serve(t, side);
 		st = pstats(pool, -1);
 		if (!sentinel && st.packets >= want_calls) {
-			ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-				.port = VPORT, .first_seq = VN, .count = 1 }),
-				1);
+			nfqbt_send_seqs(VPORT, VN, 1);
 			sentinel = true;
 		}
 		/* nfqbt_rx_total(), the getter safe while the receiver
@@ -928,8 +916,7 @@ static void run_verdict(enum vkind kind, enum nfqb_pool_mode mode)
 		ck_assert_msg(t->side_n >= VN, "queue %u saw %u of %u packets",
 			      kind == VK_PRIORITY ? QO : QT, t->side_n, VN);
 	nfqbt_rx_wait(rx);
-	nfqb_pool_stop(pool);
-	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
+	nfqbt_pool_stop(pool);
 
 	/* the receiver: each test datagram once or never, the sentinel
 	 * once, nothing else */
@@ -1134,16 +1121,24 @@ static void assert_shutdown(int ret, const char *what, unsigned int i)
 		      ret < 0 ? strerror(err) : "success");
 }
 
+/* qv_pool() whose callback @cb (with @data) defers what it gets; @n
+ * datagrams sent to it, all of them deferred. */
+static struct nfqb_pool *deferred_n(enum nfqb_pool_mode mode,
+				    unsigned int drain_ms, nfqb_pool_cb cb,
+				    void *data, unsigned int n)
+{
+	struct nfqb_pool *pool = qv_pool(mode, drain_ms, cb, data);
+	unsigned int i;
+
+	nfqbt_send_seqs(VPORT, 0, n);
+	for (i = 0; i < 10000 && pstats(pool, -1).deferred < n; i++)
+		nfqbt_sleep_ms(1);
+	ck_assert_uint_eq(pstats(pool, -1).deferred, n);
+	return pool;
+}
+
 static void run_late(enum nfqb_pool_mode mode)
 {
-	struct nfqb_pool_config cfg = {
-		.queue_first = QV,
-		.queue_count = 1,
-		.mode = mode,
-		.workers = 2,
-		.drain_ms = 20,
-		.cb = late_cb,
-	};
 	struct nfqb_verdict ex = {
 		.verdict = NFQB_QUEUE, .queue_num = QT,
 		.flags = NFQB_V_MARK, .mark = 7,
@@ -1156,26 +1151,15 @@ static void run_late(enum nfqb_pool_mode mode)
 	unsigned int i;
 
 	memset(&l, 0, sizeof(l));
-	cfg.cb_data = &l;
-	nfqbt_rule_queue(VPORT, QV, false);
 	rx = nfqbt_rx_start(VPORT, &(struct nfqbt_rx_opts){
 		.expected = LATE_N, .timeout_ms = 20000 });
-	pool = nfqb_pool_create(&cfg, sizeof(cfg));
-	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
-	ck_assert_int_eq(nfqb_pool_start(pool), 0);
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = VPORT, .count = LATE_N }), LATE_N);
-	for (i = 0; i < 10000 && pstats(pool, -1).deferred < LATE_N; i++)
-		nfqbt_sleep_ms(1);
-	ck_assert_uint_eq(pstats(pool, -1).deferred, LATE_N);
+	pool = deferred_n(mode, 20, late_cb, &l, LATE_N);
 	ck_assert_uint_eq(nfqbt_rx_total(rx), 0);	/* held by the app */
 
-	nfqb_pool_stop(pool);
-	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
+	nfqbt_pool_stop(pool);
 	/* the queue is unbound, its packets got the default verdict */
 	ck_assert_int_eq(nfqb_kstats_get(QV, &ks, sizeof(ks)), -1);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, LATE_N, NULL, NULL);
+	nfqbt_rx_wait_exact(rx, 0, LATE_N, NULL, NULL);
 
 	/* the late verdicts: all refused, every kind, twice */
 	ck_assert_uint_eq(atomic_load(&l.n), LATE_N);
@@ -1293,14 +1277,6 @@ static void *race_main(void *arg)
 
 START_TEST(test_late_verdict_race)
 {
-	struct nfqb_pool_config cfg = {
-		.queue_first = QV,
-		.queue_count = 1,
-		.mode = NFQB_POOL_DISPATCH,
-		.workers = 2,
-		.drain_ms = 1,
-		.cb = race_cb,
-	};
 	struct nfqb_pool *pool;
 	struct race *r;
 	unsigned int i;
@@ -1308,22 +1284,12 @@ START_TEST(test_late_verdict_race)
 	r = calloc(1, sizeof(*r));
 	ck_assert_ptr_nonnull(r);
 	pthread_mutex_init(&r->lock, NULL);
-	cfg.cb_data = r;
-	nfqbt_rule_queue(VPORT, QV, false);
-	pool = nfqb_pool_create(&cfg, sizeof(cfg));
-	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
-	ck_assert_int_eq(nfqb_pool_start(pool), 0);
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = VPORT, .count = RACE_N }), RACE_N);
-	for (i = 0; i < 10000 && pstats(pool, -1).deferred < RACE_N; i++)
-		nfqbt_sleep_ms(1);
-	ck_assert_uint_eq(pstats(pool, -1).deferred, RACE_N);
+	pool = deferred_n(NFQB_POOL_DISPATCH, 1, race_cb, r, RACE_N);
 	ck_assert_int_eq(pthread_create(&r->thread, NULL, race_main, r), 0);
 	/* stop once the deciding thread is well under way */
 	for (i = 0; i < 10000 && atomic_load(&r->done) < RACE_N / 4; i++)
 		nfqbt_sleep_ms(1);
-	nfqb_pool_stop(pool);
-	ck_assert_int_eq(nfqb_pool_wait(pool), 0);
+	nfqbt_pool_stop(pool);
 	atomic_store(&r->waited, true);
 	for (i = RACE_N - RACE_KEEP; i < RACE_N; i++) {
 		errno = 0;
@@ -1361,6 +1327,7 @@ END_TEST
  * only the application's decisions end it, at whatever speed the machine
  * (or a sanitizer) lets the traffic flow. */
 struct backlog {
+	struct cb_data cd;	/* decide()'s */
 	pthread_mutex_t lock;
 	struct nfqb_packet *v[BACKLOG_CAP];
 	uint32_t mark[BACKLOG_CAP];
@@ -1369,19 +1336,16 @@ struct backlog {
 	bool stop;
 	atomic_uint refused;
 	pthread_t thread;
-	struct cb_data cd;
 };
 
 static int decide_backlog(struct nfqb_packet *p, void *policy, void *data,
 			  struct nfqb_verdict *v)
 {
 	struct backlog *b = data;
-	int r = decide(p, policy, &b->cd, v);
 	unsigned int k;
-	uint32_t seq;
 
-	if (v->verdict != NFQB_ACCEPT || !nfqbt_pkt_seq(p, &seq) || seq % 4)
-		return r;
+	if (!decide_keep(p, policy, &b->cd, v, 4))
+		return NFQB_POOL_VERDICT;
 	pthread_mutex_lock(&b->lock);
 	ck_assert_uint_lt(b->tail - b->head, BACKLOG_CAP);
 	k = b->tail++ % BACKLOG_CAP;
@@ -1464,7 +1428,7 @@ static uint64_t buffers_exhausted(struct nfqb_pool *pool, unsigned int nq)
 static void run_pressure(enum nfqb_pool_mode mode, unsigned int workers)
 {
 	const unsigned int n = PRESSURE_N;
-	unsigned int expected = n - (n + 10) / 11, i;
+	unsigned int expected = n - (n + 10) / 11;
 	struct nfqbt_rx_opts ro = { .expected = expected, .timeout_ms = 25000 };
 	struct nfqb_pool_config cfg = {
 		.queue_first = 0,
@@ -1503,20 +1467,10 @@ static void run_pressure(enum nfqb_pool_mode mode, unsigned int workers)
 		      "the pool stopped by itself under pressure (%u of %u "
 		      "datagrams arrived)", nfqbt_rx_total(rx), n);
 	backlog_stop(b);
-	nfqb_pool_stop(pool);
-	ck_assert_msg(nfqb_pool_wait(pool) == 0, "nfqb_pool_wait: %s",
-		      strerror(errno));
+	nfqbt_pool_stop(pool);
 	ck_assert_uint_eq(atomic_load(&b->refused), 0);
 	nfqbt_rx_assert_exact(rx, 0, n, expect_kept, NULL);
-	for (i = 0; i < n; i++) {
-		uint32_t mark;
-
-		if (seq_dropped(i))
-			continue;
-		ck_assert_msg(nfqbt_rx_mark(rx, i, &mark) && mark == seq_mark(i),
-			      "seq %u passed uninspected (no mark of the "
-			      "callback)", i);
-	}
+	assert_marked(rx, n);
 	st = pstats(pool, -1);
 	ck_assert_uint_eq(st.packets, n);
 	ck_assert_uint_eq(st.errors, 0);
@@ -1572,13 +1526,7 @@ static unsigned int queue_sockets(int *fds, unsigned int max)
  */
 static void run_fatal(enum nfqb_pool_mode mode, unsigned int workers)
 {
-	struct nfqb_pool_config cfg = {
-		.queue_first = 0,
-		.queue_count = 2,
-		.mode = mode,
-		.workers = workers,
-		.cb = accept_cb,
-	};
+	struct nfqb_pool_config cfg = two_queues(mode, workers);
 	struct pollfd pfd;
 	struct nfqb_pool *pool;
 	int fds[4], null;
@@ -1642,19 +1590,13 @@ END_TEST
 static void run_failed_start(enum nfqb_pool_mode mode, const int *cpus,
 			     unsigned int ncpus)
 {
-	struct nfqb_pool_config cfg = {
-		.queue_first = 0,
-		.queue_count = 2,
-		.mode = mode,
-		.workers = 2,
-		.cpus = cpus,
-		.ncpus = ncpus,
-		.cb = accept_cb,
-	};
+	struct nfqb_pool_config cfg = two_queues(mode, 2);
 	struct nfqb_kstats ks;
 	struct nfqb_pool *pool;
 	unsigned int i;
 
+	cfg.cpus = cpus;
+	cfg.ncpus = ncpus;
 	pool = nfqb_pool_create(&cfg, sizeof(cfg));
 	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
 	ck_assert_int_eq(nfqb_kstats_get(0, &ks, sizeof(ks)), 0);
@@ -1710,13 +1652,7 @@ static unsigned int open_fds(void)
  * value left over from before (preset to EXDEV here), and leaks nothing. */
 START_TEST(test_create_errno)
 {
-	struct nfqb_pool_config cfg = {
-		.queue_first = 0,
-		.queue_count = 2,
-		.mode = NFQB_POOL_DISPATCH,
-		.workers = 2,
-		.cb = accept_cb,
-	};
+	struct nfqb_pool_config cfg = two_queues(NFQB_POOL_DISPATCH, 2);
 	struct rlimit old, rl;
 	struct nfqb_queue *held;
 	struct nfqb_pool *pool;
@@ -1727,8 +1663,7 @@ START_TEST(test_create_errno)
 	ck_assert_int_eq(errno, EINVAL);
 	/* a queue taken by someone else: EBUSY, and the pool's other queue
 	 * is let go */
-	held = nfqb_queue_open(1);
-	ck_assert_ptr_nonnull(held);
+	held = nfqbt_queue_open(1);
 	errno = EXDEV;
 	ck_assert_ptr_null(nfqb_pool_create(&cfg, sizeof(cfg)));
 	ck_assert_int_eq(errno, EBUSY);
@@ -1768,15 +1703,11 @@ END_TEST
 static Suite *pool_suite(void)
 {
 	Suite *s = suite_create("integration-pool");
-	TCase *tc = tcase_create("pool");
+	TCase *tc = nfqbt_tcase_netns(s, "pool", NFQBT_TCASE_TIMEOUT_LONG);
 
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_api_edges);
-	tcase_add_test(tc, test_qpw_mixed);
-	tcase_add_test(tc, test_dispatch_mixed);
-	tcase_add_test(tc, test_qpw_deferred);
-	tcase_add_test(tc, test_dispatch_deferred);
+	tcase_add_loop_test(tc, test_mixed, 0,
+			    (int)(sizeof(mixed) / sizeof(mixed[0])));
 	tcase_add_test(tc, test_qpw_swap);
 	tcase_add_test(tc, test_dispatch_swap);
 	tcase_add_test(tc, test_qpw_stop);
@@ -1805,7 +1736,6 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_qpw_failed_start);
 	tcase_add_test(tc, test_dispatch_failed_start);
 	tcase_add_test(tc, test_create_errno);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -480,10 +480,8 @@ ssize_t read(int fd, void *buf, size_t count)
 
 static struct nfqb_queue *open_queue(uint16_t num)
 {
-	struct nfqb_queue *q = nfqb_queue_open(num);
+	struct nfqb_queue *q = nfqbt_queue_open(num);
 
-	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
-		      strerror(errno));
 	fi_watch(q);
 	return q;
 }
@@ -495,13 +493,18 @@ static void close_queue(struct nfqb_queue *q)
 		      strerror(errno));
 }
 
-static struct nfqb_stats qstats(const struct nfqb_queue *q)
+/* nfqbt_flow_start() on PORT and QNUM, the queue the faults apply to. */
+static void flow_start(struct nfqbt_flow *f, const struct nfqbt_rx_opts *ro,
+		       nfqbt_decide_fn decide, void *data)
 {
-	struct nfqb_stats st;
+	nfqbt_flow_start(f, PORT, QNUM, ro, decide, data);
+	fi_watch(f->q);
+}
 
-	memset(&st, 0, sizeof(st));
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
-	return st;
+static void flow_end(struct nfqbt_flow *f)
+{
+	fi_watch(NULL);
+	nfqbt_flow_end(f);
 }
 
 static uint32_t kq_total(void)
@@ -511,8 +514,7 @@ static uint32_t kq_total(void)
 
 static void send_seqs(uint32_t first, unsigned int n)
 {
-	ck_assert_uint_eq(nfqbt_send(&(struct nfqbt_tx_opts){
-		.port = PORT, .first_seq = first, .count = n }), n);
+	nfqbt_send_seqs(PORT, first, n);
 }
 
 static void send_one(uint32_t seq)
@@ -638,12 +640,15 @@ static bool kq_empty_rx(void *data)
 				   k->rx_total);
 }
 
-static int decide_accept(struct nfqb_packet *p, uint32_t seq, void *data)
+/* pump_until() the kernel holds nothing of @f's and its receiver has
+ * @rx_total datagrams. */
+static bool pump_settled(struct nfqbt_flow *f, unsigned int rx_total,
+			 nfqbt_decide_fn decide, void *data,
+			 unsigned int bound_ms, struct pump *pm)
 {
-	(void)seq;
-	(void)data;
-	ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
-	return 0;
+	struct kq_rx kr = { .rx = f->rx, .rx_total = rx_total };
+
+	return pump_until(f->q, kq_empty_rx, &kr, decide, data, bound_ms, pm);
 }
 
 static bool at_least_32(uint32_t seq, void *data)
@@ -655,24 +660,16 @@ static bool at_least_32(uint32_t seq, void *data)
 /*
  * The end of the tests of seqs 0..63 where 0..31 were dropped and 32..63
  * accepted: only 32..63 arrived, the counters say so, nothing was taken
- * for a receive-side overflow, and nothing is outstanding. Returns the
- * queue's counters for the test's own checks.
+ * for a receive-side overflow, and nothing is outstanding.
  */
-static struct nfqb_stats check_dropped_32_accepted_32(struct nfqbt_rx *rx,
-						      const struct nfqb_queue *q)
+static void check_dropped_32_accepted_32(struct nfqbt_flow *f)
 {
-	struct nfqb_stats st;
-
 	nfqbt_sleep_ms(200);
-	nfqbt_rx_stop(rx);
-	nfqbt_rx_assert_exact(rx, 0, 64, at_least_32, NULL);
-	st = qstats(q);
-	ck_assert_uint_eq(st.dropped, 32);
-	ck_assert_uint_eq(st.accepted, 32);
-	ck_assert_uint_eq(st.outstanding, 0);
-	/* a failed send is not a receive-side overflow */
-	ck_assert_uint_eq(st.enobufs, 0);
-	return st;
+	nfqbt_rx_stop(f->rx);
+	nfqbt_rx_assert_exact(f->rx, 0, 64, at_least_32, NULL);
+	/* a failed send is not a receive-side overflow (enobufs) */
+	nfqbt_assert_stats(f->q, "dropped=32 accepted=32 outstanding=0 "
+			   "enobufs=0");
 }
 
 /* ======================================================================
@@ -688,30 +685,22 @@ static struct nfqb_stats check_dropped_32_accepted_32(struct nfqbt_rx *rx,
 START_TEST(test_send_fail_drop_kept)
 {
 	struct hold h = { .n = 0 };
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
-	struct nfqb_stats st;
-	struct nfqb_kstats ks;
+	struct nfqbt_flow f;
 	struct pump pm = { 0 };
-	struct kq_rx kr;
 	unsigned int i;
 	int ret;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.quiet_ms = 5000, .timeout_ms = 15000 });
-	nfqbt_cons_init(&c, q, decide_hold, &h);
+	flow_start(&f, &(struct nfqbt_rx_opts){
+		.quiet_ms = 5000, .timeout_ms = 15000 }, decide_hold, &h);
 	send_seqs(0, 32);
-	hold_n(&c, &h, 32);
+	hold_n(&f.c, &h, 32);
 	ck_assert_uint_eq(kq_total(), 32);
 
 	fi_send_fail_count(ENOBUFS, 4);
 	for (i = 0; i < 32; i++)
 		ck_assert_int_eq(nfqb_verdict(h.p[i], NFQB_DROP), 0);
 	errno = 0;
-	ret = nfqb_flush(q);
+	ret = nfqb_flush(f.q);
 	fprintf(stderr, "safety send_fail_drop_kept: nfqb_flush -> %d (%s), "
 		"%u sends failed\n", ret, ret < 0 ? strerror(errno) : "-",
 		atomic_load(&fi_send_injected));
@@ -720,12 +709,11 @@ START_TEST(test_send_fail_drop_kept)
 	/* accept traffic afterwards (the failures may not all be used up
 	 * yet: nfqb_recv() and the flushes in it may still fail) */
 	send_seqs(32, 32);
-	kr = (struct kq_rx){ .rx = rx, .rx_total = 32 };
-	ck_assert_msg(pump_until(q, kq_empty_rx, &kr, decide_accept, NULL,
-				 3000, &pm),
+	ck_assert_msg(pump_settled(&f, 32, nfqbt_decide_accept, NULL, 3000,
+				   &pm),
 		      "3 s after the ACCEPT traffic: kernel queue %u, "
 		      "receiver %u of 32, %u of 32 handled, %d failures left",
-		      kq_total(), nfqbt_rx_total(rx), pm.handled,
+		      kq_total(), nfqbt_rx_total(f.rx), pm.handled,
 		      atomic_load(&fi_send_left));
 	ck_assert_uint_eq(pm.handled, 32);
 	ck_assert_uint_eq(pm.enobufs, 0);
@@ -733,18 +721,12 @@ START_TEST(test_send_fail_drop_kept)
 	ck_assert_int_eq(atomic_load(&fi_send_left), 0);
 	ck_assert_uint_eq(atomic_load(&fi_send_injected), 4);
 
-	st = check_dropped_32_accepted_32(rx, q);
-	ck_assert_uint_eq(st.packets, 64);
-	ck_assert_msg(st.send_failures == 4,
-		      "send_failures %llu, want 4 (one per failed sendmsg)",
-		      (unsigned long long)st.send_failures);
-	ck_assert_uint_eq(st.kernel_errors, 0);
-	ck_assert_uint_eq(st.defaults + st.timeouts, 0);
-	ks = nfqbt_kstats(QNUM);
-	ck_assert_uint_eq(ks.queue_total, 0);
-	ck_assert_uint_eq(ks.id_sequence, 64);
-	close_queue(q);
-	nfqbt_rx_free(rx);
+	check_dropped_32_accepted_32(&f);
+	/* send_failures: one per failed sendmsg */
+	nfqbt_assert_stats(f.q, "packets=64 send_failures=4 kernel_errors=0 "
+			   "defaults+timeouts=0");
+	nfqbt_assert_kstats(QNUM, "queue_total=0 id_sequence=64");
+	flow_end(&f);
 }
 END_TEST
 
@@ -781,35 +763,21 @@ static void long_decide_all(struct hold *h)
 	}
 }
 
-static void long_check(struct nfqb_queue *q, struct nfqbt_rx *rx)
+static void long_check(const struct nfqbt_flow *f)
 {
-	struct nfqb_stats st;
-	struct nfqb_kstats ks;
 	uint32_t seq;
 
 	/* no new traffic was needed */
-	ks = nfqbt_kstats(QNUM);
-	ck_assert_uint_eq(ks.id_sequence, LONG_N);
-	ck_assert_uint_eq(ks.queue_total, 0);
+	nfqbt_assert_kstats(QNUM, "id_sequence=%u queue_total=0", LONG_N);
 	nfqbt_sleep_ms(100);
-	nfqbt_rx_stop(rx);
-	nfqbt_rx_assert_exact(rx, 0, LONG_N, long_accepted, NULL);
-	for (seq = 1; seq < LONG_N; seq += 2) {
-		uint32_t mark = 0;
-
-		ck_assert_msg(nfqbt_rx_mark(rx, seq, &mark),
-			      "seq %u arrived without SO_MARK", seq);
-		ck_assert_uint_eq(mark, long_mark(seq));
-	}
-	st = qstats(q);
-	ck_assert_uint_eq(st.accepted, LONG_N / 2);
-	ck_assert_uint_eq(st.dropped, LONG_N / 2);
-	ck_assert_uint_eq(st.outstanding, 0);
-	ck_assert_uint_eq(st.enobufs, 0);
-	ck_assert_msg(st.send_failures == atomic_load(&fi_send_injected),
-		      "send_failures %llu, %u sendmsg calls failed",
-		      (unsigned long long)st.send_failures,
-		      atomic_load(&fi_send_injected));
+	nfqbt_rx_stop(f->rx);
+	nfqbt_rx_assert_exact(f->rx, 0, LONG_N, long_accepted, NULL);
+	for (seq = 1; seq < LONG_N; seq += 2)
+		ck_assert_uint_eq(nfqbt_rx_mark_of(f->rx, seq), long_mark(seq));
+	/* send_failures: one per sendmsg call that failed */
+	nfqbt_assert_stats(f->q, "accepted=%u dropped=%u outstanding=0 "
+			   "enobufs=0 send_failures=%u", LONG_N / 2,
+			   LONG_N / 2, atomic_load(&fi_send_injected));
 }
 
 /* Owner threads: blocking nfqb_recv() (or a poll loop in non-blocking
@@ -951,17 +919,14 @@ START_TEST(test_send_fail_long_blocked_owner)
 {
 	struct hold h = { .n = 0 };
 	struct owner o;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
+	struct nfqbt_flow f;
 	pthread_t th;
 	uint64_t t_end, took;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.quiet_ms = 10000, .timeout_ms = 20000 });
+	flow_start(&f, &(struct nfqbt_rx_opts){
+		.quiet_ms = 10000, .timeout_ms = 20000 }, NULL, NULL);
 	memset(&o, 0, sizeof(o));
-	o.q = q;
+	o.q = f.q;
 	o.on_pkt = store_pkt;
 	o.data = &h;
 	owner_start(&o, &th);
@@ -973,11 +938,11 @@ START_TEST(test_send_fail_long_blocked_owner)
 	fi_send_fail_for(ENOBUFS, LONG_FAIL_MS);
 	t_end = nfqbt_now_ms() + LONG_FAIL_MS;
 	long_decide_all(&h);
-	took = wait_settled(rx, LONG_N / 2, LONG_FAIL_MS + RECOVER_MS);
+	took = wait_settled(f.rx, LONG_N / 2, LONG_FAIL_MS + RECOVER_MS);
 	ck_assert_msg(took != UINT64_MAX,
 		      "%u ms after the sends recovered: kernel queue %u, "
 		      "receiver %u of %u (%u sends failed, %u passed)",
-		      RECOVER_MS, kq_total(), nfqbt_rx_total(rx), LONG_N / 2,
+		      RECOVER_MS, kq_total(), nfqbt_rx_total(f.rx), LONG_N / 2,
 		      atomic_load(&fi_send_injected),
 		      atomic_load(&fi_send_passed));
 	fprintf(stderr, "safety send_fail_long_blocked_owner: settled %lld ms "
@@ -985,14 +950,13 @@ START_TEST(test_send_fail_long_blocked_owner)
 		(long long)(nfqbt_now_ms() - t_end),
 		atomic_load(&fi_send_injected));
 	ck_assert_uint_ge(atomic_load(&fi_send_injected), 1);
-	long_check(q, rx);
+	long_check(&f);
 
 	owner_stop(&o, th);
 	fprintf(stderr, "safety send_fail_long_blocked_owner: nfqb_recv "
 		"failed %u times (first: %s)\n", o.errors,
 		o.errors ? strerror(o.first_error) : "-");
-	close_queue(q);
-	nfqbt_rx_free(rx);
+	flow_end(&f);
 }
 END_TEST
 
@@ -1000,37 +964,32 @@ END_TEST
 START_TEST(test_send_fail_long_flush_poll)
 {
 	struct hold h = { .n = 0 };
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
 	unsigned int flush_fail = 0, enobufs_ret = 0;
 	struct nfqb_packet *vec[1];
 	uint64_t start, t_end, now;
+	struct nfqbt_flow f;
 	bool settled = false;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.quiet_ms = 10000, .timeout_ms = 20000 });
-	nfqbt_cons_init(&c, q, decide_hold, &h);
+	flow_start(&f, &(struct nfqbt_rx_opts){
+		.quiet_ms = 10000, .timeout_ms = 20000 }, decide_hold, &h);
 	send_seqs(0, LONG_N);
-	hold_n(&c, &h, LONG_N);
+	hold_n(&f.c, &h, LONG_N);
 
 	fi_send_fail_for(ENOBUFS, LONG_FAIL_MS);
 	start = nfqbt_now_ms();
 	t_end = start + LONG_FAIL_MS;
 	long_decide_all(&h);
 	do {
-		if (nfqb_flush(q) < 0)
+		if (nfqb_flush(f.q) < 0)
 			flush_fail++;
 		nfqbt_sleep_ms(2);
 		now = nfqbt_now_ms();
 		settled = kq_total() == 0 &&
-			  nfqbt_rx_total(rx) >= LONG_N / 2;
+			  nfqbt_rx_total(f.rx) >= LONG_N / 2;
 	} while (!settled && now < t_end + RECOVER_MS);
 	ck_assert_msg(settled, "%u ms after the sends recovered: kernel queue "
 		      "%u, receiver %u of %u (%u sends failed, %u passed)",
-		      RECOVER_MS, kq_total(), nfqbt_rx_total(rx), LONG_N / 2,
+		      RECOVER_MS, kq_total(), nfqbt_rx_total(f.rx), LONG_N / 2,
 		      atomic_load(&fi_send_injected),
 		      atomic_load(&fi_send_passed));
 	fprintf(stderr, "safety send_fail_long_flush_poll: %u sends failed, "
@@ -1040,12 +999,11 @@ START_TEST(test_send_fail_long_flush_poll)
 	ck_assert_uint_ge(atomic_load(&fi_send_injected), 2);
 	/* and nfqb_recv() has nothing to report: no overflow */
 	errno = 0;
-	if (nfqb_recv(q, vec, 1) < 0 && errno == ENOBUFS)
+	if (nfqb_recv(f.q, vec, 1) < 0 && errno == ENOBUFS)
 		enobufs_ret++;
 	ck_assert_uint_eq(enobufs_ret, 0);
-	long_check(q, rx);
-	close_queue(q);
-	nfqbt_rx_free(rx);
+	long_check(&f);
+	flow_end(&f);
 }
 END_TEST
 
@@ -1056,28 +1014,21 @@ END_TEST
 START_TEST(test_send_fail_no_cover)
 {
 	struct hold h = { .n = 0 };
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
-	struct nfqb_stats st;
+	struct nfqbt_flow f;
 	struct pump pm = { 0 };
-	struct kq_rx kr;
 	unsigned int i;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.quiet_ms = 5000, .timeout_ms = 15000 });
-	nfqbt_cons_init(&c, q, decide_hold, &h);
+	flow_start(&f, &(struct nfqbt_rx_opts){
+		.quiet_ms = 5000, .timeout_ms = 15000 }, decide_hold, &h);
 	send_seqs(0, 64);
-	hold_n(&c, &h, 64);
+	hold_n(&f.c, &h, 64);
 
 	/* the first 32 dropped while every send fails */
 	fi_send_fail_count(ENOBUFS, 1000);
 	for (i = 0; i < 32; i++)
 		ck_assert_int_eq(nfqb_verdict(h.p[i], NFQB_DROP), 0);
-	nfqb_flush(q);
-	nfqb_flush(q);
+	nfqb_flush(f.q);
+	nfqb_flush(f.q);
 	ck_assert_uint_ge(atomic_load(&fi_send_injected), 1);
 	ck_assert_uint_eq(kq_total(), 64);
 	fi_send_disarm();
@@ -1085,20 +1036,18 @@ START_TEST(test_send_fail_no_cover)
 	/* the next 32 accepted after the socket recovered */
 	for (i = 32; i < 64; i++)
 		ck_assert_int_eq(nfqb_verdict(h.p[i], NFQB_ACCEPT), 0);
-	nfqb_flush(q);
-	kr = (struct kq_rx){ .rx = rx, .rx_total = 32 };
-	ck_assert_msg(pump_until(q, kq_empty_rx, &kr, NULL, NULL, 2000, &pm),
+	nfqb_flush(f.q);
+	ck_assert_msg(pump_settled(&f, 32, NULL, NULL, 2000, &pm),
 		      "2 s after the sends recovered: kernel queue %u, "
-		      "receiver %u of 32", kq_total(), nfqbt_rx_total(rx));
+		      "receiver %u of 32", kq_total(), nfqbt_rx_total(f.rx));
 	ck_assert_uint_eq(pm.handled, 0);
 	ck_assert_uint_eq(pm.enobufs, 0);
 
-	st = check_dropped_32_accepted_32(rx, q);
-	ck_assert_uint_ge(st.send_failures, 1);
-	ck_assert_uint_eq(st.send_failures, atomic_load(&fi_send_injected));
+	check_dropped_32_accepted_32(&f);
+	nfqbt_assert_stats(f.q, "send_failures>=1 send_failures=%u",
+			   atomic_load(&fi_send_injected));
 	ck_assert_uint_eq(kq_total(), 0);
-	close_queue(q);
-	nfqbt_rx_free(rx);
+	flow_end(&f);
 }
 END_TEST
 
@@ -1110,22 +1059,17 @@ START_TEST(test_dead_handle)
 {
 	struct hold h = { .n = 0 };
 	struct nfqb_packet *dead;
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
-	struct nfqb_stats st;
+	struct nfqbt_flow f;
 	unsigned int i, refused = 0, reused = 0, failed = 0;
 	int ret;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.expected = 33, .linger_ms = 300, .timeout_ms = 15000 });
-	nfqbt_cons_init(&c, q, decide_hold, &h);
+	flow_start(&f, &(struct nfqbt_rx_opts){
+		.expected = 33, .linger_ms = 300, .timeout_ms = 15000 },
+		decide_hold, &h);
 
 	/* seq 0: accepted and flushed; its handle is dead from here on */
 	send_one(0);
-	hold_n(&c, &h, 1);
+	hold_n(&f.c, &h, 1);
 	dead = h.p[0];
 	ck_assert_int_eq(nfqb_verdict(dead, NFQB_ACCEPT), 0);
 	/* a second verdict before the flush: refused, the first one holds */
@@ -1133,12 +1077,12 @@ START_TEST(test_dead_handle)
 	ck_assert_int_eq(nfqb_verdict(dead, NFQB_DROP), -1);
 	ck_assert_int_eq(errno, EALREADY);
 	refused++;
-	ck_assert_int_ge(nfqb_flush(q), 1);
-	ck_assert(nfqbt_rx_wait_total(rx, 1, 2000));
+	ck_assert_int_ge(nfqb_flush(f.q), 1);
+	ck_assert(nfqbt_rx_wait_total(f.rx, 1, 2000));
 
 	/* seq 1..32 received: the library reuses its descriptors */
 	send_seqs(1, 32);
-	ck_assert_uint_eq(nfqbt_cons_run(&c, 32, 5000), 32);
+	ck_assert_uint_eq(nfqbt_cons_run(&f.c, 32, 5000), 32);
 	ck_assert_uint_eq(h.bad, 0);
 	for (i = 1; i <= 32; i++)
 		reused += h.p[i] == dead;
@@ -1166,27 +1110,20 @@ START_TEST(test_dead_handle)
 	for (i = 1; i <= 32; i++)
 		failed += nfqb_verdict(h.p[i], NFQB_ACCEPT) != 0;
 	ck_assert_uint_eq(failed, 0);
-	ck_assert_int_ge(nfqb_flush(q), 1);
+	ck_assert_int_ge(nfqb_flush(f.q), 1);
 
 	/* dead still once its descriptor is free again */
 	errno = 0;
 	ck_assert_int_eq(nfqb_verdict(dead, NFQB_DROP), -1);
 	ck_assert_int_eq(errno, EALREADY);
 	refused++;
-	ck_assert_int_eq(nfqb_flush(q), 0);
+	ck_assert_int_eq(nfqb_flush(f.q), 0);
 
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 33, NULL, NULL);
-	st = qstats(q);
-	ck_assert_uint_eq(st.accepted, 33);
-	ck_assert_uint_eq(st.dropped, 0);
-	ck_assert_uint_eq(st.outstanding, 0);
-	ck_assert_msg(st.late_verdicts == refused,
-		      "late_verdicts %llu, want %u",
-		      (unsigned long long)st.late_verdicts, refused);
+	nfqbt_rx_wait_exact(f.rx, 0, 33, NULL, NULL);
+	nfqbt_assert_stats(f.q, "accepted=33 dropped=0 outstanding=0 "
+			   "late_verdicts=%u", refused);
 	ck_assert_uint_eq(kq_total(), 0);
-	close_queue(q);
-	nfqbt_rx_free(rx);
+	flow_end(&f);
 }
 END_TEST
 
@@ -1326,24 +1263,20 @@ static void run_wake(bool poll_mode)
 {
 	struct wake *w = calloc(1, sizeof(*w));
 	pthread_t th, dth[2];
-	struct nfqb_stats st;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
+	struct nfqbt_flow f;
 	struct owner o;
 	unsigned int r, i, n_acc = wake_accepted_below(WAKE_N);
 	uint64_t worst = 0;
 	uint32_t seq;
 
 	ck_assert_ptr_nonnull(w);
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
+	flow_start(&f, &(struct nfqbt_rx_opts){
+		.expected = n_acc, .linger_ms = 200, .quiet_ms = 5000,
+		.timeout_ms = 25000 }, NULL, NULL);
 	/* only the wake-up may bring the decisions out, not the latency
 	 * timer of packets held behind undecided ones: once woken, the
 	 * owner finds the socket idle and sends the decided prefix */
-	ck_assert_int_eq(nfqb_queue_set_latency(q, WAKE_LATENCY_US), 0);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.expected = n_acc, .linger_ms = 200, .quiet_ms = 5000,
-		.timeout_ms = 25000 });
+	ck_assert_int_eq(nfqb_queue_set_latency(f.q, WAKE_LATENCY_US), 0);
 	atomic_init(&w->decided, 0);
 	for (i = 0; i < 2; i++) {
 		pthread_mutex_init(&w->d[i].lock, NULL);
@@ -1354,7 +1287,7 @@ static void run_wake(bool poll_mode)
 						&w->d[i]), 0);
 	}
 	memset(&o, 0, sizeof(o));
-	o.q = q;
+	o.q = f.q;
 	o.poll_mode = poll_mode;
 	o.on_pkt = wake_on_pkt;
 	o.data = w;
@@ -1375,13 +1308,13 @@ static void run_wake(bool poll_mode)
 			      "round %u: %u of %u decided", r,
 			      atomic_load(&w->decided), upto);
 		/* no new traffic until every decision is in the kernel */
-		took = wait_settled(rx, wake_accepted_below(upto),
+		took = wait_settled(f.rx, wake_accepted_below(upto),
 				    WAKE_BOUND_MS);
 		ck_assert_msg(took != UINT64_MAX,
 			      "round %u: %u ms after the last decision the "
 			      "kernel still holds %u packets, receiver %u of "
 			      "%u: the owner was not woken", r, WAKE_BOUND_MS,
-			      kq_total(), nfqbt_rx_total(rx),
+			      kq_total(), nfqbt_rx_total(f.rx),
 			      wake_accepted_below(upto));
 		if (took > worst)
 			worst = took;
@@ -1412,27 +1345,23 @@ static void run_wake(bool poll_mode)
 	}
 	ck_assert_uint_eq(atomic_load(&w->decided), WAKE_N);
 
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, WAKE_N, wake_accepted, NULL);
+	nfqbt_rx_wait_exact(f.rx, 0, WAKE_N, wake_accepted, NULL);
 	for (seq = 0; seq < WAKE_N; seq++) {
 		uint32_t mark = 0;
 
 		if (!wake_accepted(seq, NULL))
 			continue;
-		ck_assert_msg(nfqbt_rx_mark(rx, seq, &mark) &&
+		ck_assert_msg(nfqbt_rx_mark(f.rx, seq, &mark) &&
 			      mark == wake_mark(seq),
 			      "seq %u: mark %u, want %u", seq, mark,
 			      wake_mark(seq));
 	}
-	st = qstats(q);
-	ck_assert_uint_eq(st.packets, WAKE_N + 1);
-	ck_assert_uint_eq(st.accepted, n_acc);
-	ck_assert_uint_eq(st.dropped, WAKE_N - n_acc + 1);
-	ck_assert_uint_eq(st.outstanding, 0);
-	ck_assert_uint_eq(st.kernel_errors + st.enobufs + st.timeouts, 0);
+	/* the stop datagram is the one more, dropped */
+	nfqbt_assert_stats(f.q, "packets=%u accepted=%u dropped=%u "
+			   "outstanding=0 kernel_errors+enobufs+timeouts=0",
+			   WAKE_N + 1, n_acc, WAKE_N - n_acc + 1);
 	ck_assert_uint_eq(kq_total(), 0);
-	close_queue(q);
-	nfqbt_rx_free(rx);
+	flow_end(&f);
 	for (i = 0; i < 2; i++) {
 		pthread_mutex_destroy(&w->d[i].lock);
 		pthread_cond_destroy(&w->d[i].cond);
@@ -1470,28 +1399,22 @@ static bool not_zero(uint32_t seq, void *data)
 START_TEST(test_head_expiry_no_traffic)
 {
 	struct hold h = { .n = 0 };
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
-	struct nfqb_stats st;
+	struct nfqbt_flow f;
 	uint64_t t_dec, t_done = 0, now;
 	unsigned int zeros = 0, consec = 0, max_consec = 0, lies = 0;
 	unsigned int samples = 0, i;
 	int first_lie_total = -1, w;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	ck_assert_int_eq(nfqb_queue_set_verdict_timeout(q, HEAD_TIMEOUT_MS),
+	flow_start(&f, &(struct nfqbt_rx_opts){
+		.quiet_ms = 5000, .timeout_ms = 15000 }, decide_hold, &h);
+	ck_assert_int_eq(nfqb_queue_set_verdict_timeout(f.q, HEAD_TIMEOUT_MS),
 			 0);
-	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
-	ck_assert_int_eq(nfqb_queue_set_latency(q, HEAD_LATENCY_MS * 1000),
+	ck_assert_int_eq(nfqb_queue_set_default_verdict(f.q, NFQB_DROP), 0);
+	ck_assert_int_eq(nfqb_queue_set_latency(f.q, HEAD_LATENCY_MS * 1000),
 			 0);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.quiet_ms = 5000, .timeout_ms = 15000 });
-	nfqbt_cons_init(&c, q, decide_hold, &h);
 	send_seqs(0, HEAD_N);
 	ck_assert(nfqbt_wait_kqueue_total(QNUM, HEAD_N, 2000));
-	hold_n(&c, &h, HEAD_N);
+	hold_n(&f.c, &h, HEAD_N);
 
 	/* the head never decided, the others accepted at once */
 	t_dec = nfqbt_now_ms();
@@ -1501,7 +1424,7 @@ START_TEST(test_head_expiry_no_traffic)
 	/* the owner's own poll loop, trusting nfqb_queue_next_timeout();
 	 * no new traffic */
 	for (;;) {
-		struct pollfd pfd = { .fd = nfqb_queue_fd(q),
+		struct pollfd pfd = { .fd = nfqb_queue_fd(f.q),
 				      .events = POLLIN };
 		struct nfqb_packet *vec[4];
 		uint32_t kq;
@@ -1510,11 +1433,11 @@ START_TEST(test_head_expiry_no_traffic)
 		now = nfqbt_now_ms();
 		if (now - t_dec >= HEAD_LATENCY_MS + HEAD_MARGIN_MS + 1000)
 			break;
-		got = nfqb_recv(q, vec, 4);
+		got = nfqb_recv(f.q, vec, 4);
 		ck_assert_int_lt(got, 1);
 		ck_assert_msg(errno == EAGAIN || errno == EINTR,
 			      "nfqb_recv: %s", strerror(errno));
-		w = nfqb_queue_next_timeout(q);
+		w = nfqb_queue_next_timeout(f.q);
 		kq = kq_total();
 		samples++;
 		if (kq && w < 0) {
@@ -1548,9 +1471,9 @@ START_TEST(test_head_expiry_no_traffic)
 		      HEAD_MARGIN_MS,
 		      "decided packets behind an expired head: kernel queue "
 		      "%u, receiver %u of %u, %lld ms after the decisions",
-		      kq_total(), nfqbt_rx_total(rx), HEAD_N - 1,
+		      kq_total(), nfqbt_rx_total(f.rx), HEAD_N - 1,
 		      (long long)(nfqbt_now_ms() - t_dec));
-	ck_assert(nfqbt_rx_wait_total(rx, HEAD_N - 1, 2000));
+	ck_assert(nfqbt_rx_wait_total(f.rx, HEAD_N - 1, 2000));
 	ck_assert_msg(lies == 0, "nfqb_queue_next_timeout() said -1 %u times "
 		      "while the kernel held packets (first: %d)", lies,
 		      first_lie_total);
@@ -1558,25 +1481,20 @@ START_TEST(test_head_expiry_no_traffic)
 		      "nfqb_queue_next_timeout() returned a stale 0: %u "
 		      "times, %u in a row", zeros, max_consec);
 	/* nothing is due any more */
-	ck_assert_int_eq(nfqb_queue_next_timeout(q), -1);
+	ck_assert_int_eq(nfqb_queue_next_timeout(f.q), -1);
 
 	/* the head got the default verdict: too late to decide it */
 	errno = 0;
 	ck_assert_int_eq(nfqb_verdict(h.p[0], NFQB_ACCEPT), -1);
 	ck_assert_int_eq(errno, ETIMEDOUT);
-	ck_assert_int_ge(nfqb_flush(q), 0);
+	ck_assert_int_ge(nfqb_flush(f.q), 0);
 
-	nfqbt_rx_stop(rx);
-	nfqbt_rx_assert_exact(rx, 0, HEAD_N, not_zero, NULL);
-	st = qstats(q);
-	ck_assert_uint_eq(st.timeouts, 1);
-	ck_assert_uint_eq(st.accepted, HEAD_N - 1);
-	ck_assert_uint_eq(st.dropped, 1);
-	ck_assert_uint_eq(st.outstanding, 0);
-	ck_assert_uint_eq(st.kernel_errors, 0);
+	nfqbt_rx_stop(f.rx);
+	nfqbt_rx_assert_exact(f.rx, 0, HEAD_N, not_zero, NULL);
+	nfqbt_assert_stats(f.q, "timeouts=1 accepted=%u dropped=1 "
+			   "outstanding=0 kernel_errors=0", HEAD_N - 1);
 	ck_assert_uint_eq(kq_total(), 0);
-	close_queue(q);
-	nfqbt_rx_free(rx);
+	flow_end(&f);
 }
 END_TEST
 
@@ -1693,7 +1611,6 @@ START_TEST(test_idle_after_held)
 	struct sigaction sa;
 	struct idle o;
 	struct nfqbt_rx *rx;
-	struct nfqb_stats st;
 	interrupt_fn intr;
 	uint64_t c0, c1, cpu_ms;
 	pthread_t th;
@@ -1769,12 +1686,8 @@ START_TEST(test_idle_after_held)
 		      "EAGAIN", o.ret[3], strerror(o.err[3]));
 	pthread_join(th, NULL);
 
-	st = qstats(o.q);
-	ck_assert_uint_eq(st.interrupts, 2);
-	ck_assert_uint_eq(st.accepted, 2);
-	ck_assert_uint_eq(st.outstanding, 0);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 2, NULL, NULL);
+	nfqbt_assert_stats(o.q, "interrupts=2 accepted=2 outstanding=0");
+	nfqbt_rx_wait_exact(rx, 0, 2, NULL, NULL);
 	ck_assert_int_eq(nfqb_queue_next_timeout(o.q), -1);
 	close_queue(o.q);
 	nfqbt_rx_free(rx);
@@ -1832,55 +1745,43 @@ static void assert_prompt_clear(const char *what, struct timed t)
 START_TEST(test_config_buffers_held)
 {
 	struct hold h = { .n = 0 };
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
-	struct nfqb_stats st;
-	struct nfqbt_cons c;
+	struct nfqbt_flow f;
 	struct pump pm = { 0 };
-	struct kq_rx kr;
 	unsigned int i;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	ck_assert_int_eq(nfqb_queue_set_buffers(q, 8), 0);
+	flow_start(&f, &(struct nfqbt_rx_opts){
+		.expected = 16, .linger_ms = 200, .timeout_ms = 15000 },
+		decide_hold, &h);
+	ck_assert_int_eq(nfqb_queue_set_buffers(f.q, 8), 0);
 	/* a packet the library would give up on must not pass */
-	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.expected = 16, .linger_ms = 200, .timeout_ms = 15000 });
-	nfqbt_cons_init(&c, q, decide_hold, &h);
+	ck_assert_int_eq(nfqb_queue_set_default_verdict(f.q, NFQB_DROP), 0);
 	send_seqs(0, 16);
 	ck_assert(nfqbt_wait_kqueue_total(QNUM, 16, 2000));
-	hold_n(&c, &h, 8);
+	hold_n(&f.c, &h, 8);
 	for (i = 0; i < 8; i++)
 		ck_assert_ptr_nonnull(h.p[i]);
 
 	/* every buffer held, 8 more packets in the socket */
 	assert_prompt_ok("set_maxlen, every buffer held",
-			 TIMED(nfqb_queue_set_maxlen(q, 2048)));
+			 TIMED(nfqb_queue_set_maxlen(f.q, 2048)));
 	assert_prompt_ok("set_flags, every buffer held",
-			 TIMED(nfqb_queue_set_flags(q, 0, NFQB_F_FAIL_OPEN)));
+			 TIMED(nfqb_queue_set_flags(f.q, 0, NFQB_F_FAIL_OPEN)));
 	ck_assert_uint_eq(kq_total(), 16);
 
 	/* nothing was lost on the way: all 16 are the application's */
 	for (i = 0; i < 8; i++)
 		ck_assert_int_eq(nfqb_verdict(h.p[i], NFQB_ACCEPT), 0);
-	kr = (struct kq_rx){ .rx = rx, .rx_total = 16 };
-	ck_assert_msg(pump_until(q, kq_empty_rx, &kr, decide_accept, NULL,
-				 3000, &pm),
+	ck_assert_msg(pump_settled(&f, 16, nfqbt_decide_accept, NULL, 3000,
+				   &pm),
 		      "kernel queue %u, receiver %u of 16", kq_total(),
-		      nfqbt_rx_total(rx));
+		      nfqbt_rx_total(f.rx));
 	ck_assert_uint_eq(pm.handled, 8);
 	ck_assert_uint_eq(pm.errors + pm.enobufs, 0);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 16, NULL, NULL);
-	st = qstats(q);
-	ck_assert_uint_eq(st.packets, 16);
-	ck_assert_uint_eq(st.accepted, 16);
-	ck_assert_uint_eq(st.defaults + st.rejected_defaults + st.timeouts,
-			  0);
-	ck_assert_uint_eq(st.outstanding, 0);
+	nfqbt_rx_wait_exact(f.rx, 0, 16, NULL, NULL);
+	nfqbt_assert_stats(f.q, "packets=16 accepted=16 outstanding=0 "
+			   "defaults+rejected_defaults+timeouts=0");
 
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	ck_assert_int_eq(nfqb_queue_close(f.q), 0);
 	fi_watch(NULL);
 	errno = 0;
 	{
@@ -1889,7 +1790,7 @@ START_TEST(test_config_buffers_held)
 		ck_assert_int_eq(nfqb_kstats_get(QNUM, &ks, sizeof(ks)), -1);
 		ck_assert_int_eq(errno, ENOENT);
 	}
-	nfqbt_rx_free(rx);
+	nfqbt_rx_free(f.rx);
 }
 END_TEST
 
@@ -1983,29 +1884,24 @@ START_TEST(test_timeout_frees_buffers)
 {
 	struct hold h = { .n = 0 };
 	struct collect cl = { .h = &h };
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
-	struct nfqb_stats st;
-	struct nfqbt_cons c;
+	struct nfqbt_flow f;
 	struct pump pm = { 0 };
 	uint64_t t0;
 	unsigned int i, late = 0;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	ck_assert_int_eq(nfqb_queue_set_buffers(q, 8), 0);
-	ck_assert_int_eq(nfqb_queue_set_verdict_timeout(q, 100), 0);
-	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.expected = 8, .linger_ms = 300, .timeout_ms = 15000 });
-	nfqbt_cons_init(&c, q, decide_hold, &h);
+	flow_start(&f, &(struct nfqbt_rx_opts){
+		.expected = 8, .linger_ms = 300, .timeout_ms = 15000 },
+		decide_hold, &h);
+	ck_assert_int_eq(nfqb_queue_set_buffers(f.q, 8), 0);
+	ck_assert_int_eq(nfqb_queue_set_verdict_timeout(f.q, 100), 0);
+	ck_assert_int_eq(nfqb_queue_set_default_verdict(f.q, NFQB_DROP), 0);
 	send_seqs(0, 8);
-	hold_n(&c, &h, 8);
+	hold_n(&f.c, &h, 8);
 
 	/* never decided; 8 more come */
 	send_seqs(8, 8);
 	t0 = nfqbt_now_ms();
-	ck_assert_msg(pump_until(q, collected_8, &cl, decide_collect_accept,
+	ck_assert_msg(pump_until(f.q, collected_8, &cl, decide_collect_accept,
 				 &cl, 2000, &pm),
 		      "%u of 8 new packets received in 2 s with every buffer "
 		      "held by expired packets (kernel queue %u)", cl.got,
@@ -2014,7 +1910,7 @@ START_TEST(test_timeout_frees_buffers)
 		"%llu ms\n", (unsigned long long)(nfqbt_now_ms() - t0));
 	ck_assert_uint_eq(h.bad, 0);
 	ck_assert_uint_eq(pm.errors + pm.enobufs, 0);
-	ck_assert_msg(pump_until(q, rx_at_least_8, rx, decide_collect_accept,
+	ck_assert_msg(pump_until(f.q, rx_at_least_8, f.rx, decide_collect_accept,
 				 &cl, 2000, &pm),
 		      "the 8 accepted did not arrive");
 
@@ -2026,19 +1922,13 @@ START_TEST(test_timeout_frees_buffers)
 			late++;
 	}
 	ck_assert_uint_eq(late, 8);
-	ck_assert_int_ge(nfqb_flush(q), 0);
+	ck_assert_int_ge(nfqb_flush(f.q), 0);
 
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, 16, at_least_8, NULL);
-	st = qstats(q);
-	ck_assert_uint_eq(st.timeouts, 8);
-	ck_assert_uint_eq(st.accepted, 8);
-	ck_assert_uint_eq(st.dropped, 8);
-	ck_assert_uint_eq(st.late_verdicts, 8);
-	ck_assert_uint_eq(st.outstanding, 0);
+	nfqbt_rx_wait_exact(f.rx, 0, 16, at_least_8, NULL);
+	nfqbt_assert_stats(f.q, "timeouts=8 accepted=8 dropped=8 "
+			   "late_verdicts=8 outstanding=0");
 	ck_assert_uint_eq(kq_total(), 0);
-	close_queue(q);
-	nfqbt_rx_free(rx);
+	flow_end(&f);
 }
 END_TEST
 
@@ -2076,40 +1966,32 @@ static int decide_accept_seen(struct nfqb_packet *p, uint32_t seq,
 static void run_corrupt(int mode)
 {
 	struct seen s = { 0 };
-	struct nfqbt_cons c;
-	struct nfqbt_rx *rx;
-	struct nfqb_queue *q;
+	struct nfqbt_flow f;
 	struct nfqb_stats st;
 	struct pump pm = { 0 };
-	struct kq_rx kr;
 
-	nfqbt_rule_queue(PORT, QNUM, false);
-	q = open_queue(QNUM);
-	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
+	flow_start(&f, &(struct nfqbt_rx_opts){
 		.expected = CORRUPT_N - 1, .linger_ms = 300,
-		.timeout_ms = 15000 });
-	nfqbt_cons_init(&c, q, decide_accept_seen, &s);
+		.timeout_ms = 15000 }, decide_accept_seen, &s);
+	ck_assert_int_eq(nfqb_queue_set_default_verdict(f.q, NFQB_DROP), 0);
 	atomic_store(&fi_rx_seq, CORRUPT_SEQ);
 	atomic_store(&fi_rx_mode, mode);
 	send_seqs(0, CORRUPT_N);
 	ck_assert(nfqbt_wait_kqueue_total(QNUM, CORRUPT_N, 2000));
 
-	ck_assert_uint_eq(nfqbt_cons_run(&c, CORRUPT_N - 1, 3000),
+	ck_assert_uint_eq(nfqbt_cons_run(&f.c, CORRUPT_N - 1, 3000),
 			  CORRUPT_N - 1);
 	ck_assert_uint_eq(atomic_load(&fi_rx_done), 1);
-	kr = (struct kq_rx){ .rx = rx, .rx_total = CORRUPT_N - 1 };
-	ck_assert_msg(pump_until(q, kq_empty_rx, &kr, decide_accept_seen, &s,
-				 1000, &pm),
+	ck_assert_msg(pump_settled(&f, CORRUPT_N - 1, decide_accept_seen, &s,
+				   1000, &pm),
 		      "kernel queue %u, receiver %u of %u", kq_total(),
-		      nfqbt_rx_total(rx), CORRUPT_N - 1);
+		      nfqbt_rx_total(f.rx), CORRUPT_N - 1);
 	ck_assert_uint_eq(s.corrupt_seen, 0);
 	ck_assert_uint_eq(s.foreign, 0);
 	ck_assert_uint_eq(s.n, CORRUPT_N - 1);
 
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, CORRUPT_N, not_corrupt, NULL);
-	st = qstats(q);
+	nfqbt_rx_wait_exact(f.rx, 0, CORRUPT_N, not_corrupt, NULL);
+	st = nfqbt_queue_stats(f.q);
 	fprintf(stderr, "safety corrupt (%s, id %u): malformed %llu, "
 		"rejected_defaults %llu, gap_ids %llu, kernel_errors %llu\n",
 		mode == RX_BAD_PAYLOAD_LEN ? "bad payload length" :
@@ -2118,17 +2000,12 @@ static void run_corrupt(int mode)
 		(unsigned long long)st.rejected_defaults,
 		(unsigned long long)st.gap_ids,
 		(unsigned long long)st.kernel_errors);
-	ck_assert_uint_eq(st.rejected_malformed, 1);
-	if (mode == RX_BAD_PAYLOAD_LEN)
-		ck_assert_uint_ge(st.rejected_defaults, 1);
-	else
-		ck_assert_uint_ge(st.gap_ids, 1);
-	ck_assert_uint_eq(st.accepted, CORRUPT_N - 1);
-	ck_assert_uint_eq(st.outstanding, 0);
-	ck_assert_uint_eq(st.kernel_errors, 0);
+	nfqbt_assert_counters(&st, "rejected_malformed=1 %s>=1 accepted=%u "
+			      "outstanding=0 kernel_errors=0",
+			      mode == RX_BAD_PAYLOAD_LEN ? "rejected_defaults" :
+			      "gap_ids", CORRUPT_N - 1);
 	ck_assert_uint_eq(kq_total(), 0);
-	close_queue(q);
-	nfqbt_rx_free(rx);
+	flow_end(&f);
 }
 
 START_TEST(test_corrupt_payload_len)
@@ -2143,41 +2020,29 @@ START_TEST(test_corrupt_packet_hdr)
 }
 END_TEST
 
-static TCase *kernel_tcase(Suite *s, const char *name)
-{
-	TCase *tc = tcase_create(name);
-
-	/* runs in the forked test process, before the test body */
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
-	suite_add_tcase(s, tc);
-	return tc;
-}
-
 /* One test case per concern: CK_RUN_CASE=wake runs only those. */
 static Suite *safety_suite(void)
 {
 	Suite *s = suite_create("integration-safety");
-	TCase *tc;
+	TCase *tc = nfqbt_tcase_netns(s, "send", NFQBT_TCASE_TIMEOUT);
 
-	tc = kernel_tcase(s, "send");
 	tcase_add_test(tc, test_send_fail_drop_kept);
 	tcase_add_test(tc, test_send_fail_long_blocked_owner);
 	tcase_add_test(tc, test_send_fail_long_flush_poll);
 	tcase_add_test(tc, test_send_fail_no_cover);
-	tc = kernel_tcase(s, "handle");
+	tc = nfqbt_tcase_netns(s, "handle", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_dead_handle);
-	tc = kernel_tcase(s, "wake");
+	tc = nfqbt_tcase_netns(s, "wake", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_blocked_owner_wake);
 	tcase_add_test(tc, test_blocked_owner_wake_poll);
-	tc = kernel_tcase(s, "timers");
+	tc = nfqbt_tcase_netns(s, "timers", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_head_expiry_no_traffic);
 	tcase_add_test(tc, test_idle_after_held);
 	tcase_add_test(tc, test_timeout_frees_buffers);
-	tc = kernel_tcase(s, "config");
+	tc = nfqbt_tcase_netns(s, "config", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_config_buffers_held);
 	tcase_add_test(tc, test_config_full_socket);
-	tc = kernel_tcase(s, "corrupt");
+	tc = nfqbt_tcase_netns(s, "corrupt", NFQBT_TCASE_TIMEOUT);
 	tcase_add_test(tc, test_corrupt_payload_len);
 	tcase_add_test(tc, test_corrupt_packet_hdr);
 	return s;

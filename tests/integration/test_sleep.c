@@ -19,7 +19,8 @@
  *  - failing: the verdict send fails (the test seam), retried with backoff;
  *  - linger: a fixed linger pause after a stream of packets.
  *
- * Links the internal library (statically) for the seam.
+ * Links the internal library (statically) for the seam: verdict sends made
+ * to fail (nfqbt_fail_verdicts()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,35 +29,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/netlink.h>
-#include <linux/netfilter/nfnetlink.h>
-#include <linux/netfilter/nfnetlink_queue.h>
 
 #include "harness.h"
-#include "seam.h"
 
 #define PORT		5411
 #define WAKE_AFTER_MS	600	/* the sleeper is surely asleep by then */
 #define WAKE_MAX_MS	100	/* EINTR at most this long after the wake */
 #define CPU_MAX_MS	40	/* CPU the sleeper may use while asleep */
-
-/* --- the seam: failing verdict sends ----------------------------------- */
-
-static _Atomic int verdict_err;
-
-static ssize_t seam_sendmsg(void *data, int fd, const struct msghdr *msg,
-			    int flags)
-{
-	const struct nlmsghdr *nlh = msg->msg_iov[0].iov_base;
-
-	(void)data;
-	if (NFNL_MSG_TYPE(nlh->nlmsg_type) != NFQNL_MSG_CONFIG &&
-	    atomic_load(&verdict_err)) {
-		errno = atomic_load(&verdict_err);
-		return -1;
-	}
-	return sendmsg(fd, msg, flags);
-}
 
 /* --- the waker ------------------------------------------------------------ */
 
@@ -136,15 +115,23 @@ static void send_n(uint32_t first, unsigned int n)
 	ck_assert(nfqbt_wait_kqueue_total(0, n, 5000));
 }
 
+/* No linger; @sent datagrams queued, the first @got of them received
+ * (blocking) into @v. */
+static void take(struct nfqb_queue *q, struct nfqb_packet **v,
+		 unsigned int sent, unsigned int got)
+{
+	ck_assert_int_eq(nfqb_queue_set_linger(q, 0), 0);
+	send_n(0, sent);
+	nfqbt_recv_n(q, v, got);
+}
+
 /* Bring queue 0 into the state of @way, blocking, about to sleep. */
 static void set_up(enum way way, struct setup *s)
 {
-	struct nfqb_queue *q = nfqb_queue_open(0);
-	struct nfqb_seam seam = { .sendmsg = seam_sendmsg };
+	struct nfqb_queue *q = nfqbt_queue_open(0);
 	struct nfqb_packet *v[8];
 	int n;
 
-	ck_assert_msg(q != NULL, "nfqb_queue_open: %s", strerror(errno));
 	s->q = q;
 	s->held = 0;
 	switch (way) {
@@ -162,33 +149,24 @@ static void set_up(enum way way, struct setup *s)
 		break;
 	case WAY_HELD:
 		ck_assert_int_eq(nfqb_queue_set_latency(q, 30000000), 0);
-		ck_assert_int_eq(nfqb_queue_set_linger(q, 0), 0);
-		send_n(0, 2);
-		nfqbt_recv_n(q, v, 2);
+		take(q, v, 2, 2);
 		ck_assert_int_eq(nfqb_verdict(v[1], NFQB_ACCEPT), 0);
 		s->vec[s->held++] = v[0];
 		break;
 	case WAY_TIMEOUT:
 		ck_assert_int_eq(nfqb_queue_set_verdict_timeout(q, 20000), 0);
-		ck_assert_int_eq(nfqb_queue_set_linger(q, 0), 0);
-		send_n(0, 1);
-		nfqbt_recv_n(q, v, 1);
+		take(q, v, 1, 1);
 		s->vec[s->held++] = v[0];
 		break;
 	case WAY_EXHAUSTED:
 		ck_assert_int_eq(nfqb_queue_set_buffers(q, 4), 0);
-		ck_assert_int_eq(nfqb_queue_set_linger(q, 0), 0);
-		send_n(0, 6);
-		nfqbt_recv_n(q, v, 4);
+		take(q, v, 6, 4);
 		memcpy(s->vec, v, 4 * sizeof(v[0]));
 		s->held = 4;
 		break;
 	case WAY_FAILING:
-		ck_assert_int_eq(nfqb_queue_set_linger(q, 0), 0);
-		send_n(0, 1);
-		nfqbt_recv_n(q, v, 1);
-		nfqb_seam_install(&seam);
-		atomic_store(&verdict_err, ENOBUFS);
+		take(q, v, 1, 1);
+		nfqbt_fail_verdicts(ENOBUFS, 1);
 		ck_assert_int_eq(nfqb_verdict(v[0], NFQB_ACCEPT), 0);
 		ck_assert_int_eq(nfqb_flush(q), -1);
 		ck_assert_int_eq(errno, EAGAIN);
@@ -210,8 +188,7 @@ static void tear_down(struct setup *s)
 {
 	unsigned int i;
 
-	atomic_store(&verdict_err, 0);
-	nfqb_seam_install(NULL);
+	nfqbt_seam_off();
 	for (i = 0; i < s->held; i++)
 		ck_assert_int_eq(nfqb_verdict(s->vec[i], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_queue_close(s->q), 0);
@@ -273,13 +250,10 @@ END_TEST
 static Suite *sleep_suite(void)
 {
 	Suite *s = suite_create("sleep");
-	TCase *tc = tcase_create("wake");
+	TCase *tc = nfqbt_tcase_netns(s, "wake", NFQBT_TCASE_TIMEOUT);
 
-	tcase_add_checked_fixture(tc, nfqbt_netns_enter, NULL);
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_loop_test(tc, test_signal, 0, NWAYS);
 	tcase_add_loop_test(tc, test_interrupt, 0, NWAYS);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -925,19 +925,15 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("systemd");
-	TCase *tc = tcase_create("fdstore");
-	TCase *tf = tcase_create("failure");
 	char hidden[64], cmd[512];
 	unsigned int n, h;
 	int ret;
 
 	g_pid = (int)getpid();
-	tcase_add_test(tc, test_ips_systemd_restart_crash);
-	tcase_set_timeout(tc, 150);
-	suite_add_tcase(s, tc);
-	tcase_add_test(tf, test_unit_start_failure_reported);
-	tcase_set_timeout(tf, 60);
-	suite_add_tcase(s, tf);
+	tcase_add_test(nfqbt_tcase(s, "fdstore", 150),
+		       test_ips_systemd_restart_crash);
+	tcase_add_test(nfqbt_tcase(s, "failure", 60),
+		       test_unit_start_failure_reported);
 	ret = nfqbt_run_suite("test_systemd", s);
 	/* the tests ran in children: find their cgroups and directories
 	 * again */

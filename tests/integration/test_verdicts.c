@@ -19,17 +19,9 @@
 #define QNONE	9
 #define N	300
 
-static struct nfqb_queue *open_queue(uint16_t num)
-{
-	struct nfqb_queue *q = nfqb_queue_open(num);
-
-	ck_assert_msg(q != NULL, "nfqb_queue_open(%u): %s", num,
-		      strerror(errno));
-	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
-	return q;
-}
-
 struct seen {
+	struct nfqb_queue *qa, *qb;	/* qb: NULL if not open */
+	struct nfqbt_rx *rx;
 	unsigned int a[N], b[N];	/* times each seq was seen on A / B */
 	bool prio_ok[N], mark_ok[N];
 	unsigned int handled_a, handled_b;
@@ -40,10 +32,10 @@ typedef int (*decide_a_fn)(struct nfqb_packet *p, uint32_t seq,
 
 /* Serve queue A (and B if open) until @want packets were handled on A and
  * @want_b on B, or 10 s pass. */
-static void serve(struct nfqb_queue *qa, struct nfqb_queue *qb,
-		  struct seen *s, decide_a_fn decide_a, unsigned int want,
+static void serve(struct seen *s, decide_a_fn decide_a, unsigned int want,
 		  unsigned int want_b)
 {
+	struct nfqb_queue *qa = s->qa, *qb = s->qb;
 	uint64_t end = nfqbt_now_ms() + 10000;
 
 	while ((s->handled_a < want || s->handled_b < want_b) &&
@@ -90,6 +82,43 @@ static void serve(struct nfqb_queue *qa, struct nfqb_queue *qb,
 		nfqb_flush(qb);
 }
 
+/* Send N datagrams through queue A (queue B open too if @with_b), served
+ * as serve() does; ck_assert that exactly those @expect returns true for
+ * arrived (all: NULL), once each. Free it with run_end(). */
+static struct seen *run(bool with_b, decide_a_fn decide_a, unsigned int want,
+			unsigned int want_b, nfqbt_expect_fn expect)
+{
+	struct seen *s = calloc(1, sizeof(*s));
+	unsigned int expected = 0;
+	struct nfqbt_tx *tx;
+	uint32_t seq;
+
+	ck_assert_ptr_nonnull(s);
+	for (seq = 0; seq < N; seq++)
+		expected += !expect || expect(seq, NULL);
+	nfqbt_rule_queue(PORT, QA, false);
+	s->qa = nfqbt_queue_open_nb(QA);
+	if (with_b)
+		s->qb = nfqbt_queue_open_nb(QB);
+	s->rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
+		.expected = expected });
+	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
+		.port = PORT, .count = N });
+	serve(s, decide_a, want, want_b);
+	ck_assert_uint_eq(nfqbt_tx_join(tx), N);
+	nfqbt_rx_wait_exact(s->rx, 0, N, expect, NULL);
+	return s;
+}
+
+static void run_end(struct seen *s)
+{
+	ck_assert_int_eq(nfqb_queue_close(s->qa), 0);
+	if (s->qb)
+		ck_assert_int_eq(nfqb_queue_close(s->qb), 0);
+	nfqbt_rx_free(s->rx);
+	free(s);
+}
+
 static int to_b(struct nfqb_packet *p, uint32_t seq, unsigned int times)
 {
 	struct nfqb_verdict v = {
@@ -106,24 +135,9 @@ static int to_b(struct nfqb_packet *p, uint32_t seq, unsigned int times)
 
 START_TEST(test_requeue_mark_priority)
 {
-	struct seen *s = calloc(1, sizeof(*s));
-	struct nfqb_queue *qa, *qb;
-	struct nfqbt_rx *rx;
-	struct nfqbt_tx *tx;
-	struct nfqb_stats st;
+	struct seen *s = run(true, to_b, N, N, NULL);
 	uint32_t seq;
 
-	nfqbt_netns_enter();
-	nfqbt_rule_queue(PORT, QA, false);
-	qa = open_queue(QA);
-	qb = open_queue(QB);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = N });
-	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = N });
-	serve(qa, qb, s, to_b, N, N);
-	ck_assert_uint_eq(nfqbt_tx_join(tx), N);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, N, NULL, NULL);
 	for (seq = 0; seq < N; seq++) {
 		uint32_t mark = 0;
 
@@ -133,17 +147,13 @@ START_TEST(test_requeue_mark_priority)
 			      "priority %u", seq, QB, seq + 100);
 		ck_assert_msg(s->mark_ok[seq], "seq %u: queue %u saw no "
 			      "mark %u", seq, QB, seq * 7 + 1);
-		ck_assert(nfqbt_rx_mark(rx, seq, &mark));
+		ck_assert(nfqbt_rx_mark(s->rx, seq, &mark));
 		ck_assert_uint_eq(mark, seq * 7 + 1);
 	}
-	nfqb_queue_stats(qa, &st, sizeof(st));
-	ck_assert_uint_eq(st.requeued, N);
-	ck_assert_uint_eq(st.batch_msgs, 0);	/* never batched */
-	ck_assert_uint_eq(st.verdict_msgs, N);
-	ck_assert_int_eq(nfqb_queue_close(qa), 0);
-	ck_assert_int_eq(nfqb_queue_close(qb), 0);
-	nfqbt_rx_free(rx);
-	free(s);
+	/* never batched */
+	nfqbt_assert_stats(s->qa, "requeued=%u batch_msgs=0 verdict_msgs=%u", N,
+			   N);
+	run_end(s);
 }
 END_TEST
 
@@ -170,25 +180,7 @@ static bool is_odd(uint32_t seq, void *data)
  * without (dropped by the kernel). */
 START_TEST(test_requeue_bypass)
 {
-	struct seen *s = calloc(1, sizeof(*s));
-	struct nfqb_queue *qa;
-	struct nfqbt_rx *rx;
-	struct nfqbt_tx *tx;
-
-	nfqbt_netns_enter();
-	nfqbt_rule_queue(PORT, QA, false);
-	qa = open_queue(QA);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){
-		.expected = N / 2 });
-	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = N });
-	serve(qa, NULL, s, to_none_bypass, N, 0);
-	ck_assert_uint_eq(nfqbt_tx_join(tx), N);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, N, is_odd, NULL);
-	ck_assert_int_eq(nfqb_queue_close(qa), 0);
-	nfqbt_rx_free(rx);
-	free(s);
+	run_end(run(false, to_none_bypass, N, 0, is_odd));
 }
 END_TEST
 
@@ -203,52 +195,30 @@ static int repeat_once(struct nfqb_packet *p, uint32_t seq,
  * id), and the second time it is accepted. */
 START_TEST(test_repeat)
 {
-	struct seen *s = calloc(1, sizeof(*s));
-	struct nfqb_queue *qa;
-	struct nfqbt_rx *rx;
-	struct nfqbt_tx *tx;
-	struct nfqb_stats st;
+	struct seen *s = run(false, repeat_once, 2 * N, 0, NULL);
 	uint32_t seq;
 
-	nfqbt_netns_enter();
-	nfqbt_rule_queue(PORT, QA, false);
-	qa = open_queue(QA);
-	rx = nfqbt_rx_start(PORT, &(struct nfqbt_rx_opts){ .expected = N });
-	tx = nfqbt_tx_start(&(struct nfqbt_tx_opts){
-		.port = PORT, .count = N });
-	serve(qa, NULL, s, repeat_once, 2 * N, 0);
-	ck_assert_uint_eq(nfqbt_tx_join(tx), N);
-	nfqbt_rx_wait(rx);
-	nfqbt_rx_assert_exact(rx, 0, N, NULL, NULL);
 	for (seq = 0; seq < N; seq++)
 		ck_assert_msg(s->a[seq] == 2, "seq %u queued %u times", seq,
 			      s->a[seq]);
-	nfqb_queue_stats(qa, &st, sizeof(st));
-	ck_assert_uint_eq(st.repeated, N);
-	ck_assert_uint_eq(st.accepted, N);
-	ck_assert(!nfqb_queue_fallback(qa));
-	ck_assert_int_eq(nfqb_queue_close(qa), 0);
-	nfqbt_rx_free(rx);
-	free(s);
+	nfqbt_assert_stats(s->qa, "repeated=%u accepted=%u", N, N);
+	ck_assert(!nfqb_queue_fallback(s->qa));
+	run_end(s);
 }
 END_TEST
 
-int main(void)
+static Suite *verdicts_suite(void)
 {
 	Suite *s = suite_create("verdicts");
-	TCase *tc = tcase_create("kernel");
-	SRunner *sr;
-	int failed;
+	TCase *tc = nfqbt_tcase_netns(s, "kernel", NFQBT_TCASE_TIMEOUT_LONG);
 
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_requeue_mark_priority);
 	tcase_add_test(tc, test_requeue_bypass);
 	tcase_add_test(tc, test_repeat);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+int main(void)
+{
+	return nfqbt_run_suite("test_verdicts", verdicts_suite());
 }

@@ -51,6 +51,21 @@ setup_veth() {
 	A ping -c 1 -W 10 10.0.0.2 > /dev/null || echo "  (warm-up ping failed)"
 }
 
+# setup_bridge: veth1 becomes the port of bridge br0 in b, which takes
+# 10.0.0.2; returns once br0 is up and a reaches it
+setup_bridge() {
+	B ip addr del 10.0.0.2/24 dev veth1
+	B ip link add br0 type bridge
+	B ip link set veth1 master br0
+	B ip addr add 10.0.0.2/24 dev br0
+	B ip link set br0 up
+	for i in $(seq 50); do
+		B ip link show br0 | grep -q 'state UP' && break
+		sleep 0.2
+	done
+	A ping -c 1 -W 10 10.0.0.2 > /dev/null || log "(warm-up ping over the bridge failed)"
+}
+
 # setup_v6 [DEV_B]: IPv6 beside IPv4, fd00::1 on veth0 and fd00::2 on
 # DEV_B (veth1), without duplicate address detection, neighbours resolved
 setup_v6() {
@@ -118,8 +133,9 @@ NFT
 LISTEN="nfqt listen"
 
 # udp_case DESC WANT_RECEIVED LISTENER_NS [listener args...]
-# Receiver on port 9000 in b, listener in LISTENER_NS, 10 datagrams
-# from a to $DADDR (10.0.0.2 unless set; fd00::2 after setup_v6). Checks the listener's status and the exact count received.
+# Receiver on port 9000 in $RECV_NS (b unless set), listener in
+# LISTENER_NS, 10 datagrams from a to $DADDR (10.0.0.2 unless set;
+# fd00::2 after setup_v6). Checks the listener's status and the exact count received.
 udp_case() {
 	local desc=$1 want=$2 lns=$3 rpid lpid lrc f0
 	shift 3
@@ -127,7 +143,7 @@ udp_case() {
 	# the receiver stops early once it has what it expects ($IP, not the
 	# ip function: $! must be the receiver itself)
 	rm -f /tmp/recv.out
-	"$IP" netns exec b nfqt recv 9000 120000 "$want" > /tmp/recv.out &
+	"$IP" netns exec "${RECV_NS:-b}" nfqt recv 9000 120000 "$want" > /tmp/recv.out &
 	rpid=$!
 	# (the idle timeouts are bounds: 20 s ran out before the first
 	# datagram when a loaded host starved the guest, t-75 in a CI run

@@ -12,16 +12,7 @@
 # egress (a), with and without NFQA_CFG_F_GSO.
 . ./lib.sh
 setup_veth
-B ip addr del 10.0.0.2/24 dev veth1
-B ip link add br0 type bridge
-B ip link set veth1 master br0
-B ip addr add 10.0.0.2/24 dev br0
-B ip link set br0 up
-for i in $(seq 50); do
-	B ip link show br0 | grep -q 'state UP' && break
-	sleep 0.2
-done
-A ping -c 1 -W 10 10.0.0.2 > /dev/null || log "(warm-up ping over the bridge failed)"
+setup_bridge
 A ethtool -k veth0 2>/dev/null | grep -E '^(tcp-segmentation-offload|generic-segmentation-offload):' | sed 's/^/    a veth0 /'
 veth0_mac=$(A cat /sys/class/net/veth0/address)
 

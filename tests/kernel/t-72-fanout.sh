@@ -22,11 +22,16 @@ fanout_case() {
 	B nfqt recv "$port" 120000 64 > /tmp/recv.out &
 	rpid=$!
 	pids=
-	# a queue may go without a packet for a while on a slow guest: each
-	# listener waits up to 30 s for the next one (stopped early below)
+	# a queue may go without a packet for a long while on a slow guest
+	# (the 64 senders are 64 processes, and the hash may give a queue
+	# its last flow a minute after its first): a listener that gave up
+	# on silence would leave its queue unbound and the kernel would drop
+	# that queue's next packets. So each listener outlasts the
+	# receiver's idle timeout, and is stopped below once the receiver
+	# is done; one that ended before is a failure of its own.
 	for q in 0 1 2 3; do
 		rm -f /tmp/l$q.out
-		"$IP" netns exec "$lns" nfqt listen -q $((first + q)) -n 0 -t 30000 \
+		"$IP" netns exec "$lns" nfqt listen -q $((first + q)) -n 0 -t 300000 \
 			-v accept -F 5 -k "$hook" > /tmp/l$q.out 2>&1 &
 		pids="$pids $!"
 	done
@@ -44,9 +49,13 @@ fanout_case() {
 	# stops at 64), stop the listeners (SIGTERM: summary and status as
 	# after their idle timeout)
 	wait $rpid
+	q=$first
 	for p in $pids; do
+		kill -0 $p 2>/dev/null ||
+			fail "$desc: queue $q's listener ended before the receiver"
 		kill $p 2>/dev/null
-		wait $p || fail "$desc: a listener failed"
+		wait $p || fail "$desc: queue $q's listener failed"
+		q=$((q + 1))
 	done
 	for q in 0 1 2 3; do
 		n=$(field /tmp/l$q.out seen)

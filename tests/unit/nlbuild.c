@@ -131,6 +131,12 @@ void *nlb_dup(const struct nlb *b, size_t len)
 	return m;
 }
 
+void nlb_init_ipv4(struct nlb *b, uint16_t res_id, uint32_t id)
+{
+	nlb_init_packet(b, 2, res_id);
+	nlb_pkt_hdr(b, id, 0x0800, 1);
+}
+
 void nlb_simple_packet(struct nlb *b, uint16_t res_id, uint32_t id,
 		       size_t plen)
 {
@@ -140,8 +146,7 @@ void nlb_simple_packet(struct nlb *b, uint16_t res_id, uint32_t id,
 	ck_assert_uint_le(plen, sizeof(pl));
 	for (i = 0; i < plen; i++)
 		pl[i] = (uint8_t)(0x40 + i);
-	nlb_init_packet(b, 2, res_id);
-	nlb_pkt_hdr(b, id, 0x0800, 1);
+	nlb_init_ipv4(b, res_id, id);
 	if (plen)
 		nlb_attr(b, 10, pl, plen);
 	nlb_finish(b);

@@ -31,6 +31,9 @@ void nlb_attr_be32(struct nlb *b, uint16_t type, uint32_t v);
 void nlb_attr_be16(struct nlb *b, uint16_t type, uint16_t v);
 /* NFQA_PACKET_HDR: id, hw_protocol (host order in), hook. */
 void nlb_pkt_hdr(struct nlb *b, uint32_t id, uint16_t hw_proto, uint8_t hook);
+/* nlb_init_packet() of an IPv4 packet (family 2) of queue @res_id and its
+ * NFQA_PACKET_HDR: @id, hw_protocol 0x0800, hook 1 (INPUT). */
+void nlb_init_ipv4(struct nlb *b, uint16_t res_id, uint32_t id);
 /* Nested attribute (the NLA_F_NESTED bit is or-ed into @type as given). */
 void nlb_nest_begin(struct nlb *b, uint16_t type);
 void nlb_nest_end(struct nlb *b);

@@ -22,6 +22,7 @@
 #include "plan.h"
 #include "txhook.h"
 #include "nlbuild.h"
+#include "../integration/harness.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "test_msg.c spells host-order fields out as little endian"
@@ -82,14 +83,18 @@ static void check_bytes(const char *name, size_t len, const uint8_t *exp,
 
 /* --- configuration ----------------------------------------------------- */
 
+/* nlmsghdr of a configuration request of @len bytes (type 0x0302,
+ * REQUEST|ACK, seq SEQ, pid 0) + nfgenmsg (AF_UNSPEC, NFNETLINK_V0) of
+ * queue QNUM */
+#define CHDR(len) \
+	(len), 0x00, 0x00, 0x00, 0x02, 0x03, 0x05, 0x00, \
+	0x04, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00, \
+	0x00, 0x00, 0x12, 0x34
+
 START_TEST(test_config_bind)
 {
 	static const uint8_t exp[] = {
-		/* nlmsghdr: len 28, type 0x0302, REQUEST|ACK, seq, pid 0 */
-		0x1c, 0x00, 0x00, 0x00, 0x02, 0x03, 0x05, 0x00,
-		0x04, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00,
-		/* nfgenmsg: AF_UNSPEC, NFNETLINK_V0, res_id 0x1234 */
-		0x00, 0x00, 0x12, 0x34,
+		CHDR(0x1c),
 		/* NFQA_CFG_CMD (1), len 8: command BIND (1), pad, pf 2 */
 		0x08, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x02,
 	};
@@ -123,10 +128,7 @@ END_TEST
 START_TEST(test_config_params)
 {
 	static const uint8_t exp[] = {
-		/* len 32 */
-		0x20, 0x00, 0x00, 0x00, 0x02, 0x03, 0x05, 0x00,
-		0x04, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00,
-		0x00, 0x00, 0x12, 0x34,
+		CHDR(0x20),
 		/* NFQA_CFG_PARAMS (2), len 4 + 5 (packed struct):
 		 * be32 copy_range 0x00012345, u8 copy_mode 2, 3 pad bytes */
 		0x09, 0x00, 0x02, 0x00, 0x00, 0x01, 0x23, 0x45,
@@ -164,10 +166,7 @@ END_TEST
 START_TEST(test_config_bind_params)
 {
 	static const uint8_t exp[] = {
-		/* len 40, type 0x0302, REQUEST|ACK, seq, pid 0 */
-		0x28, 0x00, 0x00, 0x00, 0x02, 0x03, 0x05, 0x00,
-		0x04, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00,
-		0x00, 0x00, 0x12, 0x34,
+		CHDR(0x28),
 		/* NFQA_CFG_CMD: BIND (1), pad, pf 0 */
 		0x08, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00,
 		/* NFQA_CFG_PARAMS: range 0xffff, mode PACKET (2), 3 pad */
@@ -185,9 +184,7 @@ END_TEST
 START_TEST(test_config_maxlen)
 {
 	static const uint8_t exp[] = {
-		0x1c, 0x00, 0x00, 0x00, 0x02, 0x03, 0x05, 0x00,
-		0x04, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00,
-		0x00, 0x00, 0x12, 0x34,
+		CHDR(0x1c),
 		/* NFQA_CFG_QUEUE_MAXLEN (3), be32 0x00abcdef */
 		0x08, 0x00, 0x03, 0x00, 0x00, 0xab, 0xcd, 0xef,
 	};
@@ -202,10 +199,7 @@ END_TEST
 START_TEST(test_config_flags)
 {
 	static const uint8_t exp[] = {
-		/* len 36 */
-		0x24, 0x00, 0x00, 0x00, 0x02, 0x03, 0x05, 0x00,
-		0x04, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00,
-		0x00, 0x00, 0x12, 0x34,
+		CHDR(0x24),
 		/* NFQA_CFG_FLAGS (5): FAIL_OPEN | SECCTX = 0x11 */
 		0x08, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x11,
 		/* NFQA_CFG_MASK (4): 0x1f */
@@ -387,13 +381,17 @@ END_TEST
 
 /* --- batch verdicts ---------------------------------------------------- */
 
+/* nlmsghdr of a batch verdict of @len bytes (type 0x0303, VERDICT_BATCH,
+ * REQUEST, seq 0x99, pid 0) + nfgenmsg of queue 0x0100 */
+#define BHDR(len) \
+	(len), 0x00, 0x00, 0x00, 0x03, 0x03, 0x01, 0x00, \
+	0x99, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, \
+	0x00, 0x00, 0x01, 0x00
+
 START_TEST(test_batch_plain)
 {
 	static const uint8_t exp[] = {
-		/* len 32, type 0x0303 (VERDICT_BATCH), REQUEST, seq 0x99 */
-		0x20, 0x00, 0x00, 0x00, 0x03, 0x03, 0x01, 0x00,
-		0x99, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-		0x00, 0x00, 0x01, 0x00,
+		BHDR(0x20),
 		/* NFQA_VERDICT_HDR: DROP, max id 0x80000001 */
 		0x0c, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
 		0x80, 0x00, 0x00, 0x01,
@@ -411,9 +409,7 @@ END_TEST
 START_TEST(test_batch_mark)
 {
 	static const uint8_t exp[] = {
-		0x28, 0x00, 0x00, 0x00, 0x03, 0x03, 0x01, 0x00,
-		0x99, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-		0x00, 0x00, 0x01, 0x00,
+		BHDR(0x28),
 		/* ACCEPT, max id 0x00000100 */
 		0x0c, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
 		0x00, 0x00, 0x01, 0x00,
@@ -549,7 +545,6 @@ static void queue_to(uint16_t target, uint32_t flags, uint32_t exp_word)
 	struct capture *cap = calloc(1, sizeof(*cap));
 	struct nfqb_queue *q = nfqbt_queue_detached(9, 16);
 	struct nfqb_packet *p;
-	struct nfqb_stats st;
 	struct nlb b;
 	size_t i;
 
@@ -558,7 +553,7 @@ static void queue_to(uint16_t target, uint32_t flags, uint32_t exp_word)
 	nfqbt_set_tx_hook(q, capture_hook, cap);
 	nlb_simple_packet(&b, 9, 42, 20);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p, 1), 1);
+	ck_assert_uint_eq(nfqbt_serve(q, &p, 1), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(p), 42);
 	ck_assert_int_eq(nfqb_verdict_ex(p, &v, sizeof(v)), 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
@@ -571,10 +566,7 @@ static void queue_to(uint16_t target, uint32_t flags, uint32_t exp_word)
 			      "byte %zu: 0x%02x, expected 0x%02x", i,
 			      cap->data[0][i], exp[i]);
 	}
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
-	ck_assert_uint_eq(st.requeued, 1);
-	ck_assert_uint_eq(st.verdict_msgs, 1);
-	ck_assert_uint_eq(st.batch_msgs, 0);
+	nfqbt_assert_stats(q, "requeued=1 verdict_msgs=1 batch_msgs=0");
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	ck_assert_uint_eq(cap->n, 1);	/* nothing more at close */
 	free(cap);
@@ -613,7 +605,7 @@ START_TEST(test_bypass_needs_queue)
 	nfqbt_set_tx_hook(q, capture_hook, cap);	/* a detached queue has no socket */
 	nlb_simple_packet(&b, 9, 1, 0);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p, 1), 1);
+	ck_assert_uint_eq(nfqbt_serve(q, &p, 1), 1);
 	errno = 0;
 	ck_assert_int_eq(nfqb_verdict_ex(p, &v, sizeof(v)), -1);
 	ck_assert_int_eq(errno, EINVAL);
@@ -667,7 +659,7 @@ static void big_payload(uint32_t plen, bool ok)
 	nfqbt_set_tx_hook(q, big_hook, &seen);
 	nlb_simple_packet(&b, 1, 1, 0);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p, 1), 1);
+	ck_assert_uint_eq(nfqbt_serve(q, &p, 1), 1);
 	errno = 0;
 	if (!ok) {
 		ck_assert_msg(nfqb_verdict_ex(p, &v, sizeof(v)) == -1 && errno == EMSGSIZE,
@@ -756,11 +748,5 @@ static Suite *msg_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(msg_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return nfqbt_run(msg_suite());
 }

@@ -21,6 +21,7 @@
 #include "plan.h"
 #include "txhook.h"
 #include "nlbuild.h"
+#include "../integration/harness.h"
 
 #define QN		7
 #define NESTED		0x8000	/* NLA_F_NESTED, as kernels >= 5.2 send */
@@ -85,9 +86,13 @@ static int capture_hook(struct nfqb_queue *q, const void *buf, size_t len,
 	return (int)len;
 }
 
+/* A detached queue (testq.h) whose sends are captured; a message to feed
+ * it (b) and room for what it serves (vec). */
 struct rxq {
 	struct nfqb_queue *q;
 	struct capture *cap;
+	struct nlb b;
+	struct nfqb_packet *vec[4];
 };
 
 static struct rxq rxq_open(uint16_t num)
@@ -114,15 +119,6 @@ static unsigned int rxq_close(struct rxq *r)
 	return n;
 }
 
-static struct nfqb_stats qstats(const struct nfqb_queue *q)
-{
-	struct nfqb_stats st;
-
-	memset(&st, 0xee, sizeof(st));
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
-	return st;
-}
-
 /* Inject @len bytes of @b as one datagram, exactly sized. */
 static void inject(struct nfqb_queue *q, const struct nlb *b, size_t len,
 		   uint32_t pid, int flags)
@@ -131,6 +127,22 @@ static void inject(struct nfqb_queue *q, const struct nlb *b, size_t len,
 
 	ck_assert_int_eq(nfqbt_rx_inject(q, m, len, pid, flags), 0);
 	free(m);
+}
+
+/* The simple packet @id (nlb_simple_packet(), @plen payload bytes) in
+ * r->b, injected from the kernel. */
+static void rx_simple(struct rxq *r, uint32_t id, size_t plen)
+{
+	nlb_simple_packet(&r->b, QN, id, plen);
+	inject(r->q, &r->b, r->b.len, 0, 0);
+}
+
+/* Inject r->b from @pid with recvmsg flags @flags; returns how many
+ * packets the queue serves then, into r->vec. */
+static unsigned int rx_serve(struct rxq *r, uint32_t pid, int flags)
+{
+	inject(r->q, &r->b, r->b.len, pid, flags);
+	return nfqbt_serve(r->q, r->vec, 4);
 }
 
 static uint16_t get16(const uint8_t *p)
@@ -380,21 +392,14 @@ END_TEST
 START_TEST(test_full_rx)
 {
 	struct rxq r = rxq_open(QN);
-	struct nfqb_packet *vec[4];
-	struct nfqb_stats st;
-	struct nlb b;
 
-	build_full(&b, NFQB_FAMILY_IPV4, 1);
-	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 1);
-	check_full(vec[0], nfqb_pkt_from_handle(vec[0])->slot->data);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.packets, 1);
-	ck_assert_uint_eq(st.bytes, sizeof(f_payload));
-	ck_assert_uint_eq(st.rejected_malformed, 0);
-	ck_assert_uint_eq(st.rejected_foreign, 0);
-	ck_assert_uint_eq(st.rejected_truncated, 0);
-	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_DROP), 0);
+	build_full(&r.b, NFQB_FAMILY_IPV4, 1);
+	ck_assert_uint_eq(rx_serve(&r, 0, 0), 1);
+	check_full(r.vec[0], nfqb_pkt_from_handle(r.vec[0])->slot->data);
+	nfqbt_assert_stats(r.q, "packets=1 bytes=%zu rejected_malformed=0 "
+				"rejected_foreign=0 rejected_truncated=0",
+				sizeof(f_payload));
+	ck_assert_int_eq(nfqb_verdict(r.vec[0], NFQB_DROP), 0);
 	ck_assert_int_ge(nfqb_flush(r.q), 0);
 	check_sent_verdict(r.cap, 0, QN, F_ID, NFQB_DROP);
 	ck_assert_uint_eq(rxq_close(&r), 1);
@@ -521,18 +526,12 @@ END_TEST
 START_TEST(test_minimal_rx)
 {
 	struct rxq r = rxq_open(QN);
-	struct nfqb_packet *vec[4];
-	struct nfqb_stats st;
-	struct nlb b;
 
-	nlb_simple_packet(&b, QN, 1, 0);
-	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 1);
-	check_minimal(vec[0], 1);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.packets, 1);
-	ck_assert_uint_eq(st.bytes, 0);
-	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
+	nlb_simple_packet(&r.b, QN, 1, 0);
+	ck_assert_uint_eq(rx_serve(&r, 0, 0), 1);
+	check_minimal(r.vec[0], 1);
+	nfqbt_assert_stats(r.q, "packets=1 bytes=0");
+	ck_assert_int_eq(nfqb_verdict(r.vec[0], NFQB_ACCEPT), 0);
 	/* close sends the decision */
 	ck_assert_uint_eq(rxq_close(&r), 1);
 }
@@ -623,15 +622,23 @@ static size_t build_bad_attr(struct nlb *b, uint16_t type, size_t len)
 	return nlb_finish(b);
 }
 
-/* Other malformed messages; each returns the datagram length. */
-static size_t bad_hwaddr_len(struct nlb *b, unsigned int v)
+/* Other malformed messages: a row of mal_cases[] each, whose builder
+ * gets the row (its numbers and bytes) and returns the datagram length. */
+struct mal_case {
+	const char *name;
+	size_t (*build)(struct nlb *b, const struct mal_case *c);
+	unsigned int x, y;
+	const char *bytes;
+};
+
+/* hw_addrlen @c->x */
+static size_t bad_hwaddr_len(struct nlb *b, const struct mal_case *c)
 {
 	uint8_t hw[12] = { 0 };
 
-	hw[0] = v >> 8;
-	hw[1] = v;
-	nlb_init_packet(b, 2, QN);
-	nlb_pkt_hdr(b, 1, 0x0800, 1);
+	hw[0] = c->x >> 8;
+	hw[1] = c->x;
+	nlb_init_ipv4(b, QN, 1);
 	nlb_attr(b, A_HWADDR, hw, sizeof(hw));
 	return nlb_finish(b);
 }
@@ -641,45 +648,24 @@ static void set_nla_len(struct nlb *b, size_t off, uint16_t len)
 	memcpy(b->buf + off, &len, 2);
 }
 
-static size_t mal_hwaddr_9(struct nlb *b)
-{
-	return bad_hwaddr_len(b, 9);
-}
-
-static size_t mal_hwaddr_ffff(struct nlb *b)
-{
-	return bad_hwaddr_len(b, 0xffff);
-}
-
-/* last attribute's nla_len past the message end by @extra bytes */
-static size_t past_end(struct nlb *b, unsigned int extra)
+/* last attribute's nla_len past the message end by @c->x bytes */
+static size_t past_end(struct nlb *b, const struct mal_case *c)
 {
 	size_t off;
 
-	nlb_init_packet(b, 2, QN);
-	nlb_pkt_hdr(b, 1, 0x0800, 1);
+	nlb_init_ipv4(b, QN, 1);
 	off = b->len;
 	nlb_attr(b, A_PAYLOAD, junk, 16);
-	set_nla_len(b, off, (uint16_t)(20 + extra));
+	set_nla_len(b, off, (uint16_t)(20 + c->x));
 	return nlb_finish(b);
 }
 
-static size_t mal_past_end_1(struct nlb *b)
-{
-	return past_end(b, 1);
-}
-
-static size_t mal_past_end_4(struct nlb *b)
-{
-	return past_end(b, 4);
-}
-
-static size_t mal_past_end_max(struct nlb *b)
+static size_t past_end_max(struct nlb *b, const struct mal_case *c)
 {
 	size_t off;
 
-	nlb_init_packet(b, 2, QN);
-	nlb_pkt_hdr(b, 1, 0x0800, 1);
+	(void)c;
+	nlb_init_ipv4(b, QN, 1);
 	off = b->len;
 	nlb_attr(b, A_SECCTX, junk, 3);
 	set_nla_len(b, off, 0xffff);
@@ -687,98 +673,65 @@ static size_t mal_past_end_max(struct nlb *b)
 }
 
 /* the header's own nla_len runs past the end */
-static size_t mal_hdr_past_end(struct nlb *b)
+static size_t hdr_past_end(struct nlb *b, const struct mal_case *c)
 {
-	nlb_init_packet(b, 2, QN);
-	nlb_pkt_hdr(b, 1, 0x0800, 1);
+	(void)c;
+	nlb_init_ipv4(b, QN, 1);
 	set_nla_len(b, 20, 13);
 	b->len = 32;
 	return nlb_finish(b);
 }
 
-static size_t small_nla_len(struct nlb *b, uint16_t v)
+/* the first attribute's nla_len @c->x */
+static size_t small_nla_len(struct nlb *b, const struct mal_case *c)
 {
 	size_t off;
 
-	nlb_init_packet(b, 2, QN);
-	nlb_pkt_hdr(b, 1, 0x0800, 1);
+	nlb_init_ipv4(b, QN, 1);
 	off = b->len;
 	nlb_attr_be32(b, A_MARK, 1);
-	set_nla_len(b, off, v);
+	set_nla_len(b, off, (uint16_t)c->x);
 	nlb_attr_be32(b, A_UID, 1);
 	return nlb_finish(b);
 }
 
-static size_t mal_nla_len_0(struct nlb *b)
+static size_t no_hdr(struct nlb *b, const struct mal_case *c)
 {
-	return small_nla_len(b, 0);
-}
-
-static size_t mal_nla_len_2(struct nlb *b)
-{
-	return small_nla_len(b, 2);
-}
-
-static size_t mal_nla_len_3(struct nlb *b)
-{
-	return small_nla_len(b, 3);
-}
-
-static size_t mal_no_hdr(struct nlb *b)
-{
+	(void)c;
 	nlb_init_packet(b, 2, QN);
 	nlb_attr_be32(b, A_MARK, 1);
 	nlb_attr(b, A_PAYLOAD, junk, 20);
 	return nlb_finish(b);
 }
 
-static size_t mal_no_attrs(struct nlb *b)
+static size_t no_attrs(struct nlb *b, const struct mal_case *c)
 {
+	(void)c;
 	nlb_init_packet(b, 2, QN);
 	return nlb_finish(b);
 }
 
-/* VLAN nest with @fn making one inner attribute bad */
-static size_t vlan_with(struct nlb *b, uint16_t plen, uint16_t tlen)
+/* VLAN nest whose inner attributes have @c->x (proto) and @c->y (tci)
+ * bytes */
+static size_t vlan_with(struct nlb *b, const struct mal_case *c)
 {
-	nlb_init_packet(b, 2, QN);
-	nlb_pkt_hdr(b, 1, 0x0800, 1);
+	nlb_init_ipv4(b, QN, 1);
 	nlb_nest_begin(b, A_VLAN | NESTED);
-	nlb_attr(b, V_PROTO, "\x81\x00\x00\x00", plen);
-	nlb_attr(b, V_TCI, "\x01\x23\x00\x00", tlen);
+	nlb_attr(b, V_PROTO, "\x81\x00\x00\x00", c->x);
+	nlb_attr(b, V_TCI, "\x01\x23\x00\x00", c->y);
 	nlb_nest_end(b);
 	nlb_attr_be32(b, A_MARK, 1);
 	return nlb_finish(b);
 }
 
-static size_t mal_vlan_proto_1(struct nlb *b)
-{
-	return vlan_with(b, 1, 2);
-}
-
-static size_t mal_vlan_proto_4(struct nlb *b)
-{
-	return vlan_with(b, 4, 2);
-}
-
-static size_t mal_vlan_tci_0(struct nlb *b)
-{
-	return vlan_with(b, 2, 0);
-}
-
-static size_t mal_vlan_tci_3(struct nlb *b)
-{
-	return vlan_with(b, 2, 3);
-}
-
 /* inner attribute running past the end of the nest (into the MARK after
  * it, which is inside the message: only the nest bound catches it) */
-static size_t mal_vlan_inner_past(struct nlb *b)
+static size_t vlan_inner_past(struct nlb *b, const struct mal_case *c)
 {
 	size_t off;
 
-	nlb_init_packet(b, 2, QN);
-	nlb_pkt_hdr(b, 1, 0x0800, 1);
+	(void)c;
+	nlb_init_ipv4(b, QN, 1);
 	nlb_nest_begin(b, A_VLAN | NESTED);
 	nlb_attr_be16(b, V_PROTO, 0x8100);
 	off = b->len;
@@ -789,12 +742,12 @@ static size_t mal_vlan_inner_past(struct nlb *b)
 	return nlb_finish(b);
 }
 
-static size_t mal_vlan_inner_small(struct nlb *b)
+static size_t vlan_inner_small(struct nlb *b, const struct mal_case *c)
 {
 	size_t off;
 
-	nlb_init_packet(b, 2, QN);
-	nlb_pkt_hdr(b, 1, 0x0800, 1);
+	(void)c;
+	nlb_init_ipv4(b, QN, 1);
 	nlb_nest_begin(b, A_VLAN | NESTED);
 	off = b->len;
 	nlb_attr_be16(b, V_PROTO, 0x8100);
@@ -804,14 +757,13 @@ static size_t mal_vlan_inner_small(struct nlb *b)
 	return nlb_finish(b);
 }
 
-/* nest of @type whose one inner attribute overruns the nest */
-static size_t nest_inner_past(struct nlb *b, uint16_t type)
+/* nest of type @c->x whose one inner attribute overruns the nest */
+static size_t nest_inner_past(struct nlb *b, const struct mal_case *c)
 {
 	size_t off;
 
-	nlb_init_packet(b, 2, QN);
-	nlb_pkt_hdr(b, 1, 0x0800, 1);
-	nlb_nest_begin(b, type | NESTED);
+	nlb_init_ipv4(b, QN, 1);
+	nlb_nest_begin(b, (uint16_t)(c->x | NESTED));
 	off = b->len;
 	nlb_attr_be32(b, CTA_ID_, 1);
 	nlb_nest_end(b);
@@ -820,21 +772,11 @@ static size_t nest_inner_past(struct nlb *b, uint16_t type)
 	return nlb_finish(b);
 }
 
-static size_t mal_ct_inner_past(struct nlb *b)
-{
-	return nest_inner_past(b, A_CT);
-}
-
-static size_t mal_exp_inner_past(struct nlb *b)
-{
-	return nest_inner_past(b, A_EXP);
-}
-
 /* nest with 2 stray bytes at its end */
-static size_t mal_ct_inner_trailing(struct nlb *b)
+static size_t ct_inner_trailing(struct nlb *b, const struct mal_case *c)
 {
-	nlb_init_packet(b, 2, QN);
-	nlb_pkt_hdr(b, 1, 0x0800, 1);
+	(void)c;
+	nlb_init_ipv4(b, QN, 1);
 	nlb_nest_begin(b, A_CT | NESTED);
 	nlb_attr_be32(b, CTA_ID_, 1);
 	nlb_raw(b, "\x01\x02", 2);
@@ -843,62 +785,27 @@ static size_t mal_ct_inner_trailing(struct nlb *b)
 	return nlb_finish(b);
 }
 
-/* shorter than nlmsghdr + nfgenmsg */
-static size_t short_msg(struct nlb *b, size_t len)
+/* @c->x bytes: shorter than nlmsghdr + nfgenmsg */
+static size_t short_msg(struct nlb *b, const struct mal_case *c)
 {
 	nlb_simple_packet(b, QN, 1, 0);
-	b->len = len;
+	b->len = c->x;
 	return nlb_finish(b);
 }
 
-static size_t mal_short_16(struct nlb *b)
+/* the @c->x bytes @c->bytes after the last (padded) attribute */
+static size_t trailing(struct nlb *b, const struct mal_case *c)
 {
-	return short_msg(b, 16);
-}
-
-static size_t mal_short_18(struct nlb *b)
-{
-	return short_msg(b, 18);
-}
-
-static size_t mal_short_19(struct nlb *b)
-{
-	return short_msg(b, 19);
-}
-
-/* bytes after the last (padded) attribute */
-static size_t trailing(struct nlb *b, const void *g, size_t glen)
-{
-	nlb_init_packet(b, 2, QN);
-	nlb_pkt_hdr(b, 1, 0x0800, 1);
+	nlb_init_ipv4(b, QN, 1);
 	nlb_attr_be32(b, A_MARK, 1);
-	nlb_raw(b, g, glen);
+	nlb_raw(b, c->bytes, c->x);
 	return nlb_finish(b);
-}
-
-static size_t mal_trailing_1(struct nlb *b)
-{
-	return trailing(b, "\x07", 1);
-}
-
-static size_t mal_trailing_2(struct nlb *b)
-{
-	return trailing(b, "\x07\x07", 2);
-}
-
-static size_t mal_trailing_3(struct nlb *b)
-{
-	return trailing(b, "\0\0\0", 3);
-}
-
-static size_t mal_trailing_ff(struct nlb *b)
-{
-	return trailing(b, "\xff\xff\xff\xff", 4);
 }
 
 /* 5 bytes after an unpadded last attribute: more than its padding */
-static size_t mal_trailing_unpadded(struct nlb *b)
+static size_t trailing_unpadded(struct nlb *b, const struct mal_case *c)
 {
+	(void)c;
 	nlb_init_packet(b, 2, QN);
 	nlb_attr_be32(b, A_MARK, 1);
 	nlb_pkt_hdr(b, 1, 0x0800, 1);	/* nla_len 11 + 1 pad */
@@ -906,38 +813,35 @@ static size_t mal_trailing_unpadded(struct nlb *b)
 	return nlb_finish(b);
 }
 
-static const struct {
-	const char *name;
-	size_t (*build)(struct nlb *b);
-} mal_cases[] = {
-	{ "hwaddr len 9", mal_hwaddr_9 },
-	{ "hwaddr len 0xffff", mal_hwaddr_ffff },
-	{ "nla_len past end by 1", mal_past_end_1 },
-	{ "nla_len past end by 4", mal_past_end_4 },
-	{ "nla_len 0xffff", mal_past_end_max },
-	{ "packet hdr past end", mal_hdr_past_end },
-	{ "nla_len 0", mal_nla_len_0 },
-	{ "nla_len 2", mal_nla_len_2 },
-	{ "nla_len 3", mal_nla_len_3 },
-	{ "no packet header", mal_no_hdr },
-	{ "no attributes", mal_no_attrs },
-	{ "vlan proto len 1", mal_vlan_proto_1 },
-	{ "vlan proto len 4", mal_vlan_proto_4 },
-	{ "vlan tci len 0", mal_vlan_tci_0 },
-	{ "vlan tci len 3", mal_vlan_tci_3 },
-	{ "vlan inner past nest", mal_vlan_inner_past },
-	{ "vlan inner nla_len 2", mal_vlan_inner_small },
-	{ "ct inner past nest", mal_ct_inner_past },
-	{ "exp inner past nest", mal_exp_inner_past },
-	{ "ct trailing bytes", mal_ct_inner_trailing },
-	{ "nlmsg_len 16", mal_short_16 },
-	{ "nlmsg_len 18", mal_short_18 },
-	{ "nlmsg_len 19", mal_short_19 },
-	{ "trailing 1 byte", mal_trailing_1 },
-	{ "trailing 2 bytes", mal_trailing_2 },
-	{ "trailing 3 bytes", mal_trailing_3 },
-	{ "trailing ff ff ff ff", mal_trailing_ff },
-	{ "trailing after unpadded", mal_trailing_unpadded },
+static const struct mal_case mal_cases[] = {
+	{ "hwaddr len 9", bad_hwaddr_len, 9, 0, NULL },
+	{ "hwaddr len 0xffff", bad_hwaddr_len, 0xffff, 0, NULL },
+	{ "nla_len past end by 1", past_end, 1, 0, NULL },
+	{ "nla_len past end by 4", past_end, 4, 0, NULL },
+	{ "nla_len 0xffff", past_end_max, 0, 0, NULL },
+	{ "packet hdr past end", hdr_past_end, 0, 0, NULL },
+	{ "nla_len 0", small_nla_len, 0, 0, NULL },
+	{ "nla_len 2", small_nla_len, 2, 0, NULL },
+	{ "nla_len 3", small_nla_len, 3, 0, NULL },
+	{ "no packet header", no_hdr, 0, 0, NULL },
+	{ "no attributes", no_attrs, 0, 0, NULL },
+	{ "vlan proto len 1", vlan_with, 1, 2, NULL },
+	{ "vlan proto len 4", vlan_with, 4, 2, NULL },
+	{ "vlan tci len 0", vlan_with, 2, 0, NULL },
+	{ "vlan tci len 3", vlan_with, 2, 3, NULL },
+	{ "vlan inner past nest", vlan_inner_past, 0, 0, NULL },
+	{ "vlan inner nla_len 2", vlan_inner_small, 0, 0, NULL },
+	{ "ct inner past nest", nest_inner_past, A_CT, 0, NULL },
+	{ "exp inner past nest", nest_inner_past, A_EXP, 0, NULL },
+	{ "ct trailing bytes", ct_inner_trailing, 0, 0, NULL },
+	{ "nlmsg_len 16", short_msg, 16, 0, NULL },
+	{ "nlmsg_len 18", short_msg, 18, 0, NULL },
+	{ "nlmsg_len 19", short_msg, 19, 0, NULL },
+	{ "trailing 1 byte", trailing, 1, 0, "\x07" },
+	{ "trailing 2 bytes", trailing, 2, 0, "\x07\x07" },
+	{ "trailing 3 bytes", trailing, 3, 0, "\0\0\0" },
+	{ "trailing ff ff ff ff", trailing, 4, 0, "\xff\xff\xff\xff" },
+	{ "trailing after unpadded", trailing_unpadded, 0, 0, NULL },
 };
 #define N_MAL (sizeof(mal_cases) / sizeof(mal_cases[0]))
 
@@ -957,9 +861,9 @@ static void expect_rejected(const char *name, struct nlb *b, size_t len)
 
 	r = rxq_open(QN);
 	inject(r.q, b, len, 0, 0);
-	ck_assert_msg(nfqb_book_serve(r.q, 0, vec, 2) == 0,
+	ck_assert_msg(nfqbt_serve(r.q, vec, 2) == 0,
 		      "%s: a packet came out", name);
-	st = qstats(r.q);
+	st = nfqbt_queue_stats(r.q);
 	ck_assert_msg(st.rejected_malformed == 1,
 		      "%s: rejected_malformed %llu", name,
 		      (unsigned long long)st.rejected_malformed);
@@ -971,18 +875,23 @@ static void expect_rejected(const char *name, struct nlb *b, size_t len)
 		      "%s: verdicts sent", name);
 }
 
+/* Both entry points reject a message whose attribute @type has @len
+ * bytes (build_bad_attr()). */
+static void expect_bad_attr(uint16_t type, size_t len)
+{
+	char name[64];
+	struct nlb b;
+
+	snprintf(name, sizeof(name), "attr %u len %zu", type, len);
+	expect_rejected(name, &b, build_bad_attr(&b, type, len));
+}
+
 START_TEST(test_bad_u32_len)
 {
 	unsigned int t = (unsigned int)_i / sizeof(u32_bad_lens);
 	unsigned int l = (unsigned int)_i % sizeof(u32_bad_lens);
-	char name[64];
-	struct nlb b;
-	size_t len;
 
-	snprintf(name, sizeof(name), "attr %u len %u", u32_types[t],
-		 u32_bad_lens[l]);
-	len = build_bad_attr(&b, u32_types[t], u32_bad_lens[l]);
-	expect_rejected(name, &b, len);
+	expect_bad_attr(u32_types[t], u32_bad_lens[l]);
 }
 END_TEST
 
@@ -1002,34 +911,20 @@ END_TEST
 
 START_TEST(test_struct_too_short)
 {
-	char name[64];
-	struct nlb b;
-	size_t len;
-
-	snprintf(name, sizeof(name), "attr %u len %u", short_cases[_i].type,
-		 short_cases[_i].len);
-	len = build_bad_attr(&b, short_cases[_i].type, short_cases[_i].len);
-	expect_rejected(name, &b, len);
+	expect_bad_attr(short_cases[_i].type, short_cases[_i].len);
 }
 END_TEST
 
 START_TEST(test_struct_too_long)
 {
-	char name[64];
-	struct nlb b;
-	size_t len;
-
-	snprintf(name, sizeof(name), "attr %u len %u", long_cases[_i].type,
-		 long_cases[_i].len);
-	len = build_bad_attr(&b, long_cases[_i].type, long_cases[_i].len);
-	expect_rejected(name, &b, len);
+	expect_bad_attr(long_cases[_i].type, long_cases[_i].len);
 }
 END_TEST
 
 START_TEST(test_malformed)
 {
 	struct nlb b;
-	size_t len = mal_cases[_i].build(&b);
+	size_t len = mal_cases[_i].build(&b, &mal_cases[_i]);
 
 	expect_rejected(mal_cases[_i].name, &b, len);
 }
@@ -1044,8 +939,7 @@ START_TEST(test_unknown_attr)
 	uint16_t alen = 0x5a5a;
 	uint32_t u = 0;
 
-	nlb_init_packet(&b, 2, QN);
-	nlb_pkt_hdr(&b, 8, 0x0800, 1);
+	nlb_init_ipv4(&b, QN, 8);
 	nlb_attr(&b, 40, junk, 3);		/* any length */
 	nlb_attr(&b, 23, junk, 1);
 	nlb_attr(&b, 0, junk, 2);		/* NFQA_UNSPEC */
@@ -1136,21 +1030,15 @@ END_TEST
 START_TEST(test_rx_valid)
 {
 	struct rxq r = rxq_open(QN);
-	struct nfqb_packet *vec[4];
-	struct nfqb_stats st;
-	struct nlb b;
 
-	nlb_simple_packet(&b, QN, 0x100, 40);
-	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 1);
-	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 0x100);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.packets, 1);
-	ck_assert_uint_eq(st.bytes, 40);
-	ck_assert_uint_eq(st.rejected_foreign + st.rejected_malformed +
-			  st.rejected_truncated + st.kernel_errors, 0);
+	nlb_simple_packet(&r.b, QN, 0x100, 40);
+	ck_assert_uint_eq(rx_serve(&r, 0, 0), 1);
+	ck_assert_uint_eq(nfqb_pkt_id(r.vec[0]), 0x100);
+	nfqbt_assert_stats(r.q, "packets=1 bytes=40 "
+				"rejected_foreign+rejected_malformed+"
+				"rejected_truncated+kernel_errors=0");
 	ck_assert(!nfqb_queue_fallback(r.q));
-	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_verdict(r.vec[0], NFQB_ACCEPT), 0);
 	ck_assert_int_ge(nfqb_flush(r.q), 0);
 	check_sent_verdict(r.cap, 0, QN, 0x100, NFQB_ACCEPT);
 	ck_assert_uint_eq(rxq_close(&r), 1);
@@ -1160,28 +1048,19 @@ END_TEST
 START_TEST(test_rx_foreign)
 {
 	struct rxq r = rxq_open(QN);
-	struct nfqb_packet *vec[4];
-	struct nfqb_stats st;
-	struct nlb b;
 
-	nlb_simple_packet(&b, QN, 0x100, 40);
-	inject(r.q, &b, b.len, 1234, 0);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 0);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.packets, 0);
-	ck_assert_uint_eq(st.rejected_foreign, 1);
-	ck_assert_uint_eq(st.rejected_malformed, 0);
+	nlb_simple_packet(&r.b, QN, 0x100, 40);
+	ck_assert_uint_eq(rx_serve(&r, 1234, 0), 0);
+	nfqbt_assert_stats(r.q, "packets=0 rejected_foreign=1 "
+				"rejected_malformed=0");
 	/* a foreign datagram even with MSG_TRUNC gets no verdict from us */
-	inject(r.q, &b, b.len, 1, MSG_TRUNC);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.rejected_foreign, 2);
-	ck_assert_uint_eq(st.rejected_truncated, 0);
+	inject(r.q, &r.b, r.b.len, 1, MSG_TRUNC);
+	nfqbt_assert_stats(r.q, "rejected_foreign=2 rejected_truncated=0");
 	ck_assert_int_ge(nfqb_flush(r.q), 0);
 	ck_assert_uint_eq(r.cap->n, 0);
 	/* the queue still works */
-	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 1);
-	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
+	ck_assert_uint_eq(rx_serve(&r, 0, 0), 1);
+	ck_assert_int_eq(nfqb_verdict(r.vec[0], NFQB_ACCEPT), 0);
 	ck_assert_uint_eq(rxq_close(&r), 1);
 }
 END_TEST
@@ -1189,16 +1068,10 @@ END_TEST
 START_TEST(test_rx_other_queue)
 {
 	struct rxq r = rxq_open(QN);
-	struct nfqb_packet *vec[4];
-	struct nfqb_stats st;
-	struct nlb b;
 
-	nlb_simple_packet(&b, QN + 1, 0x100, 40);
-	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 0);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.packets, 0);
-	ck_assert_uint_eq(st.rejected_malformed, 1);
+	nlb_simple_packet(&r.b, QN + 1, 0x100, 40);
+	ck_assert_uint_eq(rx_serve(&r, 0, 0), 0);
+	nfqbt_assert_stats(r.q, "packets=0 rejected_malformed=1");
 	ck_assert_uint_eq(rxq_close(&r), 0);
 }
 END_TEST
@@ -1206,25 +1079,18 @@ END_TEST
 static void truncated(uint32_t defv)
 {
 	struct rxq r = rxq_open(QN);
-	struct nfqb_packet *vec[4];
-	struct nfqb_stats st;
-	struct nlb b;
 
 	ck_assert_int_eq(nfqb_queue_set_default_verdict(r.q, defv), 0);
-	build_full(&b, 2, 1);
+	build_full(&r.b, 2, 1);
 	/* what recvmsg gave: the first 100 bytes, header intact */
-	inject(r.q, &b, 100, 0, MSG_TRUNC);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 0);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.rejected_truncated, 1);
-	ck_assert_uint_eq(st.packets, 0);
-	ck_assert_uint_eq(st.rejected_malformed, 0);
+	inject(r.q, &r.b, 100, 0, MSG_TRUNC);
+	ck_assert_uint_eq(nfqbt_serve(r.q, r.vec, 4), 0);
+	nfqbt_assert_stats(r.q, "rejected_truncated=1 packets=0 "
+				"rejected_malformed=0");
 	ck_assert_int_ge(nfqb_flush(r.q), 0);
 	ck_assert_uint_eq(r.cap->n, 1);
 	check_sent_verdict(r.cap, 0, QN, F_ID, defv);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.verdict_msgs, 1);
-	ck_assert_uint_eq(st.rejected_defaults, 1);
+	nfqbt_assert_stats(r.q, "verdict_msgs=1 rejected_defaults=1");
 	ck_assert_uint_eq(rxq_close(&r), 1);
 }
 
@@ -1244,15 +1110,11 @@ END_TEST
 START_TEST(test_rx_truncated_no_hdr)
 {
 	struct rxq r = rxq_open(QN);
-	struct nfqb_packet *vec[4];
-	struct nfqb_stats st;
-	struct nlb b;
 
-	build_full(&b, 2, 1);
-	inject(r.q, &b, 28, 0, MSG_TRUNC);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 0);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.rejected_truncated, 1);
+	build_full(&r.b, 2, 1);
+	inject(r.q, &r.b, 28, 0, MSG_TRUNC);
+	ck_assert_uint_eq(nfqbt_serve(r.q, r.vec, 4), 0);
+	nfqbt_assert_stats(r.q, "rejected_truncated=1");
 	ck_assert_int_ge(nfqb_flush(r.q), 0);
 	ck_assert_uint_eq(r.cap->n, 0);
 	ck_assert_uint_eq(rxq_close(&r), 0);
@@ -1280,47 +1142,32 @@ static void build_error(struct nlb *b, int err, size_t len)
 START_TEST(test_rx_error_enoent)
 {
 	struct rxq r = rxq_open(QN);
-	struct nfqb_packet *vec[4];
-	struct nfqb_stats st;
-	struct nlb b;
 
-	build_error(&b, -ENOENT, 36);
-	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 0);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.kernel_errors, 1);
-	ck_assert_uint_eq(st.enoent_errors, 1);
-	ck_assert_uint_eq(st.packets, 0);
-	ck_assert_uint_eq(st.rejected_malformed, 0);
+	build_error(&r.b, -ENOENT, 36);
+	ck_assert_uint_eq(rx_serve(&r, 0, 0), 0);
+	nfqbt_assert_stats(r.q, "kernel_errors=1 enoent_errors=1 packets=0 "
+				"rejected_malformed=0");
 
 	/* another error: counted, but not as ENOENT */
-	build_error(&b, -EINVAL, 36);
-	inject(r.q, &b, b.len, 0, 0);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.kernel_errors, 2);
-	ck_assert_uint_eq(st.enoent_errors, 1);
+	build_error(&r.b, -EINVAL, 36);
+	inject(r.q, &r.b, r.b.len, 0, 0);
+	nfqbt_assert_stats(r.q, "kernel_errors=2 enoent_errors=1");
 
 	/* an acknowledgement nobody waits for: ignored */
-	build_error(&b, 0, 36);
-	inject(r.q, &b, b.len, 0, 0);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.kernel_errors, 2);
-	ck_assert_uint_eq(st.rejected_malformed, 0);
+	build_error(&r.b, 0, 36);
+	inject(r.q, &r.b, r.b.len, 0, 0);
+	nfqbt_assert_stats(r.q, "kernel_errors=2 rejected_malformed=0");
 
 	/* too short to hold the failed message's header */
-	build_error(&b, -ENOENT, 24);
-	inject(r.q, &b, b.len, 0, 0);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.kernel_errors, 2);
-	ck_assert_uint_eq(st.rejected_malformed, 1);
+	build_error(&r.b, -ENOENT, 24);
+	inject(r.q, &r.b, r.b.len, 0, 0);
+	nfqbt_assert_stats(r.q, "kernel_errors=2 rejected_malformed=1");
 
 	/* from someone else: foreign, not a kernel error */
-	build_error(&b, -ENOENT, 36);
-	inject(r.q, &b, b.len, 42, 0);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.kernel_errors, 2);
-	ck_assert_uint_eq(st.rejected_foreign, 1);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 0);
+	build_error(&r.b, -ENOENT, 36);
+	inject(r.q, &r.b, r.b.len, 42, 0);
+	nfqbt_assert_stats(r.q, "kernel_errors=2 rejected_foreign=1");
+	ck_assert_uint_eq(nfqbt_serve(r.q, r.vec, 4), 0);
 	ck_assert_uint_eq(rxq_close(&r), 0);
 }
 END_TEST
@@ -1328,30 +1175,25 @@ END_TEST
 START_TEST(test_rx_two_in_one)
 {
 	struct rxq r = rxq_open(QN);
-	struct nfqb_packet *vec[4];
-	struct nfqb_stats st;
-	struct nlb b, b2;
+	struct nlb b2;
 	uint32_t len;
 
-	nlb_simple_packet(&b, QN, 20, 3);	/* 36 bytes, padded */
+	nlb_simple_packet(&r.b, QN, 20, 3);	/* 36 bytes, padded */
 	nlb_simple_packet(&b2, QN, 21, 64);
-	ck_assert_uint_eq(b.len % 4, 0);
-	nlb_raw(&b, b2.buf, b2.len);
-	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 2);
-	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 20);
-	ck_assert_uint_eq(nfqb_pkt_id(vec[1]), 21);
-	ck_assert_ptr_nonnull(nfqb_pkt_payload(vec[0], &len));
+	ck_assert_uint_eq(r.b.len % 4, 0);
+	nlb_raw(&r.b, b2.buf, b2.len);
+	ck_assert_uint_eq(rx_serve(&r, 0, 0), 2);
+	ck_assert_uint_eq(nfqb_pkt_id(r.vec[0]), 20);
+	ck_assert_uint_eq(nfqb_pkt_id(r.vec[1]), 21);
+	ck_assert_ptr_nonnull(nfqb_pkt_payload(r.vec[0], &len));
 	ck_assert_uint_eq(len, 3);
-	ck_assert_ptr_nonnull(nfqb_pkt_payload(vec[1], &len));
+	ck_assert_ptr_nonnull(nfqb_pkt_payload(r.vec[1], &len));
 	ck_assert_uint_eq(len, 64);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.packets, 2);
-	ck_assert_uint_eq(st.bytes, 67);
+	nfqbt_assert_stats(r.q, "packets=2 bytes=67");
 	/* decide the second first: both still valid views */
-	ck_assert_int_eq(nfqb_verdict(vec[1], NFQB_DROP), 0);
-	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 20);
-	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_DROP), 0);
+	ck_assert_int_eq(nfqb_verdict(r.vec[1], NFQB_DROP), 0);
+	ck_assert_uint_eq(nfqb_pkt_id(r.vec[0]), 20);
+	ck_assert_int_eq(nfqb_verdict(r.vec[0], NFQB_DROP), 0);
 	ck_assert_uint_eq(rxq_close(&r), 1);
 }
 END_TEST
@@ -1360,24 +1202,18 @@ END_TEST
 START_TEST(test_rx_mixed)
 {
 	struct rxq r = rxq_open(QN);
-	struct nfqb_packet *vec[4];
-	struct nfqb_stats st;
-	struct nlb b, e, m;
+	struct nlb e, m;
 
-	nlb_simple_packet(&b, QN, 30, 0);
+	nlb_simple_packet(&r.b, QN, 30, 0);
 	build_error(&e, -ENOENT, 36);
-	nlb_raw(&b, e.buf, e.len);
-	mal_no_hdr(&m);
-	nlb_raw(&b, m.buf, m.len);
-	inject(r.q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 1);
-	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 30);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.packets, 1);
-	ck_assert_uint_eq(st.kernel_errors, 1);
-	ck_assert_uint_eq(st.enoent_errors, 1);
-	ck_assert_uint_eq(st.rejected_malformed, 1);
-	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
+	nlb_raw(&r.b, e.buf, e.len);
+	no_hdr(&m, NULL);
+	nlb_raw(&r.b, m.buf, m.len);
+	ck_assert_uint_eq(rx_serve(&r, 0, 0), 1);
+	ck_assert_uint_eq(nfqb_pkt_id(r.vec[0]), 30);
+	nfqbt_assert_stats(r.q, "packets=1 kernel_errors=1 enoent_errors=1 "
+				"rejected_malformed=1");
+	ck_assert_int_eq(nfqb_verdict(r.vec[0], NFQB_ACCEPT), 0);
 	ck_assert_uint_eq(rxq_close(&r), 1);
 }
 END_TEST
@@ -1386,22 +1222,18 @@ END_TEST
 START_TEST(test_rx_second_past_end)
 {
 	struct rxq r = rxq_open(QN);
-	struct nfqb_packet *vec[4];
-	struct nfqb_stats st;
-	struct nlb b, b2;
+	struct nlb b2;
 	size_t first;
 
-	nlb_simple_packet(&b, QN, 40, 4);
-	first = b.len;
+	nlb_simple_packet(&r.b, QN, 40, 4);
+	first = r.b.len;
 	nlb_simple_packet(&b2, QN, 41, 64);
-	nlb_raw(&b, b2.buf, b2.len);
-	inject(r.q, &b, first + 20, 0, 0);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 1);
-	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 40);
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.packets, 1);
-	ck_assert_uint_eq(st.rejected_malformed, 1);
-	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
+	nlb_raw(&r.b, b2.buf, b2.len);
+	inject(r.q, &r.b, first + 20, 0, 0);
+	ck_assert_uint_eq(nfqbt_serve(r.q, r.vec, 4), 1);
+	ck_assert_uint_eq(nfqb_pkt_id(r.vec[0]), 40);
+	nfqbt_assert_stats(r.q, "packets=1 rejected_malformed=1");
+	ck_assert_int_eq(nfqb_verdict(r.vec[0], NFQB_ACCEPT), 0);
 	ck_assert_uint_eq(rxq_close(&r), 1);
 }
 END_TEST
@@ -1409,29 +1241,20 @@ END_TEST
 START_TEST(test_rx_ids_backwards)
 {
 	struct rxq r = rxq_open(QN);
-	struct nfqb_packet *vec[4];
-	struct nfqb_stats st;
-	struct nlb b;
 
-	nlb_simple_packet(&b, QN, 10, 0);
-	inject(r.q, &b, b.len, 0, 0);
+	rx_simple(&r, 10, 0);
 	ck_assert(!nfqb_queue_fallback(r.q));
-	nlb_simple_packet(&b, QN, 5, 0);
-	inject(r.q, &b, b.len, 0, 0);
+	rx_simple(&r, 5, 0);
 	ck_assert(nfqb_queue_fallback(r.q));
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.fallbacks, 1);
-	ck_assert_uint_eq(st.packets, 2);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 2);
-	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 10);
-	ck_assert_uint_eq(nfqb_pkt_id(vec[1]), 5);
-	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
-	ck_assert_int_eq(nfqb_verdict(vec[1], NFQB_ACCEPT), 0);
+	nfqbt_assert_stats(r.q, "fallbacks=1 packets=2");
+	ck_assert_uint_eq(nfqbt_serve(r.q, r.vec, 4), 2);
+	ck_assert_uint_eq(nfqb_pkt_id(r.vec[0]), 10);
+	ck_assert_uint_eq(nfqb_pkt_id(r.vec[1]), 5);
+	ck_assert_int_eq(nfqb_verdict(r.vec[0], NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_verdict(r.vec[1], NFQB_ACCEPT), 0);
 	ck_assert_int_ge(nfqb_flush(r.q), 0);
 	/* after the fallback: one single verdict each, never a batch */
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.batch_msgs, 0);
-	ck_assert_uint_eq(st.verdict_msgs, 2);
+	nfqbt_assert_stats(r.q, "batch_msgs=0 verdict_msgs=2");
 	ck_assert_uint_eq(rxq_close(&r), 1);
 }
 END_TEST
@@ -1440,20 +1263,14 @@ END_TEST
 START_TEST(test_rx_ids_wrap)
 {
 	struct rxq r = rxq_open(QN);
-	struct nfqb_packet *vec[4];
-	struct nfqb_stats st;
-	struct nlb b;
 
-	nlb_simple_packet(&b, QN, 0xffffffff, 0);
-	inject(r.q, &b, b.len, 0, 0);
-	nlb_simple_packet(&b, QN, 0, 0);
-	inject(r.q, &b, b.len, 0, 0);
+	rx_simple(&r, 0xffffffff, 0);
+	rx_simple(&r, 0, 0);
 	ck_assert(!nfqb_queue_fallback(r.q));
-	st = qstats(r.q);
-	ck_assert_uint_eq(st.fallbacks, 0);
-	ck_assert_uint_eq(nfqb_book_serve(r.q, 0, vec, 4), 2);
-	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
-	ck_assert_int_eq(nfqb_verdict(vec[1], NFQB_ACCEPT), 0);
+	nfqbt_assert_stats(r.q, "fallbacks=0");
+	ck_assert_uint_eq(nfqbt_serve(r.q, r.vec, 4), 2);
+	ck_assert_int_eq(nfqb_verdict(r.vec[0], NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_verdict(r.vec[1], NFQB_ACCEPT), 0);
 	ck_assert_uint_eq(rxq_close(&r), 1);
 }
 END_TEST
@@ -1479,14 +1296,14 @@ START_TEST(test_rx_no_buffer)
 	errno = 0;
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), -1);
 	ck_assert_int_eq(errno, EAGAIN);
-	n = nfqb_book_serve(q, 0, vec, 20);
+	n = nfqbt_serve(q, vec, 20);
 	ck_assert_uint_eq(n, 4);
 	for (i = 0; i < n; i++)
 		ck_assert_int_eq(nfqb_verdict(vec[i], NFQB_ACCEPT), 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
 	/* buffers back: accepted again */
 	inject(q, &b, b.len, 0, 0);
-	ck_assert_uint_eq(nfqb_book_serve(q, 0, vec, 20), 1);
+	ck_assert_uint_eq(nfqbt_serve(q, vec, 20), 1);
 	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	free(cap);
@@ -1553,11 +1370,5 @@ static Suite *parse_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(parse_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return nfqbt_run(parse_suite());
 }

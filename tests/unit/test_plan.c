@@ -18,6 +18,7 @@
 #include "plan.h"
 #include "kmodel.h"
 #include "nlbuild.h"
+#include "../integration/harness.h"
 
 #define U	0xffffffffu	/* undecided */
 #define MAXE	32
@@ -262,7 +263,7 @@ static struct nfqb_packet *rx_one(struct nfqb_queue *q, uint32_t id)
 	km_add(&km, id, true);
 	nlb_simple_packet(&b, 9, id, 20);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p, 1), 1);
+	ck_assert_uint_eq(nfqbt_serve(q, &p, 1), 1);
 	return p;
 }
 
@@ -359,8 +360,7 @@ START_TEST(test_tx_malformed_defaults)
 	kernel_on(9);
 	a = rx_one(q, 10);
 	/* 11: header readable, a bad attribute after it */
-	nlb_init_packet(&b, 2, 9);
-	nlb_pkt_hdr(&b, 11, 0x0800, 1);
+	nlb_init_ipv4(&b, 9, 11);
 	nlb_attr_be16(&b, NFQA_MARK, 1);	/* 2 bytes: must be 4 */
 	nlb_finish(&b);
 	km_add(&km, 11, true);
@@ -409,7 +409,7 @@ START_TEST(test_rx_huge_nlmsg_len)
 	len = 0x80000010u;
 	memcpy(b.buf, &len, sizeof(len));
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p, 1), 0);
+	ck_assert_uint_eq(nfqbt_serve(q, &p, 1), 0);
 	len = 0xfffffff0u;
 	memcpy(b.buf, &len, sizeof(len));
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
@@ -446,14 +446,14 @@ START_TEST(test_verdict_batch_handed_only)
 	km_add(&km, 41, true);
 	nlb_simple_packet(&b, 9, 41, 20);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_uint_eq(nfqb_book_serve(q, 0, p, 1), 1);
+	ck_assert_uint_eq(nfqbt_serve(q, p, 1), 1);
 	ck_assert_int_eq(nfqb_verdict_batch(q, 41, NFQB_DROP, NULL), 1);
 	ck_assert_int_eq(nfqb_verdict_batch(q, 41, NFQB_DROP, NULL), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_int_eq(nfqb_flush(q), 1);
 	took(0, NFQNL_MSG_VERDICT, 40, NFQB_DROP);
 	ck_assert(km.p[1].queued);	/* 41 waits, untouched */
-	ck_assert_uint_eq(nfqb_book_serve(q, 0, &p[1], 1), 1);
+	ck_assert_uint_eq(nfqbt_serve(q, &p[1], 1), 1);
 	ck_assert_uint_eq(nfqb_pkt_id(p[1]), 41);
 	ck_assert_int_eq(nfqb_verdict(p[1], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_flush(q), 1);
@@ -489,7 +489,8 @@ static void pace_seam(void)
 static uint64_t pause_at(struct nfqb_queue *q, uint64_t t)
 {
 	paused_ns = 0;
-	ck_assert_int_ge(nfqb_pace_wait(q, NFQB_WAIT_PAUSE, t), 0);
+	ck_assert_int_ge(nfqb_pace_wait(&q->pace, &q->pace_in,
+					NFQB_WAIT_PAUSE, t), 0);
 	return paused_ns;
 }
 
@@ -499,7 +500,7 @@ static void read_at(struct nfqb_queue *q, unsigned int n, uint64_t t)
 	q->rx.got = q->rx.npkts = n;
 	q->rx.nflows = 0;
 	q->rx.read_ns = t;
-	nfqb_pace_note_read(q);
+	nfqb_pace_note_read(&q->pace, &q->pace_in);
 }
 
 /* The adaptive linger's policy: the pause gathers about 32 packets at the
@@ -654,8 +655,7 @@ static void pace_read(struct nfqb_queue *q, unsigned int nbulk,
 	for (i = 0; i < nbulk + n; i++) {
 		ip4(ip, i >= nbulk && tcp ? 6 : 17, i < nbulk ? 7 : sport);
 		km_add(&km, id, true);
-		nlb_init_packet(&b, 2, 9);
-		nlb_pkt_hdr(&b, id++, 0x0800, 1);
+		nlb_init_ipv4(&b, 9, id++);
 		nlb_attr(&b, 10, ip, sizeof(ip));
 		nlb_finish(&b);
 		ck_assert_uint_le(len + b.len, sizeof(dgram));
@@ -666,9 +666,9 @@ static void pace_read(struct nfqb_queue *q, unsigned int nbulk,
 		ck_assert_int_eq(nfqbt_rx_inject(q, dgram, len, 0, 0), 0);
 	ck_assert_uint_eq(q->rx.npkts, nbulk + n);
 	q->rx.read_ns = now;
-	nfqb_pace_note_read(q);
+	nfqb_pace_note_read(&q->pace, &q->pace_in);
 	/* decided at once: the descriptors come back */
-	i = nfqb_book_serve(q, 0, p, 64);
+	i = nfqbt_serve(q, p, 64);
 	while (i)
 		ck_assert_int_eq(nfqb_verdict(p[--i], NFQB_ACCEPT), 0);
 	ck_assert_int_ge(nfqb_flush(q), 0);
@@ -767,11 +767,5 @@ static Suite *plan_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(plan_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return nfqbt_run(plan_suite());
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "queue-int.h"
 #include "queue.h"
 #include "seam.h"
 
@@ -69,13 +70,16 @@ static inline void nfqbt_seam_install(const struct nfqb_seam *s)
 static inline struct nfqb_queue *nfqbt_queue_detached(uint16_t num,
 						      unsigned int nbuffers)
 {
-	struct nfqb_queue *q = nfqb_queue_new(num, nbuffers);
+	return nfqb_queue_new(num, nbuffers, 0);
+}
 
-	if (!q)
-		return NULL;
-	q->cfg.seq = 0;
-	q->tx.seq = 0;
-	return q;
+/* Up to @max packets the queue read and did not hand out yet, handed out
+ * (no verdict timeout runs): their handles in @vec. How many. */
+static inline unsigned int nfqbt_serve(struct nfqb_queue *q,
+				       struct nfqb_packet **vec,
+				       unsigned int max)
+{
+	return nfqb_book_serve(&q->book, &q->book_in, 0, vec, max);
 }
 
 /* Handle @len bytes as one datagram received from port @from_pid with
@@ -90,7 +94,7 @@ static inline int nfqbt_rx_inject(struct nfqb_queue *q, const void *buf,
 	nfqbt_dgram.len = len;
 	nfqbt_dgram.from_pid = from_pid;
 	nfqbt_dgram.flags = flags;
-	r = nfqb_rx_read(q, 1);
+	r = nfqb_rx_read(&q->rx, &q->rx_in, 1);
 	nfqbt_dgram.buf = NULL;
 	if (r < 0 && errno == ENOSPC)
 		errno = EAGAIN;
