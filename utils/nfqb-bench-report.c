@@ -466,23 +466,29 @@ static void app_table(FILE *f, const struct bench_set *s, int si)
 	}
 }
 
+static bool udp_stream(const struct bench_scen *sc)
+{
+	return sc->work == BENCH_WORK_UDP && !sc->drain;
+}
+
 void bench_print_app(FILE *f, const struct bench_set *s)
 {
 	const char *old = getenv("NFQB_BENCH_OLD_LIB");
-	unsigned int si;
+	unsigned int si, n = 0;
 
 	if (!bench_has_kind(s, BENCH_APP) || !bench_has_kind(s, BENCH_APP_OLD))
+		return;
+	for (si = 0; si < s->nscen; si++)
+		n += udp_stream(&s->scen[si]);
+	if (!n)
 		return;
 	fprintf(f, "\nThe same application on this library and on another "
 		"build (app-old: NFQB_BENCH_OLD_LIB%s%s), nfqb-bench-app, "
 		"ratios paired per repetition, median (min..max):\n",
 		old ? "=" : "", old ? old : "");
-	for (si = 0; si < s->nscen; si++) {
-		const struct bench_scen *sc = &s->scen[si];
-
-		if (sc->work == BENCH_WORK_UDP && !sc->drain)
+	for (si = 0; si < s->nscen; si++)
+		if (udp_stream(&s->scen[si]))
 			app_table(f, s, (int)si);
-	}
 	fprintf(f, "x app-old: app / app-old within each repetition; below 1 "
 		"is less CPU (or fewer pkt/s) on this library.\n");
 }
