@@ -15,7 +15,9 @@
 #   own.  Each header has a layer (the table below); X.c has the layer of
 #   X.h, pool*.c that of pool-int.h, the others theirs from the second
 #   table.  A file in lib/ or a header it includes that has no layer fails
-#   the check: add it to the tables.
+#   the check: add it to the tables.  queue-int.h (struct nfqb_queue) is
+#   private to the queue's own files (queue.c, loop.c, verdict.c): no other
+#   file includes it, whatever its layer.
 #
 # Usage: tests/check-shape.sh [--functions | --layers] [TOP]
 # from the top of the source tree, or TOP as the first argument after the
@@ -142,6 +144,8 @@ check_layers() {
 			h = $0
 			sub(/^[^"]*"/, "", h)
 			sub(/".*/, "", h)
+			if (h == "queue-int.h" && base_of(FILENAME) !~ /^(queue|loop|verdict)\.c$/)
+				print FILENAME ":" FNR ": includes \"queue-int.h\", private to queue.c, loop.c and verdict.c"
 			if (!(h in hdr))
 				print FILENAME ":" FNR ": includes \"" h "\", which has no layer: add it to the table of tests/check-shape.sh"
 			else if (mine != "" && hdr[h] + 0 > mine + 0)
