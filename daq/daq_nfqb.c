@@ -418,87 +418,210 @@ static void release_queue(struct nfqb_daq_ctx *c)
 	c->queue_claimed = false;
 }
 
+/* A value a variable takes by name. */
+struct var_word {
+	const char *word;
+	unsigned int value;
+};
+
+/* @s, one of the @n words of @w (as written): its value in *out; 0, or
+ * -1 for none. */
+static int parse_word(const char *s, const struct var_word *w, size_t n,
+		      unsigned int *out)
+{
+	size_t i;
+
+	for (i = 0; s && i < n; i++) {
+		if (!strcmp(s, w[i].word)) {
+			*out = w[i].value;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The variables, one parser each: the value @val (NULL when none was
+ * given) into the context; 0, or -1 for a bad value (then nothing is
+ * changed).
+ */
+static int var_debug(struct nfqb_daq_ctx *c, const char *val)
+{
+	return parse_flag(val, &c->debug);
+}
+
+static int var_fail_open(struct nfqb_daq_ctx *c, const char *val)
+{
+	return parse_flag(val, &c->fail_open);
+}
+
+static int var_conntrack(struct nfqb_daq_ctx *c, const char *val)
+{
+	return parse_flag(val, &c->conntrack);
+}
+
+static int var_no_coalesce(struct nfqb_daq_ctx *c, const char *val)
+{
+	bool on;
+
+	if (parse_flag(val, &on))
+		return -1;
+	c->coalesce = !on;
+	return 0;
+}
+
+static int var_queue_maxlen(struct nfqb_daq_ctx *c, const char *val)
+{
+	unsigned long v;
+
+	if (parse_uint(val, 1, UINT32_MAX, &v))
+		return -1;
+	c->queue_maxlen = v;
+	return 0;
+}
+
+static int var_batch_limit(struct nfqb_daq_ctx *c, const char *val)
+{
+	unsigned long v;
+
+	if (parse_uint(val, 1, 65536, &v))
+		return -1;
+	c->batch_limit = v;
+	c->set_batch_limit = true;
+	return 0;
+}
+
+static int var_latency(struct nfqb_daq_ctx *c, const char *val)
+{
+	unsigned long v;
+
+	if (parse_uint(val, 0, UINT32_MAX, &v))
+		return -1;
+	c->latency = v;
+	c->set_latency = true;
+	return 0;
+}
+
+static int var_linger(struct nfqb_daq_ctx *c, const char *val)
+{
+	unsigned long v;
+
+	if (val && !strcmp(val, "auto"))
+		v = NFQB_LINGER_AUTO;
+	else if (parse_uint(val, 0, 999999, &v))
+		return -1;
+	c->linger = v;
+	c->set_linger = true;
+	return 0;
+}
+
+static int var_default_verdict(struct nfqb_daq_ctx *c, const char *val)
+{
+	static const struct var_word words[] = {
+		{ "accept", NFQB_ACCEPT }, { "pass", NFQB_ACCEPT },
+		{ "drop", NFQB_DROP }, { "block", NFQB_DROP },
+	};
+	unsigned int v;
+
+	if (parse_word(val, words, sizeof(words) / sizeof(words[0]), &v))
+		return -1;
+	c->default_verdict = v;
+	return 0;
+}
+
+static int var_verdict_timeout(struct nfqb_daq_ctx *c, const char *val)
+{
+	unsigned long v;
+
+	if (parse_uint(val, 0, UINT32_MAX, &v))
+		return -1;
+	c->verdict_timeout = v;
+	return 0;
+}
+
+static int var_rcvbuf(struct nfqb_daq_ctx *c, const char *val)
+{
+	unsigned long v;
+
+	if (parse_uint(val, 4096, INT_MAX / 2, &v))
+		return -1;
+	c->rcvbuf = v;
+	return 0;
+}
+
+static int var_mss_clamp(struct nfqb_daq_ctx *c, const char *val)
+{
+	unsigned long v;
+
+	if (val && !strcmp(val, "auto"))
+		c->mss_clamp = UINT32_MAX;
+	else if (val && !strcmp(val, "off"))
+		c->mss_clamp = 0;
+	else if (parse_uint(val, 88, 65535, &v))
+		return -1;
+	else
+		c->mss_clamp = v;
+	return 0;
+}
+
+static int var_gso(struct nfqb_daq_ctx *c, const char *val)
+{
+	static const struct var_word words[] = {
+		{ "auto", GSO_AUTO }, { "on", GSO_ON }, { "off", GSO_OFF },
+	};
+	unsigned int v;
+
+	if (parse_word(val, words, sizeof(words) / sizeof(words[0]), &v))
+		return -1;
+	c->gso = v;
+	return 0;
+}
+
+static int var_truncated(struct nfqb_daq_ctx *c, const char *val)
+{
+	static const struct var_word words[] = {
+		{ "pass", false }, { "block", true },
+	};
+	unsigned int v;
+
+	if (parse_word(val, words, sizeof(words) / sizeof(words[0]), &v))
+		return -1;
+	c->truncated_block = v;
+	return 0;
+}
+
+/* The variables' keys (nfqb_daq_vars) and their parsers. */
+static const struct var_parser {
+	const char *key;
+	int (*parse)(struct nfqb_daq_ctx *c, const char *val);
+} var_parsers[] = {
+	{ "debug", var_debug },
+	{ "fail_open", var_fail_open },
+	{ "conntrack", var_conntrack },
+	{ "no_coalesce", var_no_coalesce },
+	{ "queue_maxlen", var_queue_maxlen },
+	{ "batch_limit", var_batch_limit },
+	{ "latency", var_latency },
+	{ "linger", var_linger },
+	{ "default_verdict", var_default_verdict },
+	{ "verdict_timeout", var_verdict_timeout },
+	{ "rcvbuf", var_rcvbuf },
+	{ "mss_clamp", var_mss_clamp },
+	{ "gso", var_gso },
+	{ "truncated", var_truncated },
+};
+
+/* One variable: 0, -1 for a bad value, -2 for an unknown key. */
 static int parse_variable(struct nfqb_daq_ctx *c, const char *key,
 			  const char *val)
 {
-	unsigned long v;
-	bool on;
+	size_t i;
 
-	if (!strcmp(key, "debug")) {
-		return parse_flag(val, &c->debug);
-	} else if (!strcmp(key, "fail_open")) {
-		return parse_flag(val, &c->fail_open);
-	} else if (!strcmp(key, "conntrack")) {
-		return parse_flag(val, &c->conntrack);
-	} else if (!strcmp(key, "no_coalesce")) {
-		if (parse_flag(val, &on))
-			return -1;
-		c->coalesce = !on;
-	} else if (!strcmp(key, "queue_maxlen")) {
-		if (parse_uint(val, 1, UINT32_MAX, &v))
-			return -1;
-		c->queue_maxlen = v;
-	} else if (!strcmp(key, "batch_limit")) {
-		if (parse_uint(val, 1, 65536, &v))
-			return -1;
-		c->batch_limit = v;
-		c->set_batch_limit = true;
-	} else if (!strcmp(key, "latency")) {
-		if (parse_uint(val, 0, UINT32_MAX, &v))
-			return -1;
-		c->latency = v;
-		c->set_latency = true;
-	} else if (!strcmp(key, "linger")) {
-		if (val && !strcmp(val, "auto"))
-			v = NFQB_LINGER_AUTO;
-		else if (parse_uint(val, 0, 999999, &v))
-			return -1;
-		c->linger = v;
-		c->set_linger = true;
-	} else if (!strcmp(key, "default_verdict")) {
-		if (val && (!strcmp(val, "accept") || !strcmp(val, "pass")))
-			c->default_verdict = NFQB_ACCEPT;
-		else if (val && (!strcmp(val, "drop") || !strcmp(val, "block")))
-			c->default_verdict = NFQB_DROP;
-		else
-			return -1;
-	} else if (!strcmp(key, "verdict_timeout")) {
-		if (parse_uint(val, 0, UINT32_MAX, &v))
-			return -1;
-		c->verdict_timeout = v;
-	} else if (!strcmp(key, "rcvbuf")) {
-		if (parse_uint(val, 4096, INT_MAX / 2, &v))
-			return -1;
-		c->rcvbuf = v;
-	} else if (!strcmp(key, "mss_clamp")) {
-		if (val && !strcmp(val, "auto"))
-			c->mss_clamp = UINT32_MAX;
-		else if (val && !strcmp(val, "off"))
-			c->mss_clamp = 0;
-		else if (parse_uint(val, 88, 65535, &v))
-			return -1;
-		else
-			c->mss_clamp = v;
-	} else if (!strcmp(key, "gso")) {
-		if (val && !strcmp(val, "auto"))
-			c->gso = GSO_AUTO;
-		else if (val && !strcmp(val, "on"))
-			c->gso = GSO_ON;
-		else if (val && !strcmp(val, "off"))
-			c->gso = GSO_OFF;
-		else
-			return -1;
-	} else if (!strcmp(key, "truncated")) {
-		if (val && !strcmp(val, "pass"))
-			c->truncated_block = false;
-		else if (val && !strcmp(val, "block"))
-			c->truncated_block = true;
-		else
-			return -1;
-	} else {
-		return -2;
+	for (i = 0; i < sizeof(var_parsers) / sizeof(var_parsers[0]); i++) {
+		if (!strcmp(key, var_parsers[i].key))
+			return var_parsers[i].parse(c, val) ? -1 : 0;
 	}
-	return 0;
+	return -2;
 }
 
 /* --- Message pool ------------------------------------------------------------ */
@@ -906,20 +1029,9 @@ static int nfqb_daq_get_variable_descs(const DAQ_VariableDesc_t **table)
 	return sizeof(nfqb_daq_vars) / sizeof(nfqb_daq_vars[0]);
 }
 
-static int nfqb_daq_instantiate(const DAQ_ModuleConfig_h cfg,
-				DAQ_ModuleInstance_h modinst, void **ctxp)
+/* The context's defaults, before the configuration is read. */
+static void ctx_init(struct nfqb_daq_ctx *c, DAQ_ModuleInstance_h modinst)
 {
-	unsigned int pool_size, id, total;
-	struct nfqb_daq_ctx *c;
-	const char *key, *val;
-	int rc;
-
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		base_api.set_errbuf(modinst, "%s: no memory for the context",
-				    __func__);
-		return DAQ_ERROR_NOMEM;
-	}
 	c->modinst = modinst;
 	c->queue_maxlen = NFQB_DAQ_DEFAULT_MAXLEN;
 	c->default_verdict = NFQB_ACCEPT;
@@ -928,34 +1040,30 @@ static int nfqb_daq_instantiate(const DAQ_ModuleConfig_h cfg,
 	atomic_init(&c->irq_q, NULL);
 	atomic_init(&c->irq_users, 0);
 	atomic_init(&c->interrupted, false);
+}
 
-	id = base_api.config_get_instance_id(cfg);
-	total = base_api.config_get_total_instances(cfg);
-	rc = parse_input(c, base_api.config_get_input(cfg), id, total);
-	if (rc) {
-		if (rc == -1)
-			SET_ERROR(c, "%s: invalid queue number '%s' (N or FIRST-LAST, 0..65535)",
-				  __func__, base_api.config_get_input(cfg));
-		free(c);
-		return DAQ_ERROR_INVAL;
+/* The configuration's variables, in order: 0, or parse_variable()'s
+ * error for the variable left in *keyp, *valp. */
+static int parse_variables(struct nfqb_daq_ctx *c,
+			   const DAQ_ModuleConfig_h cfg, const char **keyp,
+			   const char **valp)
+{
+	int rc;
+
+	base_api.config_first_variable(cfg, keyp, valp);
+	while (*keyp) {
+		rc = parse_variable(c, *keyp, *valp);
+		if (rc)
+			return rc;
+		base_api.config_next_variable(cfg, keyp, valp);
 	}
+	return 0;
+}
 
-	base_api.config_first_variable(cfg, &key, &val);
-	while (key) {
-		rc = parse_variable(c, key, val);
-		if (rc) {
-			if (rc == -2)
-				SET_ERROR(c, "%s: unknown variable '%s'",
-					  __func__, key);
-			else
-				SET_ERROR(c, "%s: invalid value for '%s': '%s'",
-					  __func__, key, val ? val : "");
-			free(c);
-			return DAQ_ERROR_INVAL;
-		}
-		base_api.config_next_variable(cfg, &key, &val);
-	}
-
+/* The rest of the configuration: snap length, receive timeout, and the
+ * socket buffer if no variable gave it. */
+static void config_rest(struct nfqb_daq_ctx *c, const DAQ_ModuleConfig_h cfg)
+{
 	/* The kernel copies whole packets (up to its limit) whatever snap
 	 * length the application asks for: an inline IPS cannot inspect a
 	 * cut packet, and Snort's default (1518) would cut every larger one
@@ -973,13 +1081,60 @@ static int nfqb_daq_instantiate(const DAQ_ModuleConfig_h cfg,
 
 		c->rcvbuf = b > INT_MAX / 2 ? INT_MAX / 2 : (unsigned int)b;
 	}
+}
 
-	pool_size = base_api.config_get_msg_pool_size(cfg);
+/* The message pool's size: the configuration's, or the default; capped. */
+static unsigned int config_pool_size(const DAQ_ModuleConfig_h cfg)
+{
+	unsigned int pool_size = base_api.config_get_msg_pool_size(cfg);
+
 	if (!pool_size)
 		pool_size = NFQB_DAQ_DEFAULT_POOL;
 	if (pool_size > NFQB_DAQ_MAX_POOL)
 		pool_size = NFQB_DAQ_MAX_POOL;
-	rc = pool_create(c, pool_size);
+	return pool_size;
+}
+
+static int nfqb_daq_instantiate(const DAQ_ModuleConfig_h cfg,
+				DAQ_ModuleInstance_h modinst, void **ctxp)
+{
+	unsigned int id, total;
+	struct nfqb_daq_ctx *c;
+	const char *key, *val;
+	int rc;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		base_api.set_errbuf(modinst, "%s: no memory for the context",
+				    __func__);
+		return DAQ_ERROR_NOMEM;
+	}
+	ctx_init(c, modinst);
+
+	id = base_api.config_get_instance_id(cfg);
+	total = base_api.config_get_total_instances(cfg);
+	rc = parse_input(c, base_api.config_get_input(cfg), id, total);
+	if (rc) {
+		if (rc == -1)
+			SET_ERROR(c, "%s: invalid queue number '%s' (N or FIRST-LAST, 0..65535)",
+				  __func__, base_api.config_get_input(cfg));
+		free(c);
+		return DAQ_ERROR_INVAL;
+	}
+
+	rc = parse_variables(c, cfg, &key, &val);
+	if (rc) {
+		if (rc == -2)
+			SET_ERROR(c, "%s: unknown variable '%s'", __func__, key);
+		else
+			SET_ERROR(c, "%s: invalid value for '%s': '%s'",
+				  __func__, key, val ? val : "");
+		free(c);
+		return DAQ_ERROR_INVAL;
+	}
+	config_rest(c, cfg);
+
+	rc = pool_create(c, config_pool_size(cfg));
 	if (rc != DAQ_SUCCESS) {
 		free(c);
 		return rc;
@@ -1119,11 +1274,12 @@ static void nfqb_daq_destroy(void *handle)
 	free(c);
 }
 
-static int configure_queue(struct nfqb_daq_ctx *c)
+/* The kernel's side of the queue and the buffers: NULL, or what could
+ * not be set (errno tells why). */
+static const char *configure_kernel(struct nfqb_daq_ctx *c)
 {
 	struct nfqb_queue *q = c->q;
 	uint32_t flags = 0;
-	const char *what;
 
 	/* The library has NFQB_DEFAULT_BUFFERS receive buffers: more than the
 	 * pool needs is fine (packets read ahead wait there). Replacing
@@ -1131,56 +1287,65 @@ static int configure_queue(struct nfqb_daq_ctx *c)
 	 * bind may already be: then the pool takes what there is. */
 	if (c->pool.size > NFQB_DEFAULT_BUFFERS &&
 	    nfqb_queue_set_buffers(q, c->pool.size)) {
-		if (errno != EBUSY) {
-			what = "buffers";
-			goto fail;
-		}
+		if (errno != EBUSY)
+			return "buffers";
 		pool_shrink(c, NFQB_DEFAULT_BUFFERS);
 	}
-	what = "copy mode";
 	if (nfqb_queue_set_copy_mode(q, NFQB_COPY_PACKET, 0))
-		goto fail;
-	what = "queue_maxlen";
+		return "copy mode";
 	if (nfqb_queue_set_maxlen(q, c->queue_maxlen))
-		goto fail;
+		return "queue_maxlen";
 	if (c->fail_open)
 		flags |= NFQB_F_FAIL_OPEN;
 	c->gso_on = c->gso != GSO_OFF;
 	c->gso_asked = false;
 	if (c->gso_on)
 		flags |= NFQB_F_GSO;
-	what = "flags (fail_open, gso)";
 	if (nfqb_queue_set_flags(q, flags, NFQB_F_FAIL_OPEN | NFQB_F_GSO))
-		goto fail;
+		return "flags (fail_open, gso)";
 	/* apart: a kernel without the conntrack glue refuses it alone */
-	what = "flags (conntrack)";
 	if (nfqb_queue_set_flags(q, c->conntrack ? NFQB_F_CONNTRACK : 0,
 				 NFQB_F_CONNTRACK))
-		goto fail;
-	what = "rcvbuf";
+		return "flags (conntrack)";
 	if (nfqb_queue_set_rcvbuf(q, c->rcvbuf))
-		goto fail;
-	what = "default_verdict";
+		return "rcvbuf";
+	return NULL;
+}
+
+/* The library's side: verdicts, their coalescing, the receive; NULL, or
+ * what could not be set (errno tells why). */
+static const char *configure_library(struct nfqb_daq_ctx *c)
+{
+	struct nfqb_queue *q = c->q;
+
 	if (nfqb_queue_set_default_verdict(q, c->default_verdict))
-		goto fail;
+		return "default_verdict";
 	nfqb_queue_set_coalesce(q, c->coalesce);
-	what = "batch_limit";
 	if (c->set_batch_limit && nfqb_queue_set_batch_limit(q, c->batch_limit))
-		goto fail;
+		return "batch_limit";
 	if (c->set_latency)
 		nfqb_queue_set_latency(q, c->latency);
 	c->latency_ns = (c->set_latency ? c->latency : 1000u) * 1000ull;
 	c->unflushed_since = 0;
-	what = "linger";
 	if (c->set_linger && nfqb_queue_set_linger(q, c->linger))
-		goto fail;
+		return "linger";
 	nfqb_queue_set_verdict_timeout(q, c->verdict_timeout);
 	/* blocking, so that the library sleeps, lingers and runs its
 	 * timers; the receive timeout ends a quiet wait */
 	nfqb_queue_set_nonblock(q, false);
 	nfqb_queue_set_recv_timeout(q, c->timeout);
-	return 0;
-fail:
+	return NULL;
+}
+
+static int configure_queue(struct nfqb_daq_ctx *c)
+{
+	const char *what;
+
+	what = configure_kernel(c);
+	if (!what)
+		what = configure_library(c);
+	if (!what)
+		return 0;
 	SET_ERROR(c, "%s: queue %u: setting %s failed: %s (%d)", __func__,
 		  c->queue_num, what, strerror(errno), errno);
 	return -1;
@@ -1435,13 +1600,67 @@ static void pass_truncated(struct nfqb_daq_ctx *c, struct nfqb_packet *p)
 		c->verdict_failures++;
 }
 
+/* The packets of a receive: a message each for the application, but for
+ * those decided here (truncated); the number of messages, the last in
+ * *lastp (unchanged when none). */
+static unsigned int take_packets(struct nfqb_daq_ctx *c, unsigned int n,
+				 const DAQ_Msg_t *msgs[],
+				 struct nfqb_daq_desc **lastp)
+{
+	struct nfqb_daq_desc *d;
+	unsigned int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		struct nfqb_packet *p = c->vec[i];
+
+		if (nfqb_pkt_truncated(p)) {
+			pass_truncated(c, p);
+			continue;
+		}
+		/* n <= max <= available: there is one */
+		d = c->freelist;
+		c->freelist = d->next;
+		d->next = NULL;
+		c->pool.available--;
+		desc_fill(c, d, p);
+		msgs[k++] = &d->msg;
+		*lastp = d;
+	}
+	return k;
+}
+
+/* What a failed nfqb_recv() (errno) means: DAQ_RSTAT_OK to receive
+ * again, else the status to return (DAQ_RSTAT_ERROR: the caller says
+ * why). */
+static DAQ_RecvStatus recv_failed(void)
+{
+	switch (errno) {
+	case EINTR:
+		/* nfqb_queue_interrupt(), or a signal: the flag
+		 * tells, at the top of the loop */
+		return DAQ_RSTAT_OK;
+	case ENOBUFS:
+		/* the socket overflowed; the library counted it */
+		return DAQ_RSTAT_OK;
+	case EAGAIN:
+		/* the receive timeout passed */
+		return DAQ_RSTAT_TIMEOUT;
+	case ENOSPC:
+		/* every receive buffer held, the library waited for
+		 * one: transient (sends being retried) */
+		return DAQ_RSTAT_TIMEOUT;
+	default:
+		return DAQ_RSTAT_ERROR;
+	}
+}
+
 static unsigned nfqb_daq_msg_receive(void *handle, const unsigned max_recv,
 				     const DAQ_Msg_t *msgs[],
 				     DAQ_RecvStatus *rstat)
 {
 	struct nfqb_daq_ctx *c = handle;
 	struct nfqb_daq_desc *d = NULL;
-	unsigned int max, i, k = 0;
+	unsigned int max, k = 0;
 	int n;
 
 	*rstat = DAQ_RSTAT_OK;
@@ -1468,21 +1687,7 @@ static unsigned nfqb_daq_msg_receive(void *handle, const unsigned max_recv,
 		if (n == 0)
 			continue;	/* (never, by its contract) */
 		if (n > 0) {
-			for (i = 0; i < (unsigned int)n; i++) {
-				struct nfqb_packet *p = c->vec[i];
-
-				if (nfqb_pkt_truncated(p)) {
-					pass_truncated(c, p);
-					continue;
-				}
-				/* n <= max <= available: there is one */
-				d = c->freelist;
-				c->freelist = d->next;
-				d->next = NULL;
-				c->pool.available--;
-				desc_fill(c, d, p);
-				msgs[k++] = &d->msg;
-			}
+			k = take_packets(c, (unsigned int)n, msgs, &d);
 			if (k)
 				break;
 			/* all decided here (passed uninspected): their
@@ -1490,34 +1695,68 @@ static unsigned nfqb_daq_msg_receive(void *handle, const unsigned max_recv,
 			flush(c);
 			continue;
 		}
-		switch (errno) {
-		case EINTR:
-			/* nfqb_queue_interrupt(), or a signal: the flag
-			 * tells, at the top of the loop */
+		*rstat = recv_failed();
+		if (*rstat == DAQ_RSTAT_OK)
 			continue;
-		case ENOBUFS:
-			/* the socket overflowed; the library counted it */
-			continue;
-		case EAGAIN:
-			/* the receive timeout passed */
-			*rstat = DAQ_RSTAT_TIMEOUT;
-			return 0;
-		case ENOSPC:
-			/* every receive buffer held, the library waited for
-			 * one: transient (sends being retried) */
-			*rstat = DAQ_RSTAT_TIMEOUT;
-			return 0;
-		default:
+		if (*rstat == DAQ_RSTAT_ERROR)
 			SET_ERROR(c, "%s: receive on queue %u failed: %s (%d)",
 				  __func__, c->queue_num, strerror(errno),
 				  errno);
-			*rstat = DAQ_RSTAT_ERROR;
-			return 0;
-		}
+		return 0;
 	}
 	c->batch_last = d;
 	c->stats.packets_received += k;
 	return k;
+}
+
+/* The application's verdict on the packet of @d (@msg): 0, or -1 with
+ * errno; *verdict becomes PASS when a REPLACE went as it came. */
+static int send_verdict(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d,
+			const DAQ_Msg_t *msg, DAQ_Verdict *verdict)
+{
+	struct nfqb_packet *p = d->pkt;
+	int rc;
+
+	switch (*verdict) {
+	case DAQ_VERDICT_BLOCK:
+	case DAQ_VERDICT_BLACKLIST:
+		return qb_drop(p);
+	case DAQ_VERDICT_REPLACE:
+	case DAQ_VERDICT_PASS:
+	case DAQ_VERDICT_WHITELIST:
+	case DAQ_VERDICT_IGNORE:
+	default:
+		if (*verdict != DAQ_VERDICT_REPLACE && !d->mangled)
+			return qb_accept(p);
+		/* the whole packet, its link-layer header included */
+		rc = qb_replace(p, d->base, d->off + msg->data_len);
+		if (rc && (errno == ENOMEM || errno == EMSGSIZE ||
+			   errno == E2BIG)) {
+			/* still ours to decide: accepted as it came */
+			c->replace_unchanged++;
+			*verdict = DAQ_VERDICT_PASS;
+			rc = qb_accept(p);
+		}
+		return rc;
+	}
+}
+
+/* A message is back: send what is decided if the last message of a
+ * receive or every message is back, or if the oldest decision not sent
+ * is as old as the latency bound. */
+static void flush_if_due(struct nfqb_daq_ctx *c, bool last)
+{
+	uint64_t now;
+
+	if (last || c->pool.available == c->pool.size) {
+		flush(c);
+		return;
+	}
+	now = now_ns();
+	if (!c->unflushed_since)
+		c->unflushed_since = now;
+	else if (now - c->unflushed_since >= c->latency_ns)
+		flush(c);
 }
 
 static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
@@ -1525,11 +1764,10 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 {
 	struct nfqb_daq_ctx *c = handle;
 	struct nfqb_daq_desc *d = msg->priv;
-	struct nfqb_packet *p = d->pkt;
 	bool last;
 	int rc;
 
-	if (!p) {
+	if (!d->pkt) {
 		/* given the default verdict at stop already; its data (a
 		 * copy) was valid until now */
 		c->late_finalize++;
@@ -1542,31 +1780,7 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 
 	/* counted below as applied: Snort's verdict counts are what the
 	 * kernel did with the packets */
-	switch (verdict) {
-	case DAQ_VERDICT_BLOCK:
-	case DAQ_VERDICT_BLACKLIST:
-		rc = qb_drop(p);
-		break;
-	case DAQ_VERDICT_REPLACE:
-	case DAQ_VERDICT_PASS:
-	case DAQ_VERDICT_WHITELIST:
-	case DAQ_VERDICT_IGNORE:
-	default:
-		if (verdict != DAQ_VERDICT_REPLACE && !d->mangled) {
-			rc = qb_accept(p);
-			break;
-		}
-		/* the whole packet, its link-layer header included */
-		rc = qb_replace(p, d->base, d->off + msg->data_len);
-		if (rc && (errno == ENOMEM || errno == EMSGSIZE ||
-			   errno == E2BIG)) {
-			/* still ours to decide: accepted as it came */
-			c->replace_unchanged++;
-			verdict = DAQ_VERDICT_PASS;
-			rc = qb_accept(p);
-		}
-		break;
-	}
+	rc = send_verdict(c, d, msg, &verdict);
 	if (!rc)
 		c->stats.verdicts[verdict]++;
 	else if (errno == ETIMEDOUT)
@@ -1586,19 +1800,8 @@ static int nfqb_daq_msg_finalize(void *handle, const DAQ_Msg_t *msg,
 	}
 	desc_put(c, d);
 	/* nothing decided waits for a receive that may not come soon
-	 * (Snort paused, busy with a command, or slow): out when the last
-	 * message of a receive or every message is back, or when the oldest
-	 * decision not sent is as old as the latency bound */
-	if (last || c->pool.available == c->pool.size) {
-		flush(c);
-	} else {
-		uint64_t now = now_ns();
-
-		if (!c->unflushed_since)
-			c->unflushed_since = now;
-		else if (now - c->unflushed_since >= c->latency_ns)
-			flush(c);
-	}
+	 * (Snort paused, busy with a command, or slow) */
+	flush_if_due(c, last);
 	return DAQ_SUCCESS;
 }
 

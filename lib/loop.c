@@ -11,8 +11,8 @@
  *   the stream's pace     pace.c   what the read says of the traffic
  *
  * At the start of a pass this file decides how the pass will wait, and so
- * whether decisions may be held for a batch (no: before a sleep, before an
- * adaptive pause, while a flow waits on us). Also here: waking the owner
+ * whether decisions may be held for a batch (no: before a sleep, or while
+ * a flow waits on us). Also here: waking the owner
  * from other threads, interrupts, and the timers of an application that
  * polls nfqb_queue_fd() itself.
  */
@@ -84,13 +84,14 @@ static enum nfqb_wait next_wait(const struct nfqb_queue *q, bool dry)
 }
 
 /* May decisions wait for a batch in this pass? Only while packets keep
- * coming and no flow waits on us; never before a sleep, nor before an
- * adaptive pause (no verdict waits for one). */
+ * coming and no flow waits on us (the adaptive linger pauses only then
+ * too); never before a sleep. A pause, fixed or adaptive, holds them for
+ * a bigger batch, within the latency bound: sending them before every
+ * pause cost a verdict message per pause, twice 0.1.0's per packet. */
 static bool may_hold(const struct nfqb_queue *q, enum nfqb_wait w,
 		     uint64_t now)
 {
-	if (w == NFQB_WAIT_SLEEP || w == NFQB_WAIT_NOT ||
-	    (w == NFQB_WAIT_LINGER && !q->set.linger_fixed))
+	if (w == NFQB_WAIT_SLEEP || w == NFQB_WAIT_NOT)
 		return false;
 	return now >= q->pace.waiting_until &&
 	       (q->rx.last_full || q->pace.streaming);

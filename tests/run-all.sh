@@ -36,6 +36,8 @@
 #      benchmark against python-netfilterqueue 1.1.0 (built from its
 #      tarball with cython3, like libdaq's: a skip without it, a failure
 #      in CI), about 2.5 min
+# 10a. nfqb-bench -c lib,app: one short run of the application binary of
+#      make bench-abi (utils/nfqb-bench-app) on build-werror's library
 # Run as root on Debian 12 (integration tests use network namespaces,
 # iptables and nfnetlink_queue).  Exits non-zero if anything failed; the
 # run ends with a table of each stage's wall time and of the background
@@ -540,6 +542,23 @@ else
 	stage_failed "python: build-werror has no Python binding (python3-dev missing?)"
 fi
 
+# 10a. nfqb-bench's app consumer (utils/nfqb-bench-app, the binary make
+# bench-abi runs on two libraries) on build-werror's library, beside lib:
+# one short run, which fails only if a run fails or loses packets (app-old
+# needs release 0.1.0's library built: make bench-abi, not here).
+app_pass=0
+app_fail=0
+banner "app: nfqb-bench -c lib,app (short)"
+if [ -x "$top/build-werror/utils/nfqb-bench-app" ] &&
+   NFQB_BENCH_APP="$top/build-werror/utils/nfqb-bench-app" \
+   "$top/build-werror/utils/nfqb-bench" -c lib,app -s 64 --mode stream \
+	-n 20000 -r 1 --no-syscount; then
+	app_pass=1
+else
+	app_fail=1
+	ok=0
+fi
+
 # 11. Suricata 7.0.10 itself inline on both NFQ backends (its stock
 # libnetfilter_queue one and ours, integrations/suricata/*.patch), built
 # once into a cache outside the clone (tests/suricata/build-suricata.sh,
@@ -633,8 +652,8 @@ for r in "${runs[@]}"; do
 	total_skip=$((total_skip + s))
 done
 
-total_pass=$((total_pass + install_pass + abi_pass + deb_pass + dist_pass + kernel_pass + fuzz_pass + soak_pass + py_pass + suri_pass))
-total_fail=$((total_fail + install_fail + abi_fail + deb_fail + dist_fail + kernel_fail + fuzz_fail + soak_fail + py_fail + suri_fail + stage_failures))
+total_pass=$((total_pass + install_pass + abi_pass + deb_pass + dist_pass + kernel_pass + fuzz_pass + soak_pass + py_pass + app_pass + suri_pass))
+total_fail=$((total_fail + install_fail + abi_fail + deb_fail + dist_fail + kernel_fail + fuzz_fail + soak_fail + py_fail + app_fail + suri_fail + stage_failures))
 total_skip=$((total_skip + kernel_skip + daq_skip + py_skip))
 if [ "$total_skip" -gt 0 ]; then
 	if [ "${CI:-}" = true ]; then
@@ -658,6 +677,7 @@ fi
 [ "$soak_fail" -eq 0 ] || echo "run-all: the soak failed (make -C build-werror soak; its output is under the soak banner)"
 [ "$fuzz_fail" -eq 0 ] || echo "run-all: the fuzz targets failed (tests/fuzz/run.sh, build-fuzz/)"
 [ "$py_fail" -eq 0 ] || echo "run-all: the Python binding's pip check or benchmark failed (stage 10)"
+[ "$app_fail" -eq 0 ] || echo "run-all: nfqb-bench's app consumer failed (stage 10a; its output is under the app banner)"
 [ "$suri_fail" -eq 0 ] || echo "run-all: the Suricata stage failed (stage 11; its output is under the suricata banner, and in build-werror/test-suricata.log)"
 [ "$total_fail" -eq 0 ] || ok=0
 [ "$total_pass" -gt 0 ] || ok=0

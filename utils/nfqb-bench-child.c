@@ -3,7 +3,9 @@
  * nfqb-bench: consumers that are another program (daqtest, a Python
  * process), forked by the consumer process: the child's start (the child
  * side of the fork), its readiness (its queue bound in the kernel's
- * list), the stop passed on, and what it printed.
+ * list), the stop passed on, and what it printed ("packets N ...
+ * outside_user_ns N outside_sys_ns N", as python/bench/pyconsumer.py and
+ * nfqb-bench-app print it).
  */
 #include <errno.h>
 #include <signal.h>
@@ -122,4 +124,55 @@ int bench_child_run(pid_t pid, struct bench_cons *c, const char *what,
 	}
 	bench_cons_quiet();
 	return 0;
+}
+
+/* @c's counters from the child's output */
+static void child_parse(const char *buf, struct bench_cons *c)
+{
+	if (!strncmp(buf, "packets ", 8) || strstr(buf, "\npackets "))
+		c->packets = bench_num_after(buf, "packets ");
+	c->recv_calls = bench_num_after(buf, " recv_calls ");
+	c->send_calls = bench_num_after(buf, " send_calls ");
+	c->verdict_msgs = bench_num_after(buf, " verdict_msgs ");
+	c->batch_msgs = bench_num_after(buf, " batch_msgs ");
+	c->enobufs = bench_num_after(buf, "enobufs ");
+	c->outside_user_ns = bench_num_after(buf, "outside_user_ns ");
+	c->outside_sys_ns = bench_num_after(buf, "outside_sys_ns ");
+}
+
+const char *bench_child_read(int fd, struct bench_cons *c, char *tail,
+			     size_t tail_len)
+{
+	static char buf[65536];
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (tail_len)
+		tail[0] = '\0';
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return buf;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0) {
+		buf[0] = '\0';
+		return buf;
+	}
+	buf[n] = '\0';
+	child_parse(buf, c);
+	if (tail_len) {
+		const char *t = n > (ssize_t)tail_len - 1 ?
+				buf + n - (tail_len - 1) : buf;
+
+		snprintf(tail, tail_len, "%.*s", (int)(tail_len - 1), t);
+		for (char *p = tail; *p; p++)
+			if (*p == '\n')
+				*p = ' ';
+	}
+	return buf;
+}
+
+const char *bench_last_chars(const char *s, size_t n)
+{
+	size_t l = strlen(s);
+
+	return l > n ? s + l - n : s;
 }

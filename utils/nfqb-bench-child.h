@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * nfqb-bench: consumers that are another program (daqtest, a Python
- * process), forked by the consumer process.
+ * process, nfqb-bench-app), forked by the consumer process.
  */
 #ifndef NFQB_BENCH_CHILD_H
 #define NFQB_BENCH_CHILD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,5 +37,13 @@ int bench_child_wait(pid_t pid, int *status);
  * set), or -1 with @c failed ("waitpid(@what)"). */
 int bench_child_run(pid_t pid, struct bench_cons *c, const char *what,
 		    int *status);
+/* Read what the child printed (from the start of @fd): its counters into
+ * @c ("packets N", "enobufs N", "outside_user_ns N", ...), its last
+ * characters into @tail (newlines as spaces, if @tail_len). Returns the
+ * text ("" if none), valid until the next call. */
+const char *bench_child_read(int fd, struct bench_cons *c, char *tail,
+			     size_t tail_len);
+/* the last @n characters of @s: where an error message says what failed */
+const char *bench_last_chars(const char *s, size_t n);
 
 #endif /* NFQB_BENCH_CHILD_H */

@@ -6,6 +6,7 @@
  */
 #include "nfqb-bench-consumers.h"
 #include "nfqb-bench-daq.h"
+#include "nfqb-bench-ext.h"
 #include "nfqb-bench-lib.h"
 #include "nfqb-bench-py.h"
 #include "nfqb-bench-ref.h"
@@ -58,5 +59,15 @@ const struct bench_consumer bench_consumers[BENCH_NKINDS] = {
 	[BENCH_PY_BATCH] = {
 		.name = "py-batch", .label = "py: nfqb.Queue.recv",
 		.queues = 1, .run = bench_py_batch,
+	},
+	/* nfqb-bench-app on two libraries: asked for by name; see
+	 * nfqb-bench-ext.c */
+	[BENCH_APP] = {
+		.name = "app", .label = "app: this library",
+		.queues = 1, .run = bench_app,
+	},
+	[BENCH_APP_OLD] = {
+		.name = "app-old", .label = "app-old: old library",
+		.queues = 1, .run = bench_app_old,
 	},
 };

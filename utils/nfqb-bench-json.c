@@ -211,6 +211,10 @@ static void json_ratios(FILE *f, const struct bench_set *s)
 				for (j = 0; j < nm; j++)
 					json_ratio(f, s, si, s->kinds[i],
 						   bench_refs[r], m[j], &first);
+		/* one application on two libraries: app vs app-old */
+		for (j = 0; j < nm; j++)
+			json_ratio(f, s, si, BENCH_APP, BENCH_APP_OLD, m[j],
+				   &first);
 	}
 	fprintf(f, "\n  ],\n");
 }

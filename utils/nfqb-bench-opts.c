@@ -286,7 +286,10 @@ static const struct opt opts[] = {
 	  "nfq module and on daq_nfqb; built --with-daq; stream\n"
 	  "mode only), py-nfq,py-compat,py-batch (Python:\n"
 	  "python-netfilterqueue 1.1.0, nfqb.netfilterqueue,\n"
-	  "nfqb.Queue; stream and tcp modes; make bench-python)",
+	  "nfqb.Queue; stream and tcp modes; make bench-python),\n"
+	  "app,app-old (nfqb-bench-app, one binary on the 0.1.0\n"
+	  "API, on this library and on NFQB_BENCH_OLD_LIB's;\n"
+	  "stream and tcp modes; make bench-abi)",
 	  FUNC(opt_consumers) },
 	{ "quick", 'q', NULL, "100000 datagrams, 3 repetitions, shorter TCP and\n"
 	  "latency runs", FLAG(quick, true) },

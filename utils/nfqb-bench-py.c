@@ -45,48 +45,6 @@
 #include "nfqb-bench-py.h"
 
 
-static void read_output(int fd, struct bench_cons *c, char *tail,
-			size_t tail_len)
-{
-	static char buf[65536];
-	ssize_t n;
-
-	if (tail_len)
-		tail[0] = '\0';
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	if (!strncmp(buf, "packets ", 8) || strstr(buf, "\npackets "))
-		c->packets = bench_num_after(buf, "packets ");
-	c->recv_calls = bench_num_after(buf, " recv_calls ");
-	c->send_calls = bench_num_after(buf, " send_calls ");
-	c->verdict_msgs = bench_num_after(buf, " verdict_msgs ");
-	c->batch_msgs = bench_num_after(buf, " batch_msgs ");
-	c->enobufs = bench_num_after(buf, "enobufs ");
-	c->outside_user_ns = bench_num_after(buf, "outside_user_ns ");
-	c->outside_sys_ns = bench_num_after(buf, "outside_sys_ns ");
-	if (tail_len) {
-		const char *t = n > (ssize_t)tail_len - 1 ?
-				buf + n - (tail_len - 1) : buf;
-
-		snprintf(tail, tail_len, "%.*s", (int)(tail_len - 1), t);
-		for (char *p = tail; *p; p++)
-			if (*p == '\n')
-				*p = ' ';
-	}
-}
-
-/* the last @n characters of @s: where a traceback says what failed */
-static const char *last_chars(const char *s, size_t n)
-{
-	size_t l = strlen(s);
-
-	return l > n ? s + l - n : s;
-}
-
 static int py_fail(struct bench_cons *c, const char *msg)
 {
 	snprintf(c->err, sizeof(c->err), "%.*s", (int)sizeof(c->err) - 1, msg);
@@ -163,22 +121,22 @@ static int py_wait(pid_t pid, int fd, const char *impl,
 	case 0:
 		break;
 	case 1:
-		read_output(fd, c, tail, sizeof(tail));
+		bench_child_read(fd, c, tail, sizeof(tail));
 		snprintf(msg, sizeof(msg), "%s exited before binding: %s",
-			 impl, last_chars(tail, 120));
+			 impl, bench_last_chars(tail, 120));
 		return py_fail(c, msg);
 	default:
 		return py_fail(c, "the Python consumer did not bind queue 0 in 20 s");
 	}
 	if (bench_child_run(pid, c, "python", &st) < 0)
 		return -1;
-	read_output(fd, c, tail, sizeof(tail));
+	bench_child_read(fd, c, tail, sizeof(tail));
 	if (!bench_stop || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		snprintf(msg, sizeof(msg), "%s %s (%s %d): %s", impl,
 			 bench_stop ? "failed" : "exited during the run",
 			 WIFEXITED(st) ? "exit" : "signal",
 			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
-			 last_chars(tail, 100));
+			 bench_last_chars(tail, 100));
 		return py_fail(c, msg);
 	}
 	return 0;

@@ -2,7 +2,8 @@
 /*
  * nfqb-bench: the tables of an invocation's result, by scenario (what was
  * run) and consumer: the ratios of the UDP modes, TCP, latency, the
- * targets of TCP and latency, and the Python consumers. Ratios are paired
+ * targets of TCP and latency, the Python consumers, and one application
+ * binary on two libraries (app against app-old). Ratios are paired
  * per repetition (nfqb-bench-stats.c); a reference whose own runs spread
  * more than the noise limit is said to be noisy next to the figures.
  */
@@ -435,6 +436,61 @@ void bench_print_py(FILE *f, const struct bench_set *s)
 			t[i].le ? "<=" : ">=", t[i].limit,
 			!t[i].st.n ? "not measured" : met ? "met" : "NOT met");
 	}
+}
+
+/* --- one application on two libraries ------------------------------------ */
+
+/* the table of UDP streaming scenario @si: app-old, then app */
+static void app_table(FILE *f, const struct bench_set *s, int si)
+{
+	static const enum bench_kind kinds[] = { BENCH_APP_OLD, BENCH_APP };
+	unsigned int i;
+
+	fprintf(f, "UDP %u B, streaming\n", s->scen[si].payload);
+	fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n", "consumer",
+		"pkt/s", "x app-old", "CPU ns/pkt", "x app-old");
+	for (i = 0; i < 2; i++) {
+		enum bench_kind k = kinds[i];
+		bool ref = k == BENCH_APP_OLD;
+		char a[64], b[64], c[64], d[64];
+
+		fmt_of(a, sizeof(a), s, si, k, BM_PPS, -1);
+		fmt_paired(b, sizeof(b), s, si, k, BENCH_APP_OLD, BM_PPS,
+			   false, 2);
+		fmt_of(c, sizeof(c), s, si, k, BM_CPU_NS, -1);
+		fmt_paired(d, sizeof(d), s, si, k, BENCH_APP_OLD, BM_CPU_NS,
+			   false, 2);
+		fprintf(f, "  %-26s %-24s %-22s | %-24s %-22s\n",
+			bench_consumers[k].label, a, ref ? "1" : b, c,
+			ref ? "1" : d);
+	}
+}
+
+static bool udp_stream(const struct bench_scen *sc)
+{
+	return sc->work == BENCH_WORK_UDP && !sc->drain;
+}
+
+void bench_print_app(FILE *f, const struct bench_set *s)
+{
+	const char *old = getenv("NFQB_BENCH_OLD_LIB");
+	unsigned int si, n = 0;
+
+	if (!bench_has_kind(s, BENCH_APP) || !bench_has_kind(s, BENCH_APP_OLD))
+		return;
+	for (si = 0; si < s->nscen; si++)
+		n += udp_stream(&s->scen[si]);
+	if (!n)
+		return;
+	fprintf(f, "\nThe same application on this library and on another "
+		"build (app-old: NFQB_BENCH_OLD_LIB%s%s), nfqb-bench-app, "
+		"ratios paired per repetition, median (min..max):\n",
+		old ? "=" : "", old ? old : "");
+	for (si = 0; si < s->nscen; si++)
+		if (udp_stream(&s->scen[si]))
+			app_table(f, s, (int)si);
+	fprintf(f, "x app-old: app / app-old within each repetition; below 1 "
+		"is less CPU (or fewer pkt/s) on this library.\n");
 }
 
 /* --- the first line ---------------------------------------------------- */

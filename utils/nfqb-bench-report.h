@@ -19,5 +19,7 @@ void bench_print_latency(FILE *f, const struct bench_set *s);
 void bench_print_targets_new(FILE *f, const struct bench_set *s);
 /* the Python consumers against python-netfilterqueue */
 void bench_print_py(FILE *f, const struct bench_set *s);
+/* nfqb-bench-app on this library against another build (app, app-old) */
+void bench_print_app(FILE *f, const struct bench_set *s);
 
 #endif /* NFQB_BENCH_REPORT_H */

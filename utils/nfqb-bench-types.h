@@ -51,6 +51,10 @@ enum bench_kind {
 	BENCH_PY_NFQ,		/* python-netfilterqueue 1.1.0 */
 	BENCH_PY_COMPAT,	/* nfqb.netfilterqueue, the same callback */
 	BENCH_PY_BATCH,		/* nfqb.Queue.recv() */
+	/* asked for by name (-c app-old,app): one application binary,
+	 * nfqb-bench-app, on two libraries (nfqb-bench-ext.c) */
+	BENCH_APP,		/* on this library */
+	BENCH_APP_OLD,		/* on NFQB_BENCH_OLD_LIB's */
 	BENCH_NKINDS,
 };
 
@@ -130,8 +134,9 @@ struct bench_cons {
 	/* TCP mode only (counting costs a little) */
 	uint64_t gso_packets;		/* packets marked GSO by the kernel */
 	uint64_t bytes;			/* packet bytes as queued */
-	/* Python consumers: CPU time before binding and after the stop (the
-	 * interpreter's start, imports, exit), taken off the consumer's */
+	/* Python consumers and nfqb-bench-app: CPU time before binding and
+	 * after the stop (exec, the interpreter's start, imports, exit),
+	 * taken off the consumer's */
 	uint64_t outside_user_ns;
 	uint64_t outside_sys_ns;
 };

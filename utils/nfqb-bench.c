@@ -97,6 +97,7 @@ static void print_tables(const struct bench_opts *o,
 				p->modes & BENCH_MODES_UDP);
 	bench_print_targets_new(stdout, set);
 	bench_print_py(stdout, set);
+	bench_print_app(stdout, set);
 }
 
 static void save_json(const struct bench_opts *o,

@@ -682,12 +682,13 @@ int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
  * waits on us: a TCP, SCTP or DCCP packet, or a UDP flow that came alone
  * in 4 big reads in a row (request/response), turns pausing and holding
  * decisions for a batch off for 20 ms after each of its packets.
- * Otherwise decisions are sent before every pause (no verdict waits for
- * one); the pause lasts as long as the recent pace of the stream needs to
- * gather about 32 packets, at most 200 us, and none when that is under
- * 5 us; a pause that brings some packets, but less than a quarter of what
- * the pace promised for it, shows a stream that waits on us: no pause for
- * 10 ms, doubling up to 1 s while it keeps showing. A pause that brings
+ * Otherwise decisions are held across the pause for a bigger batch (never
+ * past the latency bound), as with a fixed pause; the pause lasts as long
+ * as the recent pace of the stream needs to gather about 32 packets, at
+ * most 200 us, and none when that is under 5 us; a pause that brings
+ * some packets, but less than a quarter of what the pace promised for it,
+ * shows a stream that waits on us: no pause for 10 ms, doubling up to 1 s
+ * while it keeps showing. A pause that brings
  * nothing ends the stream (no pause until a read brings two packets or
  * more).
  * The pause is exact (a timerfd, no timer slack) and ends early when

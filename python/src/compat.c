@@ -247,53 +247,44 @@ static int check_rcvbuf(struct pyq *q, uint32_t asked)
 				val, (unsigned int)asked);
 }
 
-static PyObject *compat_bind(struct pycompat *self, PyObject *args,
-			     PyObject *kw)
+/* bind()'s arguments, checked before anything is opened: 0, or -1 with
+ * an exception */
+static int bind_args_check(struct pycompat *self, uint32_t num,
+			   PyObject *cb, int mode)
 {
-	static char *kwlist[] = { "queue_num", "user_callback", "max_len",
-				  "mode", "range", "sock_len", NULL };
-	uint32_t num, max_len = 1024, range = 65535, sock_len = COMPAT_SOCK_LEN;
-	uint32_t buffers;
-	int mode = NFQB_COPY_PACKET, rc, err, one = 1;
-	PyObject *cb;
-	struct pyq *q;
-	const char *what = "";
-
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O|O&iO&O&:bind", kwlist,
-					 nfqbpy_conv_u32, &num, &cb,
-					 nfqbpy_conv_u32, &max_len, &mode,
-					 nfqbpy_conv_u32, &range,
-					 nfqbpy_conv_u32, &sock_len))
-		return NULL;
 	if (self->queue) {
 		PyErr_SetString(PyExc_RuntimeError,
 				"A queue is already bound; use unbind() first");
-		return NULL;
+		return -1;
 	}
 	if (num > 65535) {
 		PyErr_SetString(PyExc_ValueError, "queue_num must be 0..65535");
-		return NULL;
+		return -1;
 	}
 	if (!PyCallable_Check(cb)) {
 		PyErr_Format(PyExc_TypeError,
 			     "user_callback must be callable, not %.100s",
 			     Py_TYPE(cb)->tp_name);
-		return NULL;
+		return -1;
 	}
 	if (mode != NFQB_COPY_META && mode != NFQB_COPY_PACKET) {
 		PyErr_SetString(PyExc_ValueError,
 				"mode must be COPY_META or COPY_PACKET (in COPY_NONE the kernel drops every packet, unseen)");
-		return NULL;
+		return -1;
 	}
-	q = q_new(&NfqbPy_QueueType);
-	if (!q)
-		return NULL;
-	q->compat = true;
-	q->default_verdict = self->default_verdict;
-	if (q_open(q, (uint16_t)num, self->sockfd) < 0) {
-		Py_DECREF(q);
-		return NULL;
-	}
+	return 0;
+}
+
+/* The freshly bound queue set up as bind() asked (owner role taken here,
+ * given back; the kernel's round trips without the GIL): 0, or -1 with
+ * an exception */
+static int bind_configure(struct pyq *q, uint32_t max_len, int mode,
+			  uint32_t range, uint32_t sock_len)
+{
+	const char *what;
+	uint32_t buffers;
+	int rc, err;
+
 	/* up to max_len packets may wait in the kernel, and the
 	 * application may keep as many */
 	buffers = max_len < NFQB_DEFAULT_BUFFERS ? NFQB_DEFAULT_BUFFERS :
@@ -329,8 +320,40 @@ static PyObject *compat_bind(struct pycompat *self, PyObject *args,
 	q->busy = false;
 	if (rc < 0) {
 		nfqbpy_oserror(err, what);
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
+
+static PyObject *compat_bind(struct pycompat *self, PyObject *args,
+			     PyObject *kw)
+{
+	static char *kwlist[] = { "queue_num", "user_callback", "max_len",
+				  "mode", "range", "sock_len", NULL };
+	uint32_t num, max_len = 1024, range = 65535, sock_len = COMPAT_SOCK_LEN;
+	int mode = NFQB_COPY_PACKET, one = 1;
+	PyObject *cb;
+	struct pyq *q;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O|O&iO&O&:bind", kwlist,
+					 nfqbpy_conv_u32, &num, &cb,
+					 nfqbpy_conv_u32, &max_len, &mode,
+					 nfqbpy_conv_u32, &range,
+					 nfqbpy_conv_u32, &sock_len))
+		return NULL;
+	if (bind_args_check(self, num, cb, mode) < 0)
+		return NULL;
+	q = q_new(&NfqbPy_QueueType);
+	if (!q)
+		return NULL;
+	q->compat = true;
+	q->default_verdict = self->default_verdict;
+	if (q_open(q, (uint16_t)num, self->sockfd) < 0) {
+		Py_DECREF(q);
+		return NULL;
+	}
+	if (bind_configure(q, max_len, mode, range, sock_len) < 0)
+		goto fail;
 	if (check_rcvbuf(q, sock_len) < 0)
 		goto fail;
 	/* a socket asking for timestamps has the kernel stamp packets as

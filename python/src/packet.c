@@ -189,7 +189,7 @@ void pkt_freelist_clear(void)
 		PyObject_GC_Del(freelist[--nfree]);
 }
 
-/* The verdict of @p with its options; 0, or -1 with an exception. */
+/* The options of a verdict, given with it. */
 struct vopts {
 	bool has_mark, has_prio, bypass;
 	uint32_t mark, prio;
@@ -197,11 +197,75 @@ struct vopts {
 	PyObject *payload;		/* bytes, or NULL */
 };
 
+/* The options of the verdict @v of @p: those of @o, or else those set
+ * on the packet (set_mark(), set_payload()). */
+static void verdict_fill(const struct pypkt *p, const struct vopts *o,
+			 struct nfqb_verdict *v)
+{
+	PyObject *payload;
+
+	if (o && o->has_mark) {
+		v->flags |= NFQB_V_MARK;
+		v->mark = o->mark;
+	} else if (p->flags & PK_MARK_SET) {
+		v->flags |= NFQB_V_MARK;
+		v->mark = p->given_mark;
+	}
+	payload = o && o->payload ? o->payload : p->given_payload;
+	if (payload) {
+		v->flags |= NFQB_V_PAYLOAD;
+		v->payload = PyBytes_AS_STRING(payload);
+		v->payload_len = (uint32_t)PyBytes_GET_SIZE(payload);
+	}
+	if (o && o->has_prio) {
+		v->flags |= NFQB_V_PRIORITY;
+		v->priority = o->prio;
+	}
+	if (o && o->queue_num >= 0) {
+		v->verdict = NFQB_QUEUE;
+		v->queue_num = (uint16_t)o->queue_num;
+		if (o->bypass)
+			v->flags |= NFQB_V_BYPASS;
+	}
+}
+
+/* A verdict refused with @err: the exception (-1). */
+static int verdict_error(struct pypkt *p, int err)
+{
+	switch (err) {
+	case EALREADY:
+	case ETIMEDOUT:
+	case ESHUTDOWN:
+		/* decided by the library (timeout, shutdown) or by
+		 * verdict_batch(): the handle is dead */
+		p->flags |= PK_DECIDED;
+		late_error(err, err == ETIMEDOUT ?
+			   "the verdict timeout gave this packet the default verdict" :
+			   err == ESHUTDOWN ? "the packet's queue was shut down" :
+			   "Verdict already given for this packet");
+		return -1;
+	case EINVAL:
+		PyErr_SetString(PyExc_ValueError, "invalid verdict");
+		return -1;
+	case EMSGSIZE:
+		PyErr_Format(PyExc_ValueError,
+			     "payload longer than %d bytes",
+			     NFQB_MAX_PAYLOAD);
+		return -1;
+	case ENOMEM:
+		PyErr_NoMemory();
+		return -1;
+	default:
+		nfqbpy_oserror(err, "verdict");
+		return -1;
+	}
+}
+
+/* The verdict of @p with its options; 0, or -1 with an exception. */
 static int decide(struct pypkt *p, uint32_t verdict, const struct vopts *o)
 {
 	struct nfqb_verdict v = { .verdict = verdict };
-	PyObject *payload;
-	int rc, err;
+	int rc;
 
 	if (p->flags & PK_DECIDED) {
 		late_error(EALREADY, "Verdict already given for this packet");
@@ -214,65 +278,15 @@ static int decide(struct pypkt *p, uint32_t verdict, const struct vopts *o)
 	 * can: the snapshot waits for the callback's end */
 	if ((p->flags & PK_COMPAT) && !(p->flags & (PK_SNAP | PK_IN_CB)))
 		snapshot_raw(p);
-	if (o && o->has_mark) {
-		v.flags |= NFQB_V_MARK;
-		v.mark = o->mark;
-	} else if (p->flags & PK_MARK_SET) {
-		v.flags |= NFQB_V_MARK;
-		v.mark = p->given_mark;
-	}
-	payload = o && o->payload ? o->payload : p->given_payload;
-	if (payload) {
-		v.flags |= NFQB_V_PAYLOAD;
-		v.payload = PyBytes_AS_STRING(payload);
-		v.payload_len = (uint32_t)PyBytes_GET_SIZE(payload);
-	}
-	if (o && o->has_prio) {
-		v.flags |= NFQB_V_PRIORITY;
-		v.priority = o->prio;
-	}
-	if (o && o->queue_num >= 0) {
-		v.verdict = NFQB_QUEUE;
-		v.queue_num = (uint16_t)o->queue_num;
-		if (o->bypass)
-			v.flags |= NFQB_V_BYPASS;
-	}
+	verdict_fill(p, o, &v);
 	if (!v.flags && v.verdict != NFQB_QUEUE)
 		rc = nfqb_verdict(p->h, v.verdict);
 	else if (v.flags == NFQB_V_MARK && v.verdict != NFQB_QUEUE)
 		rc = nfqb_verdict_mark(p->h, v.verdict, v.mark);
 	else
 		rc = nfqb_verdict_ex(p->h, &v, sizeof(v));
-	if (rc < 0) {
-		err = errno;
-		switch (err) {
-		case EALREADY:
-		case ETIMEDOUT:
-		case ESHUTDOWN:
-			/* decided by the library (timeout, shutdown) or by
-			 * verdict_batch(): the handle is dead */
-			p->flags |= PK_DECIDED;
-			late_error(err, err == ETIMEDOUT ?
-				   "the verdict timeout gave this packet the default verdict" :
-				   err == ESHUTDOWN ? "the packet's queue was shut down" :
-				   "Verdict already given for this packet");
-			return -1;
-		case EINVAL:
-			PyErr_SetString(PyExc_ValueError, "invalid verdict");
-			return -1;
-		case EMSGSIZE:
-			PyErr_Format(PyExc_ValueError,
-				     "payload longer than %d bytes",
-				     NFQB_MAX_PAYLOAD);
-			return -1;
-		case ENOMEM:
-			PyErr_NoMemory();
-			return -1;
-		default:
-			nfqbpy_oserror(err, "verdict");
-			return -1;
-		}
-	}
+	if (rc < 0)
+		return verdict_error(p, errno);
 	p->flags |= PK_DECIDED;
 	if (p->queue)
 		q_after_decision(p->queue);

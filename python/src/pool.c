@@ -87,13 +87,77 @@ static void keep_error(struct pypool *self)
 	}
 }
 
+/* The callback returned @r, a verdict, for @p it did not decide: the
+ * verdict in @v, or sent here (with a payload); pool_cb()'s return */
+static int cb_verdict(struct pypool *self, struct pypkt *p, PyObject *r,
+		      struct nfqb_verdict *v)
+{
+	uint32_t verdict;
+
+	if (nfqbpy_verdict_arg(r, &verdict) < 0 || verdict == NFQB_QUEUE) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_ValueError,
+					"return QUEUE through packet.verdict(QUEUE, queue=N)");
+		keep_error(self);
+		p->flags |= PK_DECIDED;
+		return -1;
+	}
+	if (p->given_payload) {
+		/* the payload is copied by the verdict call */
+		PyObject *res = PyObject_CallMethod((PyObject *)p, "verdict",
+						    "I", verdict);
+
+		if (res)
+			Py_DECREF(res);
+		else
+			keep_error(self);
+		p->flags |= PK_DECIDED;
+		return res ? NFQB_POOL_DEFER : -1;
+	}
+	if (Py_REFCNT(p) > 1)
+		pkt_snapshot(p);	/* kept: before the pool sends */
+	v->verdict = verdict;
+	if (p->flags & PK_MARK_SET) {
+		v->flags |= NFQB_V_MARK;
+		v->mark = p->given_mark;
+	}
+	p->flags |= PK_DECIDED;
+	return NFQB_POOL_VERDICT;
+}
+
+/* What the callback's result @r (NULL: it raised) makes of @p:
+ * pool_cb()'s return */
+static int cb_result(struct pypool *self, struct pypkt *p, PyObject *r,
+		     struct nfqb_verdict *v)
+{
+	if (!r) {
+		keep_error(self);
+		if (p->flags & PK_DECIDED)
+			return NFQB_POOL_DEFER;
+		p->flags |= PK_DECIDED;	/* the pool defaults it */
+		return -1;
+	}
+	if (r == Py_None) {
+		if (p->flags & PK_DECIDED || Py_REFCNT(p) > 1)
+			return NFQB_POOL_DEFER;	/* decided, or kept */
+		p->flags |= PK_DECIDED;	/* the preset default */
+		return NFQB_POOL_VERDICT;
+	}
+	if (p->flags & PK_DECIDED) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"the callback decided the packet and returned a verdict too");
+		keep_error(self);
+		return NFQB_POOL_DEFER;
+	}
+	return cb_verdict(self, p, r, v);
+}
+
 static int pool_cb(struct nfqb_packet *h, void *policy, void *cb_data,
 		   struct nfqb_verdict *v)
 {
 	struct pypool *self = cb_data;
 	struct pypkt *p;
 	PyObject *r, *args[2];
-	uint32_t verdict;
 	int ret;
 
 	if (nfqbpy_finalizing())
@@ -109,56 +173,7 @@ static int pool_cb(struct nfqb_packet *h, void *policy, void *cb_data,
 	args[1] = policy ? (PyObject *)policy : Py_None;
 	r = PyObject_Vectorcall(self->callback, args, 2, NULL);
 	p->flags &= ~PK_POOL_CB;
-	if (!r) {
-		keep_error(self);
-		if (p->flags & PK_DECIDED) {
-			ret = NFQB_POOL_DEFER;
-		} else {
-			p->flags |= PK_DECIDED;	/* the pool defaults it */
-			ret = -1;
-		}
-	} else if (r == Py_None) {
-		if (p->flags & PK_DECIDED || Py_REFCNT(p) > 1) {
-			ret = NFQB_POOL_DEFER;	/* decided, or kept */
-		} else {
-			p->flags |= PK_DECIDED;	/* the preset default */
-			ret = NFQB_POOL_VERDICT;
-		}
-	} else if (p->flags & PK_DECIDED) {
-		PyErr_SetString(PyExc_RuntimeError,
-				"the callback decided the packet and returned a verdict too");
-		keep_error(self);
-		ret = NFQB_POOL_DEFER;
-	} else if (nfqbpy_verdict_arg(r, &verdict) < 0 ||
-		   verdict == NFQB_QUEUE) {
-		if (!PyErr_Occurred())
-			PyErr_SetString(PyExc_ValueError,
-					"return QUEUE through packet.verdict(QUEUE, queue=N)");
-		keep_error(self);
-		p->flags |= PK_DECIDED;
-		ret = -1;
-	} else if (p->given_payload) {
-		/* the payload is copied by the verdict call */
-		PyObject *res = PyObject_CallMethod((PyObject *)p, "verdict",
-						    "I", verdict);
-
-		if (res)
-			Py_DECREF(res);
-		else
-			keep_error(self);
-		p->flags |= PK_DECIDED;
-		ret = res ? NFQB_POOL_DEFER : -1;
-	} else {
-		if (Py_REFCNT(p) > 1)
-			pkt_snapshot(p);	/* kept: before the pool sends */
-		v->verdict = verdict;
-		if (p->flags & PK_MARK_SET) {
-			v->flags |= NFQB_V_MARK;
-			v->mark = p->given_mark;
-		}
-		p->flags |= PK_DECIDED;
-		ret = NFQB_POOL_VERDICT;
-	}
+	ret = cb_result(self, p, r, v);
 	Py_XDECREF(r);
 	Py_DECREF(p);
 	gil_give();
@@ -184,111 +199,187 @@ static void live_del(struct pypool *self)
 	nfqbpy_link_del(&live_pools, &self->live);
 }
 
+/* Pool()'s arguments (pool_kwlist) */
+struct pool_args {
+	PyObject *cb, *cpus, *dvo, *policy;
+	uint32_t first, count, workers, flags, off, copy_range, maxlen;
+	uint32_t buffers, rcvbuf, ring, drain, lat, batch, vto, dv;
+	int mode;
+};
+
+/* Pool()'s arguments, parsed and checked: 0, or -1 with an exception */
+static int pool_args_parse(PyObject *args, PyObject *kw, struct pool_args *a)
+{
+	*a = (struct pool_args){
+		.cpus = Py_None, .policy = Py_None, .count = 1,
+		.mode = NFQB_POOL_QUEUE_PER_WORKER,
+	};
+	if (!PyArg_ParseTupleAndKeywords(args, kw,
+			"O|$O&O&iO&OO&O&O&O&O&O&OO&O&OO&O&O&:Pool",
+			(char **)pool_kwlist, &a->cb,
+			nfqbpy_conv_u32, &a->first, nfqbpy_conv_u32, &a->count,
+			&a->mode, nfqbpy_conv_u32, &a->workers, &a->cpus,
+			nfqbpy_conv_u32, &a->flags, nfqbpy_conv_u32, &a->off,
+			nfqbpy_conv_u32, &a->copy_range,
+			nfqbpy_conv_u32, &a->maxlen,
+			nfqbpy_conv_u32, &a->buffers,
+			nfqbpy_conv_u32, &a->rcvbuf, &a->dvo,
+			nfqbpy_conv_u32, &a->ring, nfqbpy_conv_u32, &a->drain,
+			&a->policy, nfqbpy_conv_u32, &a->lat,
+			nfqbpy_conv_u32, &a->batch, nfqbpy_conv_u32, &a->vto))
+		return -1;
+	if (!PyCallable_Check(a->cb)) {
+		PyErr_Format(PyExc_TypeError,
+			     "callback must be callable, not %.100s",
+			     Py_TYPE(a->cb)->tp_name);
+		return -1;
+	}
+	if (a->first > 65535 || a->count < 1 || a->first + a->count > 65536) {
+		PyErr_SetString(PyExc_ValueError,
+				"queues queue .. queue + count - 1 must be within 0..65535, count >= 1");
+		return -1;
+	}
+	if (a->mode != NFQB_POOL_QUEUE_PER_WORKER &&
+	    a->mode != NFQB_POOL_DISPATCH) {
+		PyErr_SetString(PyExc_ValueError,
+				"mode must be POOL_QUEUE_PER_WORKER or POOL_DISPATCH");
+		return -1;
+	}
+	a->dv = NFQB_ACCEPT;
+	if (a->dvo && (nfqbpy_verdict_arg(a->dvo, &a->dv) < 0))
+		return -1;
+	if (a->dv != NFQB_ACCEPT && a->dv != NFQB_DROP) {
+		PyErr_SetString(PyExc_ValueError,
+				"default_verdict must be ACCEPT or DROP");
+		return -1;
+	}
+	return 0;
+}
+
+/* cpus=, a sequence of ints, as an array for the library in *cpuvp
+ * (PyMem_Free() it; stays NULL for None), its length in *ncpus: 0, or
+ * -1 with an exception */
+static int cpus_arg(PyObject *cpus, int **cpuvp, Py_ssize_t *ncpus)
+{
+	PyObject *seq;
+	Py_ssize_t i;
+	int *cpuv;
+
+	if (cpus == Py_None)
+		return 0;
+	seq = PySequence_Fast(cpus, "cpus must be a sequence of ints");
+	if (!seq)
+		return -1;
+	*ncpus = PySequence_Fast_GET_SIZE(seq);
+	cpuv = PyMem_Calloc(*ncpus ? (size_t)*ncpus : 1, sizeof(int));
+	for (i = 0; cpuv && i < *ncpus; i++) {
+		uint32_t c;
+
+		if (nfqbpy_u32(PySequence_Fast_GET_ITEM(seq, i), "cpu",
+			       &c) < 0 || c > 0x7fffffff) {
+			if (!PyErr_Occurred())
+				PyErr_SetString(PyExc_ValueError, "bad cpu");
+			Py_DECREF(seq);
+			PyMem_Free(cpuv);
+			return -1;
+		}
+		cpuv[i] = (int)c;
+	}
+	Py_DECREF(seq);
+	if (!cpuv) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	*cpuvp = cpuv;
+	return 0;
+}
+
+/* adopt()'s @fdlist, @count sockets, as an array for the library in
+ * *fdsp (PyMem_Free() it; stays NULL without @fdlist): 0, or -1 with an
+ * exception */
+static int fds_arg(PyObject *fdlist, uint32_t count, int **fdsp)
+{
+	PyObject *seq;
+	Py_ssize_t i;
+	int *fds;
+
+	if (!fdlist)
+		return 0;
+	seq = PySequence_Fast(fdlist, "fds must be a sequence");
+	if (!seq)
+		return -1;
+	if (PySequence_Fast_GET_SIZE(seq) != (Py_ssize_t)count) {
+		PyErr_Format(PyExc_ValueError,
+			     "fds must hold count (%u) sockets",
+			     (unsigned int)count);
+		Py_DECREF(seq);
+		return -1;
+	}
+	fds = PyMem_Calloc(count, sizeof(int));
+	for (i = 0; fds && i < (Py_ssize_t)count; i++) {
+		fds[i] = PyObject_AsFileDescriptor(
+				PySequence_Fast_GET_ITEM(seq, i));
+		if (fds[i] < 0) {
+			Py_DECREF(seq);
+			PyMem_Free(fds);
+			return -1;
+		}
+	}
+	Py_DECREF(seq);
+	if (!fds) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	*fdsp = fds;
+	return 0;
+}
+
+/* The library's configuration of the pool @self from @a */
+static void pool_config_fill(struct nfqb_pool_config *cfg,
+			     const struct pool_args *a, struct pypool *self,
+			     const int *cpuv, Py_ssize_t ncpus)
+{
+	cfg->queue_first = (uint16_t)a->first;
+	cfg->queue_count = (uint16_t)a->count;
+	cfg->mode = a->mode;
+	cfg->workers = a->workers;
+	cfg->cpus = cpuv;
+	cfg->ncpus = (unsigned int)ncpus;
+	cfg->queue_flags = a->flags;
+	cfg->queue_flags_off = a->off;
+	cfg->copy_range = a->copy_range;
+	cfg->maxlen = a->maxlen;
+	cfg->buffers = a->buffers;
+	cfg->rcvbuf = a->rcvbuf;
+	cfg->default_drop = a->dv == NFQB_DROP;
+	cfg->ring_size = a->ring;
+	cfg->drain_ms = a->drain;
+	cfg->cb = pool_cb;
+	cfg->cb_data = self;
+	cfg->policy = a->policy == Py_None ? NULL : a->policy;
+	cfg->policy_free = policy_free;
+	cfg->latency_us = a->lat;
+	cfg->batch_limit = a->batch;
+	cfg->verdict_timeout_ms = a->vto;
+}
+
 static PyObject *pool_make(PyTypeObject *type, PyObject *args, PyObject *kw,
 			   PyObject *fdlist)
 {
 	struct nfqb_pool_config cfg = { 0 };
-	uint32_t first = 0, count = 1, workers = 0, flags = 0, off = 0;
-	uint32_t copy_range = 0, maxlen = 0, buffers = 0, rcvbuf = 0;
-	uint32_t ring = 0, drain = 0, lat = 0, batch = 0, vto = 0, dv;
-	int mode = NFQB_POOL_QUEUE_PER_WORKER, err = 0;
-	PyObject *cb, *cpus = Py_None, *dvo = NULL, *policy = Py_None;
-	int *cpuv = NULL, *fds = NULL;
+	int *cpuv = NULL, *fds = NULL, err = 0;
+	struct pool_args a;
 	struct pypool *self;
-	Py_ssize_t i, ncpus = 0;
+	Py_ssize_t ncpus = 0;
 	struct nfqb_pool *pool;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw,
-			"O|$O&O&iO&OO&O&O&O&O&O&OO&O&OO&O&O&:Pool",
-			(char **)pool_kwlist, &cb,
-			nfqbpy_conv_u32, &first, nfqbpy_conv_u32, &count,
-			&mode, nfqbpy_conv_u32, &workers, &cpus,
-			nfqbpy_conv_u32, &flags, nfqbpy_conv_u32, &off,
-			nfqbpy_conv_u32, &copy_range, nfqbpy_conv_u32, &maxlen,
-			nfqbpy_conv_u32, &buffers, nfqbpy_conv_u32, &rcvbuf,
-			&dvo, nfqbpy_conv_u32, &ring, nfqbpy_conv_u32, &drain,
-			&policy, nfqbpy_conv_u32, &lat,
-			nfqbpy_conv_u32, &batch, nfqbpy_conv_u32, &vto))
+	if (pool_args_parse(args, kw, &a) < 0)
 		return NULL;
-	if (!PyCallable_Check(cb)) {
-		PyErr_Format(PyExc_TypeError,
-			     "callback must be callable, not %.100s",
-			     Py_TYPE(cb)->tp_name);
+	if (cpus_arg(a.cpus, &cpuv, &ncpus) < 0)
 		return NULL;
-	}
-	if (first > 65535 || count < 1 || first + count > 65536) {
-		PyErr_SetString(PyExc_ValueError,
-				"queues queue .. queue + count - 1 must be within 0..65535, count >= 1");
+	if (fds_arg(fdlist, a.count, &fds) < 0) {
+		PyMem_Free(cpuv);
 		return NULL;
-	}
-	if (mode != NFQB_POOL_QUEUE_PER_WORKER && mode != NFQB_POOL_DISPATCH) {
-		PyErr_SetString(PyExc_ValueError,
-				"mode must be POOL_QUEUE_PER_WORKER or POOL_DISPATCH");
-		return NULL;
-	}
-	dv = NFQB_ACCEPT;
-	if (dvo && (nfqbpy_verdict_arg(dvo, &dv) < 0))
-		return NULL;
-	if (dv != NFQB_ACCEPT && dv != NFQB_DROP) {
-		PyErr_SetString(PyExc_ValueError,
-				"default_verdict must be ACCEPT or DROP");
-		return NULL;
-	}
-	if (cpus != Py_None) {
-		PyObject *seq = PySequence_Fast(cpus, "cpus must be a sequence of ints");
-
-		if (!seq)
-			return NULL;
-		ncpus = PySequence_Fast_GET_SIZE(seq);
-		cpuv = PyMem_Calloc(ncpus ? (size_t)ncpus : 1, sizeof(int));
-		for (i = 0; cpuv && i < ncpus; i++) {
-			uint32_t c;
-
-			if (nfqbpy_u32(PySequence_Fast_GET_ITEM(seq, i), "cpu",
-				       &c) < 0 || c > 0x7fffffff) {
-				if (!PyErr_Occurred())
-					PyErr_SetString(PyExc_ValueError, "bad cpu");
-				Py_DECREF(seq);
-				PyMem_Free(cpuv);
-				return NULL;
-			}
-			cpuv[i] = (int)c;
-		}
-		Py_DECREF(seq);
-		if (!cpuv)
-			return PyErr_NoMemory();
-	}
-	if (fdlist) {
-		PyObject *seq = PySequence_Fast(fdlist, "fds must be a sequence");
-
-		if (!seq) {
-			PyMem_Free(cpuv);
-			return NULL;
-		}
-		if (PySequence_Fast_GET_SIZE(seq) != (Py_ssize_t)count) {
-			PyErr_Format(PyExc_ValueError,
-				     "fds must hold count (%u) sockets",
-				     (unsigned int)count);
-			Py_DECREF(seq);
-			PyMem_Free(cpuv);
-			return NULL;
-		}
-		fds = PyMem_Calloc(count, sizeof(int));
-		for (i = 0; fds && i < (Py_ssize_t)count; i++) {
-			fds[i] = PyObject_AsFileDescriptor(
-					PySequence_Fast_GET_ITEM(seq, i));
-			if (fds[i] < 0) {
-				Py_DECREF(seq);
-				PyMem_Free(cpuv);
-				PyMem_Free(fds);
-				return NULL;
-			}
-		}
-		Py_DECREF(seq);
-		if (!fds) {
-			PyMem_Free(cpuv);
-			return PyErr_NoMemory();
-		}
 	}
 	self = (struct pypool *)type->tp_alloc(type, 0);
 	if (!self) {
@@ -296,34 +387,13 @@ static PyObject *pool_make(PyTypeObject *type, PyObject *args, PyObject *kw,
 		PyMem_Free(fds);
 		return NULL;
 	}
-	Py_INCREF(cb);
-	self->callback = cb;
-	self->default_verdict = dv;
-	self->queue_first = (uint16_t)first;
-	self->queue_count = (uint16_t)count;
+	Py_INCREF(a.cb);
+	self->callback = a.cb;
+	self->default_verdict = a.dv;
+	self->queue_first = (uint16_t)a.first;
+	self->queue_count = (uint16_t)a.count;
 
-	cfg.queue_first = (uint16_t)first;
-	cfg.queue_count = (uint16_t)count;
-	cfg.mode = mode;
-	cfg.workers = workers;
-	cfg.cpus = cpuv;
-	cfg.ncpus = (unsigned int)ncpus;
-	cfg.queue_flags = flags;
-	cfg.queue_flags_off = off;
-	cfg.copy_range = copy_range;
-	cfg.maxlen = maxlen;
-	cfg.buffers = buffers;
-	cfg.rcvbuf = rcvbuf;
-	cfg.default_drop = dv == NFQB_DROP;
-	cfg.ring_size = ring;
-	cfg.drain_ms = drain;
-	cfg.cb = pool_cb;
-	cfg.cb_data = self;
-	cfg.policy = policy == Py_None ? NULL : policy;
-	cfg.policy_free = policy_free;
-	cfg.latency_us = lat;
-	cfg.batch_limit = batch;
-	cfg.verdict_timeout_ms = vto;
+	pool_config_fill(&cfg, &a, self, cpuv, ncpus);
 	Py_BEGIN_ALLOW_THREADS
 	pool = fds ? nfqb_pool_adopt(&cfg, sizeof(cfg), fds) :
 		     nfqb_pool_create(&cfg, sizeof(cfg));
@@ -342,7 +412,7 @@ static PyObject *pool_make(PyTypeObject *type, PyObject *args, PyObject *kw,
 	}
 	/* the library holds the initial policy now */
 	if (cfg.policy)
-		Py_INCREF(policy);
+		Py_INCREF(a.policy);
 	self->policy = cfg.policy;
 	self->pool = pool;
 	live_add(self);
@@ -500,15 +570,59 @@ static int finish(struct pypool *self)
 	return 0;
 }
 
+/* CLOCK_MONOTONIC in seconds */
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Wait (GIL released) for the started pool to stop, up to @timeout
+ * seconds (< 0: no limit): 1 stopped, 0 timed out, -1 with an exception
+ * (poll() failed, or a signal handler raised) */
+static int wait_stopped(struct pypool *self, double timeout)
+{
+	struct pollfd pfd;
+	double deadline = 0, left;
+	int r, err;
+
+	pfd.fd = nfqb_pool_fd(self->pool);
+	pfd.events = POLLIN;
+	if (timeout >= 0)
+		deadline = mono_now() + timeout;
+	for (;;) {
+		int ms = -1;
+
+		if (timeout >= 0) {
+			left = deadline - mono_now();
+			ms = left <= 0 ? 0 : (int)(left * 1000) + 1;
+		}
+		Py_BEGIN_ALLOW_THREADS
+		r = poll(&pfd, 1, ms);
+		err = errno;
+		Py_END_ALLOW_THREADS
+		if (r > 0)
+			return 1;
+		if (r < 0 && err != EINTR) {
+			nfqbpy_oserror(err, "poll");
+			return -1;
+		}
+		if (PyErr_CheckSignals() < 0)
+			return -1;
+		if (r == 0 && ms >= 0)
+			return 0;
+	}
+}
+
 static PyObject *pool_wait(struct pypool *self, PyObject *args,
 			   PyObject *kw)
 {
 	static char *kwlist[] = { "timeout", NULL };
 	PyObject *to = Py_None;
-	double timeout = -1, left;
-	struct pollfd pfd;
-	int r, err;
-	double deadline = 0;
+	double timeout = -1;
+	int r;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:wait", kwlist, &to))
 		return NULL;
@@ -526,50 +640,19 @@ static PyObject *pool_wait(struct pypool *self, PyObject *args,
 		return NULL;
 	}
 	Py_INCREF(self);
-	if (self->waited)
-		goto done;
-	pfd.fd = nfqb_pool_fd(self->pool);
-	pfd.events = POLLIN;
-	if (timeout >= 0) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		deadline = ts.tv_sec + ts.tv_nsec / 1e9 + timeout;
-	}
-	for (;;) {
-		int ms = -1;
-
-		if (timeout >= 0) {
-			struct timespec ts;
-
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			left = deadline - (ts.tv_sec + ts.tv_nsec / 1e9);
-			ms = left <= 0 ? 0 : (int)(left * 1000) + 1;
-		}
-		Py_BEGIN_ALLOW_THREADS
-		r = poll(&pfd, 1, ms);
-		err = errno;
-		Py_END_ALLOW_THREADS
-		if (r > 0)
-			break;
-		if (r < 0 && err != EINTR) {
+	if (!self->waited) {
+		r = wait_stopped(self, timeout);
+		if (r <= 0) {
 			Py_DECREF(self);
-			return nfqbpy_oserror(err, "poll");
+			if (r < 0)
+				return NULL;
+			Py_RETURN_FALSE;
 		}
-		if (PyErr_CheckSignals() < 0) {
+		if (finish(self) < 0) {
 			Py_DECREF(self);
 			return NULL;
 		}
-		if (r == 0 && ms >= 0) {
-			Py_DECREF(self);
-			Py_RETURN_FALSE;
-		}
 	}
-	if (finish(self) < 0) {
-		Py_DECREF(self);
-		return NULL;
-	}
-done:
 	if (raise_kept(self)) {
 		Py_DECREF(self);
 		return NULL;

@@ -520,19 +520,14 @@ static int set_err(int err, const char *what)
 	return -1;
 }
 
-/* Apply @o to the open queue (owner role held, GIL held; the
- * configuration calls may wait for the kernel: without the GIL). */
-static int apply_opts(struct pyq *self, const struct qopts *o, bool adopted)
+/* The options of @o the library keeps by itself (default verdict,
+ * coalescing, timeouts, ENOBUFS): 0, or -1 with an exception */
+static int apply_library_opts(struct pyq *self, const struct qopts *o)
 {
 	struct nfqb_queue *q = self->q;
-	uint32_t flags = 0, off = 0, v;
-	bool has_flags, has_off, set;
-	int rc = 0, err = 0;
-	const char *what = NULL;
+	uint32_t v;
+	bool set;
 
-	if (opt_u32(o->flags, "flags", &flags, &has_flags) < 0 ||
-	    opt_u32(o->flags_off, "flags_off", &off, &has_off) < 0)
-		return -1;
 	if (o->dv && o->dv != Py_None) {
 		if (nfqbpy_verdict_arg(o->dv, &v) < 0)
 			return -1;
@@ -571,13 +566,19 @@ static int apply_opts(struct pyq *self, const struct qopts *o, bool adopted)
 		if (nfqb_queue_set_enobufs(q, v) < 0)
 			return set_err(errno, "enobufs (ENOBUFS_REPORT or ENOBUFS_IGNORE)");
 	}
-	/* the socket's buffer and ours before the configuration's round
-	 * trips: packets flow into the queue from its bind on */
-	if (o->rcvbuf && nfqb_queue_set_rcvbuf(q, (size_t)o->rcvbuf) < 0)
-		return set_err(errno, "rcvbuf");
-	if (o->buffers && q_set_buffers(self, o->buffers) < 0)
-		return set_err(errno, "buffers (1..65536)");
-	nfqb_queue_set_nonblock(q, o->nonblock);
+	return 0;
+}
+
+/* The options of @o that are the kernel's (copy mode, length; with
+ * @set_flags the flags: @flags of those in @mask): round trips, without
+ * the GIL; 0, or -1 with an exception */
+static int apply_kernel_opts(struct pyq *self, const struct qopts *o,
+			     bool adopted, bool set_flags, uint32_t flags,
+			     uint32_t mask)
+{
+	struct nfqb_queue *q = self->q;
+	const char *what = NULL;
+	int rc = 0, err = 0;
 
 	Py_BEGIN_ALLOW_THREADS
 	if (!adopted && (o->copy_mode != NFQB_COPY_PACKET || o->copy_range)) {
@@ -588,16 +589,40 @@ static int apply_opts(struct pyq *self, const struct qopts *o, bool adopted)
 		what = "maxlen";
 		rc = nfqb_queue_set_maxlen(q, o->maxlen);
 	}
-	if (!rc && (has_flags || has_off)) {
+	if (!rc && set_flags) {
 		what = "flags";
-		rc = nfqb_queue_set_flags(q, has_flags ? flags : 0,
-					  (has_flags ? flags : 0) | off);
+		rc = nfqb_queue_set_flags(q, flags, mask);
 	}
 	err = errno;
 	Py_END_ALLOW_THREADS
 	if (rc < 0)
 		return set_err(err, what);
 	return 0;
+}
+
+/* Apply @o to the open queue (owner role held, GIL held; the
+ * configuration calls may wait for the kernel: without the GIL). */
+static int apply_opts(struct pyq *self, const struct qopts *o, bool adopted)
+{
+	struct nfqb_queue *q = self->q;
+	uint32_t flags = 0, off = 0;
+	bool has_flags, has_off;
+
+	if (opt_u32(o->flags, "flags", &flags, &has_flags) < 0 ||
+	    opt_u32(o->flags_off, "flags_off", &off, &has_off) < 0)
+		return -1;
+	if (apply_library_opts(self, o) < 0)
+		return -1;
+	/* the socket's buffer and ours before the configuration's round
+	 * trips: packets flow into the queue from its bind on */
+	if (o->rcvbuf && nfqb_queue_set_rcvbuf(q, (size_t)o->rcvbuf) < 0)
+		return set_err(errno, "rcvbuf");
+	if (o->buffers && q_set_buffers(self, o->buffers) < 0)
+		return set_err(errno, "buffers (1..65536)");
+	nfqb_queue_set_nonblock(q, o->nonblock);
+	/* flags stays 0 when not given */
+	return apply_kernel_opts(self, o, adopted, has_flags || has_off,
+				 flags, flags | off);
 }
 
 static PyObject *queue_new_common(PyTypeObject *type, PyObject *args,
@@ -767,12 +792,52 @@ static PyObject *pending_list(struct pyq *self, uint32_t max)
 	return packets_list(self, got, (int)n);
 }
 
+/* Receive up to @max packets into q->vec (role held; the GIL released
+ * while it waits; with @block a signal for Python wakes it), how many in
+ * *np (0: none came, interrupted or timed out; when the queue closes
+ * meanwhile, what nfqb_recv() returned): 0, or -1 with an exception */
+static int recv_some(struct pyq *self, uint32_t max, int block, int *np)
+{
+	int n, err;
+
+	for (;;) {
+		bool sw;
+
+		q_buffers_pending(self);
+		sw = block && q_sigwake_begin(self);
+		self->recv_thread = (unsigned long)pthread_self();
+		Py_BEGIN_ALLOW_THREADS
+		n = nfqb_recv(self->q, self->vec, max);
+		err = errno;
+		Py_END_ALLOW_THREADS
+		q_sigwake_end(self, sw, n < 0 && err == EINTR);
+		if (n > 0 || self->closing)
+			break;
+		if (err == ENOBUFS)
+			continue;	/* counted; go on */
+		if (err == EINTR) {
+			if (PyErr_CheckSignals() < 0)
+				return -1;
+			n = 0;		/* an interrupt(), or a handled signal */
+			break;
+		}
+		if (err == EAGAIN || err == ENOSPC) {
+			n = 0;
+			break;
+		}
+		nfqbpy_oserror(err, "recv");
+		return -1;
+	}
+	*np = n;
+	return 0;
+}
+
 static PyObject *queue_recv(struct pyq *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "max", "block", NULL };
 	uint32_t max = NFQBPY_VEC;
 	struct nfqb_packet *got[NFQBPY_VEC_MAX];
-	int block = 1, n, err;
+	int block = 1, n;
 	bool nb_changed = false;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&p:recv", kwlist,
@@ -791,34 +856,8 @@ static PyObject *queue_recv(struct pyq *self, PyObject *args, PyObject *kw)
 		nfqb_queue_set_nonblock(self->q, true);
 		nb_changed = true;
 	}
-	for (;;) {
-		bool sw;
-
-		q_buffers_pending(self);
-		sw = block && q_sigwake_begin(self);
-		self->recv_thread = (unsigned long)pthread_self();
-		Py_BEGIN_ALLOW_THREADS
-		n = nfqb_recv(self->q, self->vec, max);
-		err = errno;
-		Py_END_ALLOW_THREADS
-		q_sigwake_end(self, sw, n < 0 && err == EINTR);
-		if (n > 0 || self->closing)
-			break;
-		if (err == ENOBUFS)
-			continue;	/* counted; go on */
-		if (err == EINTR) {
-			if (PyErr_CheckSignals() < 0)
-				goto fail;
-			n = 0;		/* an interrupt(), or a handled signal */
-			break;
-		}
-		if (err == EAGAIN || err == ENOSPC) {
-			n = 0;
-			break;
-		}
-		nfqbpy_oserror(err, "recv");
+	if (recv_some(self, max, block, &n) < 0)
 		goto fail;
-	}
 	if (nb_changed)
 		nfqb_queue_set_nonblock(self->q, false);
 	/* copied out while the role is held (see pending_list()) */
