@@ -851,6 +851,19 @@ TCase *nfqbt_tcase(Suite *s, const char *name, double timeout)
 	return tc;
 }
 
+TCase *nfqbt_tcase_tests(Suite *s, const char *name, double timeout,
+			 const TTest *const *tests)
+{
+	TCase *tc = tcase_create(name);
+
+	if (timeout > 0)
+		tcase_set_timeout(tc, timeout);
+	suite_add_tcase(s, tc);
+	for (; *tests; tests++)
+		tcase_add_test(tc, *tests);
+	return tc;
+}
+
 TCase *nfqbt_tcase_netns(Suite *s, const char *name, double timeout)
 {
 	TCase *tc = nfqbt_tcase(s, name, timeout);

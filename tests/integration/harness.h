@@ -80,6 +80,11 @@ int nfqbt_run(Suite *s);
 
 /* A test case @name of @s, each test bounded by @timeout seconds. */
 TCase *nfqbt_tcase(Suite *s, const char *name, double timeout);
+/* A test case @name of @s with the tests of @tests (a list that NULL
+ * ends), each bounded by @timeout seconds (0: Check's default,
+ * CK_DEFAULT_TIMEOUT): a suite as a table of its tests. */
+TCase *nfqbt_tcase_tests(Suite *s, const char *name, double timeout,
+			 const TTest *const *tests);
 /* The same, each test in a fresh namespace: nfqbt_netns_enter() as a
  * checked fixture (in the test's process, before the test body). */
 TCase *nfqbt_tcase_netns(Suite *s, const char *name, double timeout);

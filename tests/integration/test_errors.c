@@ -2016,22 +2016,15 @@ END_TEST
 static Suite *errors_suite(void)
 {
 	Suite *s = suite_create("errors");
-	TCase *tc = tcase_create("errno");
+	TCase *tc = nfqbt_tcase(s, "errno", NFQBT_TCASE_TIMEOUT);
 
-	tcase_set_timeout(tc, NFQBT_TCASE_TIMEOUT);
 	tcase_add_loop_test(tc, test_errno, 0, NROWS);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("start");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_open_under_load);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("null");
+	nfqbt_tcase_tests(s, "start", 60, (const TTest *[]){
+		test_open_under_load, NULL });
+	tc = nfqbt_tcase_tests(s, "null", 0, (const TTest *[]){ NULL });
 	tcase_add_loop_test(tc, test_null_handle, 0, NNULL_ROWS);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("header");
-	tcase_add_test(tc, test_header_errnos_tested);
-	tcase_add_test(tc, test_null_rows_complete);
-	suite_add_tcase(s, tc);
+	nfqbt_tcase_tests(s, "header", 0, (const TTest *[]){
+		test_header_errnos_tested, test_null_rows_complete, NULL });
 	return s;
 }
 

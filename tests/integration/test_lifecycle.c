@@ -1484,26 +1484,21 @@ END_TEST
 static Suite *lifecycle_suite(void)
 {
 	Suite *s = suite_create("lifecycle");
-	TCase *tc = nfqbt_tcase(s, "stop", NFQBT_TCASE_TIMEOUT_LONG);
 
-	tcase_add_test(tc, test_stop_pool_bypass);
-	tcase_add_test(tc, test_stop_pool_no_bypass);
-	tcase_add_test(tc, test_stop_queue_no_bypass);
-	tc = nfqbt_tcase(s, "handover", HANDOVER_TIMEOUT);
-	tcase_add_test(tc, test_handover_exec_x10);
-	tcase_add_test(tc, test_ips_upgrade_x10_as_nobody);
-	tcase_add_test(tc, test_adopt_after_crash);
-	tcase_add_test(tc, test_pool_handover_qpw);
-	tcase_add_test(tc, test_pool_handover_dispatch);
-	tcase_add_test(tc, test_ips_fdstore_crash_restart);
-	tc = nfqbt_tcase(s, "overload", NFQBT_TCASE_TIMEOUT_LONG);
-	tcase_add_test(tc, test_overload_drop_report);
-	tcase_add_test(tc, test_overload_drop_ignore);
-	tcase_add_test(tc, test_overload_failopen_report);
-	tcase_add_test(tc, test_overload_failopen_ignore);
-	tc = nfqbt_tcase(s, "privileges", NFQBT_TCASE_TIMEOUT_LONG);
-	tcase_add_test(tc, test_privdrop);
-	tcase_add_test(tc, test_verdict_tool_user);
+	nfqbt_tcase_tests(s, "stop", NFQBT_TCASE_TIMEOUT_LONG, (const TTest *[]){
+		test_stop_pool_bypass, test_stop_pool_no_bypass,
+		test_stop_queue_no_bypass, NULL });
+	nfqbt_tcase_tests(s, "handover", HANDOVER_TIMEOUT, (const TTest *[]){
+		test_handover_exec_x10, test_ips_upgrade_x10_as_nobody,
+		test_adopt_after_crash, test_pool_handover_qpw,
+		test_pool_handover_dispatch, test_ips_fdstore_crash_restart,
+		NULL });
+	nfqbt_tcase_tests(s, "overload", NFQBT_TCASE_TIMEOUT_LONG, (const TTest *[]){
+		test_overload_drop_report, test_overload_drop_ignore,
+		test_overload_failopen_report, test_overload_failopen_ignore,
+		NULL });
+	nfqbt_tcase_tests(s, "privileges", NFQBT_TCASE_TIMEOUT_LONG, (const TTest *[]){
+		test_privdrop, test_verdict_tool_user, NULL });
 	return s;
 }
 

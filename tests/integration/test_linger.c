@@ -306,16 +306,13 @@ END_TEST
 static Suite *linger_suite(void)
 {
 	Suite *s = suite_create("linger");
-	TCase *tc = nfqbt_tcase(s, "stream", NFQBT_TCASE_TIMEOUT);
 
-	tcase_add_test(tc, test_linger_adaptive_holds);
-	tcase_add_test(tc, test_linger_fixed_holds);
-	tcase_add_test(tc, test_linger_pause_fails);
-	tc = nfqbt_tcase(s, "tcp", NFQBT_TCASE_TIMEOUT);
-	tcase_add_test(tc, test_tcp_gso_default);
-	tcase_add_test(tc, test_tcp_gso_off);
-	tcase_add_test(tc, test_tcp_pool_gso);
-	tcase_add_test(tc, test_tcp_pool_gso_off);
+	nfqbt_tcase_tests(s, "stream", NFQBT_TCASE_TIMEOUT, (const TTest *[]){
+		test_linger_adaptive_holds, test_linger_fixed_holds,
+		test_linger_pause_fails, NULL });
+	nfqbt_tcase_tests(s, "tcp", NFQBT_TCASE_TIMEOUT, (const TTest *[]){
+		test_tcp_gso_default, test_tcp_gso_off, test_tcp_pool_gso,
+		test_tcp_pool_gso_off, NULL });
 	return s;
 }
 

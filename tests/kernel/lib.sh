@@ -139,21 +139,39 @@ LISTEN="nfqt listen"
 udp_case() {
 	local desc=$1 want=$2 lns=$3 rpid lpid lrc f0
 	shift 3
-	# the guest is slow (TCG, KASAN, a loaded host): generous timeouts,
-	# the receiver stops early once it has what it expects ($IP, not the
-	# ip function: $! must be the receiver itself)
-	rm -f /tmp/recv.out
-	"$IP" netns exec "${RECV_NS:-b}" nfqt recv 9000 120000 "$want" > /tmp/recv.out &
-	rpid=$!
 	# (the idle timeouts are bounds: 20 s ran out before the first
 	# datagram when a loaded host starved the guest, t-75 in a CI run
 	# here; the listener ends at its count, the receiver at its count
 	# or on SIGTERM)
-	rm -f /tmp/l.out
-	ip netns exec "$lns" $LISTEN -t 120000 "$@" > /tmp/l.out 2>&1 &
+	pair_start "${RECV_NS:-b}" 9000 "$want" "$lns" $LISTEN -t 120000 "$@"
+	A nfqt send "${DADDR:-10.0.0.2}" 9000 10 0
+	f0=$failures
+	pair_end "$desc" "$want"
+	[ "$failures" = "$f0" ] || diag
+}
+
+# pair_start RECV_NS PORT WANT LISTENER_NS LISTENER...: a receiver
+# (nfqt recv on PORT in RECV_NS, $rpid) that stops once it has WANT
+# datagrams, and a listener (the command LISTENER... in LISTENER_NS,
+# $lpid, output in /tmp/l.out); returns once both are ready. The guest is
+# slow (TCG, KASAN, a loaded host): generous timeouts, the receiver stops
+# early once it has what it expects. $IP, not the ip function: $! must be
+# the program itself (a test may signal it).
+pair_start() {
+	local rns=$1 port=$2 want=$3 lns=$4
+	shift 4
+	rm -f /tmp/recv.out /tmp/l.out
+	"$IP" netns exec "$rns" nfqt recv "$port" 120000 "$want" > /tmp/recv.out &
+	rpid=$!
+	"$IP" netns exec "$lns" "$@" > /tmp/l.out 2>&1 &
 	lpid=$!
 	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
-	A nfqt send "${DADDR:-10.0.0.2}" 9000 10 0
+}
+
+# pair_end DESC WANT: after pair_start and the traffic: waits for the
+# listener and the receiver, shows the listener's output and checks its
+# status (0) and the exact count received (WANT)
+pair_end() {
 	wait $lpid
 	lrc=$?
 	# Nothing is to arrive: the listener has given every verdict (an
@@ -161,14 +179,12 @@ udp_case() {
 	# the listener waits 100 ms before it exits), so stop the receiver
 	# now (SIGTERM: it counts what is queued on its socket) instead of
 	# waiting for its idle timeout.
-	[ "$want" = 0 ] && kill $rpid 2>/dev/null
+	[ "$2" = 0 ] && kill $rpid 2>/dev/null
 	wait $rpid
 	sed 's/^/    /' /tmp/l.out
-	check "$desc: listener status" "$lrc" 0
-	f0=$failures
-	check "$desc: datagrams received" \
-		"$(sed -n 's/^received //p' /tmp/recv.out)" "$want"
-	[ "$failures" = "$f0" ] || diag
+	check "$1: listener status" "$lrc" 0
+	check "$1: datagrams received" \
+		"$(sed -n 's/^received //p' /tmp/recv.out)" "$2"
 }
 
 # diag: dump what helps to find where packets went
@@ -187,23 +203,56 @@ diag() {
 	echo "  ---"
 }
 
-# verdict_cases NS FAMILY_ARGS...: accept, drop, mark, batch+mark through
-# queue 0 with the after-chain counters (marked, total) of table netdev t
-# chain after in NS.
+# after_chain NS HOOK DEV RULE...: in NS, chain after of table netdev t
+# (queue_rule's) at HOOK of DEV, priority 10: one rule per argument, that
+# sees (counts) what comes back from userspace; the test fails and ends if
+# nft refuses the chain or a rule
+after_chain() {
+	local ns=$1 hook=$2 dev=$3 r
+	shift 3
+	ip netns exec "$ns" nft add chain netdev t after "{ type filter hook $hook device \"$dev\" priority 10; }" ||
+		{ fail "nft refuses a second netdev $hook chain"; finish; }
+	for r; do
+		ip netns exec "$ns" nft add rule netdev t after $r ||
+			{ fail "nft refuses '$r' in chain after"; finish; }
+	done
+}
+
+# verdict_table NS HOOK DEV: UDP to port 9000 queued to queue 0 at HOOK of
+# DEV in NS, and chain after counting what comes back (marked 0x2a, total)
+verdict_table() {
+	queue_rule "$1" "$2" "$3" "udp dport 9000" 0
+	after_chain "$1" "$2" "$3" "udp dport 9000 meta mark 0x2a counter" "udp dport 9000 counter"
+}
+
+# verdict_cases NS LISTENER_ARGS...: through queue 0 of verdict_table in NS
+# with $LISTEN: accept, drop, mark, batch of 5 with a mark, batch of 10
+# dropping; exact count at the receiver and at chain after (marked,
+# total). Through libnfq-batch (need_lib_tool: nfqb-netdev) the cases are
+# nfqb_verdict() accept and drop, nfqb_verdict_mark(), then
+# nfqb_verdict_ex() with a mark, then nfqb_verdict_batch() of 5 with a
+# mark and of 10 dropping.
 verdict_cases() {
-	local ns=$1
+	local ns=$1 p= ex=0
 	shift
-	udp_case accept 10 "$ns" -q 0 -n 10 -v accept "$@"
-	check "accept: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "0 10 "
-	udp_case drop 0 "$ns" -q 0 -n 10 -v drop "$@"
-	check "drop: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "0 10 "
-	udp_case mark 10 "$ns" -q 0 -n 10 -v accept -m 0x2a "$@"
-	check "mark: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "10 20 "
-	udp_case "batch of 5 with mark" 10 "$ns" -q 0 -n 10 -b 5 -v accept -m 0x2a "$@"
-	check "batch: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "20 30 "
-	udp_case "batch drop" 0 "$ns" -q 0 -n 10 -b 10 -v drop "$@"
-	check "batch drop: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "20 30 "
-	check "queue empty afterwards" "$(queue_total "$ns" 0)" ""
+	[ "$LISTEN" = nfqb-netdev ] && p="lib " ex=10
+	verdict_case "${p}accept" 10 "0 10" -v accept "$@"
+	verdict_case "${p}drop" 0 "0 10" -v drop "$@"
+	verdict_case "${p}mark" 10 "10 20" -v accept -m 0x2a "$@"
+	[ "$ex" = 0 ] || verdict_case "lib verdict_ex mark" 10 "20 30" -v accept -e -m 0x2a "$@"
+	verdict_case "${p}batch of 5 with mark" 10 "$((20 + ex)) $((30 + ex))" -b 5 -v accept -m 0x2a "$@"
+	verdict_case "${p}batch drop" 0 "$((20 + ex)) $((30 + ex))" -b 10 -v drop "$@"
+	check "${p}queue empty afterwards" "$(queue_total "$ns" 0)" ""
+}
+
+# verdict_case DESC WANT_RECEIVED WANT_COUNTERS LISTENER_ARGS...: one of
+# verdict_cases: 10 datagrams through queue 0 in $ns, then the counters of
+# chain after (marked total)
+verdict_case() {
+	local desc=$1 want=$2 counts=$3
+	shift 3
+	udp_case "$desc" "$want" "$ns" -q 0 -n 10 "$@"
+	check "$desc: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "$counts "
 }
 
 # need_lib_tool: skip (status 77) unless the library's test tool is in the
@@ -217,54 +266,58 @@ need_lib_tool() {
 	LISTEN=nfqb-netdev
 }
 
-# lib_verdict_cases NS CHECK_ARGS...: verdict_cases through libnfq-batch
-# (nfqb-netdev): nfqb_verdict() accept and drop, nfqb_verdict_mark(),
-# nfqb_verdict_ex() with a mark, nfqb_verdict_batch() of 5 with a mark and
-# of 10 dropping; exact count at the receiver and at chain after of table
-# netdev t in NS (marked, total).
-lib_verdict_cases() {
-	local ns=$1
-	shift
-	udp_case "lib accept" 10 "$ns" -q 0 -n 10 -v accept "$@"
-	check "lib accept: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "0 10 "
-	udp_case "lib drop" 0 "$ns" -q 0 -n 10 -v drop "$@"
-	check "lib drop: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "0 10 "
-	udp_case "lib mark" 10 "$ns" -q 0 -n 10 -v accept -m 0x2a "$@"
-	check "lib mark: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "10 20 "
-	udp_case "lib verdict_ex mark" 10 "$ns" -q 0 -n 10 -v accept -e -m 0x2a "$@"
-	check "lib verdict_ex mark: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "20 30 "
-	udp_case "lib batch of 5 with mark" 10 "$ns" -q 0 -n 10 -b 5 -v accept -m 0x2a "$@"
-	check "lib batch: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "30 40 "
-	udp_case "lib batch drop" 0 "$ns" -q 0 -n 10 -b 10 -v drop "$@"
-	check "lib batch drop: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "30 40 "
-	check "lib: queue empty afterwards" "$(queue_total "$ns" 0)" ""
+# lib_hook_cases NS HOOK DEV VLAN_DESC CHECK_ARGS...: t-15 and t-25, the
+# library (nfqb-netdev) at netdev HOOK of DEV in NS: verdict_cases through
+# verdict_table, then vlan_case with the tag out of band (nfqb_pkt_vlan()
+# id 10) and chain after's counters; the VLAN devices are gone again
+# afterwards. CHECK_ARGS: nfqb-netdev's checks of each packet (-k HOOK
+# comes first).
+lib_hook_cases() {
+	local ns=$1 hook=$2 dev=$3 vdesc=$4
+	shift 4
+	need_lib_tool
+	setup_veth
+	verdict_table "$ns" "$hook" "$dev"
+	verdict_cases "$ns" -k "$hook" "$@"
+	setup_vlan
+	vlan_case "$vdesc (nfqb_pkt_vlan() id 10 on every packet)" "$ns" 0 -V 10 -k "$hook" "$@"
+	check "lib VLAN: counters (marked total)" "$(counters "$ns" netdev t after | tr '\n' ' ')" "30 45 "
+	A ip link del veth0.10
+	B ip link del veth1.10
 }
 
-# lib_vlan_case DESC LISTENER_NS QUEUE CHECK_ARGS...: 5 datagrams over VLAN
-# 10 (veth0.10 -> veth1.10, 10.0.10.0/24, set up by the caller) through
-# nfqb-netdev, accepted; each must carry the tag out of band (-V 10)
-lib_vlan_case() {
+# vlan_case DESC LISTENER_NS QUEUE LISTENER_ARGS...: 5 datagrams over VLAN
+# 10 (setup_vlan: veth0.10 -> veth1.10, 10.0.10.0/24) through $LISTEN on
+# QUEUE in LISTENER_NS, accepted (-s: every packet checked); checks the
+# listener's status and the exact count received
+vlan_case() {
 	local desc=$1 lns=$2 q=$3 rpid lpid lrc
 	shift 3
-	rm -f /tmp/recv.out
-	B nfqt recv 9000 120000 5 > /tmp/recv.out &
-	rpid=$!
-	rm -f /tmp/l.out
-	ip netns exec "$lns" nfqb-netdev -q "$q" -n 5 -t 120000 -v accept -V 10 -s "$@" > /tmp/l.out 2>&1 &
-	lpid=$!
-	wait_line /tmp/l.out listening && wait_line /tmp/recv.out receiving
+	pair_start b 9000 5 "$lns" $LISTEN -q "$q" -n 5 -t 120000 -v accept -s "$@"
 	A nfqt send 10.0.10.2 9000 5 0
-	wait $lpid
-	lrc=$?
-	wait $rpid
-	sed 's/^/    /' /tmp/l.out
-	check "$desc: listener status (nfqb_pkt_vlan() id 10 on every packet)" "$lrc" 0
-	check "$desc: datagrams received" "$(sed -n 's/^received //p' /tmp/recv.out)" 5
+	pair_end "$desc" 5
 }
 
-# setup_vlan: VLAN 10 on top of the veth pair, 10.0.10.1 <-> 10.0.10.2
+# selftest_copy SCRIPT COPY SED_ARGS...: for the kernel's netfilter
+# selftests (t-60, t-61): into their directory in the initramfs, and
+# SCRIPT adapted to this guest by sed with SED_ARGS into COPY; the test
+# fails (status 1) if nf_queue or SCRIPT is not there
+selftest_copy() {
+	local d=/selftest/net/netfilter script=$1 copy=$2
+	shift 2
+	if [ ! -x $d/nf_queue ] || [ ! -e "$d/$script" ]; then
+		echo "  FAIL: $script (kernel selftest) is not in this initramfs"
+		exit 1
+	fi
+	cd $d || exit 1
+	sed "$@" "$script" > "$copy"
+}
+
+# setup_vlan [VETH0_VLAN_ARGS...]: VLAN 10 on top of the veth pair,
+# 10.0.10.1 <-> 10.0.10.2; the arguments go to a's VLAN device
+# (e.g. reorder_hdr off)
 setup_vlan() {
-	A ip link add link veth0 name veth0.10 type vlan id 10
+	A ip link add link veth0 name veth0.10 type vlan id 10 "$@"
 	B ip link add link veth1 name veth1.10 type vlan id 10
 	A ip addr add 10.0.10.1/24 dev veth0.10
 	B ip addr add 10.0.10.2/24 dev veth1.10

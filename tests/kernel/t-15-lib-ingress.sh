@@ -7,30 +7,10 @@
 # of band, nfqb_pkt_vlan()) and ARP (hw_protocol 0x0806, ARP header at
 # the network offset).
 . ./lib.sh
-need_lib_tool
-setup_veth
-B nft -f - <<NFT || { fail "nft refuses queue in a netdev ingress chain"; finish; }
-table netdev t {
-	chain q {
-		type filter hook ingress device "veth1" priority 0;
-		udp dport 9000 queue num 0
-	}
-	chain after {
-		type filter hook ingress device "veth1" priority 10;
-		udp dport 9000 meta mark 0x2a counter
-		udp dport 9000 counter
-	}
-}
-NFT
-lib_verdict_cases b -k ingress -P 0800 -l 14 -d veth1
-
-# VLAN 10: veth hands the tag over in the payload, the core moves it out
-# of band before the hook; accepted packets reach veth1.10
-setup_vlan
-lib_vlan_case "lib VLAN at ingress" b 0 -k ingress -P 0800 -l 14 -d veth1
-check "lib VLAN: counters (marked total)" "$(counters b netdev t after | tr '\n' ' ')" "30 45 "
-A ip link del veth0.10
-B ip link del veth1.10
+# t-10's cases (lib.sh: lib_hook_cases), then VLAN 10: veth hands the tag
+# over in the payload, the core moves it out of band before the hook;
+# accepted packets reach veth1.10
+lib_hook_cases b ingress veth1 "lib VLAN at ingress" -P 0800 -l 14 -d veth1
 
 # ARP at ingress: queued with hw_protocol 0x0806; accepted, the
 # neighbour resolves

@@ -3,18 +3,8 @@
 # lets it resolve.
 . ./lib.sh
 setup_veth
-B nft -f - <<NFT || { fail "nft refuses queue in a netdev ingress chain"; finish; }
-table netdev t {
-	chain q {
-		type filter hook ingress device "veth1" priority 0;
-		ether type arp queue num 1
-	}
-	chain after {
-		type filter hook ingress device "veth1" priority 10;
-		ether type arp counter
-	}
-}
-NFT
+queue_rule b ingress veth1 "ether type arp" 1
+after_chain b ingress veth1 "ether type arp counter"
 arp_case() {
 	local desc=$1 verdict=$2 want_ping=$3 lpid lrc p seen state
 	A ip neigh flush dev veth0

@@ -8,14 +8,7 @@
 # the length no longer counts the Ethernet header: 16).
 . ./lib.sh
 setup_veth
-A nft -f - <<NFT || { fail "nft refuses queue in a netdev egress chain"; finish; }
-table netdev t {
-	chain q {
-		type filter hook egress device "veth0" priority 0;
-		ether type arp queue num 1
-	}
-}
-NFT
+queue_rule a egress veth0 "ether type arp" 1
 B nft -f - <<NFT || { fail "nft: counter chain in b"; finish; }
 table netdev t {
 	chain seen {

@@ -7,19 +7,12 @@
 # same paths deliver (the tunnel and its queue work).
 . ./lib.sh
 setup_veth
-A nft -f - <<NFT || { fail "nft refuses queue at lo's egress"; finish; }
-table netdev lo {
-	chain q {
-		type filter hook egress device "lo" priority 0;
-		udp dport 9000 queue num 0
-	}
-}
-NFT
+queue_rule a egress lo "udp dport 9000" 0
 export RECV_NS=a DADDR=127.0.0.1
 udp_case "lo egress: accept" 10 a -q 0 -n 10 -F 5 -k 1 -P 0800
 udp_case "lo egress: NFQA_VLAN 0x8100 id 10 is refused" 0 a \
 	-q 0 -n 10 -F 5 -k 1 -W 8100:10 -R
-A nft delete table netdev lo
+A nft delete table netdev t
 A ip link add ipip0 type ipip local 10.0.0.1 remote 10.0.0.2 || { fail "no ipip"; finish; }
 B ip link add ipip0 type ipip local 10.0.0.2 remote 10.0.0.1
 A ip addr add 10.1.0.1/24 dev ipip0

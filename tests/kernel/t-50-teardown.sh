@@ -3,23 +3,12 @@
 # device's references are all returned (ip link del does not hang).
 . ./lib.sh
 
-setup_tables() {
-	B nft -f - <<NFT || { fail "nft refuses queue at netdev ingress"; finish; }
-table netdev t {
-	chain q {
-		type filter hook ingress device "veth1" priority 0;
-		udp dport 9000 queue num 0
-	}
-}
-NFT
-	A nft -f - <<NFT || { fail "nft refuses queue at netdev egress"; finish; }
-table netdev t {
-	chain q {
-		type filter hook egress device "veth0" priority 0;
-		udp dport 9100 queue num 0
-	}
-}
-NFT
+# setup: fresh namespaces, UDP to port 9000 queued to queue 0 at b's
+# ingress, to port 9100 at a's egress
+setup() {
+	setup_veth
+	queue_rule b ingress veth1 "udp dport 9000" 0
+	queue_rule a egress veth0 "udp dport 9100" 0
 }
 
 # hold NS PORT: start a holding listener on queue 0 in NS, send 5
@@ -35,62 +24,59 @@ hold() {
 	check "5 packets queued in $1" "$(queue_total "$1" 0)" 5
 }
 
-setup_veth
-setup_tables
+# unhold: kill the holding listener
+unhold() {
+	kill -9 $lpid
+	wait $lpid 2>/dev/null
+}
+
+# del_veth1: veth deleted, in a bounded time
+del_veth1() {
+	if timeout 30 $IP netns exec b $IP link del veth1; then log "ok: veth deleted"; else fail "ip link del veth1 hung or failed"; fi
+}
+
+# held_dev_case NS PORT DEV WHERE: DEV (where the rule for PORT queues)
+# deleted with 5 packets held in NS: no hang, the queue flushed
+held_dev_case() {
+	setup
+	hold "$1" "$2"
+	if timeout 30 $IP netns exec "$1" $IP link del "$3"; then
+		log "ok: $4 device deleted with packets queued"
+	else
+		fail "ip link del $3 with packets queued hung or failed"
+	fi
+	check "$4 device deleted: queue flushed" "$(queue_total "$1" 0)" 0
+	unhold
+	teardown
+}
+
+setup
 hold b 9000
-kill -9 $lpid
-wait $lpid 2>/dev/null
+unhold
 sleep 1
 check "listener killed: queue gone" "$(queue_total b 0)" ""
 hold a 9100
-kill -9 $lpid
-wait $lpid 2>/dev/null
+unhold
 sleep 1
 check "egress listener killed: queue gone" "$(queue_total a 0)" ""
-if timeout 30 $IP netns exec b $IP link del veth1; then log "ok: veth deleted"; else fail "ip link del veth1 hung or failed"; fi
+del_veth1
 teardown
 
-setup_veth
-setup_tables
-hold b 9000
-if timeout 30 $IP netns exec b $IP link del veth1; then
-	log "ok: ingress device deleted with packets queued"
-else
-	fail "ip link del veth1 with packets queued hung or failed"
-fi
-check "ingress device deleted: queue flushed" "$(queue_total b 0)" 0
-kill -9 $lpid
-wait $lpid 2>/dev/null
-teardown
+held_dev_case b 9000 veth1 ingress
+held_dev_case a 9100 veth0 egress
 
-setup_veth
-setup_tables
-hold a 9100
-if timeout 30 $IP netns exec a $IP link del veth0; then
-	log "ok: egress device deleted with packets queued"
-else
-	fail "ip link del veth0 with packets queued hung or failed"
-fi
-check "egress device deleted: queue flushed" "$(queue_total a 0)" 0
-kill -9 $lpid
-wait $lpid 2>/dev/null
-teardown
-
-setup_veth
-setup_tables
+setup
 hold b 9000
 B nft delete table netdev t
 sleep 0.5
 check "ingress table deleted: queue flushed" "$(queue_total b 0)" 0
-kill -9 $lpid
-wait $lpid 2>/dev/null
+unhold
 hold a 9100
 A nft delete table netdev t
 sleep 0.5
 check "egress table deleted: queue flushed" "$(queue_total a 0)" 0
-kill -9 $lpid
-wait $lpid 2>/dev/null
-if timeout 30 $IP netns exec b $IP link del veth1; then log "ok: veth deleted"; else fail "ip link del veth1 hung or failed"; fi
+unhold
+del_veth1
 teardown
 # namespaces with netdev hooks are gone; let cleanup_net run
 sleep 2

@@ -11,14 +11,9 @@
 # host; nf_queue then gave up before the first datagram came, and every
 # case failed ("0 of 5 datagrams delivered, 0 queued"). A passing case
 # waits no longer than before: the waits end when their condition holds.
-d=/selftest/net/netfilter
-if [ ! -x $d/nf_queue ] || [ ! -e $d/nft_queue_netdev.sh ]; then
-	echo "  FAIL: the series' selftest is not in this initramfs"
-	exit 1
-fi
-cd $d || exit 1
-sed -e 's/^\[ "\$KSFT_MACHINE_SLOW" = "yes" \] && timeout=15$/[ "$KSFT_MACHINE_SLOW" = "yes" ] \&\& timeout=60/' \
-	nft_queue_netdev.sh > nft_queue_netdev_guest.sh
+. ./lib.sh
+selftest_copy nft_queue_netdev.sh nft_queue_netdev_guest.sh \
+	-e 's/^\[ "\$KSFT_MACHINE_SLOW" = "yes" \] && timeout=15$/[ "$KSFT_MACHINE_SLOW" = "yes" ] \&\& timeout=60/'
 if ! grep -q '^\[ "$KSFT_MACHINE_SLOW" = "yes" \] && timeout=60$' nft_queue_netdev_guest.sh; then
 	echo "  FAIL: nft_queue_netdev.sh changed: the adaptation does not apply"
 	exit 1

@@ -36,17 +36,12 @@
 #                both datagrams then follow the first conntrack entry
 BASELINE="vrf udp-ct-race"
 
-d=/selftest/net/netfilter
-if [ ! -x $d/nf_queue ] || [ ! -e $d/nft_queue.sh ]; then
-	echo "  FAIL: the kernel's nft_queue.sh is not in this initramfs"
-	exit 1
-fi
-cd $d || exit 1
-sed -e 's/^\[ "\$KSFT_MACHINE_SLOW" = "yes" \] && COUNT=25$/[ "$KSFT_MACHINE_SLOW" = "yes" ] \&\& COUNT=1/' \
+. ./lib.sh
+selftest_copy nft_queue.sh nft_queue_guest.sh \
+    -e 's/^\[ "\$KSFT_MACHINE_SLOW" = "yes" \] && COUNT=25$/[ "$KSFT_MACHINE_SLOW" = "yes" ] \&\& COUNT=1/' \
     -e 's/^\ttimeout 5 \(ip netns exec "\$[a-z0-9]*" socat -u TCP-LISTEN:12345 \)/\ttimeout 120 \1/' \
     -e 's/^\ttimeout 60 \(ip netns exec "\$ns2" socat -u SCTP-LISTEN:12345 \)/\ttimeout 240 \1/' \
-    -e 's/^timeout=5$/timeout=30/' \
-	nft_queue.sh > nft_queue_guest.sh
+    -e 's/^timeout=5$/timeout=30/'
 if ! grep -q '^\[ "$KSFT_MACHINE_SLOW" = "yes" \] && COUNT=1$' nft_queue_guest.sh ||
    [ "$(grep -c '^	timeout 120 ip netns exec .* socat -u TCP-LISTEN:12345 ' nft_queue_guest.sh)" != 3 ] ||
    [ "$(grep -c '^	timeout 240 ip netns exec .* socat -u SCTP-LISTEN:12345 ' nft_queue_guest.sh)" != 2 ] ||

@@ -19,6 +19,24 @@ mac1=$(B cat /sys/class/net/veth1/address)
 other=02:00:00:00:00:99
 queue_rule b ingress veth1 "udp dport 9000" 0
 I="-q 0 -n 10 -v accept -F 5 -k 0"
+# v6_cuts NS HOOK DEV L2 LISTENER_ARGS...: IPv6 through the queue at HOOK
+# of DEV in NS (setup_v6 first; L2: bytes of link layer header the
+# payload starts with): payload rewritten at full length (delivered), cut
+# to L2 + 39 bytes (dropped) and to L2 + 40 (applied; IP drops it later).
+# A chain after the queue counts the cut packets the verdict let through.
+v6_cuts() {
+	local ns=$1 hook=$2 dev=$3 l2=$4 at= DADDR=fd00::2
+	shift 4
+	[ "$l2" = 0 ] || at="L2 + "
+	after_chain "$ns" "$hook" "$dev" "ether type ip6 meta length $((l2 + 39)) counter" \
+		"ether type ip6 meta length $((l2 + 40)) counter"
+	udp_case "$hook IPv6: payload rewritten, same length" 10 "$ns" "$@" -P 86dd -T 65535
+	udp_case "$hook IPv6: payload cut to ${at}39 bytes: dropped" 0 "$ns" "$@" -P 86dd -T $((l2 + 39))
+	udp_case "$hook IPv6: payload cut to ${at}40 bytes: applied (IP drops it)" 0 "$ns" "$@" -P 86dd -T $((l2 + 40))
+	set -- $(counters "$ns" netdev t after)
+	check "$hook IPv6: ${at}39-byte packets past the queue" "$1" 0
+	check "$hook IPv6: ${at}40-byte packets past the queue" "$2" 10
+}
 udp_case "ingress: payload rewritten, same length" 10 b $I -T 65535
 udp_case "ingress: payload cut to 0 bytes: dropped" 0 b $I -T 0
 udp_case "ingress: payload cut to 19 bytes: dropped" 0 b $I -T 19
@@ -41,18 +59,7 @@ B tc qdisc del dev veth1 clsact
 # IPv6 (minimal network header 40 bytes): a chain after the queue counts
 # the cut packets the verdict let through (IP drops them later anyway)
 setup_v6
-B nft add chain netdev t after '{ type filter hook ingress device "veth1" priority 10; }'
-B nft add rule netdev t after ether type ip6 meta length 39 counter
-B nft add rule netdev t after ether type ip6 meta length 40 counter
-I6="-q 0 -n 10 -v accept -F 5 -k 0 -P 86dd"
-DADDR=fd00::2
-udp_case "ingress IPv6: payload rewritten, same length" 10 b $I6 -T 65535
-udp_case "ingress IPv6: payload cut to 39 bytes: dropped" 0 b $I6 -T 39
-udp_case "ingress IPv6: payload cut to 40 bytes: applied (IP drops it)" 0 b $I6 -T 40
-set -- $(counters b netdev t after)
-check "ingress IPv6: 39-byte packets past the queue" "$1" 0
-check "ingress IPv6: 40-byte packets past the queue" "$2" 10
-DADDR=
+v6_cuts b ingress veth1 0 $I
 B nft delete table netdev t
 queue_rule a egress veth0 "udp dport 9000" 1
 E="-q 1 -n 10 -v accept -F 5 -k 1"
@@ -67,17 +74,6 @@ udp_case "egress: L2 header to b's MAC: delivered" 10 a $E -D $mac1
 udp_case "egress: payload with another EtherType is refused" 0 a $E -T 65535 -Z 86dd -R
 udp_case "egress: payload with the same EtherType: delivered" 10 a $E -Z 0800
 # IPv6 at egress: the payload starts with the 14-byte Ethernet header
-A nft add chain netdev t after '{ type filter hook egress device "veth0" priority 10; }'
-A nft add rule netdev t after ether type ip6 meta length 53 counter
-A nft add rule netdev t after ether type ip6 meta length 54 counter
-E6="-q 1 -n 10 -v accept -F 5 -k 1 -P 86dd"
-DADDR=fd00::2
-udp_case "egress IPv6: payload rewritten, same length" 10 a $E6 -T 65535
-udp_case "egress IPv6: payload cut to L2 + 39 bytes: dropped" 0 a $E6 -T 53
-udp_case "egress IPv6: payload cut to L2 + 40 bytes: applied (b drops it)" 0 a $E6 -T 54
-set -- $(counters a netdev t after)
-check "egress IPv6: L2 + 39-byte packets past the queue" "$1" 0
-check "egress IPv6: L2 + 40-byte packets past the queue" "$2" 10
-DADDR=
+v6_cuts a egress veth0 14 $E
 teardown
 finish

@@ -129,12 +129,35 @@ wait_verdicts() {
 	return 1
 }
 
+# wait_bound NS PID TRIES QUEUES [PATTERN LOG]: wait (TRIES tries, 0.05 s
+# apart) until LOG shows PATTERN (if given) and every queue of QUEUES (a
+# list) is bound in NS; 1 if PID (a listener just started, a child of
+# this shell) exited first (its status collected) or time ran out. For
+# snort_start and suri_start (tests/suricata/lib.sh).
+wait_bound() {
+	local ns=$1 pid=$2 tries=$3 queues=$4 pattern=${5:-} log=${6:-} i q all
+	for i in $(seq 1 "$tries"); do
+		all=1
+		if [ -n "$pattern" ] && ! grep -q "$pattern" "$log" 2>/dev/null; then
+			all=0
+		fi
+		for q in $queues; do
+			[ "$all" = 1 ] || break
+			queue_bound "$ns" "$q" || all=0
+		done
+		[ "$all" = 1 ] && return 0
+		kill -0 "$pid" 2>/dev/null || { wait "$pid"; return 1; }
+		sleep 0.05
+	done
+	return 1
+}
+
 # snort_start NS MODULE INPUT LOG [args...]: Snort in NS, inline on INPUT
 # ("Q" or "Q-R"), MODULE nfq or nfqb; returns once every queue of INPUT is
 # bound (60 s at most: Snort loads its configuration first), 1 if Snort
 # exited or never bound them. Sets snort_pid.
 snort_start() {
-	local ns=$1 module=$2 input=$3 log=$4 i q all
+	local ns=$1 module=$2 input=$3 log=$4 q
 	shift 4
 	local margs=("${our_args[@]}") inputs=(-i "$input")
 	if [ "$module" = nfq ]; then
@@ -150,16 +173,7 @@ snort_start() {
 		>"$log" 2>&1 &
 	snort_pid=$!
 	pids+=("$snort_pid")
-	for i in $(seq 1 1200); do
-		all=1
-		for q in $(seq "${input%-*}" "${input#*-}"); do
-			queue_bound "$ns" "$q" || { all=0; break; }
-		done
-		[ "$all" = 1 ] && return 0
-		kill -0 "$snort_pid" 2>/dev/null || { wait "$snort_pid"; return 1; }
-		sleep 0.05
-	done
-	return 1
+	wait_bound "$ns" "$snort_pid" 1200 "$(seq "${input%-*}" "${input#*-}")"
 }
 
 # snort_stop: SIGTERM, wait up to 30 s (then SIGKILL: status 124);

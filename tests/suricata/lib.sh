@@ -110,7 +110,7 @@ EOF
 # or never got there. Sets suri_pid (Suricata's own: nsenter and env
 # exec it) and suri_lib (the libnfq-batch.so it mapped, if any).
 suri_start() {
-	local ns=$1 backend=$2 log=$3 queues=$4 i q all qargs=() qlist
+	local ns=$1 backend=$2 log=$3 queues=$4 q qargs=() qlist
 	local bin=$suricata run=() bargs=(--set nfq.backend="$backend")
 	shift 4
 	if [ "$backend" = default ]; then
@@ -132,21 +132,8 @@ suri_start() {
 		"${bargs[@]}" "$@" >"$log" 2>&1 &
 	suri_pid=$!
 	pids+=("$suri_pid")
-	for i in $(seq 1 2400); do
-		if grep -q 'Engine started' "$log" 2>/dev/null; then
-			all=1
-			for q in $qlist; do
-				queue_bound "$ns" "$q" || { all=0; break; }
-			done
-			if [ "$all" = 1 ]; then
-				suri_lib=$(grep -o '/[^ ]*libnfq-batch[^ ]*' "/proc/$suri_pid/maps" 2>/dev/null | head -n 1)
-				return 0
-			fi
-		fi
-		kill -0 "$suri_pid" 2>/dev/null || { wait "$suri_pid"; return 1; }
-		sleep 0.05
-	done
-	return 1
+	wait_bound "$ns" "$suri_pid" 2400 "$qlist" 'Engine started' "$log" || return 1
+	suri_lib=$(grep -o '/[^ ]*libnfq-batch[^ ]*' "/proc/$suri_pid/maps" 2>/dev/null | head -n 1)
 }
 
 # suri_stop: SIGTERM, wait up to 30 s (then SIGKILL: status 124); returns

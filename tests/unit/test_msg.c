@@ -81,7 +81,28 @@ static void check_bytes(const char *name, size_t len, const uint8_t *exp,
 			      name, i);
 }
 
-/* --- configuration ----------------------------------------------------- */
+/* --- the byte-exact messages: one row each ------------------------------ */
+
+/* What a row builds: a configuration request, a verdict, a batch verdict */
+enum msg_kind { CFG_CMD, CFG_PARAMS, CFG_BIND, CFG_MAXLEN, CFG_FLAGS,
+		VERDICT, BATCH };
+
+struct msg_case {
+	const char *name;
+	enum msg_kind kind;
+	uint32_t seq;
+	uint16_t qnum;
+	/* CFG_CMD: command, pf; CFG_PARAMS, CFG_BIND: copy mode, range;
+	 * CFG_MAXLEN: maxlen; CFG_FLAGS: flags, mask; VERDICT: packet id;
+	 * BATCH: max id, verdict (a mark if d.flags has NFQB_V_MARK) */
+	uint32_t a, b;
+	struct nfqb_decision d;	/* VERDICT */
+	const uint8_t *exp;	/* the message, byte by byte */
+	size_t explen;
+};
+
+#define EXP(...)	.exp = (const uint8_t[]){ __VA_ARGS__ }, \
+			.explen = sizeof((const uint8_t[]){ __VA_ARGS__ })
 
 /* nlmsghdr of a configuration request of @len bytes (type 0x0302,
  * REQUEST|ACK, seq SEQ, pid 0) + nfgenmsg (AF_UNSPEC, NFNETLINK_V0) of
@@ -91,295 +112,19 @@ static void check_bytes(const char *name, size_t len, const uint8_t *exp,
 	0x04, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00, \
 	0x00, 0x00, 0x12, 0x34
 
-START_TEST(test_config_bind)
-{
-	static const uint8_t exp[] = {
-		CHDR(0x1c),
-		/* NFQA_CFG_CMD (1), len 8: command BIND (1), pad, pf 2 */
-		0x08, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x02,
-	};
-	size_t len;
+/* A verdict for queue 5, seq 7, id 0x0a0b0c0d (it must also fit
+ * nfqb_msg_verdict_size()) */
+#define VERDICT_OF(...)	.kind = VERDICT, .seq = 7, .qnum = 5, \
+			.a = 0x0a0b0c0d, .d = { __VA_ARGS__ }
 
-	prefill();
-	len = nfqb_msg_config_cmd(buf, SEQ, QNUM, NFQNL_CFG_CMD_BIND, 2);
-	check_bytes("bind", len, exp, sizeof(exp));
-}
-END_TEST
-
-START_TEST(test_config_unbind)
-{
-	static const uint8_t exp[] = {
-		0x1c, 0x00, 0x00, 0x00, 0x02, 0x03, 0x05, 0x00,
-		0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00,
-		/* queue 0xfedc */
-		0x00, 0x00, 0xfe, 0xdc,
-		/* NFQA_CFG_CMD: UNBIND (2), pad, pf 0 */
-		0x08, 0x00, 0x01, 0x00, 0x02, 0x00, 0x00, 0x00,
-	};
-	size_t len;
-
-	prefill();
-	len = nfqb_msg_config_cmd(buf, 0xffffffffu, 0xfedc,
-				  NFQNL_CFG_CMD_UNBIND, 0);
-	check_bytes("unbind", len, exp, sizeof(exp));
-}
-END_TEST
-
-START_TEST(test_config_params)
-{
-	static const uint8_t exp[] = {
-		CHDR(0x20),
-		/* NFQA_CFG_PARAMS (2), len 4 + 5 (packed struct):
-		 * be32 copy_range 0x00012345, u8 copy_mode 2, 3 pad bytes */
-		0x09, 0x00, 0x02, 0x00, 0x00, 0x01, 0x23, 0x45,
-		0x02, 0x00, 0x00, 0x00,
-	};
-	size_t len;
-
-	prefill();
-	len = nfqb_msg_config_params(buf, SEQ, QNUM, NFQB_COPY_PACKET,
-				     0x00012345);
-	check_bytes("params", len, exp, sizeof(exp));
-}
-END_TEST
-
-START_TEST(test_config_params_meta)
-{
-	static const uint8_t exp[] = {
-		0x20, 0x00, 0x00, 0x00, 0x02, 0x03, 0x05, 0x00,
-		0x04, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00,
-		0x00, 0x00, 0x00, 0x07,
-		/* range 0, mode META (1) */
-		0x09, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
-		0x01, 0x00, 0x00, 0x00,
-	};
-	size_t len;
-
-	prefill();
-	len = nfqb_msg_config_params(buf, SEQ, 7, NFQB_COPY_META, 0);
-	check_bytes("params meta", len, exp, sizeof(exp));
-}
-END_TEST
-
-/* BIND and the copy mode in one message: the kernel drops what is queued
- * to a bound queue before its copy mode is set */
-START_TEST(test_config_bind_params)
-{
-	static const uint8_t exp[] = {
-		CHDR(0x28),
-		/* NFQA_CFG_CMD: BIND (1), pad, pf 0 */
-		0x08, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00,
-		/* NFQA_CFG_PARAMS: range 0xffff, mode PACKET (2), 3 pad */
-		0x09, 0x00, 0x02, 0x00, 0x00, 0x00, 0xff, 0xff,
-		0x02, 0x00, 0x00, 0x00,
-	};
-	size_t len;
-
-	prefill();
-	len = nfqb_msg_config_bind(buf, SEQ, QNUM, NFQB_COPY_PACKET, 0xffff);
-	check_bytes("bind with params", len, exp, sizeof(exp));
-}
-END_TEST
-
-START_TEST(test_config_maxlen)
-{
-	static const uint8_t exp[] = {
-		CHDR(0x1c),
-		/* NFQA_CFG_QUEUE_MAXLEN (3), be32 0x00abcdef */
-		0x08, 0x00, 0x03, 0x00, 0x00, 0xab, 0xcd, 0xef,
-	};
-	size_t len;
-
-	prefill();
-	len = nfqb_msg_config_maxlen(buf, SEQ, QNUM, 0x00abcdef);
-	check_bytes("maxlen", len, exp, sizeof(exp));
-}
-END_TEST
-
-START_TEST(test_config_flags)
-{
-	static const uint8_t exp[] = {
-		CHDR(0x24),
-		/* NFQA_CFG_FLAGS (5): FAIL_OPEN | SECCTX = 0x11 */
-		0x08, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x11,
-		/* NFQA_CFG_MASK (4): 0x1f */
-		0x08, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x1f,
-	};
-	size_t len;
-
-	prefill();
-	len = nfqb_msg_config_flags(buf, SEQ, QNUM,
-				    NFQB_F_FAIL_OPEN | NFQB_F_SECCTX, 0x1f);
-	check_bytes("flags", len, exp, sizeof(exp));
-}
-END_TEST
-
-/* --- single verdicts --------------------------------------------------- */
-
-/* Builds a verdict for queue 5, seq 7, id 0x0a0b0c0d, and checks it also
- * fits nfqb_msg_verdict_size(). */
-static size_t build_verdict(const struct nfqb_decision *d)
-{
-	size_t len;
-
-	prefill();
-	len = nfqb_msg_verdict(buf, 7, 5, 0x0a0b0c0d, d);
-	ck_assert_uint_le(len, nfqb_msg_verdict_size(d->payload_len));
-	return len;
-}
-
-/* nlmsghdr of a verdict of @len bytes, seq 7, + nfgenmsg of queue 5 */
-#define VHDR(len) \
+/* nlmsghdr of a verdict of @len bytes, seq 7, + nfgenmsg of queue 5 +
+ * NFQA_VERDICT_HDR (2), len 12: be32 verdict (the 4 bytes @...), be32 id
+ * 0x0a0b0c0d */
+#define VHDR(len, ...) \
 	(len), 0x00, 0x00, 0x00, 0x01, 0x03, 0x01, 0x00, \
 	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, \
-	0x00, 0x00, 0x00, 0x05
-
-START_TEST(test_verdict_plain)
-{
-	static const uint8_t exp[] = {
-		VHDR(0x20),
-		/* NFQA_VERDICT_HDR (2), len 12: be32 verdict 1, be32 id */
-		0x0c, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
-		0x0a, 0x0b, 0x0c, 0x0d,
-	};
-	struct nfqb_decision d = { .verdict = NFQB_ACCEPT };
-
-	check_bytes("plain", build_verdict(&d), exp, sizeof(exp));
-}
-END_TEST
-
-START_TEST(test_verdict_options_ignored)
-{
-	/* values present but not flagged must not appear */
-	static const uint8_t exp[] = {
-		VHDR(0x20),
-		0x0c, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
-		0x0a, 0x0b, 0x0c, 0x0d,
-	};
-	static uint8_t pl[3] = { 1, 2, 3 };
-	struct nfqb_decision d = {
-		.verdict = NFQB_DROP, .mark = 9, .priority = 9,
-		.payload = pl, .payload_len = 0,
-	};
-
-	check_bytes("unflagged", build_verdict(&d), exp, sizeof(exp));
-}
-END_TEST
-
-START_TEST(test_verdict_mark)
-{
-	static const uint8_t exp[] = {
-		VHDR(0x28),
-		/* verdict DROP (0) */
-		0x0c, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
-		0x0a, 0x0b, 0x0c, 0x0d,
-		/* NFQA_MARK (3), be32 0xdeadbeef */
-		0x08, 0x00, 0x03, 0x00, 0xde, 0xad, 0xbe, 0xef,
-	};
-	struct nfqb_decision d = {
-		.verdict = NFQB_DROP, .flags = NFQB_V_MARK, .mark = 0xdeadbeef,
-	};
-
-	check_bytes("mark", build_verdict(&d), exp, sizeof(exp));
-}
-END_TEST
-
-START_TEST(test_verdict_priority)
-{
-	static const uint8_t exp[] = {
-		VHDR(0x28),
-		/* verdict REPEAT (4) */
-		0x0c, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x04,
-		0x0a, 0x0b, 0x0c, 0x0d,
-		/* NFQA_PRIORITY (21), be32 0x00060005 */
-		0x08, 0x00, 0x15, 0x00, 0x00, 0x06, 0x00, 0x05,
-	};
-	struct nfqb_decision d = {
-		.verdict = NFQB_REPEAT, .flags = NFQB_V_PRIORITY,
-		.priority = 0x00060005,
-	};
-
-	check_bytes("priority", build_verdict(&d), exp, sizeof(exp));
-}
-END_TEST
-
-START_TEST(test_verdict_payload_odd)
-{
-	static const uint8_t exp[] = {
-		VHDR(0x2c),
-		0x0c, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
-		0x0a, 0x0b, 0x0c, 0x0d,
-		/* NFQA_PAYLOAD (10), len 4 + 5, 3 zero pad bytes */
-		0x09, 0x00, 0x0a, 0x00, 0x45, 0x00, 0xff, 0x01,
-		0x02, 0x00, 0x00, 0x00,
-	};
-	static uint8_t pl[5] = { 0x45, 0x00, 0xff, 0x01, 0x02 };
-	struct nfqb_decision d = {
-		.verdict = NFQB_ACCEPT, .flags = NFQB_V_PAYLOAD,
-		.payload = pl, .payload_len = sizeof(pl),
-	};
-
-	check_bytes("payload 5", build_verdict(&d), exp, sizeof(exp));
-}
-END_TEST
-
-START_TEST(test_verdict_payload_empty)
-{
-	static const uint8_t exp[] = {
-		VHDR(0x24),
-		0x0c, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
-		0x0a, 0x0b, 0x0c, 0x0d,
-		/* NFQA_PAYLOAD, no data */
-		0x04, 0x00, 0x0a, 0x00,
-	};
-	static uint8_t pl[1] = { 0x77 };
-	struct nfqb_decision d = {
-		.verdict = NFQB_ACCEPT, .flags = NFQB_V_PAYLOAD,
-		.payload = pl, .payload_len = 0,
-	};
-
-	check_bytes("payload 0", build_verdict(&d), exp, sizeof(exp));
-}
-END_TEST
-
-START_TEST(test_verdict_all)
-{
-	static const uint8_t exp[] = {
-		VHDR(0x38),
-		0x0c, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
-		0x0a, 0x0b, 0x0c, 0x0d,
-		/* mark, then priority, then payload (3 bytes, 1 pad) */
-		0x08, 0x00, 0x03, 0x00, 0x11, 0x22, 0x33, 0x44,
-		0x08, 0x00, 0x15, 0x00, 0x00, 0x00, 0x00, 0x07,
-		0x07, 0x00, 0x0a, 0x00, 0xa1, 0xa2, 0xa3, 0x00,
-	};
-	static uint8_t pl[3] = { 0xa1, 0xa2, 0xa3 };
-	struct nfqb_decision d = {
-		.verdict = NFQB_ACCEPT,
-		.flags = NFQB_V_MARK | NFQB_V_PRIORITY | NFQB_V_PAYLOAD,
-		.mark = 0x11223344, .priority = 7,
-		.payload = pl, .payload_len = sizeof(pl),
-	};
-
-	check_bytes("all", build_verdict(&d), exp, sizeof(exp));
-}
-END_TEST
-
-START_TEST(test_verdict_queue_word)
-{
-	/* the decision carries the full kernel verdict word */
-	static const uint8_t exp[] = {
-		VHDR(0x20),
-		0x0c, 0x00, 0x02, 0x00, 0x00, 0x05, 0x80, 0x03,
-		0x0a, 0x0b, 0x0c, 0x0d,
-	};
-	struct nfqb_decision d = { .verdict = 0x00058003 };
-
-	check_bytes("queue word", build_verdict(&d), exp, sizeof(exp));
-}
-END_TEST
-
-/* --- batch verdicts ---------------------------------------------------- */
+	0x00, 0x00, 0x00, 0x05, \
+	0x0c, 0x00, 0x02, 0x00, __VA_ARGS__, 0x0a, 0x0b, 0x0c, 0x0d
 
 /* nlmsghdr of a batch verdict of @len bytes (type 0x0303, VERDICT_BATCH,
  * REQUEST, seq 0x99, pid 0) + nfgenmsg of queue 0x0100 */
@@ -388,42 +133,159 @@ END_TEST
 	0x99, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, \
 	0x00, 0x00, 0x01, 0x00
 
-START_TEST(test_batch_plain)
-{
-	static const uint8_t exp[] = {
+static const struct msg_case msg_cases[] = {
+	/* --- configuration --- */
+	{ "bind", CFG_CMD, SEQ, QNUM, NFQNL_CFG_CMD_BIND, 2, EXP(
+		CHDR(0x1c),
+		/* NFQA_CFG_CMD (1), len 8: command BIND (1), pad, pf 2 */
+		0x08, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x02) },
+	{ "unbind", CFG_CMD, 0xffffffffu, 0xfedc, NFQNL_CFG_CMD_UNBIND, 0, EXP(
+		0x1c, 0x00, 0x00, 0x00, 0x02, 0x03, 0x05, 0x00,
+		0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00,
+		/* queue 0xfedc */
+		0x00, 0x00, 0xfe, 0xdc,
+		/* NFQA_CFG_CMD: UNBIND (2), pad, pf 0 */
+		0x08, 0x00, 0x01, 0x00, 0x02, 0x00, 0x00, 0x00) },
+	{ "params", CFG_PARAMS, SEQ, QNUM, NFQB_COPY_PACKET, 0x00012345, EXP(
+		CHDR(0x20),
+		/* NFQA_CFG_PARAMS (2), len 4 + 5 (packed struct):
+		 * be32 copy_range 0x00012345, u8 copy_mode 2, 3 pad bytes */
+		0x09, 0x00, 0x02, 0x00, 0x00, 0x01, 0x23, 0x45,
+		0x02, 0x00, 0x00, 0x00) },
+	{ "params meta", CFG_PARAMS, SEQ, 7, NFQB_COPY_META, 0, EXP(
+		0x20, 0x00, 0x00, 0x00, 0x02, 0x03, 0x05, 0x00,
+		0x04, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x07,
+		/* range 0, mode META (1) */
+		0x09, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x01, 0x00, 0x00, 0x00) },
+	/* BIND and the copy mode in one message: the kernel drops what is
+	 * queued to a bound queue before its copy mode is set */
+	{ "bind with params", CFG_BIND, SEQ, QNUM, NFQB_COPY_PACKET, 0xffff, EXP(
+		CHDR(0x28),
+		/* NFQA_CFG_CMD: BIND (1), pad, pf 0 */
+		0x08, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00,
+		/* NFQA_CFG_PARAMS: range 0xffff, mode PACKET (2), 3 pad */
+		0x09, 0x00, 0x02, 0x00, 0x00, 0x00, 0xff, 0xff,
+		0x02, 0x00, 0x00, 0x00) },
+	{ "maxlen", CFG_MAXLEN, SEQ, QNUM, 0x00abcdef, 0, EXP(
+		CHDR(0x1c),
+		/* NFQA_CFG_QUEUE_MAXLEN (3), be32 0x00abcdef */
+		0x08, 0x00, 0x03, 0x00, 0x00, 0xab, 0xcd, 0xef) },
+	{ "flags", CFG_FLAGS, SEQ, QNUM, NFQB_F_FAIL_OPEN | NFQB_F_SECCTX, 0x1f,
+	  EXP(
+		CHDR(0x24),
+		/* NFQA_CFG_FLAGS (5): FAIL_OPEN | SECCTX = 0x11 */
+		0x08, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x11,
+		/* NFQA_CFG_MASK (4): 0x1f */
+		0x08, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x1f) },
+
+	/* --- single verdicts --- */
+	{ "plain", VERDICT_OF(.verdict = NFQB_ACCEPT), EXP(
+		/* verdict ACCEPT (1) */
+		VHDR(0x20, 0x00, 0x00, 0x00, 0x01)) },
+	/* values present but not flagged must not appear */
+	{ "unflagged", VERDICT_OF(
+		.verdict = NFQB_DROP, .mark = 9, .priority = 9,
+		.payload = (uint8_t[3]){ 1, 2, 3 }, .payload_len = 0), EXP(
+		VHDR(0x20, 0x00, 0x00, 0x00, 0x00)) },
+	{ "mark", VERDICT_OF(
+		.verdict = NFQB_DROP, .flags = NFQB_V_MARK, .mark = 0xdeadbeef),
+	  EXP(
+		/* verdict DROP (0) */
+		VHDR(0x28, 0x00, 0x00, 0x00, 0x00),
+		/* NFQA_MARK (3), be32 0xdeadbeef */
+		0x08, 0x00, 0x03, 0x00, 0xde, 0xad, 0xbe, 0xef) },
+	{ "priority", VERDICT_OF(
+		.verdict = NFQB_REPEAT, .flags = NFQB_V_PRIORITY,
+		.priority = 0x00060005), EXP(
+		/* verdict REPEAT (4) */
+		VHDR(0x28, 0x00, 0x00, 0x00, 0x04),
+		/* NFQA_PRIORITY (21), be32 0x00060005 */
+		0x08, 0x00, 0x15, 0x00, 0x00, 0x06, 0x00, 0x05) },
+	{ "payload 5", VERDICT_OF(
+		.verdict = NFQB_ACCEPT, .flags = NFQB_V_PAYLOAD,
+		.payload = (uint8_t[5]){ 0x45, 0x00, 0xff, 0x01, 0x02 },
+		.payload_len = 5), EXP(
+		VHDR(0x2c, 0x00, 0x00, 0x00, 0x01),
+		/* NFQA_PAYLOAD (10), len 4 + 5, 3 zero pad bytes */
+		0x09, 0x00, 0x0a, 0x00, 0x45, 0x00, 0xff, 0x01,
+		0x02, 0x00, 0x00, 0x00) },
+	{ "payload 0", VERDICT_OF(
+		.verdict = NFQB_ACCEPT, .flags = NFQB_V_PAYLOAD,
+		.payload = (uint8_t[1]){ 0x77 }, .payload_len = 0), EXP(
+		VHDR(0x24, 0x00, 0x00, 0x00, 0x01),
+		/* NFQA_PAYLOAD, no data */
+		0x04, 0x00, 0x0a, 0x00) },
+	{ "all", VERDICT_OF(
+		.verdict = NFQB_ACCEPT,
+		.flags = NFQB_V_MARK | NFQB_V_PRIORITY | NFQB_V_PAYLOAD,
+		.mark = 0x11223344, .priority = 7,
+		.payload = (uint8_t[3]){ 0xa1, 0xa2, 0xa3 }, .payload_len = 3),
+	  EXP(
+		VHDR(0x38, 0x00, 0x00, 0x00, 0x01),
+		/* mark, then priority, then payload (3 bytes, 1 pad) */
+		0x08, 0x00, 0x03, 0x00, 0x11, 0x22, 0x33, 0x44,
+		0x08, 0x00, 0x15, 0x00, 0x00, 0x00, 0x00, 0x07,
+		0x07, 0x00, 0x0a, 0x00, 0xa1, 0xa2, 0xa3, 0x00) },
+	/* the decision carries the full kernel verdict word */
+	{ "queue word", VERDICT_OF(.verdict = 0x00058003), EXP(
+		VHDR(0x20, 0x00, 0x05, 0x80, 0x03)) },
+
+	/* --- batch verdicts --- */
+	{ "batch", BATCH, 0x99, 0x0100, 0x80000001, NFQB_DROP, EXP(
 		BHDR(0x20),
 		/* NFQA_VERDICT_HDR: DROP, max id 0x80000001 */
 		0x0c, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
-		0x80, 0x00, 0x00, 0x01,
-	};
-	size_t len;
-
-	prefill();
-	len = nfqb_msg_verdict_batch(buf, 0x99, 0x0100, 0x80000001, NFQB_DROP,
-				     NULL);
-	ck_assert_uint_le(len, nfqb_msg_verdict_size(0));
-	check_bytes("batch", len, exp, sizeof(exp));
-}
-END_TEST
-
-START_TEST(test_batch_mark)
-{
-	static const uint8_t exp[] = {
+		0x80, 0x00, 0x00, 0x01) },
+	{ "batch mark", BATCH, 0x99, 0x0100, 0x100, NFQB_ACCEPT,
+	  { .flags = NFQB_V_MARK, .mark = 0x42 }, EXP(
 		BHDR(0x28),
 		/* ACCEPT, max id 0x00000100 */
 		0x0c, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
 		0x00, 0x00, 0x01, 0x00,
 		/* NFQA_MARK 0x00000042 */
-		0x08, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x42,
-	};
-	uint32_t mark = 0x42;
-	size_t len;
+		0x08, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x42) },
+};
+
+#define NMSG	(sizeof(msg_cases) / sizeof(msg_cases[0]))
+
+/* Row @_i of msg_cases: built into buf (zeroes before), then checked
+ * byte by byte (check_bytes) */
+START_TEST(test_msg_bytes)
+{
+	const struct msg_case *c = &msg_cases[_i];
+	size_t len = 0;
 
 	prefill();
-	len = nfqb_msg_verdict_batch(buf, 0x99, 0x0100, 0x100, NFQB_ACCEPT,
-				     &mark);
-	ck_assert_uint_le(len, nfqb_msg_verdict_size(0));
-	check_bytes("batch mark", len, exp, sizeof(exp));
+	switch (c->kind) {
+	case CFG_CMD:
+		len = nfqb_msg_config_cmd(buf, c->seq, c->qnum, c->a, c->b);
+		break;
+	case CFG_PARAMS:
+		len = nfqb_msg_config_params(buf, c->seq, c->qnum, c->a, c->b);
+		break;
+	case CFG_BIND:
+		len = nfqb_msg_config_bind(buf, c->seq, c->qnum, c->a, c->b);
+		break;
+	case CFG_MAXLEN:
+		len = nfqb_msg_config_maxlen(buf, c->seq, c->qnum, c->a);
+		break;
+	case CFG_FLAGS:
+		len = nfqb_msg_config_flags(buf, c->seq, c->qnum, c->a, c->b);
+		break;
+	case VERDICT:
+		len = nfqb_msg_verdict(buf, c->seq, c->qnum, c->a, &c->d);
+		ck_assert_uint_le(len, nfqb_msg_verdict_size(c->d.payload_len));
+		break;
+	case BATCH:
+		len = nfqb_msg_verdict_batch(buf, c->seq, c->qnum, c->a, c->b,
+					     c->d.flags & NFQB_V_MARK ?
+					     &c->d.mark : NULL);
+		ck_assert_uint_le(len, nfqb_msg_verdict_size(0));
+		break;
+	}
+	check_bytes(c->name, len, c->exp, c->explen);
 }
 END_TEST
 
@@ -696,53 +558,20 @@ END_TEST
 static Suite *msg_suite(void)
 {
 	Suite *s = suite_create("msg");
-	TCase *tc;
+	TCase *tc = nfqbt_tcase_tests(s, "bytes", 0, (const TTest *[]){ NULL });
 
-	tc = tcase_create("config");
 	tcase_add_checked_fixture(tc, clean_fill, NULL);
-	tcase_add_test(tc, test_config_bind);
-	tcase_add_test(tc, test_config_unbind);
-	tcase_add_test(tc, test_config_params);
-	tcase_add_test(tc, test_config_params_meta);
-	tcase_add_test(tc, test_config_bind_params);
-	tcase_add_test(tc, test_config_maxlen);
-	tcase_add_test(tc, test_config_flags);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("verdict");
-	tcase_add_checked_fixture(tc, clean_fill, NULL);
-	tcase_add_test(tc, test_verdict_plain);
-	tcase_add_test(tc, test_verdict_options_ignored);
-	tcase_add_test(tc, test_verdict_mark);
-	tcase_add_test(tc, test_verdict_priority);
-	tcase_add_test(tc, test_verdict_payload_odd);
-	tcase_add_test(tc, test_verdict_payload_empty);
-	tcase_add_test(tc, test_verdict_all);
-	tcase_add_test(tc, test_verdict_queue_word);
-	tcase_add_test(tc, test_verdict_size_bound);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("payload_limit");
-	tcase_add_test(tc, test_payload_max);
+	tcase_add_loop_test(tc, test_msg_bytes, 0, NMSG);
+	nfqbt_tcase_tests(s, "verdict", 0, (const TTest *[]){
+		test_verdict_size_bound, NULL });
+	tc = nfqbt_tcase_tests(s, "payload_limit", 0, (const TTest *[]){
+		test_payload_max, NULL });
 	tcase_add_loop_test(tc, test_payload_too_big, 0, 4);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("padding");
-	tcase_add_test(tc, test_padding_zeroed);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("batch");
-	tcase_add_checked_fixture(tc, clean_fill, NULL);
-	tcase_add_test(tc, test_batch_plain);
-	tcase_add_test(tc, test_batch_mark);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("queue_to");
-	tcase_add_test(tc, test_queue_to_bypass);
-	tcase_add_test(tc, test_queue_to_plain);
-	tcase_add_test(tc, test_queue_to_max);
-	tcase_add_test(tc, test_bypass_needs_queue);
-	suite_add_tcase(s, tc);
+	nfqbt_tcase_tests(s, "padding", 0, (const TTest *[]){
+		test_padding_zeroed, NULL });
+	nfqbt_tcase_tests(s, "queue_to", 0, (const TTest *[]){
+		test_queue_to_bypass, test_queue_to_plain, test_queue_to_max,
+		test_bypass_needs_queue, NULL });
 	return s;
 }
 

@@ -87,125 +87,173 @@ static unsigned int bk_plan(struct bk *k, bool singles, bool force,
 	return nfqb_plan(&in, &k->plan);
 }
 
-static void item_is(const struct bk *k, unsigned int i, uint8_t type,
-		    uint32_t id, uint32_t count, uint32_t verdict)
-{
-	const struct nfqb_item *it = &k->plan.items[i];
+/* One entry of a hand-made book: a packet (NFQB_E_PKT; @verdict U for
+ * undecided, @flags NFQB_V_* | D_SINGLE) or another kind (@id, @n). */
+struct ent {
+	uint8_t kind;
+	uint32_t id;
+	uint32_t verdict;
+	uint32_t flags;
+	uint32_t mark;
+	uint64_t decided_ns;	/* for a packet; n for another kind */
+};
 
-	ck_assert_uint_lt(i, k->plan.nitems);
-	ck_assert_uint_eq(it->type, type);
-	ck_assert_uint_eq(it->id, id);
-	ck_assert_uint_eq(it->count, count);
-	ck_assert_uint_eq(it->d->verdict, verdict);
-}
+/* An item the plan must hold: its type, last id, count, verdict and mark */
+struct want {
+	uint8_t type;
+	uint32_t id;
+	uint32_t count;
+	uint32_t verdict;
+	uint32_t mark;
+};
 
-START_TEST(test_plan_prefix_runs)
+#define NOCHECK	(-1)
+
+/* One planning of the book and what it must give: @nitems items, of which
+ * @want from item @first on; @held, @oldest_held and @more unless NOCHECK */
+struct step {
+	bool singles, force;
+	uint64_t cutoff;
+	unsigned int budget;	/* in single verdicts; 0: the full budget */
+	unsigned int nitems, first;
+	struct want want[4];
+	int held;
+	int64_t oldest_held;
+	int more;
+};
+
+struct plan_case {
+	const char *name;
+	uint32_t dflt;
+	struct ent book[6];
+	struct step steps[3];
+};
+
+#define PKT(id, v, flags, mark, ns)	{ NFQB_E_PKT, id, v, flags, mark, ns }
+#define OTHER(kind, id, n)		{ kind, id, 0, 0, 0, n }
+#define SINGLE(id, v, mark)		{ NFQB_I_SINGLE, id, 1, v, mark }
+#define BATCH(id, n, v, mark)		{ NFQB_I_BATCH, id, n, v, mark }
+
+static const struct plan_case plan_cases[] = {
+	{ "prefix runs", NFQB_DROP, {
+		PKT(10, NFQB_ACCEPT, 0, 0, 5),
+		PKT(11, NFQB_ACCEPT, 0, 0, 5),
+		PKT(12, NFQB_DROP, 0, 0, 5),
+		PKT(13, NFQB_ACCEPT, NFQB_V_MARK, 7, 5),
+		PKT(14, NFQB_ACCEPT, NFQB_V_MARK, 7, 5),
+		PKT(15, NFQB_ACCEPT, NFQB_V_MARK, 8, 5) }, {
+		{ false, false, 0, 0, 4, 0, {
+			BATCH(11, 2, NFQB_ACCEPT, 0),
+			SINGLE(12, NFQB_DROP, 0),
+			BATCH(14, 2, NFQB_ACCEPT, 7),
+			SINGLE(15, NFQB_ACCEPT, 8) }, NOCHECK, NOCHECK, false } } },
+	/* Nothing is batched across an undecided packet: decided ones behind
+	 * it wait (held), unless forced or older than the cutoff. */
+	{ "undecided stops batches", NFQB_DROP, {
+		PKT(1, NFQB_ACCEPT, 0, 0, 100),
+		PKT(2, U, 0, 0, 0),
+		PKT(3, NFQB_ACCEPT, 0, 0, 100),
+		PKT(4, NFQB_ACCEPT, 0, 0, 200) }, {
+		{ false, false, 0, 0, 1, 0, { SINGLE(1, NFQB_ACCEPT, 0) },
+		  2, 100, NOCHECK },
+		/* the latency bound passed for the one decided at 100 */
+		{ false, false, 150, 0, 2, 1, { SINGLE(3, NFQB_ACCEPT, 0) },
+		  1, NOCHECK, NOCHECK },
+		/* forced (close): every decided one, each by itself */
+		{ false, true, 0, 0, 3, 1, {
+			SINGLE(3, NFQB_ACCEPT, 0),
+			SINGLE(4, NFQB_ACCEPT, 0) }, NOCHECK, NOCHECK, NOCHECK } } },
+	/* A gap ends the run before it, gets one default verdict per id, and
+	 * the run after it starts anew. */
+	{ "gap", NFQB_DROP, {
+		PKT(1, NFQB_ACCEPT, 0, 0, 5),
+		PKT(2, NFQB_ACCEPT, 0, 0, 5),
+		OTHER(NFQB_E_GAP, 3, 2),
+		PKT(5, NFQB_ACCEPT, 0, 0, 5),
+		PKT(6, NFQB_ACCEPT, 0, 0, 5) }, {
+		{ false, false, 0, 0, 3, 0, {
+			BATCH(2, 2, NFQB_ACCEPT, 0),
+			{ NFQB_I_GAP, 3, 2, NFQB_DROP, 0 },
+			BATCH(6, 2, NFQB_ACCEPT, 0) }, NOCHECK, NOCHECK, NOCHECK },
+		/* a budget for two single messages: the batch and one of the
+		 * gap's ids */
+		{ false, false, 0, 2, 2, 1, { { NFQB_I_GAP, 3, 1, NFQB_DROP, 0 } },
+		  NOCHECK, NOCHECK, true } } },
+	/* An open gap (no later id yet) stops the prefix like an undecided
+	 * one. */
+	{ "open gap", NFQB_DROP, {
+		PKT(1, NFQB_DROP, 0, 0, 5),
+		PKT(2, NFQB_DROP, 0, 0, 5),
+		OTHER(NFQB_E_GAP_OPEN, 0, 1) }, {
+		{ false, false, 0, 0, 1, 0, { BATCH(2, 2, NFQB_DROP, 0) },
+		  NOCHECK, NOCHECK, NOCHECK } } },
+	/* A decision a batch cannot carry goes first, by itself; a default
+	 * stub joins a run of the default verdict. */
+	{ "single and default", NFQB_ACCEPT, {
+		PKT(1, NFQB_ACCEPT, 0, 0, 5),
+		PKT(2, NFQB_ACCEPT, NFQB_V_PAYLOAD | NFQB_D_SINGLE, 0, 5),
+		OTHER(NFQB_E_DEFAULT, 3, 1),
+		PKT(4, NFQB_ACCEPT, 0, 0, 5) }, {
+		{ false, false, 0, 0, 2, 0, {
+			SINGLE(2, NFQB_ACCEPT, 0),
+			BATCH(4, 3, NFQB_ACCEPT, 0) }, NOCHECK, NOCHECK, NOCHECK },
+		/* per-packet mode (fallback, coalescer off) */
+		{ true, false, 0, 0, 4, 2, { SINGLE(3, NFQB_ACCEPT, 0) },
+		  NOCHECK, NOCHECK, NOCHECK } } },
+};
+
+#define NPLAN	(sizeof(plan_cases) / sizeof(plan_cases[0]))
+
+/* Each case of plan_cases: its book, then each of its steps in turn (the
+ * list ends at a step of 0 items; a step's wanted items at one of count 0) */
+START_TEST(test_plan_case)
 {
+	const struct plan_case *c = &plan_cases[_i];
+	const struct step *st;
+	const struct want *w;
+	const struct nfqb_item *it;
+	unsigned int i, j, n;
 	struct bk k;
 
 	bk_init(&k);
-	bk_pkt(&k, 10, NFQB_ACCEPT, 0, 0, 5);
-	bk_pkt(&k, 11, NFQB_ACCEPT, 0, 0, 5);
-	bk_pkt(&k, 12, NFQB_DROP, 0, 0, 5);
-	bk_pkt(&k, 13, NFQB_ACCEPT, NFQB_V_MARK, 7, 5);
-	bk_pkt(&k, 14, NFQB_ACCEPT, NFQB_V_MARK, 7, 5);
-	bk_pkt(&k, 15, NFQB_ACCEPT, NFQB_V_MARK, 8, 5);
-	ck_assert_uint_eq(bk_plan(&k, false, false, 0, 0), 4);
-	item_is(&k, 0, NFQB_I_BATCH, 11, 2, NFQB_ACCEPT);
-	item_is(&k, 1, NFQB_I_SINGLE, 12, 1, NFQB_DROP);
-	item_is(&k, 2, NFQB_I_BATCH, 14, 2, NFQB_ACCEPT);
-	ck_assert_uint_eq(k.plan.items[2].d->mark, 7);
-	item_is(&k, 3, NFQB_I_SINGLE, 15, 1, NFQB_ACCEPT);
-	ck_assert(!k.plan.more);
-	nfqb_book_free(&k.b);
-}
-END_TEST
+	k.dflt.verdict = c->dflt;
+	for (i = 0; i < 6 && c->book[i].kind; i++) {
+		const struct ent *e = &c->book[i];
 
-/* Nothing is batched across an undecided packet: decided ones behind it
- * wait (held), unless forced or older than the cutoff. */
-START_TEST(test_plan_undecided_stops_batches)
-{
-	struct bk k;
-
-	bk_init(&k);
-	bk_pkt(&k, 1, NFQB_ACCEPT, 0, 0, 100);
-	bk_pkt(&k, 2, U, 0, 0, 0);
-	bk_pkt(&k, 3, NFQB_ACCEPT, 0, 0, 100);
-	bk_pkt(&k, 4, NFQB_ACCEPT, 0, 0, 200);
-	ck_assert_uint_eq(bk_plan(&k, false, false, 0, 0), 1);
-	item_is(&k, 0, NFQB_I_SINGLE, 1, 1, NFQB_ACCEPT);
-	ck_assert_uint_eq(k.plan.held, 2);
-	ck_assert_uint_eq(k.plan.oldest_held_ns, 100);
-	/* the latency bound passed for the one decided at 100 */
-	ck_assert_uint_eq(bk_plan(&k, false, false, 150, 0), 2);
-	item_is(&k, 1, NFQB_I_SINGLE, 3, 1, NFQB_ACCEPT);
-	ck_assert_uint_eq(k.plan.held, 1);
-	/* forced (close): every decided one, each by itself */
-	ck_assert_uint_eq(bk_plan(&k, false, true, 0, 0), 3);
-	item_is(&k, 1, NFQB_I_SINGLE, 3, 1, NFQB_ACCEPT);
-	item_is(&k, 2, NFQB_I_SINGLE, 4, 1, NFQB_ACCEPT);
-	nfqb_book_free(&k.b);
-}
-END_TEST
-
-/* A gap ends the run before it, gets one default verdict per id, and the
- * run after it starts anew. */
-START_TEST(test_plan_gap)
-{
-	struct bk k;
-
-	bk_init(&k);
-	bk_pkt(&k, 1, NFQB_ACCEPT, 0, 0, 5);
-	bk_pkt(&k, 2, NFQB_ACCEPT, 0, 0, 5);
-	bk_other(&k, NFQB_E_GAP, 3, 2);
-	bk_pkt(&k, 5, NFQB_ACCEPT, 0, 0, 5);
-	bk_pkt(&k, 6, NFQB_ACCEPT, 0, 0, 5);
-	ck_assert_uint_eq(bk_plan(&k, false, false, 0, 0), 3);
-	item_is(&k, 0, NFQB_I_BATCH, 2, 2, NFQB_ACCEPT);
-	item_is(&k, 1, NFQB_I_GAP, 3, 2, NFQB_DROP);
-	item_is(&k, 2, NFQB_I_BATCH, 6, 2, NFQB_ACCEPT);
-	/* a budget for three single messages: the batch and two of ... */
-	ck_assert_uint_eq(bk_plan(&k, false, false, 0,
-				  2 * nfqb_msg_verdict_size(0)), 2);
-	item_is(&k, 1, NFQB_I_GAP, 3, 1, NFQB_DROP);
-	ck_assert(k.plan.more);
-	nfqb_book_free(&k.b);
-}
-END_TEST
-
-/* An open gap (no later id yet) stops the prefix like an undecided one. */
-START_TEST(test_plan_open_gap)
-{
-	struct bk k;
-
-	bk_init(&k);
-	bk_pkt(&k, 1, NFQB_DROP, 0, 0, 5);
-	bk_pkt(&k, 2, NFQB_DROP, 0, 0, 5);
-	bk_other(&k, NFQB_E_GAP_OPEN, 0, 1);
-	ck_assert_uint_eq(bk_plan(&k, false, false, 0, 0), 1);
-	item_is(&k, 0, NFQB_I_BATCH, 2, 2, NFQB_DROP);
-	nfqb_book_free(&k.b);
-}
-END_TEST
-
-/* A decision a batch cannot carry goes first, by itself; a default stub
- * joins a run of the default verdict. */
-START_TEST(test_plan_single_and_default)
-{
-	struct bk k;
-
-	bk_init(&k);
-	k.dflt.verdict = NFQB_ACCEPT;
-	bk_pkt(&k, 1, NFQB_ACCEPT, 0, 0, 5);
-	bk_pkt(&k, 2, NFQB_ACCEPT, NFQB_V_PAYLOAD | NFQB_D_SINGLE, 0, 5);
-	bk_other(&k, NFQB_E_DEFAULT, 3, 1);
-	bk_pkt(&k, 4, NFQB_ACCEPT, 0, 0, 5);
-	ck_assert_uint_eq(bk_plan(&k, false, false, 0, 0), 2);
-	item_is(&k, 0, NFQB_I_SINGLE, 2, 1, NFQB_ACCEPT);
-	item_is(&k, 1, NFQB_I_BATCH, 4, 3, NFQB_ACCEPT);
-	/* per-packet mode (fallback, coalescer off) */
-	ck_assert_uint_eq(bk_plan(&k, true, false, 0, 0), 4);
-	item_is(&k, 2, NFQB_I_SINGLE, 3, 1, NFQB_ACCEPT);
+		if (e->kind == NFQB_E_PKT)
+			bk_pkt(&k, e->id, e->verdict, e->flags, e->mark,
+			       e->decided_ns);
+		else
+			bk_other(&k, e->kind, e->id, e->decided_ns);
+	}
+	for (i = 0; i < 3 && c->steps[i].nitems; i++) {
+		st = &c->steps[i];
+		n = bk_plan(&k, st->singles, st->force, st->cutoff,
+			    st->budget * nfqb_msg_verdict_size(0));
+		ck_assert_msg(n == st->nitems, "%s, step %u: %u items, want %u",
+			      c->name, i, n, st->nitems);
+		ck_assert_uint_eq(k.plan.nitems, n);
+		for (j = 0; j < 4 && st->want[j].count; j++) {
+			w = &st->want[j];
+			ck_assert_uint_lt(st->first + j, n);
+			it = &k.plan.items[st->first + j];
+			ck_assert_msg(it->type == w->type && it->id == w->id &&
+				      it->count == w->count &&
+				      it->d->verdict == w->verdict &&
+				      it->d->mark == w->mark,
+				      "%s, step %u, item %u: type %u id %u count %u verdict %u mark %u, want %u %u %u %u %u",
+				      c->name, i, st->first + j, it->type,
+				      it->id, it->count, it->d->verdict,
+				      it->d->mark, w->type, w->id, w->count,
+				      w->verdict, w->mark);
+		}
+		if (st->held != NOCHECK)
+			ck_assert_uint_eq(k.plan.held, st->held);
+		if (st->oldest_held != NOCHECK)
+			ck_assert_uint_eq(k.plan.oldest_held_ns, st->oldest_held);
+		if (st->more != NOCHECK)
+			ck_assert_int_eq(k.plan.more, st->more);
+	}
 	nfqb_book_free(&k.b);
 }
 END_TEST
@@ -254,6 +302,27 @@ static void kernel_off(void)
 	km_free(&km);
 }
 
+/* A detached queue 9 of @slots packets, its kernel on (kernel_on) */
+static struct nfqb_queue *kernel_queue(unsigned int slots)
+{
+	struct nfqb_queue *q = nfqbt_queue_detached(9, slots);
+
+	ck_assert_ptr_nonnull(q);
+	kernel_on(9);
+	return q;
+}
+
+static void all_verdicted(void);
+
+/* The end of a test of kernel_queue(): every packet the kernel queued has
+ * its verdict, the queue closes without error, the kernel goes off. */
+static void kernel_done(struct nfqb_queue *q)
+{
+	all_verdicted();
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	kernel_off();
+}
+
 /* The kernel queued packet @id; the library reads it and hands it out. */
 static struct nfqb_packet *rx_one(struct nfqb_queue *q, uint32_t id)
 {
@@ -291,13 +360,10 @@ static void all_verdicted(void)
  * datagram, and nothing was released before the kernel took it. */
 START_TEST(test_tx_failed_send_keeps_order)
 {
-	struct nfqb_queue *q = nfqbt_queue_detached(9, 128);
+	struct nfqb_queue *q = kernel_queue(128);
 	struct nfqb_packet *p[64];
-	struct nfqb_stats st;
 	unsigned int i;
 
-	ck_assert_ptr_nonnull(q);
-	kernel_on(9);
 	fail_sends = 4;
 	for (i = 0; i < 64; i++)
 		p[i] = rx_one(q, 100 + i);
@@ -312,10 +378,7 @@ START_TEST(test_tx_failed_send_keeps_order)
 	/* each failed send would have reached the 32 decided */
 	ck_assert_uint_eq(km.p[0].failed_sends, 4);
 	ck_assert_uint_eq(km.p[32].failed_sends, 0);
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
-	ck_assert_uint_eq(st.send_failures, 4);
-	ck_assert_uint_eq(st.outstanding, 64);
-	ck_assert_uint_eq(st.dropped, 0);
+	nfqbt_assert_stats(q, "send_failures=4 outstanding=64 dropped=0");
 	/* a handle whose decision is not sent yet is still decided */
 	ck_assert_int_eq(nfqb_verdict(p[0], NFQB_ACCEPT), -1);
 	ck_assert_int_eq(errno, EALREADY);
@@ -328,10 +391,7 @@ START_TEST(test_tx_failed_send_keeps_order)
 	for (i = 0; i < 64; i++)
 		ck_assert_uint_eq(km.p[i].got.verdict,
 				  i < 32 ? NFQB_DROP : NFQB_ACCEPT);
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
-	ck_assert_uint_eq(st.outstanding, 0);
-	ck_assert_uint_eq(st.dropped, 32);
-	ck_assert_uint_eq(st.accepted, 32);
+	nfqbt_assert_stats(q, "outstanding=0 dropped=32 accepted=32");
 	/* dead handles: refused, and the descriptor's next packet untouched */
 	p[0] = rx_one(q, 200);
 	ck_assert_int_eq(nfqb_verdict(p[1], NFQB_DROP), -1);
@@ -339,9 +399,7 @@ START_TEST(test_tx_failed_send_keeps_order)
 	ck_assert_int_eq(nfqb_verdict(p[0], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_flush(q), 1);
 	took(2, NFQNL_MSG_VERDICT, 200, NFQB_ACCEPT);
-	all_verdicted();
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	kernel_off();
+	kernel_done(q);
 }
 END_TEST
 
@@ -350,14 +408,11 @@ END_TEST
  * by one, and no batch spans it. */
 START_TEST(test_tx_malformed_defaults)
 {
-	struct nfqb_queue *q = nfqbt_queue_detached(9, 64);
+	struct nfqb_queue *q = kernel_queue(64);
 	struct nfqb_packet *a, *c, *d;
-	struct nfqb_stats st;
 	struct nlb b;
 
-	ck_assert_ptr_nonnull(q);
 	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
-	kernel_on(9);
 	a = rx_one(q, 10);
 	/* 11: header readable, a bad attribute after it */
 	nlb_init_ipv4(&b, 9, 11);
@@ -382,13 +437,8 @@ START_TEST(test_tx_malformed_defaults)
 	took(1, NFQNL_MSG_VERDICT, 11, NFQB_DROP);
 	took(2, NFQNL_MSG_VERDICT, 12, NFQB_DROP);
 	took(3, NFQNL_MSG_VERDICT_BATCH, 14, NFQB_ACCEPT);
-	all_verdicted();
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
-	ck_assert_uint_eq(st.rejected_malformed, 2);
-	ck_assert_uint_eq(st.rejected_defaults, 1);
-	ck_assert_uint_eq(st.gap_ids, 1);
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	kernel_off();
+	nfqbt_assert_stats(q, "rejected_malformed=2 rejected_defaults=1 gap_ids=1");
+	kernel_done(q);
 }
 END_TEST
 
@@ -397,14 +447,11 @@ END_TEST
  * past the datagram, and a packet after it still parsed in a later one. */
 START_TEST(test_rx_huge_nlmsg_len)
 {
-	struct nfqb_queue *q = nfqbt_queue_detached(9, 16);
+	struct nfqb_queue *q = kernel_queue(16);
 	struct nfqb_packet *p;
-	struct nfqb_stats st;
 	struct nlb b;
 	uint32_t len;
 
-	ck_assert_ptr_nonnull(q);
-	kernel_on(9);
 	nlb_simple_packet(&b, 9, 5, 20);
 	len = 0x80000010u;
 	memcpy(b.buf, &len, sizeof(len));
@@ -413,8 +460,7 @@ START_TEST(test_rx_huge_nlmsg_len)
 	len = 0xfffffff0u;
 	memcpy(b.buf, &len, sizeof(len));
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
-	ck_assert_uint_eq(st.rejected_malformed, 2);
+	nfqbt_assert_stats(q, "rejected_malformed=2");
 	p = rx_one(q, 7);
 	ck_assert_uint_eq(nfqb_pkt_id(p), 7);
 	ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
@@ -424,9 +470,7 @@ START_TEST(test_rx_huge_nlmsg_len)
 	ck_assert_int_eq(nfqb_flush(q), 2);
 	took(0, NFQNL_MSG_VERDICT_BATCH, 6, NFQB_ACCEPT);
 	took(1, NFQNL_MSG_VERDICT, 7, NFQB_ACCEPT);
-	all_verdicted();
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	kernel_off();
+	kernel_done(q);
 }
 END_TEST
 
@@ -434,12 +478,10 @@ END_TEST
  * in the library comes out later, intact, and takes its own verdict. */
 START_TEST(test_verdict_batch_handed_only)
 {
-	struct nfqb_queue *q = nfqbt_queue_detached(9, 16);
+	struct nfqb_queue *q = kernel_queue(16);
 	struct nfqb_packet *p[2];
 	struct nlb b;
 
-	ck_assert_ptr_nonnull(q);
-	kernel_on(9);
 	km_add(&km, 40, true);
 	nlb_simple_packet(&b, 9, 40, 20);
 	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
@@ -458,11 +500,9 @@ START_TEST(test_verdict_batch_handed_only)
 	ck_assert_int_eq(nfqb_verdict(p[1], NFQB_ACCEPT), 0);
 	ck_assert_int_eq(nfqb_flush(q), 1);
 	took(1, NFQNL_MSG_VERDICT, 41, NFQB_ACCEPT);
-	all_verdicted();
 	ck_assert_int_eq(nfqb_verdict(p[0], NFQB_ACCEPT), -1);
 	ck_assert_int_eq(errno, EALREADY);
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	kernel_off();
+	kernel_done(q);
 }
 END_TEST
 
@@ -684,13 +724,10 @@ static bool waiting(const struct nfqb_queue *q, uint64_t t)
  * alone in small reads, or in runs, it does not; TCP always does. */
 START_TEST(test_pace_waiting)
 {
-	struct nfqb_queue *q = nfqbt_queue_detached(9, 256);
+	struct nfqb_queue *q = kernel_queue(256);
 	uint64_t t = 1000000000ull;
-	struct nfqb_stats st;
 	unsigned int i;
 
-	ck_assert_ptr_nonnull(q);
-	kernel_on(9);
 	/* runs of a bulk flow: nothing waits */
 	for (i = 0; i < 20; i++)
 		pace_read(q, 8, 0, 0, false, t += 100000);
@@ -732,36 +769,23 @@ START_TEST(test_pace_waiting)
 	/* one TCP segment is enough */
 	pace_read(q, 0, 5000, 1, true, t += 100000);
 	ck_assert(waiting(q, t));
-	ck_assert_int_eq(nfqb_queue_stats(q, &st, sizeof(st)), 0);
-	ck_assert_uint_eq(st.linger_waiting, 4);
-	all_verdicted();
-	ck_assert_int_eq(nfqb_queue_close(q), 0);
-	kernel_off();
+	nfqbt_assert_stats(q, "linger_waiting=4");
+	kernel_done(q);
 }
 END_TEST
 
 static Suite *plan_suite(void)
 {
 	Suite *s = suite_create("plan");
-	TCase *tc = tcase_create("plan");
+	TCase *tc = nfqbt_tcase_tests(s, "plan", 0, (const TTest *[]){ NULL });
 
-	tcase_add_test(tc, test_plan_prefix_runs);
-	tcase_add_test(tc, test_plan_undecided_stops_batches);
-	tcase_add_test(tc, test_plan_gap);
-	tcase_add_test(tc, test_plan_open_gap);
-	tcase_add_test(tc, test_plan_single_and_default);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("transport");
-	tcase_add_test(tc, test_tx_failed_send_keeps_order);
-	tcase_add_test(tc, test_tx_malformed_defaults);
-	tcase_add_test(tc, test_rx_huge_nlmsg_len);
-	tcase_add_test(tc, test_verdict_batch_handed_only);
-	tcase_add_test(tc, test_linger_policy);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("pace");
-	tcase_add_test(tc, test_pace_flow_tag);
-	tcase_add_test(tc, test_pace_waiting);
-	suite_add_tcase(s, tc);
+	tcase_add_loop_test(tc, test_plan_case, 0, NPLAN);
+	nfqbt_tcase_tests(s, "transport", 0, (const TTest *[]){
+		test_tx_failed_send_keeps_order, test_tx_malformed_defaults,
+		test_rx_huge_nlmsg_len, test_verdict_batch_handed_only,
+		test_linger_policy, NULL });
+	nfqbt_tcase_tests(s, "pace", 0, (const TTest *[]){
+		test_pace_flow_tag, test_pace_waiting, NULL });
 	return s;
 }
 
