@@ -85,13 +85,16 @@ static enum nfqb_wait next_wait(const struct nfqb_queue *q, bool dry)
 
 /* May decisions wait for a batch in this pass? Only while packets keep
  * coming and no flow waits on us (the adaptive linger pauses only then
- * too); never before a sleep. A pause, fixed or adaptive, holds them for
- * a bigger batch, within the latency bound: sending them before every
- * pause cost a verdict message per pause, twice 0.1.0's per packet. */
+ * too), and never before a sleep: a linger wait holds them only if it
+ * will pause. A pause, fixed or adaptive, holds them for a bigger batch,
+ * within the latency bound: sending them before every pause cost a
+ * verdict message per pause, twice 0.1.0's per packet. */
 static bool may_hold(const struct nfqb_queue *q, enum nfqb_wait w,
 		     uint64_t now)
 {
-	if (w == NFQB_WAIT_SLEEP || w == NFQB_WAIT_NOT)
+	if (w == NFQB_WAIT_SLEEP || w == NFQB_WAIT_NOT ||
+	    (w == NFQB_WAIT_LINGER &&
+	     !nfqb_pace_pauses(&q->pace, &q->pace_in, now)))
 		return false;
 	return now >= q->pace.waiting_until &&
 	       (q->rx.last_full || q->pace.streaming);

@@ -182,6 +182,12 @@ static uint64_t linger_ns(const struct nfqb_pace *pc,
 	return ns < NFQB_LINGER_MIN_NS ? 0 : ns;
 }
 
+bool nfqb_pace_pauses(const struct nfqb_pace *pc,
+		      const struct nfqb_pace_in *in, uint64_t now)
+{
+	return in->bufs->nfree_slots && linger_ns(pc, in->set, now);
+}
+
 /* When the owner must run next, the transport's next flush being due at
  * @tx_due: that, or the verdict timeout (0: nothing is due). */
 static uint64_t owner_due(const struct nfqb_pace_in *in, uint64_t tx_due)

@@ -109,6 +109,10 @@ struct nfqb_pace_in {
  * timer), -1 with errno (EINTR: a signal; EAGAIN, ENOSPC). */
 int nfqb_pace_wait(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
 		   enum nfqb_wait how, uint64_t now);
+/* Would a linger wait now pause (rather than sleep)? Decisions are held
+ * for a batch only across a pause, never across a sleep. */
+bool nfqb_pace_pauses(const struct nfqb_pace *pc,
+		      const struct nfqb_pace_in *in, uint64_t now);
 /* ms until the owner must run (the verdict timeout, the transport's next
  * flush due at @tx_due, a retry), -1 never: nfqb_queue_next_timeout(). */
 int nfqb_pace_next_timeout(const struct nfqb_pace_in *in, uint64_t tx_due,

@@ -9,7 +9,9 @@
  *   nfqt send ADDR PORT N CPU [SRC]  (ADDR, SRC: IPv4 or IPv6; recv and
  *                               trecv take both families)
  *                               send N UDP datagrams, pinned to CPU (from
- *                               source address SRC)
+ *                               source address SRC; A.B.C.X-Y: N from each
+ *                               of A.B.C.X to A.B.C.Y in turn, one socket
+ *                               each, as that many senders would)
  *   nfqt recv PORT IDLE_MS [N]  count UDP datagrams until idle (or until N
  *                               arrived, or SIGTERM), print the count
  *   nfqt tsend ADDR PORT BYTES  TCP: connect, write BYTES in 64 KiB writes
@@ -350,7 +352,7 @@ static void usage(void)
 		"                   [-b N] [-H] [-F FAMILY] [-k HOOK] [-L] [-P PROTO] [-E] [-I]\n"
 		"                   [-V VID] [-G] [-T LEN] [-D MAC] [-S MAC] [-Y TYPE]\n"
 		"                   [-Z TYPE] [-W PROTO:TCI] [-R] [-N] [-d MS] [-s]\n"
-		"       nfqt send ADDR PORT COUNT CPU [SRC]\n"
+		"       nfqt send ADDR PORT COUNT CPU [SRC | A.B.C.X-Y]\n"
 		"       nfqt recv PORT IDLE_MS [EXPECT]\n"
 		"       nfqt tsend ADDR PORT BYTES\n"
 		"       nfqt trecv PORT IDLE_MS\n"
@@ -821,14 +823,54 @@ static int dual_socket(int type, int port)
 	return fd;
 }
 
+/* N datagrams to @dst from a new socket, bound to @src if not NULL: 0, or
+ * 2 after a message */
+static int send_from(const struct sockaddr_storage *dst, socklen_t dlen,
+		     const char *src, unsigned long n, const char *cpu)
+{
+	char payload[64];
+	unsigned long i;
+	int fd, ret = 0;
+
+	fd = socket(dst->ss_family, SOCK_DGRAM, 0);
+	if (fd < 0) {
+		perror("nfqt: socket");
+		return 2;
+	}
+	if (src) {
+		struct sockaddr_storage sa;
+		socklen_t slen = sockaddr_of(src, 0, &sa);
+
+		if (sa.ss_family != dst->ss_family)
+			usage();
+		if (bind(fd, (struct sockaddr *)&sa, slen) < 0) {
+			perror("nfqt: bind source");
+			close(fd);
+			return 2;
+		}
+	}
+	memset(payload, 'x', sizeof(payload));
+	for (i = 0; i < n && !ret; i++) {
+		snprintf(payload, sizeof(payload), "cpu%s-%lu", cpu, i);
+		if (sendto(fd, payload, sizeof(payload), 0,
+			   (const struct sockaddr *)dst, dlen) < 0 &&
+		    errno != ENOBUFS && errno != ECONNREFUSED) {
+			perror("nfqt: sendto");
+			ret = 2;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
 static int do_send(int argc, char **argv)
 {
 	struct sockaddr_storage dst;
+	unsigned long n, x, y;
+	char src[64], *dash, *dot;
 	socklen_t dlen;
-	unsigned long i, n;
 	cpu_set_t set;
-	char payload[64];
-	int fd;
+	int ret = 0;
 
 	if (argc != 5 && argc != 6)
 		usage();
@@ -838,33 +880,23 @@ static int do_send(int argc, char **argv)
 	CPU_SET(atoi(argv[4]), &set);
 	if (sched_setaffinity(0, sizeof(set), &set) < 0)
 		perror("nfqt: sched_setaffinity");
-	fd = socket(dst.ss_family, SOCK_DGRAM, 0);
-	if (fd < 0) {
-		perror("nfqt: socket");
-		return 2;
+	if (argc == 5)
+		return send_from(&dst, dlen, NULL, n, argv[4]);
+	/* A.B.C.X-Y: a range of IPv4 sources */
+	dash = strchr(argv[5], '-');
+	dot = strrchr(argv[5], '.');
+	if (!dash || !dot || dash < dot || strlen(argv[5]) >= sizeof(src))
+		return send_from(&dst, dlen, argv[5], n, argv[4]);
+	x = strtoul(dot + 1, NULL, 10);
+	y = strtoul(dash + 1, NULL, 10);
+	if (x > y || y > 255)
+		usage();
+	for (; x <= y && !ret; x++) {
+		snprintf(src, sizeof(src), "%.*s%lu", (int)(dot + 1 - argv[5]),
+			 argv[5], x);
+		ret = send_from(&dst, dlen, src, n, argv[4]);
 	}
-	if (argc == 6) {
-		struct sockaddr_storage src;
-		socklen_t slen = sockaddr_of(argv[5], 0, &src);
-
-		if (src.ss_family != dst.ss_family)
-			usage();
-		if (bind(fd, (struct sockaddr *)&src, slen) < 0) {
-			perror("nfqt: bind source");
-			return 2;
-		}
-	}
-	memset(payload, 'x', sizeof(payload));
-	for (i = 0; i < n; i++) {
-		snprintf(payload, sizeof(payload), "cpu%s-%lu", argv[4], i);
-		if (sendto(fd, payload, sizeof(payload), 0,
-			   (struct sockaddr *)&dst, dlen) < 0 &&
-		    errno != ENOBUFS && errno != ECONNREFUSED) {
-			perror("nfqt: sendto");
-			return 2;
-		}
-	}
-	return 0;
+	return ret;
 }
 
 static int do_recv(int argc, char **argv)
