@@ -482,6 +482,8 @@ static int run_loop(struct pyq *q, bool block, bool *held)
 		}
 		q_buffers_pending(q);
 		sw = block && q_sigwake_begin(q);
+		if (sw && q_sigwake_missed(q) < 0)
+			return -1;
 		q->recv_thread = (unsigned long)pthread_self();
 		Py_BEGIN_ALLOW_THREADS
 		n = nfqb_recv(q->q, q->vec, NFQBPY_VEC);

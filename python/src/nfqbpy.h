@@ -161,6 +161,7 @@ PyObject *nfqbpy_stats_dict(const struct nfqb_stats *st);
 int q_enter(struct pyq *self);
 int q_wait_turn(struct pyq *self, bool yield);
 bool q_sigwake_begin(struct pyq *self);
+int q_sigwake_missed(struct pyq *self);
 void q_sigwake_end(struct pyq *self, bool on, bool drain);
 void q_leave(struct pyq *self);
 int q_leave_closing(struct pyq *self);

@@ -469,6 +469,18 @@ bool q_sigwake_begin(struct pyq *self)
 	return true;
 }
 
+/* Just after q_sigwake_begin() said true, before the GIL is let go: a
+ * signal that came before the pipe was the wakeup fd wrote nothing to it
+ * and would wait for the next packet; its handler runs now. 0, or -1 with
+ * the handler's exception (the wakeup fd back to none). */
+int q_sigwake_missed(struct pyq *self)
+{
+	if (PyErr_CheckSignals() == 0)
+		return 0;
+	q_sigwake_end(self, true, false);
+	return -1;
+}
+
 /* After it: the wakeup fd back to none; with @drain (EINTR), the pipe
  * emptied so that the next sleep is not cut short again. */
 void q_sigwake_end(struct pyq *self, bool on, bool drain)
@@ -805,6 +817,8 @@ static int recv_some(struct pyq *self, uint32_t max, int block, int *np)
 
 		q_buffers_pending(self);
 		sw = block && q_sigwake_begin(self);
+		if (sw && q_sigwake_missed(self) < 0)
+			return -1;
 		self->recv_thread = (unsigned long)pthread_self();
 		Py_BEGIN_ALLOW_THREADS
 		n = nfqb_recv(self->q, self->vec, max);
