@@ -449,6 +449,24 @@ static int deliver(struct pyq *q, struct nfqb_packet *h)
 	return 0;
 }
 
+/* Another thread's run() waits: its turn, the role let go and taken back
+ * (*@held says which). 0 to go on, 1 when run() is to return (closed),
+ * -1 with an exception. */
+static int give_turn(struct pyq *q, bool *held)
+{
+	int n;
+
+	q_leave(q);
+	*held = false;
+	n = q_wait_turn(q, true);
+	if (n)
+		return n > 0 ? 1 : -1;
+	if (q_enter(q) < 0)
+		return -1;
+	*held = true;
+	return 0;
+}
+
 /*
  * The receive loop (owner role held): until EAGAIN (non-blocking), an
  * exception, or a close. 0, or -1 with an exception. *@held: whether the
@@ -470,15 +488,9 @@ static int run_loop(struct pyq *q, bool block, bool *held)
 		if (q->close_asked || q->closing)
 			return 0;
 		if (block && q->run_waiters) {
-			/* another thread's run() waits: its turn */
-			q_leave(q);
-			*held = false;
-			n = q_wait_turn(q, true);
+			n = give_turn(q, held);
 			if (n)
 				return n > 0 ? 0 : -1;
-			if (q_enter(q) < 0)
-				return -1;
-			*held = true;
 		}
 		q_buffers_pending(q);
 		sw = block && q_sigwake_begin(q);
