@@ -176,3 +176,66 @@ const char *bench_last_chars(const char *s, size_t n)
 
 	return l > n ? s + l - n : s;
 }
+
+int bench_child_fail(struct bench_cons *c, const char *msg)
+{
+	snprintf(c->err, sizeof(c->err), "%.*s", (int)sizeof(c->err) - 1, msg);
+	__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
+	return -1;
+}
+
+/* child @pid of bench_child_consume(), output in @fd: 0 with its output
+ * in *@out, or -1 with @c failed */
+static int consume_run(struct bench_cons *c, const char *name, pid_t pid,
+		       int fd, const char **out)
+{
+	char tail[150], msg[256];
+	int st;
+
+	switch (bench_child_bound(pid, 0, 20, &st)) {
+	case 0:
+		break;
+	case 1:
+		bench_child_read(fd, c, tail, sizeof(tail));
+		snprintf(msg, sizeof(msg), "%s exited before binding: %s",
+			 name, bench_last_chars(tail, 120));
+		return bench_child_fail(c, msg);
+	default:
+		snprintf(msg, sizeof(msg), "%s did not bind queue 0 in 20 s",
+			 name);
+		return bench_child_fail(c, msg);
+	}
+	if (bench_child_run(pid, c, name, &st) < 0)
+		return -1;
+	*out = bench_child_read(fd, c, tail, sizeof(tail));
+	if (!bench_stop || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		snprintf(msg, sizeof(msg), "%s %s (%s %d): %s", name,
+			 bench_stop ? "failed" : "exited during the run",
+			 WIFEXITED(st) ? "exit" : "signal",
+			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+			 bench_last_chars(tail, 100));
+		return bench_child_fail(c, msg);
+	}
+	return 0;
+}
+
+int bench_child_consume(struct bench_cons *c, const char *name,
+			pid_t (*spawn)(const void *ctx, int fd),
+			const void *ctx, const char **out)
+{
+	int fd, ret;
+	pid_t pid;
+
+	fd = bench_child_output(name, c);
+	if (fd < 0)
+		return -1;
+	pid = spawn(ctx, fd);
+	if (pid < 0) {
+		bench_cons_fail(c, "fork", errno);
+		close(fd);
+		return -1;
+	}
+	ret = consume_run(c, name, pid, fd, out);
+	close(fd);
+	return ret;
+}

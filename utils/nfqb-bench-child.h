@@ -45,5 +45,15 @@ const char *bench_child_read(int fd, struct bench_cons *c, char *tail,
 			     size_t tail_len);
 /* the last @n characters of @s: where an error message says what failed */
 const char *bench_last_chars(const char *s, size_t n);
+/* @c failed with the message @msg: -1 */
+int bench_child_fail(struct bench_cons *c, const char *msg);
+/* A consumer that is another program, from start to end: @spawn forks it
+ * (@ctx, its output into the file it is given: its pid, or -1 with
+ * errno); it must bind queue 0 within 20 s and exit 0 after the run's
+ * stop; @name names it in messages. 0 with what it printed in *@out
+ * (bench_child_read()), or -1 with @c failed. */
+int bench_child_consume(struct bench_cons *c, const char *name,
+			pid_t (*spawn)(const void *ctx, int fd),
+			const void *ctx, const char **out);
 
 #endif /* NFQB_BENCH_CHILD_H */

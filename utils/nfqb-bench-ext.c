@@ -48,12 +48,11 @@ struct ext_where {
 	const char *libdir;		/* app-old: NFQB_BENCH_OLD_LIB */
 };
 
-static int ext_fail(struct bench_cons *c, const char *msg)
-{
-	snprintf(c->err, sizeof(c->err), "%.*s", (int)sizeof(c->err) - 1, msg);
-	__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
-	return -1;
-}
+/* what bench_child_consume() starts */
+struct ext_run {
+	const struct bench_cfg *cfg;
+	struct ext_where w;
+};
 
 /* it can run: 0, or -1 with @c failed */
 static int ext_check(const struct bench_cfg *cfg, struct bench_cons *c,
@@ -62,25 +61,25 @@ static int ext_check(const struct bench_cfg *cfg, struct bench_cons *c,
 	char msg[256], so[PATH_MAX];
 
 	if (cfg->drain)
-		return ext_fail(c, "app and app-old cannot run in drain mode (SIGSTOP does not reach nfqb-bench-app): use --mode stream");
+		return bench_child_fail(c, "app and app-old cannot run in drain mode (SIGSTOP does not reach nfqb-bench-app): use --mode stream");
 	w->bin = bench_env_or("NFQB_BENCH_APP", "");
 	if (!*w->bin || access(w->bin, X_OK)) {
 		snprintf(msg, sizeof(msg),
 			 "no nfqb-bench-app '%.100s': set NFQB_BENCH_APP to the build tree's utils/nfqb-bench-app (make bench-abi does)",
 			 w->bin);
-		return ext_fail(c, msg);
+		return bench_child_fail(c, msg);
 	}
 	if (!w->old)
 		return 0;
 	w->libdir = bench_env_or("NFQB_BENCH_OLD_LIB", "");
 	if (!*w->libdir)
-		return ext_fail(c, "NFQB_BENCH_OLD_LIB is not set: build release 0.1.0's library with utils/bench-old-lib.sh, which prints the directory (make bench-abi does both)");
+		return bench_child_fail(c, "NFQB_BENCH_OLD_LIB is not set: build release 0.1.0's library with utils/bench-old-lib.sh, which prints the directory (make bench-abi does both)");
 	snprintf(so, sizeof(so), "%s/libnfq-batch.so.0", w->libdir);
 	if (access(so, R_OK)) {
 		snprintf(msg, sizeof(msg),
 			 "NFQB_BENCH_OLD_LIB: no %.100s: build it with utils/bench-old-lib.sh (make bench-abi does)",
 			 so);
-		return ext_fail(c, msg);
+		return bench_child_fail(c, msg);
 	}
 	return 0;
 }
@@ -101,9 +100,11 @@ static void ext_env(const struct ext_where *w)
 }
 
 /* the binary, forked, its output into @fd: its pid, or -1 */
-static pid_t ext_spawn(const struct bench_cfg *cfg, const struct ext_where *w,
-		       int fd)
+static pid_t ext_spawn(const void *ctx, int fd)
 {
+	const struct ext_run *r = ctx;
+	const struct bench_cfg *cfg = r->cfg;
+	const struct ext_where *w = &r->w;
 	char maxlen[16], rcvbuf[16], batch[16], window[16];
 	pid_t pid;
 
@@ -141,7 +142,7 @@ static int ext_check_lib(const char *out, const struct ext_where *w,
 	bool in_old;
 
 	if (!p || sscanf(p + 8, "%4095s", lib) != 1)
-		return ext_fail(c, "nfqb-bench-app did not say which library it loaded");
+		return bench_child_fail(c, "nfqb-bench-app did not say which library it loaded");
 	if (!realpath(lib, dir))
 		snprintf(dir, sizeof(dir), "%s", lib);
 	slash = strrchr(dir, '/');
@@ -154,64 +155,23 @@ static int ext_check_lib(const char *out, const struct ext_where *w,
 		return 0;
 	snprintf(msg, sizeof(msg), "%s ran on %.120s, %s NFQB_BENCH_OLD_LIB",
 		 w->name, lib, w->old ? "not on" : "which is");
-	return ext_fail(c, msg);
-}
-
-/* the binary's run, from its binding to its end: 0 or -1 */
-static int ext_wait(pid_t pid, int fd, const struct ext_where *w,
-		    struct bench_cons *c)
-{
-	char tail[150], msg[256];
-	const char *out;
-	int st;
-
-	switch (bench_child_bound(pid, 0, 20, &st)) {
-	case 0:
-		break;
-	case 1:
-		bench_child_read(fd, c, tail, sizeof(tail));
-		snprintf(msg, sizeof(msg), "%s exited before binding: %s",
-			 w->name, bench_last_chars(tail, 120));
-		return ext_fail(c, msg);
-	default:
-		return ext_fail(c, "nfqb-bench-app did not bind queue 0 in 20 s");
-	}
-	if (bench_child_run(pid, c, "nfqb-bench-app", &st) < 0)
-		return -1;
-	out = bench_child_read(fd, c, tail, sizeof(tail));
-	if (!bench_stop || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		snprintf(msg, sizeof(msg), "%s %s (%s %d): %s", w->name,
-			 bench_stop ? "failed" : "exited during the run",
-			 WIFEXITED(st) ? "exit" : "signal",
-			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
-			 bench_last_chars(tail, 100));
-		return ext_fail(c, msg);
-	}
-	return ext_check_lib(out, w, c);
+	return bench_child_fail(c, msg);
 }
 
 static int bench_ext(const struct bench_cfg *cfg, struct bench_cons *c,
 		     bool old)
 {
-	struct ext_where w = { .name = old ? "app-old" : "app", .old = old,
-			       .libdir = "" };
-	int fd, ret;
-	pid_t pid;
+	struct ext_run r = {
+		.cfg = cfg,
+		.w = { .name = old ? "app-old" : "app", .old = old,
+		       .libdir = "" },
+	};
+	const char *out;
 
-	if (ext_check(cfg, c, &w) < 0)
+	if (ext_check(cfg, c, &r.w) < 0 ||
+	    bench_child_consume(c, r.w.name, ext_spawn, &r, &out) < 0)
 		return -1;
-	fd = bench_child_output("app", c);
-	if (fd < 0)
-		return -1;
-	pid = ext_spawn(cfg, &w, fd);
-	if (pid < 0) {
-		bench_cons_fail(c, "fork", errno);
-		close(fd);
-		return -1;
-	}
-	ret = ext_wait(pid, fd, &w, c);
-	close(fd);
-	return ret;
+	return ext_check_lib(out, &r.w, c);
 }
 
 int bench_app(const struct bench_cfg *cfg, struct bench_cons *c)

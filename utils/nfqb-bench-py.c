@@ -45,17 +45,16 @@
 #include "nfqb-bench-py.h"
 
 
-static int py_fail(struct bench_cons *c, const char *msg)
-{
-	snprintf(c->err, sizeof(c->err), "%.*s", (int)sizeof(c->err) - 1, msg);
-	__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
-	return -1;
-}
-
 /* what runs: the interpreter, the script, the implementation and where
  * its package is ("": the installed nfqb) */
 struct py_where {
 	const char *python, *script, *impl, *path;
+};
+
+/* what bench_child_consume() starts */
+struct py_run {
+	const struct bench_cfg *cfg;
+	struct py_where w;
 };
 
 /* it can run: 0, or -1 with @c failed */
@@ -67,11 +66,11 @@ static int py_check(const struct bench_cfg *cfg, struct bench_cons *c,
 	w->python = bench_env_or("NFQB_BENCH_PYTHON", "/usr/bin/python3");
 	w->script = bench_env_or("NFQB_BENCH_PYCONSUMER", "");
 	if (cfg->drain)
-		return py_fail(c, "the Python consumers cannot run in drain mode (SIGSTOP does not reach them): use --mode stream");
+		return bench_child_fail(c, "the Python consumers cannot run in drain mode (SIGSTOP does not reach them): use --mode stream");
 	if (!strcmp(w->impl, "pynfq")) {
 		w->path = getenv("NFQB_BENCH_PYNFQ_DIR");
 		if (!w->path || !*w->path)
-			return py_fail(c, "NFQB_BENCH_PYNFQ_DIR is not set: build python-netfilterqueue with python/bench/build-pynfq.sh (make bench-python does)");
+			return bench_child_fail(c, "NFQB_BENCH_PYNFQ_DIR is not set: build python-netfilterqueue with python/bench/build-pynfq.sh (make bench-python does)");
 	} else {
 		w->path = bench_env_or("NFQB_BENCH_PYNFQB_DIR", "");
 	}
@@ -79,15 +78,17 @@ static int py_check(const struct bench_cfg *cfg, struct bench_cons *c,
 		snprintf(msg, sizeof(msg),
 			 "no consumer script '%.100s': set NFQB_BENCH_PYCONSUMER to python/bench/pyconsumer.py (make bench-python does)",
 			 w->script);
-		return py_fail(c, msg);
+		return bench_child_fail(c, msg);
 	}
 	return 0;
 }
 
 /* the script, forked, its output into @fd: its pid, or -1 */
-static pid_t py_spawn(const struct bench_cfg *cfg, const struct py_where *w,
-		      int fd)
+static pid_t py_spawn(const void *ctx, int fd)
 {
+	const struct py_run *r = ctx;
+	const struct bench_cfg *cfg = r->cfg;
+	const struct py_where *w = &r->w;
 	char maxlen[16], sock[16];
 	pid_t pid;
 
@@ -110,59 +111,15 @@ static pid_t py_spawn(const struct bench_cfg *cfg, const struct py_where *w,
 	return pid;
 }
 
-/* the script's run, from its binding to its end: 0 or -1 */
-static int py_wait(pid_t pid, int fd, const char *impl,
-		   struct bench_cons *c)
-{
-	char tail[150], msg[256];
-	int st;
-
-	switch (bench_child_bound(pid, 0, 20, &st)) {
-	case 0:
-		break;
-	case 1:
-		bench_child_read(fd, c, tail, sizeof(tail));
-		snprintf(msg, sizeof(msg), "%s exited before binding: %s",
-			 impl, bench_last_chars(tail, 120));
-		return py_fail(c, msg);
-	default:
-		return py_fail(c, "the Python consumer did not bind queue 0 in 20 s");
-	}
-	if (bench_child_run(pid, c, "python", &st) < 0)
-		return -1;
-	bench_child_read(fd, c, tail, sizeof(tail));
-	if (!bench_stop || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		snprintf(msg, sizeof(msg), "%s %s (%s %d): %s", impl,
-			 bench_stop ? "failed" : "exited during the run",
-			 WIFEXITED(st) ? "exit" : "signal",
-			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
-			 bench_last_chars(tail, 100));
-		return py_fail(c, msg);
-	}
-	return 0;
-}
-
 static int bench_py(const struct bench_cfg *cfg, struct bench_cons *c,
-		    const char *impl)
+		   const char *impl)
 {
-	struct py_where w = { .impl = impl };
-	int fd, ret;
-	pid_t pid;
+	struct py_run r = { .cfg = cfg, .w = { .impl = impl } };
+	const char *out;
 
-	if (py_check(cfg, c, &w) < 0)
+	if (py_check(cfg, c, &r.w) < 0)
 		return -1;
-	fd = bench_child_output("py", c);
-	if (fd < 0)
-		return -1;
-	pid = py_spawn(cfg, &w, fd);
-	if (pid < 0) {
-		bench_cons_fail(c, "fork", errno);
-		close(fd);
-		return -1;
-	}
-	ret = py_wait(pid, fd, impl, c);
-	close(fd);
-	return ret;
+	return bench_child_consume(c, impl, py_spawn, &r, &out);
 }
 
 int bench_py_nfq(const struct bench_cfg *cfg, struct bench_cons *c)
