@@ -684,8 +684,8 @@ int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
  * decisions for a batch off for 20 ms after each of its packets.
  * Otherwise decisions are held across the pause for a bigger batch (never
  * past the latency bound), as with a fixed pause; the pause lasts as long
- * as the recent pace of the stream needs to gather about 32 packets, at
- * most 200 us, and none when that is under 5 us; a pause that brings
+ * as the recent pace of the stream needs to gather a full read (64
+ * packets), at most 200 us, and none when that is under 5 us; a pause that brings
  * some packets, but less than a quarter of what the pace promised for it,
  * shows a stream that waits on us: no pause for 10 ms, doubling up to 1 s
  * while it keeps showing. A pause that brings

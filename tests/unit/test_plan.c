@@ -543,8 +543,8 @@ static void read_at(struct nfqb_queue *q, unsigned int n, uint64_t t)
 	nfqb_pace_note_read(&q->pace, &q->pace_in);
 }
 
-/* The adaptive linger's policy: the pause gathers about 32 packets at the
- * stream's pace (5..200 us), backs off when a pause shows the stream waits
+/* The adaptive linger's policy: the pause gathers a full read (64 packets)
+ * at the stream's pace (5..200 us), backs off when a pause shows the stream waits
  * on us, and a fixed duration or NFQB_LINGER_AUTO can be chosen. */
 START_TEST(test_linger_policy)
 {
@@ -556,14 +556,14 @@ START_TEST(test_linger_policy)
 	pace_seam();
 	/* nothing known of the pace yet: no pause */
 	ck_assert_uint_eq(pause_at(q, t), 0);
-	/* a packet every 4 us: 32 of them take 128 us */
+	/* a packet every 2 us: 64 of them take 128 us */
 	for (i = 0; i < 200; i++)
-		read_at(q, 1, t += 4000);
+		read_at(q, 1, t += 2000);
 	ns = pause_at(q, t);
 	ck_assert_uint_ge(ns, 120000);
 	ck_assert_uint_le(ns, 130000);
 	/* a pause that brings what the pace promised: keep pausing */
-	read_at(q, 32, t += ns);
+	read_at(q, 64, t += ns);
 	ck_assert_uint_eq(pause_at(q, t), ns);
 	/* one that brings some, under a quarter: the stream waits on us, no
 	 * pause for 10 ms, then 20 ms after the next such pause */
@@ -595,7 +595,7 @@ START_TEST(test_linger_policy)
 	ck_assert_uint_eq(pause_at(q, t), 200000);
 	/* a very dense one: under 5 us is not worth a syscall */
 	for (i = 0; i < 400; i++)
-		read_at(q, 64, t += 6400);
+		read_at(q, 64, t += 4800);
 	ck_assert_uint_eq(pause_at(q, t), 0);
 	/* fixed: always that long, never backed off; then adaptive again */
 	ck_assert_int_eq(nfqb_queue_set_linger(q, 300), 0);

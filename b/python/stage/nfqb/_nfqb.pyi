@@ -1,0 +1,1 @@
+/work/wt-pace/b/../python/nfqb/_nfqb.pyi
