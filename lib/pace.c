@@ -114,6 +114,18 @@ static void note_rate(struct nfqb_pace *pc, unsigned int n, uint64_t now)
 	pc->last_read_ns = now;
 }
 
+/* The payload per packet, a decaying average (1/8 weight to the read). */
+static void note_size(struct nfqb_pace *pc, const struct nfqb_rx *rx)
+{
+	uint64_t avg;
+
+	if (!rx->npkts)
+		return;
+	avg = rx->nbytes / rx->npkts;
+	pc->sum_bytes = pc->sum_bytes ? pc->sum_bytes - pc->sum_bytes / 8 + avg :
+			avg * 8;
+}
+
 /* A pause of @ns (asked for: we may have slept longer) brought @got
  * datagrams. Nothing ends the stream; but the decisions went out before
  * it, so an empty pause stretched nobody's round trip. If the stream
@@ -160,8 +172,23 @@ void nfqb_pace_note_read(struct nfqb_pace *pc, const struct nfqb_pace_in *in)
 	if (n >= 2)
 		pc->streaming = true;
 	note_rate(pc, n, now);
+	note_size(pc, rx);
 	if (rx->want_flows)
 		note_flows(pc, rx, in->ctr, now);
+}
+
+/* Packets an adaptive pause gathers: NFQB_LINGER_TARGET, or what fits
+ * in half the socket's receive buffer if that is less (the kernel drops
+ * what does not fit). */
+static uint64_t gather_pkts(const struct nfqb_pace *pc,
+			    const struct nfqb_settings *set)
+{
+	uint64_t each = 2 * (pc->sum_bytes / 8 + NFQB_PACE_MSG_HEAD) +
+			NFQB_PACE_SKB_COST;
+	uint64_t fit = set->rcvbuf / 2 / each;
+
+	return !set->rcvbuf || fit > NFQB_LINGER_TARGET ? NFQB_LINGER_TARGET :
+							  fit;
 }
 
 /* How long to pause before reading again (0: do not). */
@@ -176,7 +203,7 @@ static uint64_t linger_ns(const struct nfqb_pace *pc,
 		return cap;
 	if (now < pc->quiet_until || !pc->gap_ns || now < pc->waiting_until)
 		return 0;
-	ns = pc->gap_ns * NFQB_LINGER_TARGET;
+	ns = pc->gap_ns * gather_pkts(pc, set);
 	if (ns > cap)
 		ns = cap;
 	return ns < NFQB_LINGER_MIN_NS ? 0 : ns;

@@ -25,6 +25,13 @@
 #define NFQB_DEFAULT_LINGER_US		200
 #define NFQB_LINGER_MIN_NS		(5 * 1000ull)
 #define NFQB_LINGER_TARGET		64
+/* ... but no more than fit in half the socket's receive buffer: a
+ * message takes up to twice its length there (the kernel rounds its
+ * allocation up to a power of two; its attributes, about
+ * NFQB_PACE_MSG_HEAD bytes, with the packet), and NFQB_PACE_SKB_COST
+ * more (832 bytes for a 92-byte packet, 2304 for 1500, measured on 6.12). */
+#define NFQB_PACE_MSG_HEAD		200
+#define NFQB_PACE_SKB_COST		256
 /* After a pause showed the stream waits on us: no pause for this long,
  * doubling up to the max while it keeps showing. */
 #define NFQB_LINGER_QUIET_MIN_NS	(10 * 1000 * 1000ull)
@@ -55,6 +62,7 @@ struct nfqb_pace {
 	uint64_t gap_ns;	/* average time per packet between reads */
 	uint64_t sum_ns;
 	uint64_t sum_pkts;	/* (packets x 256) */
+	uint64_t sum_bytes;	/* payload per packet x 8, decaying */
 	/* the adaptive linger's quiet time after it stretched a flow */
 	uint64_t quiet_until;
 	uint64_t backoff_ns;

@@ -247,6 +247,18 @@ struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers,
 }
 
 /* Socket options, wake-up eventfd and epoll around the bound socket. */
+/* The socket's receive buffer, for the linger (pace.c): a pause gathers
+ * no more than fits in half of it. */
+static void note_rcvbuf(struct nfqb_queue *q)
+{
+	socklen_t len = sizeof(int);
+	int v = 0;
+
+	if (getsockopt(q->sk.fd, SOL_SOCKET, SO_RCVBUF, &v, &len) < 0 || v < 0)
+		v = 0;
+	q->set.rcvbuf = (uint32_t)v;
+}
+
 static int setup_socket(struct nfqb_queue *q)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -258,6 +270,7 @@ static int setup_socket(struct nfqb_queue *q)
 
 	setsockopt(sk->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
 	setsockopt(sk->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	note_rcvbuf(q);
 	sk->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	sk->epfd = epoll_create1(EPOLL_CLOEXEC);
 	sk->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -549,9 +562,12 @@ NFQB_EXPORT int nfqb_queue_set_rcvbuf(struct nfqb_queue *q, size_t bytes)
 
 	if (!q)
 		return nfqb_fail(EINVAL);
-	if (setsockopt(q->sk.fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) == 0)
-		return 0;
-	return setsockopt(q->sk.fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	if (setsockopt(q->sk.fd, SOL_SOCKET, SO_RCVBUFFORCE, &v,
+		       sizeof(v)) < 0 &&
+	    setsockopt(q->sk.fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0)
+		return -1;
+	note_rcvbuf(q);
+	return 0;
 }
 
 NFQB_EXPORT int nfqb_queue_set_enobufs(struct nfqb_queue *q,

@@ -41,6 +41,8 @@ struct nfqb_settings {
 	uint32_t recv_timeout_ms;	/* nfqb_queue_set_recv_timeout() */
 	uint32_t copy_range;
 	uint8_t copy_mode;
+	uint32_t rcvbuf;	/* the socket's receive buffer, as the kernel
+				 * reports it (SO_RCVBUF), 0: unknown */
 };
 
 #endif /* NFQB_SETTINGS_H */

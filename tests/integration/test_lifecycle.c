@@ -1298,6 +1298,12 @@ static void overload(bool failopen, enum nfqb_enobufs_policy pol)
 		usleep(1000);
 	}
 	recovery = nfqbt_now_ms() - t0;
+	/* the consumer counts a batch after its verdicts: wait until its
+	 * count has every packet of the burst, or the window below, counted
+	 * from it, would let up to a batch more into the 32 KiB socket */
+	ck_assert(nfqbt_wait_count(&c.handled,
+				   (unsigned int)nfqbt_queue_stats(c.q).packets,
+				   2000));
 
 	/* normal load: a window of 64 ahead of the consumer */
 	to.first_seq = OV_BURST;

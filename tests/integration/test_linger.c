@@ -133,6 +133,28 @@ START_TEST(test_linger_fixed_holds)
 }
 END_TEST
 
+/* The adaptive pause gathers no more than fits in half the socket's
+ * receive buffer (test_plan's test_linger_room): the library knows the
+ * buffer the kernel gave the socket, at open and after
+ * nfqb_queue_set_rcvbuf() (which the kernel doubles). */
+START_TEST(test_linger_knows_rcvbuf)
+{
+	struct nfqb_queue *q;
+	socklen_t len = sizeof(int);
+	int v = 0;
+
+	nfqbt_netns_enter();
+	q = nfqbt_queue_open(QNUM);
+	ck_assert_int_eq(getsockopt(q->sk.fd, SOL_SOCKET, SO_RCVBUF, &v, &len),
+			 0);
+	ck_assert_int_gt(v, 0);
+	ck_assert_uint_eq(q->set.rcvbuf, (unsigned int)v);
+	ck_assert_int_eq(nfqb_queue_set_rcvbuf(q, 32768), 0);
+	ck_assert_uint_eq(q->set.rcvbuf, 65536);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+}
+END_TEST
+
 /* A pause that fails (EINTR, as a signal would end it): nfqb_recv() says
  * so, and the next call goes on; every packet still arrives once. */
 START_TEST(test_linger_pause_fails)
@@ -309,7 +331,7 @@ static Suite *linger_suite(void)
 
 	nfqbt_tcase_tests(s, "stream", NFQBT_TCASE_TIMEOUT, (const TTest *[]){
 		test_linger_adaptive_holds, test_linger_fixed_holds,
-		test_linger_pause_fails, NULL });
+		test_linger_pause_fails, test_linger_knows_rcvbuf, NULL });
 	nfqbt_tcase_tests(s, "tcp", NFQBT_TCASE_TIMEOUT, (const TTest *[]){
 		test_tcp_gso_default, test_tcp_gso_off, test_tcp_pool_gso,
 		test_tcp_pool_gso_off, NULL });

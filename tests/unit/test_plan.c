@@ -614,6 +614,54 @@ START_TEST(test_linger_policy)
 }
 END_TEST
 
+/* A pace of a packet of @size bytes every 2 us at @t: 200 reads of one;
+ * then a pause, within 1% of @want, its packets read when it ends. */
+static void pause_of(struct nfqb_queue *q, uint64_t *t, unsigned int size,
+			 uint64_t want)
+{
+	uint64_t ns;
+	unsigned int i;
+
+	q->rx.nbytes = size;
+	for (i = 0; i < 200; i++)
+		read_at(q, 1, *t += 2000);
+	ck_assert_uint_eq(q->pace.sum_bytes / 8, size);
+	ns = pause_at(q, *t);
+	ck_assert_msg(ns * 100 >= want * 99 && ns * 100 <= want * 101,
+		      "pause %llu ns, not %llu", (unsigned long long)ns,
+		      (unsigned long long)want);
+	q->rx.nbytes = size * (ns / 2000);
+	read_at(q, (unsigned int)(ns / 2000), *t += ns);
+}
+
+/* A pause gathers no more than fits in half the socket's receive buffer,
+ * at twice a message's length plus 256 bytes each (the kernel drops what
+ * does not fit); the payload per packet follows the reads. */
+START_TEST(test_linger_room)
+{
+	struct nfqb_queue *q = nfqbt_queue_detached(9, 16);
+	uint64_t t = 1000000000ull;
+
+	ck_assert_ptr_nonnull(q);
+	pace_seam();
+	/* unknown (no socket): a full read, 128 us */
+	pause_of(q, &t, 92, 128000);
+	/* a 64 KiB buffer holds 39 messages of a 92-byte packet in its half */
+	q->set.rcvbuf = 65536;
+	pause_of(q, &t, 92, 39 * 2000);
+	/* of 1500-byte packets: 8 */
+	pause_of(q, &t, 1500, 8 * 2000);
+	/* the default buffer (212992 bytes): 29 */
+	q->set.rcvbuf = 212992;
+	pause_of(q, &t, 1500, 29 * 2000);
+	/* one that holds 2 (4 us, under the 5 us worth a pause): none */
+	q->set.rcvbuf = 16384;
+	pause_of(q, &t, 1500, 0);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_seam_install(NULL);
+}
+END_TEST
+
 /* --- Which flows wait on us (pace.c) ------------------------------------ */
 
 /* An IPv4 header and 4 bytes of ports: @proto, source port @sport. */
@@ -783,7 +831,7 @@ static Suite *plan_suite(void)
 	nfqbt_tcase_tests(s, "transport", 0, (const TTest *[]){
 		test_tx_failed_send_keeps_order, test_tx_malformed_defaults,
 		test_rx_huge_nlmsg_len, test_verdict_batch_handed_only,
-		test_linger_policy, NULL });
+		test_linger_policy, test_linger_room, NULL });
 	nfqbt_tcase_tests(s, "pace", 0, (const TTest *[]){
 		test_pace_flow_tag, test_pace_waiting, NULL });
 	return s;
