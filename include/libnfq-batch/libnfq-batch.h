@@ -608,8 +608,9 @@ int nfqb_queue_set_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask);
  * nfqb_queue_set_rcvbuf - socket receive buffer size in bytes
  *
  * Uses SO_RCVBUFFORCE, falling back to SO_RCVBUF (capped by rmem_max) when
- * the caller lacks CAP_NET_ADMIN. Returns 0, or -1 with errno: EINVAL
- * (NULL @q), or the errno of setsockopt().
+ * the caller lacks CAP_NET_ADMIN. The adaptive linger's pause gathers no
+ * more packets than fit in half of it (nfqb_queue_set_linger()). Returns
+ * 0, or -1 with errno: EINVAL (NULL @q), or the errno of setsockopt().
  */
 int nfqb_queue_set_rcvbuf(struct nfqb_queue *q, size_t bytes);
 
@@ -685,12 +686,13 @@ int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
  * Otherwise decisions are held across the pause for a bigger batch (never
  * past the latency bound), as with a fixed pause; the pause lasts as long
  * as the recent pace of the stream needs to gather a full read (64
- * packets), at most 200 us, and none when that is under 5 us; a pause that brings
- * some packets, but less than a quarter of what the pace promised for it,
- * shows a stream that waits on us: no pause for 10 ms, doubling up to 1 s
- * while it keeps showing. A pause that brings
- * nothing ends the stream (no pause until a read brings two packets or
- * more).
+ * packets, or what fits in half the socket's receive buffer if that is
+ * fewer: see nfqb_queue_set_rcvbuf()), at most 200 us, and none when
+ * that is under 5 us; a pause that brings some packets, but less than a
+ * quarter of what the pace promised for it, shows a stream that waits on
+ * us: no pause for 10 ms, doubling up to 1 s while it keeps showing. A
+ * pause that brings nothing ends the stream (no pause until a read brings
+ * two packets or more).
  * The pause is exact (a timerfd, no timer slack) and ends early when
  * another thread posts a decision or interrupts.
  *
