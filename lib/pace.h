@@ -20,8 +20,8 @@
 /* The longest pause of the adaptive linger (taken only while no flow
  * waits on us), and the shortest worth a syscall; the pause aims at
  * gathering this many packets: one full read (NFQB_RECV_VLEN), the batch
- * a wake-up can take. Half of it made 1.09x the CPU per packet of a
- * bulk UDP stream (doc/benchmarks.md). */
+ * a wake-up can take (half of it cost a bulk UDP stream 1.05x-1.12x
+ * the CPU per packet of 0.1.0's fixed pause: doc/benchmarks.md). */
 #define NFQB_DEFAULT_LINGER_US		200
 #define NFQB_LINGER_MIN_NS		(5 * 1000ull)
 #define NFQB_LINGER_TARGET		64
