@@ -177,18 +177,20 @@ void nfqb_pace_note_read(struct nfqb_pace *pc, const struct nfqb_pace_in *in)
 		note_flows(pc, rx, in->ctr, now);
 }
 
-/* Packets an adaptive pause gathers: NFQB_LINGER_TARGET, or what fits
- * in half the socket's receive buffer if that is less (the kernel drops
- * what does not fit). */
+/* Packets an adaptive pause gathers: NFQB_LINGER_TARGET, or fewer if
+ * their messages would fill over half the socket's receive buffer, or if
+ * they would be over a quarter of the queue's length (the kernel drops
+ * what does not fit, or lets it through with fail-open). */
 static uint64_t gather_pkts(const struct nfqb_pace *pc,
 			    const struct nfqb_settings *set)
 {
 	uint64_t each = 2 * (pc->sum_bytes / 8 + NFQB_PACE_MSG_HEAD) +
 			NFQB_PACE_SKB_COST;
-	uint64_t fit = set->rcvbuf / 2 / each;
+	uint64_t n = NFQB_LINGER_TARGET;
 
-	return !set->rcvbuf || fit > NFQB_LINGER_TARGET ? NFQB_LINGER_TARGET :
-							  fit;
+	if (set->rcvbuf && set->rcvbuf / 2 / each < n)
+		n = set->rcvbuf / 2 / each;
+	return set->maxlen / 4 < n ? set->maxlen / 4 : n;
 }
 
 /* How long to pause before reading again (0: do not). */

@@ -156,6 +156,7 @@ static void queue_defaults(struct nfqb_queue *q, uint16_t num)
 		.linger_us = NFQB_DEFAULT_LINGER_US,
 		.copy_mode = NFQB_COPY_PACKET,
 		.copy_range = 0xffff,
+		.maxlen = NFQB_KERNEL_MAXLEN,
 	};
 }
 
@@ -545,7 +546,10 @@ NFQB_EXPORT int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen)
 {
 	if (!q)
 		return nfqb_fail(EINVAL);
-	return config_maxlen(q, maxlen);
+	if (config_maxlen(q, maxlen) < 0)
+		return -1;
+	q->set.maxlen = maxlen;
+	return 0;
 }
 
 NFQB_EXPORT int nfqb_queue_set_flags(struct nfqb_queue *q, uint32_t flags,

@@ -14,6 +14,9 @@
 
 #define NFQB_DEFAULT_BATCH_LIMIT	64
 #define NFQB_DEFAULT_LATENCY_US		1000
+/* The kernel's queue length until nfqb_queue_set_maxlen() (its
+ * NFQNL_QMAX_DEFAULT). */
+#define NFQB_KERNEL_MAXLEN		1024
 
 /* The sockets. */
 struct nfqb_sock {
@@ -43,6 +46,21 @@ struct nfqb_settings {
 	uint8_t copy_mode;
 	uint32_t rcvbuf;	/* the socket's receive buffer, as the kernel
 				 * reports it (SO_RCVBUF), 0: unknown */
+	uint32_t maxlen;	/* the kernel queue's length (decisions held
+				 * and a pause's packets count against it) */
 };
+
+/* Decisions held unsent at most: the application's batch limit, or a
+ * quarter of the queue's length if that is less (the kernel drops, or
+ * lets through with fail-open, what comes while the queue is full; held
+ * decisions and the packets of a pause count against it). */
+static inline uint32_t nfqb_hold_limit(const struct nfqb_settings *set)
+{
+	uint32_t quarter = set->maxlen / 4;
+
+	if (!quarter)
+		quarter = 1;
+	return set->batch_limit < quarter ? set->batch_limit : quarter;
+}
 
 #endif /* NFQB_SETTINGS_H */

@@ -169,7 +169,7 @@ static bool due_now(struct nfqb_tx *t, const struct nfqb_tx_in *in,
 	if (!t->unsent_since)
 		t->unsent_since = now;
 	*why = NFQB_FLUSH_LIMIT;
-	if (unsent >= in->set->batch_limit)
+	if (unsent >= nfqb_hold_limit(in->set))
 		return true;
 	*why = NFQB_FLUSH_LATENCY;
 	if (now - t->unsent_since >= in->set->latency_us * 1000ull)

@@ -586,7 +586,9 @@ int nfqb_queue_set_copy_mode(struct nfqb_queue *q, enum nfqb_copy_mode mode,
  * nfqb_queue_set_maxlen - how many packets the kernel may hold for us
  *
  * Past it the kernel drops (or, with NFQB_F_FAIL_OPEN, accepts) new packets.
- * Returns 0, or -1 with errno: EINVAL (NULL @q), ETIMEDOUT (see the
+ * Decisions held for a batch count against it: the library holds no more
+ * than a quarter of it (nor the batch limit), and the adaptive linger's
+ * pause gathers no more than a quarter of it. Returns 0, or -1 with errno: EINVAL (NULL @q), ETIMEDOUT (see the
  * guarantees above for configuration calls), or the kernel's errno.
  */
 int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen);
@@ -656,7 +658,8 @@ int nfqb_queue_set_coalesce(struct nfqb_queue *q, bool on);
 
 /**
  * nfqb_queue_set_batch_limit - flush when this many decided packets wait
- * (1..65536, default 64). Returns 0 or -1 with EINVAL (NULL @q, @limit out
+ * (1..65536, default 64), or a quarter of the queue's length if that is
+ * fewer (nfqb_queue_set_maxlen()). Returns 0 or -1 with EINVAL (NULL @q, @limit out
  * of range).
  */
 int nfqb_queue_set_batch_limit(struct nfqb_queue *q, unsigned int limit);
@@ -686,8 +689,9 @@ int nfqb_queue_set_latency(struct nfqb_queue *q, uint32_t usec);
  * Otherwise decisions are held across the pause for a bigger batch (never
  * past the latency bound), as with a fixed pause; the pause lasts as long
  * as the recent pace of the stream needs to gather a full read (64
- * packets, or what fits in half the socket's receive buffer if that is
- * fewer: see nfqb_queue_set_rcvbuf()), at most 200 us, and none when
+ * packets, or what fits in half the socket's receive buffer or a quarter
+ * of the queue if that is fewer: see nfqb_queue_set_rcvbuf() and
+ * nfqb_queue_set_maxlen()), at most 200 us, and none when
  * that is under 5 us; a pause that brings some packets, but less than a
  * quarter of what the pace promised for it, shows a stream that waits on
  * us: no pause for 10 ms, doubling up to 1 s while it keeps showing. A

@@ -1305,10 +1305,13 @@ static void overload(bool failopen, enum nfqb_enobufs_policy pol)
 				   (unsigned int)nfqbt_queue_stats(c.q).packets,
 				   2000));
 
-	/* normal load: a window of 64 ahead of the consumer */
+	/* normal load: a window of 32 ahead of the consumer (its count
+	 * includes decisions the library holds, up to a quarter of the
+	 * queue of 128 plus the consumer's batch of 64: 32 more is what
+	 * fits) */
 	to.first_seq = OV_BURST;
 	to.count = OV_NORMAL;
-	to.window = 64;
+	to.window = 32;
 	to.progress = &c.handled;
 	i = atomic_load(&c.handled);
 	ck_assert_uint_eq(nfqbt_send(&to), OV_NORMAL);

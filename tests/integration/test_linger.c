@@ -134,10 +134,12 @@ START_TEST(test_linger_fixed_holds)
 END_TEST
 
 /* The adaptive pause gathers no more than fits in half the socket's
- * receive buffer (test_plan's test_linger_room): the library knows the
- * buffer the kernel gave the socket, at open and after
- * nfqb_queue_set_rcvbuf() (which the kernel doubles). */
-START_TEST(test_linger_knows_rcvbuf)
+ * receive buffer or a quarter of the queue (test_plan's test_linger_room),
+ * and no more decisions are held than a quarter of the queue: the library
+ * knows the buffer the kernel gave the socket, at open and after
+ * nfqb_queue_set_rcvbuf() (which the kernel doubles), and the queue's
+ * length (the kernel's default, 1024, until nfqb_queue_set_maxlen()). */
+START_TEST(test_linger_knows_room)
 {
 	struct nfqb_queue *q;
 	socklen_t len = sizeof(int);
@@ -151,6 +153,9 @@ START_TEST(test_linger_knows_rcvbuf)
 	ck_assert_uint_eq(q->set.rcvbuf, (unsigned int)v);
 	ck_assert_int_eq(nfqb_queue_set_rcvbuf(q, 32768), 0);
 	ck_assert_uint_eq(q->set.rcvbuf, 65536);
+	ck_assert_uint_eq(q->set.maxlen, 1024);
+	ck_assert_int_eq(nfqb_queue_set_maxlen(q, 128), 0);
+	ck_assert_uint_eq(q->set.maxlen, 128);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 }
 END_TEST
@@ -331,7 +336,7 @@ static Suite *linger_suite(void)
 
 	nfqbt_tcase_tests(s, "stream", NFQBT_TCASE_TIMEOUT, (const TTest *[]){
 		test_linger_adaptive_holds, test_linger_fixed_holds,
-		test_linger_pause_fails, test_linger_knows_rcvbuf, NULL });
+		test_linger_pause_fails, test_linger_knows_room, NULL });
 	nfqbt_tcase_tests(s, "tcp", NFQBT_TCASE_TIMEOUT, (const TTest *[]){
 		test_tcp_gso_default, test_tcp_gso_off, test_tcp_pool_gso,
 		test_tcp_pool_gso_off, NULL });

@@ -657,8 +657,31 @@ START_TEST(test_linger_room)
 	/* one that holds 2 (4 us, under the 5 us worth a pause): none */
 	q->set.rcvbuf = 16384;
 	pause_of(q, &t, 1500, 0);
+	/* a queue of 64: a quarter of it, 16 */
+	q->set.rcvbuf = 0;
+	q->set.maxlen = 64;
+	pause_of(q, &t, 92, 16 * 2000);
 	ck_assert_int_eq(nfqb_queue_close(q), 0);
 	nfqbt_seam_install(NULL);
+}
+END_TEST
+
+/* Decisions held unsent: the batch limit, or a quarter of the queue's
+ * length if less (at least 1); a queue of 64 with the default limit
+ * sends them in 16s. */
+START_TEST(test_hold_limit)
+{
+	struct nfqb_settings set = { .batch_limit = 64, .maxlen = 1024 };
+
+	ck_assert_uint_eq(nfqb_hold_limit(&set), 64);
+	set.maxlen = 128;
+	ck_assert_uint_eq(nfqb_hold_limit(&set), 32);
+	set.batch_limit = 8;
+	ck_assert_uint_eq(nfqb_hold_limit(&set), 8);
+	set.maxlen = 3;
+	ck_assert_uint_eq(nfqb_hold_limit(&set), 1);
+	set.maxlen = 0;
+	ck_assert_uint_eq(nfqb_hold_limit(&set), 1);
 }
 END_TEST
 
@@ -831,7 +854,7 @@ static Suite *plan_suite(void)
 	nfqbt_tcase_tests(s, "transport", 0, (const TTest *[]){
 		test_tx_failed_send_keeps_order, test_tx_malformed_defaults,
 		test_rx_huge_nlmsg_len, test_verdict_batch_handed_only,
-		test_linger_policy, test_linger_room, NULL });
+		test_linger_policy, test_linger_room, test_hold_limit, NULL });
 	nfqbt_tcase_tests(s, "pace", 0, (const TTest *[]){
 		test_pace_flow_tag, test_pace_waiting, NULL });
 	return s;
