@@ -184,7 +184,7 @@ cp "$tdir/run.sh" "$root/tests/run.sh"
 # command line) and what in its log fails a run, everything in the initramfs but the test
 # scripts and the library (busybox, the tools, nfqt, run.sh, lib.sh, the
 # selftests), the test's own script, and for the tests that run the
-# library's tool (need_lib_tool: t-15, t-25) the library and the tool.
+# library's tool (uses_lib_tool: t-15, t-25) the library and the tool.
 # The passes are kept beside the image (images/KEY/results/), so a new
 # machine or a new image has none: a cold run runs everything. A pass is
 # kept only when its whole guest passed (no kernel report, no leak).
@@ -218,11 +218,16 @@ lib_key=$(cd "$root" && find . -type f \( -name 'libnfq-batch.so*' -o \
 			"$f" "$work/strip.tmp" 2>/dev/null || cp "$f" "$work/strip.tmp"
 		echo "$f $(sha256sum < "$work/strip.tmp")"
 	done | sha256sum | cut -c1-16)
+# uses_lib_tool T: test T runs the library's tool (nfqb-netdev), itself
+# or through lib.sh's lib_hook_cases (which calls need_lib_tool)
+uses_lib_tool() {
+	grep -qE 'need_lib_tool|lib_hook_cases|nfqb-netdev' "$tdir/$1.sh"
+}
 test_key() {
 	{
 		echo "$base_key"
 		cat "$tdir/$1.sh"
-		grep -q need_lib_tool "$tdir/$1.sh" && echo "library $lib_key"
+		uses_lib_tool "$1" && echo "library $lib_key"
 	} | sha256sum | cut -c1-16
 }
 torun=
