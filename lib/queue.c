@@ -247,7 +247,6 @@ struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers,
 	return q;
 }
 
-/* Socket options, wake-up eventfd and epoll around the bound socket. */
 /* The socket's receive buffer, for the linger (pace.c): a pause gathers
  * no more than fits in half of it. */
 static void note_rcvbuf(struct nfqb_queue *q)
@@ -260,6 +259,7 @@ static void note_rcvbuf(struct nfqb_queue *q)
 	q->set.rcvbuf = (uint32_t)v;
 }
 
+/* Socket options, wake-up eventfd and epoll around the bound socket. */
 static int setup_socket(struct nfqb_queue *q)
 {
 	struct epoll_event ev = { .events = EPOLLIN };

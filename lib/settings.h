@@ -47,7 +47,9 @@ struct nfqb_settings {
 	uint32_t rcvbuf;	/* the socket's receive buffer, as the kernel
 				 * reports it (SO_RCVBUF), 0: unknown */
 	uint32_t maxlen;	/* the kernel queue's length (decisions held
-				 * and a pause's packets count against it) */
+				 * and a pause's packets count against it);
+				 * an adopted queue's is not known: the
+				 * default until set again */
 };
 
 /* Decisions held unsent at most: the application's batch limit, or a
