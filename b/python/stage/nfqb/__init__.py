@@ -1,1 +1,0 @@
-/work/wt-pace/b/../python/nfqb/__init__.py

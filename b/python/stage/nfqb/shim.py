@@ -1,1 +1,0 @@
-/work/wt-pace/b/../python/nfqb/shim.py
