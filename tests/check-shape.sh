@@ -3,13 +3,22 @@
 #
 # The shape of the code, in two parts:
 #
-# --functions: no function over 60 lines in the C sources outside tests/
-#   (lib/, utils/, daq/, python/src/, examples/, integrations/).  A
-#   function's body is the lines between a "{" alone at column 0 and the
-#   next "}" at column 0.  kernel/ is left out: it holds patches and guest
-#   code in the kernel's own style.  The files are those git tracks, or,
-#   outside a git work tree (a release tarball, `make distcheck`), the *.c
-#   files under those directories.
+# --functions: no function over 60 lines in the C sources and headers
+#   outside tests/ (lib/, utils/, daq/, python/src/, examples/,
+#   integrations/, include/).  A function is a "{" at file scope after a
+#   declarator: its ")" closes the line before it or the same line (any
+#   brace style: "{" alone at column 0, or "int f(void) {"), and
+#   old-style (K&R) parameter declarations may stand in between; static
+#   inline functions in headers count like any other.  Its length is the
+#   lines between the line of its "{" and the line of the "}" that closes
+#   it.  A macro whose body defines a function (a "#define" with a
+#   "type name(...) {" in it, such as a getter made once per attribute) is
+#   measured the same way on its lines in the #define, and named by the
+#   macro.  Comments and string literals are skipped.  kernel/ is left
+#   out: it holds patches and guest code in the kernel's own style.  The
+#   files are those git tracks, or, outside a git work tree (a release
+#   tarball, `make distcheck`), the *.c and *.h files under those
+#   directories.
 #
 # --layers: lib/'s files include no header of a higher layer than their
 #   own.  Each header has a layer (the table below); X.c has the layer of
@@ -65,20 +74,214 @@ cd "$top" || exit 2
 
 fail=0
 
-# The C sources the function rule applies to, one per line, relative to
-# the top.
+# The C sources and headers the function rule applies to, one per line,
+# relative to the top.
 c_sources() {
 	gittop=$(git rev-parse --show-toplevel 2>/dev/null) &&
 	[ "$(cd "$gittop" && pwd -P)" = "$(pwd -P)" ] &&
-	list=$(git ls-files -- '*.c') || list=
+	list=$(git ls-files -- '*.c' '*.h') || list=
 	if [ -n "$list" ]; then
 		printf '%s\n' "$list" | grep -v -e '^tests/' -e '^kernel/'
 		return
 	fi
-	for d in lib utils daq python/src examples integrations; do
-		[ -d "$d" ] && find "$d" -name '*.c' -type f
+	for d in lib utils daq python/src examples integrations include; do
+		[ -d "$d" ] && find "$d" \( -name '*.c' -o -name '*.h' \) -type f
 	done
 }
+
+# The functions of the files awk reads, and those the macros of those
+# files make: "file:line: N lines: name" for each one over $max.
+# One scanner, run on the file's own lines ("f") and, with state of its
+# own, on the lines of each #define ("m"), reads character by character:
+# comments and literals are blanked; at brace depth 0 it keeps the text
+# since the last ";" or "}" (seg) and the statements since the last
+# function or directive (hdr, for K&R parameter declarations); a "{" at
+# depth 0 after a declarator opens a function.
+functions_awk='
+	function reset(m) {
+		depth[m] = 0; paren[m] = 0; com[m] = 0
+		seg[m] = ""; hdr[m] = ""; start[m] = 0; fname[m] = ""
+	}
+	function trim(t) {
+		gsub(/^[ \t]+|[ \t]+$/, "", t)
+		return t
+	}
+	# the name of the function whose declarator t is, or "": t ends with
+	# the ")" of its parameters or of attributes after them.  Each group
+	# "(...)" at the top of t is, by what stands before it: a macro
+	# called without a ";" (nothing before its name: what follows starts
+	# afresh), an attribute (skipped), the parameters (a name after a
+	# type), or a call or statement (a keyword name: not a function)
+	function declarator(t,    i, n, c, d, from, open, pre, name, found) {
+		t = trim(t)
+		if (t !~ /\)$/)
+			return ""
+		n = length(t)
+		d = 0; from = 1; found = ""
+		for (i = 1; i <= n; i++) {
+			c = substr(t, i, 1)
+			if (c == "(" && d++ == 0) {
+				open = i
+			} else if (c == ")" && --d == 0) {
+				if (found != "")
+					continue
+				pre = trim(substr(t, from, open - from))
+				if (match(pre, /__attribute__$|__declspec$/))
+					continue
+				if (pre ~ /=/)
+					return ""
+				if (substr(t, open + 1, 1) == "*") {
+					if (pre == "")
+						return ""	# a cast
+					# "type (*name(params))(params)"
+					name = substr(t, open + 1)
+					sub(/^\*[ \t]*/, "", name)
+					sub(/[^A-Za-z_0-9#].*/, "", name)
+					found = name
+					continue
+				}
+				if (!match(pre, /[A-Za-z_][A-Za-z_0-9#]*$/))
+					return ""
+				name = substr(pre, RSTART)
+				if (trim(substr(pre, 1, RSTART - 1)) == "") {
+					from = i + 1	# a macro called
+					continue
+				}
+				if (name ~ /^(if|while|for|switch|return|sizeof|do|else|case|goto|typeof|__typeof__|_Alignas|_Static_assert|_Generic)$/)
+					return ""
+				found = name
+			}
+		}
+		return d == 0 ? found : ""
+	}
+	# K&R: hdr ends "f(a, b) int a; int b;": a declarator whose
+	# parameters are names, then declarations with no "(" in them
+	function kr_declarator(h,    i, d) {
+		for (i = length(h); i > 0 && substr(h, i, 1) != ")"; i--)
+			;
+		if (!i || substr(h, i + 1) !~ /^[^(){}=]*;[ \t]*$/)
+			return ""
+		d = substr(h, 1, i)
+		sub(/.*;/, "", d)
+		if (d !~ /\([ \t]*[A-Za-z_][A-Za-z_0-9]*([ \t]*,[ \t]*[A-Za-z_][A-Za-z_0-9]*)*[ \t]*\)$/)
+			return ""
+		return declarator(d)
+	}
+	# a "{" at depth 0: 0 if it opens nothing (extern "C"), else 1, and
+	# start[m] set if it opens a function
+	function opened(m, ln,    name) {
+		if (trim(seg[m]) ~ /^extern[ \t]+0$/) {
+			seg[m] = ""
+			return 0
+		}
+		name = declarator(seg[m])
+		if (name == "" && trim(seg[m]) == "" && hdr[m] ~ /;[ \t]*$/)
+			name = kr_declarator(hdr[m])
+		if (name != "") {
+			start[m] = ln
+			fname[m] = (m == "m" ? "macro " macro ": " name : name)
+		}
+		return 1
+	}
+	function closed(m, ln,    n) {
+		if (start[m]) {
+			nfunc++
+			if (m == "m")
+				nmacro++
+			n = ln - start[m] - 1
+			if (n > max)
+				print FILENAME ":" start[m] ": " n " lines: " fname[m]
+			start[m] = 0
+			hdr[m] = ""
+		}
+		seg[m] = ""
+	}
+	# one line of code (of a #define: without its backslash) in state m
+	function scan(m, line, ln,    i, n, c, c2, q) {
+		n = length(line)
+		for (i = 1; i <= n; i++) {
+			c = substr(line, i, 1)
+			c2 = substr(line, i, 2)
+			if (com[m]) {
+				if (c2 == "*/") {
+					com[m] = 0
+					i++
+				}
+				continue
+			}
+			if (c2 == "/*") {
+				com[m] = 1
+				i++
+				c = " "
+			} else if (c2 == "//") {
+				break
+			} else if (c == "\"" || c == "\047") {
+				q = c
+				for (i++; i <= n; i++) {
+					c = substr(line, i, 1)
+					if (c == "\\")
+						i++
+					else if (c == q)
+						break
+				}
+				c = "0"
+			}
+			if (depth[m] > 0) {
+				if (c == "{") {
+					depth[m]++
+				} else if (c == "}" && --depth[m] == 0) {
+					closed(m, ln)
+				}
+				continue
+			}
+			if (c == "(") {
+				paren[m]++
+			} else if (c == ")") {
+				paren[m]--
+			} else if (c == "{" && paren[m] == 0) {
+				depth[m] = opened(m, ln)
+				continue
+			} else if (c == "}") {
+				seg[m] = ""	# a stray one: start again
+				continue
+			} else if (c == ";" && paren[m] == 0) {
+				hdr[m] = hdr[m] seg[m] ";"
+				seg[m] = ""
+				continue
+			}
+			seg[m] = seg[m] c
+		}
+		if (depth[m] == 0)
+			seg[m] = seg[m] " "
+	}
+	FNR == 1 { reset("f"); indir = 0; nfile++ }
+	# a directive and its continuation lines; a #define is scanned as
+	# code of its own
+	indir || (!com["f"] && /^[ \t]*#/) {
+		line = $0
+		more = sub(/\\[ \t]*$/, "", line)
+		if (!indir) {
+			hdr["f"] = ""
+			isdef = 0
+			if (line ~ /^[ \t]*#[ \t]*define[ \t]/) {
+				isdef = 1
+				reset("m")
+				sub(/^[ \t]*#[ \t]*define[ \t]+/, "", line)
+				match(line, /^[A-Za-z_][A-Za-z_0-9]*/)
+				macro = substr(line, 1, RLENGTH)
+				line = substr(line, RLENGTH + 1)
+				if (line ~ /^\(/)
+					sub(/^\([^)]*\)/, "", line)
+			}
+		}
+		if (isdef)
+			scan("m", line, FNR)
+		indir = more
+		next
+	}
+	{ scan("f", $0, FNR) }
+	END { print "#read " nfile + 0 " " nfunc + 0 " " nmacro + 0 }
+'
 
 check_functions() {
 	files=$(c_sources | sort)
@@ -88,18 +291,14 @@ check_functions() {
 	fi
 	out=$(printf '%s\n' "$files" | while IFS= read -r f; do
 		[ -f "$f" ] && printf '%s\n' "$f"
-	done | tr '\n' '\0' | xargs -0 awk -v max="$max_lines" '
-		/^\{$/ { start = FNR; name = prev; next }
-		/^\}/ {
-			if (start) {
-				n = FNR - start - 1
-				if (n > max)
-					print FILENAME ":" start ": " n " lines: " name
-				start = 0
-			}
-		}
-		{ if (!start && $0 ~ /^[A-Za-z_].*\(/) prev = $0 }
-	')
+	done | tr '\n' '\0' | xargs -0 awk -v max="$max_lines" "$functions_awk")
+	printf '%s\n' "$out" | awk '
+		/^#read / { f += $2; n += $3; m += $4 }
+		END {
+			printf "check-shape: %d functions (%d made by macros)", n, m
+			printf " in %d C sources and headers read\n", f
+		}'
+	out=$(printf '%s\n' "$out" | grep -v '^#read ')
 	if [ -n "$out" ]; then
 		echo "check-shape: functions over $max_lines lines (split them into helpers):" >&2
 		printf '%s\n' "$out" | sed 's/^/  /' >&2
