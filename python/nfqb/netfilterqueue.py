@@ -27,12 +27,23 @@ nfqb-python(3), "Compatibility"):
 - ``unbind()`` gives every packet still undecided the default verdict
   before it unbinds, from any thread or from the callback;
 - a second verdict, or one after ``unbind()``, raises ``RuntimeError``
-  (``nfqb.LateVerdictError``) and touches no other packet.
+  (``nfqb.LateVerdictError``) and touches no other packet;
+- importing this module has the kernel stamp packets (``get_timestamp()``)
+  from then on: it opens one socket with ``SO_TIMESTAMP``, kept for the
+  life of the process.
 """
 from ._nfqb import COPY_NONE, COPY_META, COPY_PACKET, NetfilterQueue, Packet
 # for default_verdict (an extension: not in __all__)
 from ._nfqb import ACCEPT, DROP  # noqa: F401
 from ._protocols import PROTOCOLS
+from . import _nfqb
+
+# get_timestamp() tells when a packet came in only while some socket on
+# the host asks the kernel for timestamps, which it turns on a little
+# after being asked: one socket with SO_TIMESTAMP, opened here, at import,
+# and kept for the life of the process, so the first bind's packets are
+# stamped too (best effort; see nfqb-python(3), COMPATIBILITY).
+_nfqb._stamp_packets()
 
 # The version of python-netfilterqueue whose API this module offers.
 VERSION = (1, 1, 0)

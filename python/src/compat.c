@@ -22,6 +22,8 @@
  *   before it unbinds, from any thread (a run() in another thread is
  *   interrupted and returns), or from the callback (run() returns after
  *   it);
+ * - importing nfqb.netfilterqueue has the kernel stamp packets
+ *   (get_timestamp()) from then on: stamp_packets();
  * - get_fd() is the netlink socket, as in the original; GSO packets are
  *   segmented by the kernel before queueing, as in the original; copy
  *   range up to 65531 bytes (the original capped it at 4016).
@@ -331,7 +333,7 @@ static PyObject *compat_bind(struct pycompat *self, PyObject *args,
 	static char *kwlist[] = { "queue_num", "user_callback", "max_len",
 				  "mode", "range", "sock_len", NULL };
 	uint32_t num, max_len = 1024, range = 65535, sock_len = COMPAT_SOCK_LEN;
-	int mode = NFQB_COPY_PACKET, one = 1;
+	int mode = NFQB_COPY_PACKET;
 	PyObject *cb;
 	struct pyq *q;
 
@@ -356,12 +358,7 @@ static PyObject *compat_bind(struct pycompat *self, PyObject *args,
 		goto fail;
 	if (check_rcvbuf(q, sock_len) < 0)
 		goto fail;
-	/* a socket asking for timestamps has the kernel stamp packets as
-	 * they come in (net_enable_timestamp(): every socket's packets,
-	 * from shortly after): get_timestamp() then tells when the packet
-	 * arrived, rather than 0.0 unless some other program asked */
-	setsockopt(nfqb_queue_socket_fd(q->q), SOL_SOCKET, SO_TIMESTAMP,
-		   &one, sizeof(one));
+	/* (packet timestamps: stamp_packets(), at import) */
 	Py_INCREF(cb);
 	q->callback = cb;
 	self->queue = q;
@@ -782,8 +779,56 @@ PyTypeObject NfqbPy_CompatType = {
 	.tp_new = compat_new,
 };
 
+/*
+ * Packet timestamps (get_timestamp()). The kernel stamps a packet as it
+ * comes in (skb->tstamp, sent as NFQA_TIMESTAMP) only while some socket
+ * on the host asks for timestamps: net_enable_timestamp() turns a
+ * host-wide switch on (whatever the socket's network namespace), and
+ * does it from a workqueue a little after the setsockopt(), so a packet
+ * that comes within a few milliseconds may still be unstamped. Without
+ * it get_timestamp() is 0.0 unless some other program (chrony, say)
+ * asked. So one socket asking for them, SO_TIMESTAMP on a UDP socket
+ * (close-on-exec), is opened once, early: at the import of
+ * nfqb.netfilterqueue (nfqb/netfilterqueue.py calls this), normally in
+ * the namespace the program started in, and kept open for the life of the
+ * process; the first bind's packets are stamped. Best effort: if it
+ * cannot be had, get_timestamp() is 0.0 as with the original on such a
+ * host. The native API leaves stamping alone. Under the GIL.
+ */
+static int stamp_fd = -1;
+
+static PyObject *stamp_packets(PyObject *m, PyObject *unused)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+	int one = 1;
+	size_t i;
+
+	(void)m;
+	(void)unused;
+	for (i = 0; stamp_fd < 0 && i < 2; i++) {
+		stamp_fd = socket(families[i], SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (stamp_fd >= 0 &&
+		    setsockopt(stamp_fd, SOL_SOCKET, SO_TIMESTAMP, &one,
+			       sizeof(one)) < 0) {
+			close(stamp_fd);
+			stamp_fd = -1;
+		}
+	}
+	return PyBool_FromLong(stamp_fd >= 0);
+}
+
+static PyMethodDef compat_functions[] = {
+	{ "_stamp_packets", stamp_packets, METH_NOARGS,
+	  "_stamp_packets() -> bool\n\nHas the kernel stamp packets as they come in (a socket with "
+	  "SO_TIMESTAMP, kept for the life of the process); True if it could. Called by "
+	  "nfqb.netfilterqueue at import." },
+	{ NULL, NULL, 0, NULL },
+};
+
 int compat_module_init(PyObject *m)
 {
+	if (PyModule_AddFunctions(m, compat_functions) < 0)
+		return -1;
 	if (PyType_Ready(&NfqbPy_CompatType) < 0)
 		return -1;
 	Py_INCREF(&NfqbPy_CompatType);

@@ -22,6 +22,19 @@
 # verdict, ACCEPT unless set: drop is 1.1.0's behaviour (nfqb-python(3),
 # COMPATIBILITY).
 #
+# Packet timestamps: 1.1.0's test_mark_repeat wants get_timestamp() to
+# tell when the packet came in, which the kernel stamps only while some
+# socket on the host asks for timestamps (chrony, say; the drop-in opens
+# one at import, but 1.1.0's tests assume a host like that). So a
+# process of ours holds a UDP socket with SO_TIMESTAMP for the whole run
+# (killed at the end; it leaves by itself if this script dies), and the
+# run starts only once stamping is on: the kernel turns it on a little
+# after being asked, host-wide (a socket in this namespace stamps the
+# packets of the namespaces the tests make too), checked with a datagram
+# on loopback whose arrival stamp is reported (SO_TIMESTAMPING, reporting
+# only: it turns no stamping on itself; SO_TIMESTAMP would not do, the
+# kernel makes a stamp up at recvmsg() for a packet that came unstamped).
+#
 # The tarball: tests/find-third-party.sh python-netfilterqueue-1.1.0.tar.gz
 # (or $NFQB_PYNFQ_TARBALL). Environment as for run.sh: NFQB_PYTHON,
 # NFQB_PY_STAGE, NFQB_TEST_LOCK; CI=true makes a skip a failure. Prints
@@ -54,8 +67,63 @@ tarball=${NFQB_PYNFQ_TARBALL:-$("$top/tests/find-third-party.sh" "$name.tar.gz" 
 [ -n "$tarball" ] && [ -f "$tarball" ] || skip "$name.tar.gz not found (tests/find-third-party.sh)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-upstream.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+stamper=
+trap 'if [ -n "$stamper" ]; then kill "$stamper" 2>/dev/null; wait "$stamper"; fi
+rm -rf "$work"' EXIT
+trap 'exit 1' HUP INT TERM
 tar -C "$work" -xzf "$tarball" "$name/tests" || exit 1
+
+# SO_TIMESTAMP (29) and SO_TIMESTAMPING (37): <asm-generic/socket.h>'s
+# values (x86, arm, powerpc, mips...), where Python names neither
+"$python" - <<'PY' &
+import os
+import signal
+import socket
+import sys
+import time
+
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+parent = os.getppid()
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_TIMESTAMP", 29), 1)
+while os.getppid() == parent:
+    time.sleep(0.5)
+PY
+stamper=$!
+"$python" - <<'PY' || exit 1
+import socket
+import struct
+import sys
+import time
+
+SO_TIMESTAMPING = getattr(socket, "SO_TIMESTAMPING", 37)
+SOF_TIMESTAMPING_SOFTWARE = 1 << 4      # report software stamps
+me = "python/tests/run-upstream.sh"
+r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+r.bind(("127.0.0.1", 0))
+r.settimeout(1)
+r.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPING, SOF_TIMESTAMPING_SOFTWARE)
+t0 = time.monotonic()
+while True:
+    s.sendto(b"stamped?", r.getsockname())
+    try:
+        _, anc, _, _ = r.recvmsg(64, 256)
+    except OSError as e:
+        sys.exit("%s: no datagram on loopback (%s)" % (me, e))
+    for level, kind, data in anc:
+        if (level, kind) == (socket.SOL_SOCKET, SO_TIMESTAMPING):
+            sec, nsec = struct.unpack("@ll", data[:struct.calcsize("@ll")])
+            if sec or nsec:
+                print("%s: the kernel stamps packets (after %.3f s)"
+                      % (me, time.monotonic() - t0))
+                sys.exit(0)
+    if time.monotonic() - t0 > 2:
+        sys.exit("%s: the kernel does not stamp packets 2 s after a "
+                 "socket asked (SO_TIMESTAMP): test_mark_repeat would "
+                 "fail" % me)
+    time.sleep(0.02)
+PY
 
 so=$(ls "$stage"/nfqb/_nfqb*.so 2>/dev/null | head -n 1)
 if [ -n "$so" ] && ldd "$so" 2>/dev/null | grep -q 'libasan\.so'; then

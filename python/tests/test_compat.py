@@ -8,6 +8,7 @@ import random
 import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -55,6 +56,56 @@ def test_constants():
     assert Packet is nfqb.Packet
     import nfqb.netfilterqueue as m
     assert m.__version__ == "1.1.0"
+
+
+SO_TIMESTAMP = 29           # (x86, arm, most: <asm/socket.h>)
+SO_TIMESTAMPING = 37        # SO_TIMESTAMPING_OLD
+SOF_TIMESTAMPING_SOFTWARE = 1 << 4
+
+
+def stamping_sockets():
+    """The fds of this process's UDP sockets with SO_TIMESTAMP on."""
+    fds = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            s = socket.socket(fileno=os.dup(int(name)))
+        except OSError:
+            continue                # not a socket (or already closed)
+        with s:
+            if (s.family in (socket.AF_INET, socket.AF_INET6) and
+                    s.type == socket.SOCK_DGRAM and
+                    s.getsockopt(socket.SOL_SOCKET, SO_TIMESTAMP)):
+                fds.append(int(name))
+    return fds
+
+
+def test_import_turns_stamping_on(ns):
+    # importing nfqb.netfilterqueue opened one socket with SO_TIMESTAMP,
+    # kept for the life of the process, so the kernel stamps packets as
+    # they come in (a host-wide switch: here, in another network
+    # namespace, too); again, it opens no other
+    held = stamping_sockets()
+    assert held
+    assert nfqb._nfqb._stamp_packets() is True
+    assert stamping_sockets() == held
+    # a datagram's arrival stamp, reported (SO_TIMESTAMPING, software
+    # reporting only: it turns no stamping on, and without a stamp no
+    # control message comes; SO_TIMESTAMP would make one up at recvmsg())
+    r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    with r, s:
+        r.bind(("127.0.0.1", 0))
+        r.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPING,
+                     SOF_TIMESTAMPING_SOFTWARE)
+        t0 = time.time()
+        s.sendto(b"stamp", r.getsockname())
+        data, anc, _, _ = r.recvmsg(16, 256)
+    assert data == b"stamp"
+    stamps = [d for (level, kind, d) in anc
+              if (level, kind) == (socket.SOL_SOCKET, SO_TIMESTAMPING)]
+    assert stamps, "the datagram came unstamped"
+    sec, nsec = struct.unpack("@ll", stamps[0][:struct.calcsize("@ll")])
+    assert t0 - 1 <= sec + nsec / 1e9 <= time.time() + 1
 
 
 def test_accept_all_attributes(ns, rx):
