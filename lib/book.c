@@ -53,6 +53,25 @@ void nfqb_book_replace(struct nfqb_book *b, struct nfqb_book *fresh)
 	*b = *fresh;
 }
 
+int nfqb_book_grow(struct nfqb_book *b, uint32_t cap)
+{
+	struct nfqb_book nb;
+	uint32_t i;
+
+	if (cap <= b->cap)
+		return 0;
+	if (nfqb_book_alloc(&nb, cap) < 0)
+		return -1;
+	for (i = b->head; i != b->tail; i++)
+		nb.v[i & (nb.cap - 1)] = *entry(b, i);
+	free(b->v);
+	free(b->put);
+	b->v = nb.v;
+	b->put = nb.put;
+	b->cap = nb.cap;
+	return 0;
+}
+
 static void book_trim(struct nfqb_book *b)
 {
 	while (b->head != b->tail && entry(b, b->head)->kind == NFQB_E_DONE)

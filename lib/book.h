@@ -7,8 +7,9 @@
  * handed out to the application from here, oldest first):
  *   PKT      a packet descriptor (NEW, PENDING, DECIDED or DEFAULTED)
  *   DEFAULT  a packet we could not hand out but know the id of: default
- *   GAP      messages we could not read: ids [id, id + n) each get the
- *            default verdict by itself (those never queued answer ENOENT)
+ *   GAP      messages we could not read at all (no id): ids [id, id + n)
+ *            each get the default verdict by itself (those never queued
+ *            answer ENOENT)
  *   GAP_OPEN like GAP, its end not known yet: the next readable id ends it
  *   GAP_HEAD unreadable messages before any readable id: no lower bound,
  *            so one default batch up to .id (the id before the first
@@ -78,6 +79,21 @@ static inline bool nfqb_book_empty(const struct nfqb_book *b)
 	return b->head == b->tail;
 }
 
+/*
+ * Datagrams of the kernel a read may take: each adds one entry at most
+ * (the kernel sends one message a datagram), and one more entry may come
+ * once (the head of an adopted queue's orphans); the last entry stays
+ * free for an open gap. A read never takes more: a packet read and not
+ * tracked would get the default verdict for our bookkeeping's sake, so
+ * what does not fit waits in the kernel's queue.
+ */
+static inline uint32_t nfqb_book_space(const struct nfqb_book *b)
+{
+	uint32_t used = b->tail - b->head;
+
+	return used + 2 < b->cap ? b->cap - 2 - used : 0;
+}
+
 /* What one verdict message (or a run of them, for a gap) decides of the
  * book: the planner (plan.c) makes these, the book drops what the kernel
  * took of them. */
@@ -131,8 +147,14 @@ void nfqb_book_free(struct nfqb_book *b);
 /* Replace @b by @fresh (nfqb_book_alloc()'s), which it takes: a queue with
  * nothing in its book gets new buffers. */
 void nfqb_book_replace(struct nfqb_book *b, struct nfqb_book *fresh);
+/* Room for @cap entries at least, what it tracks kept at the same
+ * positions (a plan's items stay valid); 0, or -1 with nothing changed. */
+int nfqb_book_grow(struct nfqb_book *b, uint32_t cap);
 /* Track what @a says: a packet takes its descriptor and buffer (pkt.c)
- * and waits to be handed out (or, the book full, leaves a gap); a message
+ * and waits to be handed out (the reads leave room for it:
+ * nfqb_book_space(); a datagram of several packet messages, which the
+ * kernel never sends, may still find the book full: the rest leave a
+ * gap); a message
  * that cannot be handed out gets the default verdict by id, or leaves a
  * gap; a refused verdict stops batching. True if it kept a packet. */
 bool nfqb_book_add(struct nfqb_book *b, const struct nfqb_book_in *in,

@@ -69,7 +69,7 @@ bool nfqb_loop_is_owner(const struct nfqb_queue *q)
  * @dry: a read of this nfqb_recv() found nothing. */
 static enum nfqb_wait next_wait(const struct nfqb_queue *q, bool dry)
 {
-	bool room = q->bufs.nfree_slots;
+	bool room = nfqb_rx_room(&q->bufs, &q->book);
 
 	if (q->book.nready)
 		return NFQB_WAIT_NONE;	/* (they are handed out) */

@@ -31,6 +31,7 @@
  */
 #include <errno.h>
 
+#include "book.h"
 #include "pace.h"
 #include "parse.h"
 #include "rx.h"
@@ -214,7 +215,7 @@ static uint64_t linger_ns(const struct nfqb_pace *pc,
 bool nfqb_pace_pauses(const struct nfqb_pace *pc,
 		      const struct nfqb_pace_in *in, uint64_t now)
 {
-	return in->bufs->nfree_slots && linger_ns(pc, in->set, now);
+	return nfqb_rx_room(in->bufs, in->book) && linger_ns(pc, in->set, now);
 }
 
 /* When the owner must run next, the transport's next flush being due at
@@ -248,9 +249,9 @@ enum how_wait {
 	SLEEP,		/* sleep on the socket and the eventfd */
 };
 
-/* Every buffer is with the application: wait for a decision (the
- * eventfd) or a timer, ENOSPC once none came for NFQB_EXHAUSTED_WAIT_MS
- * since the buffers ran out. */
+/* Every buffer is with the application, or the book is full: wait for a
+ * decision (the eventfd) or a timer, ENOSPC once none came for
+ * NFQB_EXHAUSTED_WAIT_MS since reading stopped. */
 static int starved(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
 		   uint64_t due, uint64_t now, uint64_t *ns)
 {
@@ -261,12 +262,26 @@ static int starved(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
 	end = pc->starved_at + NFQB_EXHAUSTED_WAIT_MS * 1000000ull;
 	if (now >= end && !atomic_load(in->woken)) {
 		pc->starved_at = now;	/* the next call waits as long */
-		nfqb_stat_inc(in->ctr, buffers_exhausted);
+		if (!in->bufs->nfree_slots)
+			nfqb_stat_inc(in->ctr, buffers_exhausted);
 		errno = ENOSPC;
 		return -1;
 	}
 	*ns = (due && due < end ? due : end) - now;
 	return PAUSE_LOOK;
+}
+
+/* Whether a read has room (nfqb_rx_room()); a stop for the book's sake
+ * is counted once, when it begins: the packets wait in the kernel's
+ * queue until the oldest one we track is decided. */
+static bool read_room(struct nfqb_pace *pc, const struct nfqb_pace_in *in)
+{
+	bool book = nfqb_book_space(in->book) > 0;
+
+	if (!book && !pc->book_stopped)
+		nfqb_stat_inc(in->ctr, book_full);
+	pc->book_stopped = !book;
+	return book && in->bufs->nfree_slots;
 }
 
 /* How to wait as @how says, never past a timer nor the receive timeout of
@@ -279,7 +294,7 @@ static int plan_wait(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
 	uint64_t due = owner_due(in, *in->tx_due);
 	uint64_t end = how == NFQB_WAIT_PAUSE ? 0 : *in->deadline;
 	uint64_t wake = !end || (due && due < end) ? due : end;
-	bool room = in->bufs->nfree_slots;
+	bool room = read_room(pc, in);
 
 	*ms = ms_until(wake, now);
 	*ns = 0;
@@ -289,7 +304,8 @@ static int plan_wait(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
 		errno = EAGAIN;
 		if (room)
 			return -1;
-		nfqb_stat_inc(in->ctr, buffers_exhausted);
+		if (!in->bufs->nfree_slots)
+			nfqb_stat_inc(in->ctr, buffers_exhausted);
 		errno = ENOSPC;
 		return -1;
 	}

@@ -69,7 +69,9 @@ struct nfqb_pace {
 	uint64_t paused_at;	/* a pause began then; the next read tells
 				 * what it brought (0: none) */
 	uint64_t pause_ns;	/* ... how long it was to be */
-	uint64_t starved_at;	/* no free buffer since then (0: there is) */
+	uint64_t starved_at;	/* no room to read since then (0: there
+				 * is) */
+	bool book_stopped;	/* reading stopped: the book is full */
 	/* flows that wait on us */
 	uint32_t round;		/* reads so far */
 	uint64_t waiting_until;	/* a flow waits on us before this: no
@@ -103,6 +105,7 @@ struct nfqb_pace_in {
 					 * timeout */
 	const struct nfqb_rx *rx;	/* the last read */
 	const struct nfqb_bufs *bufs;	/* a free receive buffer? */
+	const struct nfqb_book *book;	/* ... and room in the book? */
 	const uint64_t *expire_due;	/* book.c's: the verdict timeout of
 					 * the oldest packet (0: none) */
 	const uint64_t *tx_due;		/* tx.c's: the next flush (0: none) */

@@ -26,10 +26,24 @@ struct parts {
 	struct nfqb_book book;
 };
 
-/* Entries of the book of a queue with @count buffers. */
-static uint32_t book_size(unsigned int count)
+/* The book's entries at most (a power of two). */
+#define BOOK_MAX	(1u << 18)
+
+/*
+ * Entries of the book of a queue with @count buffers and a kernel queue
+ * of @maxlen: it tracks every id from the oldest packet not settled to
+ * the newest read, decided ones behind an undecided one too, so it takes
+ * twice the queue's length: a packet held while the queue keeps flowing
+ * stops nothing until that many ids have come after it. Past that, reads
+ * wait (nfqb_book_space()): the packets stay in the kernel's queue.
+ */
+static uint32_t book_size(unsigned int count, uint32_t maxlen)
 {
-	return count * 4 + 64;
+	uint64_t n = (uint64_t)count * 4 + 64;
+
+	if (n < 2ull * maxlen)
+		n = 2ull * maxlen;
+	return n < BOOK_MAX ? (uint32_t)n : BOOK_MAX;
 }
 
 static int alloc_parts(struct parts *m, struct nfqb_queue *q,
@@ -37,7 +51,7 @@ static int alloc_parts(struct parts *m, struct nfqb_queue *q,
 {
 	if (nfqb_bufs_alloc(&m->bufs, q, count) < 0)
 		return -1;
-	if (nfqb_book_alloc(&m->book, book_size(count)) < 0) {
+	if (nfqb_book_alloc(&m->book, book_size(count, q->set.maxlen)) < 0) {
 		nfqb_bufs_free(&m->bufs);
 		errno = ENOMEM;
 		return -1;
@@ -207,6 +221,7 @@ static void link_views(struct nfqb_queue *q)
 		.set = &q->set,
 		.rx = &q->rx,
 		.bufs = &q->bufs,
+		.book = &q->book,
 		.expire_due = &q->book.expire_due,
 		.tx_due = &q->tx.due,
 		.deadline = &q->loop.recv_deadline,
@@ -238,7 +253,7 @@ struct nfqb_queue *nfqb_queue_new(uint16_t num, unsigned int nbuffers,
 	}
 	if (nfqb_rx_alloc(&q->rx) < 0 ||
 	    nfqb_bufs_alloc(&q->bufs, q, nbuffers) < 0 ||
-	    nfqb_book_alloc(&q->book, book_size(nbuffers)) < 0) {
+	    nfqb_book_alloc(&q->book, book_size(nbuffers, q->set.maxlen)) < 0) {
 		queue_free(q);
 		errno = ENOMEM;
 		return NULL;
@@ -546,6 +561,11 @@ NFQB_EXPORT int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen)
 {
 	if (!q)
 		return nfqb_fail(EINVAL);
+	/* the book first: a longer queue needs it longer (never shorter) */
+	if (nfqb_book_grow(&q->book, book_size(q->bufs.nslots, maxlen)) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
 	if (config_maxlen(q, maxlen) < 0)
 		return -1;
 	q->set.maxlen = maxlen;

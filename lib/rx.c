@@ -170,20 +170,33 @@ static void read_datagram(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
 		      now);
 }
 
+unsigned int nfqb_rx_room(const struct nfqb_bufs *bufs,
+			  const struct nfqb_book *book)
+{
+	uint32_t space = nfqb_book_space(book);
+
+	return bufs->nfree_slots < space ? bufs->nfree_slots : space;
+}
+
 /* Up to @n free buffers to read into (they stay free: a packet that keeps
- * one takes it), or the spare one when none is free. How many. */
-static unsigned int rx_prepare(struct nfqb_rx *rx, const struct nfqb_bufs *b,
+ * one takes it), or the spare one when none is free; never more datagrams
+ * than the book has room for. How many. */
+static unsigned int rx_prepare(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
 			       unsigned int n)
 {
+	const struct nfqb_bufs *b = in->bufs;
+	uint32_t space = nfqb_book_space(in->book);
 	unsigned int i;
 
 	if (n > rx->vlen)
 		n = rx->vlen;
+	if (n > space)
+		n = space;
 	if (n > b->nfree_slots)
 		n = b->nfree_slots;
 	for (i = 0; i < n; i++)
 		rx->slots[i] = b->free_slots[b->nfree_slots - 1 - i];
-	if (!n && rx->spare)
+	if (!n && rx->spare && space)
 		rx->slots[n++] = rx->spare;
 	for (i = 0; i < n; i++) {
 		rx->iov[i].iov_base = rx->slots[i]->data;
@@ -195,7 +208,7 @@ static unsigned int rx_prepare(struct nfqb_rx *rx, const struct nfqb_bufs *b,
 int nfqb_rx_read(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
 		 unsigned int want)
 {
-	unsigned int i, n = rx_prepare(rx, in->bufs, want);
+	unsigned int i, n = rx_prepare(rx, in, want);
 	int r, err;
 
 	rx->got = rx->npkts = rx->nflows = rx->nacks = 0;
@@ -233,6 +246,13 @@ int nfqb_rx_read_any(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
 	struct nfqb_slot *s = NULL;
 	int r, err;
 
+	/* what the application holds must not stop this read either: the
+	 * book grows to take it (its room bounds the read) */
+	if (nfqb_book_space(in->book) < want &&
+	    nfqb_book_grow(in->book, in->book->cap * 2) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
 	if (!in->bufs->nfree_slots) {
 		s = nfqb_slot_get_heap();
 		if (!s) {

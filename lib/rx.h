@@ -80,15 +80,19 @@ struct nfqb_rx_in {
 int nfqb_rx_alloc(struct nfqb_rx *rx);
 void nfqb_rx_free(struct nfqb_rx *rx);
 
+/* Datagrams a read may take now: free buffers, and room in the book
+ * (nfqb_book_space()); 0: reading waits for decisions. */
+unsigned int nfqb_rx_room(const struct nfqb_bufs *bufs,
+			  const struct nfqb_book *book);
 /* Read up to @want datagrams into free receive buffers without waiting,
  * and tell the book what each message is. Returns the number of
  * datagrams, or -1 with errno (EAGAIN: nothing to read, ENOSPC: no free
- * buffer, or the socket's). */
+ * buffer or no room in the book, or the socket's). */
 int nfqb_rx_read(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
 		 unsigned int want);
-/* The same, and with no free buffer into an allocated one (a
- * configuration round trip or close must read whatever the application
- * holds; ENOMEM). */
+/* The same, and with no free buffer into an allocated one, the book
+ * grown if it has no room (a configuration round trip or close must read
+ * whatever the application holds; ENOMEM). */
 int nfqb_rx_read_any(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
 		     unsigned int want);
 

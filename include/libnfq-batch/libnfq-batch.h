@@ -321,7 +321,8 @@ struct nfqb_stats {
 					 * their decisions are kept, retried */
 	uint64_t rejected_defaults;	/* packets we could not parse or track,
 					 * given the default verdict by id */
-	uint64_t gap_ids;		/* ids around unreadable messages given
+	uint64_t gap_ids;		/* ids of messages that could not be
+					 * read at all (no id: a gap), given
 					 * the default verdict one by one */
 	uint64_t verdict_errors;	/* kernel errors other than ENOENT on
 					 * verdict messages (then per-packet) */
@@ -337,6 +338,11 @@ struct nfqb_stats {
 	uint64_t linger_waiting;	/* reads that showed a flow waiting on
 					 * our verdicts (no adaptive pause
 					 * for a while) */
+	/* since 1.1.0 */
+	uint64_t book_full;		/* times reading stopped because the
+					 * book of packets read and not yet
+					 * settled was full: the packets wait
+					 * in the kernel's queue (ENOSPC) */
 };
 
 /*

@@ -121,6 +121,7 @@ static const char *const stats_names[] = {
 	"defaults", "outstanding", "send_failures", "rejected_defaults",
 	"gap_ids", "verdict_errors", "interrupts", "buffers_exhausted",
 	"config_resends", "late_verdicts", "linger_pauses", "linger_waiting",
+	"book_full",
 };
 
 PyObject *nfqbpy_stats_dict(const struct nfqb_stats *st)

@@ -35,6 +35,7 @@ static const struct field stats_fields[] = {
 	STAT(rejected_defaults), STAT(gap_ids), STAT(verdict_errors),
 	STAT(interrupts), STAT(buffers_exhausted), STAT(config_resends),
 	STAT(late_verdicts), STAT(linger_pauses), STAT(linger_waiting),
+	STAT(book_full),
 	{ NULL, 0, 0 },
 };
 

@@ -111,6 +111,7 @@ struct nfqbt_rx {
 	bool joined;
 	atomic_bool stop;
 	atomic_uint total;
+	unsigned int fresh;		/* different expected seqs seen */
 	unsigned int bad;
 	int err;			/* errno of a failed recvmsg */
 	uint16_t *count;		/* [o.max_seq] */
@@ -135,6 +136,9 @@ static void rx_record(struct nfqbt_rx *rx, const uint8_t *buf, size_t len,
 		rx->bad++;
 		return;
 	}
+	if (!rx->count[seq] &&
+	    (!rx->o.expect || rx->o.expect(seq, rx->o.expect_data)))
+		rx->fresh++;
 	if (rx->count[seq] < UINT16_MAX)
 		rx->count[seq]++;
 	rx->has_mark[seq] = has_mark;
@@ -217,7 +221,7 @@ static void *rx_main(void *arg)
 		if (!r)
 			continue;
 		last = nfqbt_now_ms();
-		if (atomic_load(&rx->total) == rx->o.expected && rx->o.expected)
+		if (!done_at && rx->o.expected && rx->fresh >= rx->o.expected)
 			done_at = last;
 	}
 	free(buf);

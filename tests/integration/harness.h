@@ -104,9 +104,16 @@ void nfqbt_sleep_ms(unsigned int ms);
 
 /* --- UDP receiver (a thread) ------------------------------------------- */
 
+/* Whether seq @seq should arrive. */
+typedef bool (*nfqbt_expect_fn)(uint32_t seq, void *data);
+
 struct nfqbt_rx_opts {
-	/* stop once this many datagrams arrived, plus linger_ms (0: never) */
+	/* stop once this many different seqs arrived (of those @expect
+	 * accepts, when set), plus linger_ms (0: never): duplicates and
+	 * datagrams that should not have come never end it early */
 	unsigned int expected;
+	nfqbt_expect_fn expect;
+	void *expect_data;
 	/* after `expected` is reached keep reading this long, to catch
 	 * duplicates and extras (default 100) */
 	unsigned int linger_ms;
@@ -156,9 +163,6 @@ uint32_t nfqbt_rx_mark_of(const struct nfqbt_rx *rx, uint32_t seq);
  * none; *len gets its full length (possibly more than what is stored). */
 const uint8_t *nfqbt_rx_payload(const struct nfqbt_rx *rx, uint32_t seq,
 				size_t *len);
-
-/* Whether @seq should have arrived. */
-typedef bool (*nfqbt_expect_fn)(uint32_t seq, void *data);
 
 /* ck_assert that of the seqs [@first, @first + @n) exactly those for which
  * @expect returns true (all of them if @expect is NULL) arrived, each

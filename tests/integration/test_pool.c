@@ -356,7 +356,8 @@ static void run_mixed(enum nfqb_pool_mode mode, unsigned int workers,
 {
 	const unsigned int n = 20000;
 	unsigned int expected = n - (n + 10) / 11, sent, i;
-	struct nfqbt_rx_opts ro = { .expected = expected, .timeout_ms = 25000 };
+	struct nfqbt_rx_opts ro = { .expected = expected, .timeout_ms = 25000,
+				    .expect = expect_kept };
 	struct deferrer d = { .lock = PTHREAD_MUTEX_INITIALIZER,
 			      .cond = PTHREAD_COND_INITIALIZER };
 	struct nfqb_pool_stats st;
@@ -447,7 +448,8 @@ static void run_swap(enum nfqb_pool_mode mode, unsigned int workers)
 {
 	const unsigned int n = 24000;
 	unsigned int expected = n - (n + 10) / 11, i, k, swaps = 0;
-	struct nfqbt_rx_opts ro = { .expected = expected, .timeout_ms = 25000 };
+	struct nfqbt_rx_opts ro = { .expected = expected, .timeout_ms = 25000,
+				    .expect = expect_kept };
 	struct cb_data cd;
 	uint32_t last[NFLOWS] = { 0 };
 	unsigned int changes[NFLOWS] = { 0 };
@@ -1429,7 +1431,8 @@ static void run_pressure(enum nfqb_pool_mode mode, unsigned int workers)
 {
 	const unsigned int n = PRESSURE_N;
 	unsigned int expected = n - (n + 10) / 11;
-	struct nfqbt_rx_opts ro = { .expected = expected, .timeout_ms = 25000 };
+	struct nfqbt_rx_opts ro = { .expected = expected, .timeout_ms = 25000,
+				    .expect = expect_kept };
 	struct nfqb_pool_config cfg = {
 		.queue_first = 0,
 		.queue_count = 2,
@@ -1491,6 +1494,200 @@ END_TEST
 START_TEST(test_dispatch_pressure)
 {
 	run_pressure(NFQB_POOL_DISPATCH, 3);
+}
+END_TEST
+
+/* --- one packet held while thousands flow ------------------------------- */
+
+#define HELD_N		6000
+#define HELD_EVERY	2000	/* the kept seq 1 of every HELD_EVERY is held */
+#define HELD_MS		3000	/* ... until @seen more were decided, or
+				 * this long */
+#define HELD_WINDOW	512	/* datagrams in flight at most */
+#define HELD_BUFFERS	64	/* a small book, unless sized by maxlen */
+
+/*
+ * The callback holds one packet in HELD_EVERY (deferred) and decides all
+ * the others at once; a thread gives the held one its verdict once the
+ * callback decided @seen more packets, or after HELD_MS. While it is
+ * held the packets behind it are read, decided and sent, and the book
+ * spans every id since the held one.
+ */
+struct holder {
+	struct cb_data cd;	/* decide()'s */
+	pthread_mutex_t lock;
+	struct nfqb_packet *held;
+	uint32_t mark;
+	uint64_t at_ms;
+	unsigned int seen;	/* release after this many more decided */
+	unsigned int seen_at;	/* decided when it was held */
+	atomic_uint decided;	/* by the callback */
+	unsigned int nheld, by_time;
+	atomic_bool stop;
+	atomic_uint refused;
+	pthread_t thread;
+};
+
+static int decide_hold(struct nfqb_packet *p, void *policy, void *data,
+		       struct nfqb_verdict *v)
+{
+	struct holder *h = data;
+	uint32_t seq;
+	bool hold;
+
+	decide(p, policy, &h->cd, v);
+	hold = v->verdict == NFQB_ACCEPT && nfqbt_pkt_seq(p, &seq) &&
+	       seq % HELD_EVERY == 1;
+	pthread_mutex_lock(&h->lock);
+	if (hold && !h->held) {
+		h->held = p;
+		h->mark = v->mark;
+		h->at_ms = nfqbt_now_ms();
+		h->seen_at = atomic_load(&h->decided);
+		h->nheld++;
+		pthread_mutex_unlock(&h->lock);
+		return NFQB_POOL_DEFER;
+	}
+	pthread_mutex_unlock(&h->lock);
+	atomic_fetch_add(&h->decided, 1);
+	return NFQB_POOL_VERDICT;
+}
+
+static void *holder_main(void *arg)
+{
+	struct holder *h = arg;
+
+	for (;;) {
+		struct nfqb_packet *p = NULL;
+		bool stop = atomic_load(&h->stop);
+		uint32_t mark = 0;
+
+		pthread_mutex_lock(&h->lock);
+		if (h->held && (stop ||
+				atomic_load(&h->decided) - h->seen_at >=
+				h->seen ||
+				nfqbt_now_ms() - h->at_ms >= HELD_MS)) {
+			if (atomic_load(&h->decided) - h->seen_at < h->seen)
+				h->by_time++;
+			p = h->held;
+			mark = h->mark;
+			h->held = NULL;
+		}
+		pthread_mutex_unlock(&h->lock);
+		if (p && nfqb_verdict_mark(p, NFQB_ACCEPT, mark) < 0)
+			atomic_fetch_add(&h->refused, 1);
+		if (stop && !p)
+			break;
+		nfqbt_sleep_ms(1);
+	}
+	return NULL;
+}
+
+static uint64_t book_full(struct nfqb_pool *pool)
+{
+	struct nfqb_stats st;
+
+	ck_assert_int_eq(nfqb_pool_queue_stats(pool, 0, &st, sizeof(st)), 0);
+	ck_assert_uint_eq(st.gap_ids, 0);
+	ck_assert_uint_eq(st.rejected_defaults, 0);
+	return st.book_full;
+}
+
+/*
+ * One queue (no hash: the same on every boot), HELD_N datagrams, one
+ * packet held in HELD_EVERY while the rest flow. Every packet must reach
+ * the callback: every kept datagram arrives once with the callback's
+ * mark, no dropped one arrives. With a long queue (@maxlen) the book
+ * takes what flows while one is held (nothing waits: each is released by
+ * count); with the kernel's default length (1024) and a packet held while
+ * more than twice that many are decided (@seen), the book fills, the
+ * packets wait in the kernel's queue (counted) until the held one is
+ * decided by time.
+ */
+static void run_held(enum nfqb_pool_mode mode, unsigned int workers,
+		     uint32_t maxlen, unsigned int seen)
+{
+	const unsigned int n = HELD_N;
+	struct nfqbt_rx_opts ro = { .expected = n - (n + 10) / 11,
+				    .quiet_ms = HELD_MS + 2000,
+				    .timeout_ms = 25000,
+				    .expect = expect_kept };
+	struct nfqb_pool_config cfg = {
+		.queue_first = 0,
+		.queue_count = 1,
+		.mode = mode,
+		.workers = workers,
+		.copy_range = 256,
+		.maxlen = maxlen,
+		.buffers = HELD_BUFFERS,
+		.rcvbuf = 8 << 20,
+		.cb = decide_hold,
+		.policy = policy_new(0),
+		.policy_free = policy_free,
+	};
+	struct holder *h = calloc(1, sizeof(*h));
+	struct nfqb_pool_stats st;
+	struct nfqb_pool *pool;
+	struct nfqbt_rx *rx;
+	struct sender s;
+	uint64_t full;
+
+	ck_assert(h != NULL);
+	pthread_mutex_init(&h->lock, NULL);
+	cfg.cb_data = h;
+	h->seen = seen;
+	nfqbt_rule_queue(PORT, 0, false);
+	rx = nfqbt_rx_start(PORT, &ro);
+	pool = nfqb_pool_create(&cfg, sizeof(cfg));
+	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
+	ck_assert_int_eq(pthread_create(&h->thread, NULL, holder_main, h), 0);
+	ck_assert_int_eq(nfqb_pool_start(pool), 0);
+	sender_start(&s, n, rx, pool, HELD_WINDOW);
+	ck_assert_uint_eq(sender_join(&s), n);
+	nfqbt_rx_wait(rx);
+	atomic_store(&h->stop, true);
+	pthread_join(h->thread, NULL);
+	nfqbt_pool_stop(pool);
+	ck_assert_uint_eq(atomic_load(&h->refused), 0);
+	nfqbt_rx_assert_exact(rx, 0, n, expect_kept, NULL);
+	assert_marked(rx, n);
+	st = pstats(pool, -1);
+	ck_assert_uint_eq(st.packets, n);
+	ck_assert_uint_eq(st.errors, 0);
+	ck_assert_uint_ge(h->nheld, 2);
+	full = book_full(pool);
+	if (maxlen) {
+		/* the book spans what flowed while one was held */
+		ck_assert_uint_eq(h->by_time, 0);
+		ck_assert_uint_eq(full, 0);
+	} else {
+		/* the scenario did what it is for: the book filled, and
+		 * only time released the held packets */
+		ck_assert_uint_gt(full, 0);
+		ck_assert_uint_eq(h->by_time, h->nheld);
+	}
+	nfqbt_rx_free(rx);
+	nfqb_pool_destroy(pool);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
+static const struct {
+	enum nfqb_pool_mode mode;
+	unsigned int workers;
+	uint32_t maxlen;
+	unsigned int seen;
+} held_cases[] = {
+	{ NFQB_POOL_QUEUE_PER_WORKER, 0, 8192, 1500 },
+	{ NFQB_POOL_DISPATCH, 2, 8192, 1500 },
+	{ NFQB_POOL_QUEUE_PER_WORKER, 0, 0, 4000 },
+	{ NFQB_POOL_DISPATCH, 2, 0, 4000 },
+};
+
+START_TEST(test_held)
+{
+	run_held(held_cases[_i].mode, held_cases[_i].workers,
+		 held_cases[_i].maxlen, held_cases[_i].seen);
 }
 END_TEST
 
@@ -1731,6 +1928,8 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_late_verdict_race);
 	tcase_add_test(tc, test_qpw_pressure);
 	tcase_add_test(tc, test_dispatch_pressure);
+	tcase_add_loop_test(tc, test_held, 0,
+			    (int)(sizeof(held_cases) / sizeof(held_cases[0])));
 	tcase_add_test(tc, test_qpw_fatal);
 	tcase_add_test(tc, test_dispatch_fatal);
 	tcase_add_test(tc, test_qpw_failed_start);

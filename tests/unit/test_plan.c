@@ -474,6 +474,116 @@ START_TEST(test_rx_huge_nlmsg_len)
 }
 END_TEST
 
+/* Hold packet 1 undecided on @q while every later one is read, decided
+ * and sent, until the book has no room left: the book spans them all.
+ * Returns the held packet; *@next gets the next id. */
+static struct nfqb_packet *fill_book(struct nfqb_queue *q, uint32_t *next)
+{
+	uint32_t id = 1, i, room = nfqb_book_space(&q->book);
+	struct nfqb_packet *head, *p;
+
+	ck_assert_uint_gt(room, 64);
+	/* a decided packet behind the held one goes at once, by itself */
+	ck_assert_int_eq(nfqb_queue_set_latency(q, 0), 0);
+	head = rx_one(q, id++);
+	for (i = 1; i < room; i++) {
+		p = rx_one(q, id++);
+		ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
+		ck_assert_int_eq(nfqb_flush(q), 1);
+	}
+	ck_assert_uint_eq(nfqb_book_space(&q->book), 0);
+	*next = id;
+	return head;
+}
+
+/* The kernel queued packet @id: its datagram waits in the socket. */
+static void kernel_queues(struct nlb *b, uint32_t id)
+{
+	km_add(&km, id, true);
+	nlb_simple_packet(b, 9, id, 20);
+	nfqbt_dgram.buf = b->buf;
+	nfqbt_dgram.len = b->len;
+	nfqbt_dgram.from_pid = 0;
+	nfqbt_dgram.flags = 0;
+}
+
+/* Every packet the kernel queued got @verdict, none a default. */
+static void all_got(uint32_t verdict)
+{
+	unsigned int i;
+
+	for (i = 0; i < km.n; i++)
+		ck_assert_msg(km.p[i].applied && km.p[i].got.verdict == verdict,
+			      "id %u: verdict %u", km.p[i].id,
+			      km.p[i].got.verdict);
+}
+
+/* A read takes no more than the book has room for: with one packet held
+ * while the rest flowed, the next datagram stays in the socket (the
+ * kernel's queue), nfqb_recv() says ENOSPC, counted once in book_full;
+ * once the held one is decided the datagram is read and handed out.
+ * Before, it was read into a gap and given the default verdict unseen. */
+START_TEST(test_rx_book_bounded)
+{
+	struct nfqb_queue *q = kernel_queue(64);
+	struct nfqb_packet *head, *p = NULL;
+	uint32_t id;
+	struct nlb b;
+	int i, n = 0;
+
+	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
+	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	head = fill_book(q, &id);
+	kernel_queues(&b, id);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(nfqb_recv(q, &p, 1), -1);
+		ck_assert_int_eq(errno, ENOSPC);
+	}
+	ck_assert_ptr_nonnull(nfqbt_dgram.buf);	/* not read */
+	nfqbt_assert_stats(q, "book_full=1 gap_ids=0 rejected_defaults=0 "
+			   "buffers_exhausted=0");
+	ck_assert_int_eq(nfqb_verdict(head, NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_flush(q), 1);
+	for (i = 0; i < 3 && n != 1; i++)
+		n = nfqb_recv(q, &p, 1);
+	ck_assert_int_eq(n, 1);
+	ck_assert_uint_eq(nfqb_pkt_id(p), id);
+	ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_flush(q), 1);
+	all_got(NFQB_ACCEPT);
+	nfqbt_assert_stats(q, "book_full=1 gap_ids=0 rejected_defaults=0 "
+			   "defaults=0 timeouts=0 outstanding=0");
+	kernel_done(q);
+}
+END_TEST
+
+/* A configuration round trip (or close) must read whatever the
+ * application holds: with the book full, the book grows instead of
+ * leaving the packets it reads without an entry. */
+START_TEST(test_rx_any_grows_book)
+{
+	struct nfqb_queue *q = kernel_queue(64);
+	struct nfqb_packet *head, *p;
+	uint32_t id, cap = q->book.cap;
+	struct nlb b;
+
+	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
+	head = fill_book(q, &id);
+	kernel_queues(&b, id);
+	ck_assert_int_eq(nfqb_rx_read_any(&q->rx, &q->rx_in, 1), 1);
+	ck_assert_uint_eq(q->book.cap, 2 * cap);
+	ck_assert_uint_eq(nfqbt_serve(q, &p, 1), 1);
+	ck_assert_uint_eq(nfqb_pkt_id(p), id);
+	ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_verdict(head, NFQB_ACCEPT), 0);
+	/* one batch: the ids between them were sent already */
+	ck_assert_int_eq(nfqb_flush(q), 1);
+	all_got(NFQB_ACCEPT);
+	nfqbt_assert_stats(q, "gap_ids=0 rejected_defaults=0 outstanding=0");
+	kernel_done(q);
+}
+END_TEST
+
 /* nfqb_verdict_batch() decides only packets handed out: one still waiting
  * in the library comes out later, intact, and takes its own verdict. */
 START_TEST(test_verdict_batch_handed_only)
@@ -853,7 +963,8 @@ static Suite *plan_suite(void)
 	tcase_add_loop_test(tc, test_plan_case, 0, NPLAN);
 	nfqbt_tcase_tests(s, "transport", 0, (const TTest *[]){
 		test_tx_failed_send_keeps_order, test_tx_malformed_defaults,
-		test_rx_huge_nlmsg_len, test_verdict_batch_handed_only,
+		test_rx_huge_nlmsg_len, test_rx_book_bounded,
+		test_rx_any_grows_book, test_verdict_batch_handed_only,
 		test_linger_policy, test_linger_room, test_hold_limit, NULL });
 	nfqbt_tcase_tests(s, "pace", 0, (const TTest *[]){
 		test_pace_flow_tag, test_pace_waiting, NULL });
