@@ -60,6 +60,8 @@ int nfqb_book_grow(struct nfqb_book *b, uint32_t cap)
 
 	if (cap <= b->cap)
 		return 0;
+	if (cap > NFQB_BOOK_GROW_MAX)
+		return -1;
 	if (nfqb_book_alloc(&nb, cap) < 0)
 		return -1;
 	for (i = b->head; i != b->tail; i++)

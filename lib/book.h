@@ -29,6 +29,8 @@
 
 /* Ids of a gap given the default verdict one by one, at most. */
 #define NFQB_GAP_MAX		65536u
+/* Entries a book grows to at most (nfqb_book_grow(): ENOMEM past it). */
+#define NFQB_BOOK_GROW_MAX	(1u << 20)
 
 enum nfqb_entry_kind {
 	NFQB_E_DONE = 0,
@@ -147,8 +149,9 @@ void nfqb_book_free(struct nfqb_book *b);
 /* Replace @b by @fresh (nfqb_book_alloc()'s), which it takes: a queue with
  * nothing in its book gets new buffers. */
 void nfqb_book_replace(struct nfqb_book *b, struct nfqb_book *fresh);
-/* Room for @cap entries at least, what it tracks kept at the same
- * positions (a plan's items stay valid); 0, or -1 with nothing changed. */
+/* Room for @cap entries at least (NFQB_BOOK_GROW_MAX at most), what it
+ * tracks kept at the same positions (a plan's items stay valid); 0, or -1
+ * with nothing changed. */
 int nfqb_book_grow(struct nfqb_book *b, uint32_t cap);
 /* Track what @a says: a packet takes its descriptor and buffer (pkt.c)
  * and waits to be handed out (the reads leave room for it:

@@ -594,8 +594,12 @@ int nfqb_queue_set_copy_mode(struct nfqb_queue *q, enum nfqb_copy_mode mode,
  * Past it the kernel drops (or, with NFQB_F_FAIL_OPEN, accepts) new packets.
  * Decisions held for a batch count against it: the library holds no more
  * than a quarter of it (nor the batch limit), and the adaptive linger's
- * pause gathers no more than a quarter of it. Returns 0, or -1 with errno: EINVAL (NULL @q), ETIMEDOUT (see the
- * guarantees above for configuration calls), or the kernel's errno.
+ * pause gathers no more than a quarter of it. The library tracks up to
+ * twice as many packets from the oldest one without a verdict (it grows
+ * its book here, never shrinks it): reads stop past that (ENOSPC from
+ * nfqb_recv(), book_full). Returns 0, or -1 with errno: EINVAL (NULL @q),
+ * ENOMEM, ETIMEDOUT (see the guarantees above for configuration calls),
+ * or the kernel's errno.
  */
 int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen);
 
@@ -774,16 +778,19 @@ int nfqb_queue_next_timeout(const struct nfqb_queue *q);
  * order). Returns the number of packets (> 0), or -1 with errno: EINVAL
  * (@max 0, NULL @q or @vec), EAGAIN (non-blocking, nothing to read; or
  * the receive timeout passed, see nfqb_queue_set_recv_timeout()), ENOSPC
- * (every receive buffer is held by the application: at once in
+ * (every receive buffer is held by the application, or the book of
+ * packets read and not settled is full because an older packet is still
+ * undecided: the packets wait in the kernel's queue; at once in
  * non-blocking mode, after waiting up to 1 s for a decision in blocking
- * mode; counted in buffers_exhausted), ENOBUFS (the socket overflowed on
+ * mode; counted in buffers_exhausted or book_full), ENOBUFS (the socket overflowed on
  * receive; counted in enobufs; call again), EINTR (a signal, or
  * nfqb_queue_interrupt()), ESHUTDOWN (the queue was shut down), EPERM
  * (the kernel refused verdicts: no CAP_NET_ADMIN; reported once per
  * refusal read, see the guarantees), or the error of the socket or of a
  * send (a failed send is kept and retried; a transient one is not
  * reported; one seen by a call that returns packets, by the next call). EINTR, ENOBUFS, ENOSPC and EAGAIN pass:
- * call again (after ENOSPC, once decisions free buffers); the others
+ * call again (after ENOSPC, once decisions free buffers or the oldest
+ * packet); the others
  * mean the queue cannot go on.
  */
 int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
