@@ -1497,6 +1497,81 @@ START_TEST(test_dispatch_pressure)
 }
 END_TEST
 
+/* --- a callback that fails: the pool's default verdict ------------------ */
+
+#define CBERR_N		300
+
+/* seq % 5 == 2: the callback fails; seq % 5 == 4: it returns a verdict
+ * the library refuses (no such code). Both get the pool's default, drop
+ * here, counted in errors; the others are accepted with their mark. */
+static bool cberr_failed(uint32_t seq)
+{
+	return seq % 5 == 2 || seq % 5 == 4;
+}
+
+static bool cberr_kept(uint32_t seq, void *data)
+{
+	(void)data;
+	return !cberr_failed(seq);
+}
+
+static int cberr_cb(struct nfqb_packet *p, void *policy, void *data,
+		    struct nfqb_verdict *v)
+{
+	uint32_t seq;
+
+	(void)policy;
+	(void)data;
+	if (!nfqbt_pkt_seq(p, &seq))
+		return NFQB_POOL_VERDICT;
+	if (seq % 5 == 2)
+		return -1;
+	v->verdict = seq % 5 == 4 ? 99 : NFQB_ACCEPT;
+	v->flags = NFQB_V_MARK;
+	v->mark = seq_mark(seq);
+	return NFQB_POOL_VERDICT;
+}
+
+START_TEST(test_cb_error_default)
+{
+	enum nfqb_pool_mode mode = _i ? NFQB_POOL_DISPATCH :
+				  NFQB_POOL_QUEUE_PER_WORKER;
+	struct nfqb_pool_config cfg = {
+		.queue_first = 0,
+		.queue_count = 1,
+		.mode = mode,
+		.workers = _i ? 2 : 0,
+		.copy_range = 256,
+		.default_drop = true,
+		.cb = cberr_cb,
+	};
+	struct nfqbt_rx_opts ro = { .expected = CBERR_N * 3 / 5,
+				    .expect = cberr_kept };
+	struct nfqb_pool_stats st;
+	struct nfqb_pool *pool;
+	struct nfqbt_rx *rx;
+	uint32_t i;
+
+	nfqbt_rule_queue(PORT, 0, false);
+	rx = nfqbt_rx_start(PORT, &ro);
+	pool = nfqb_pool_create(&cfg, sizeof(cfg));
+	ck_assert_msg(pool != NULL, "nfqb_pool_create: %s", strerror(errno));
+	ck_assert_int_eq(nfqb_pool_start(pool), 0);
+	nfqbt_send_seqs(PORT, 0, CBERR_N);
+	nfqbt_rx_wait(rx);
+	nfqbt_pool_stop(pool);
+	nfqbt_rx_assert_exact(rx, 0, CBERR_N, cberr_kept, NULL);
+	for (i = 0; i < CBERR_N; i++)
+		if (!cberr_failed(i))
+			ck_assert_uint_eq(nfqbt_rx_mark_of(rx, i), seq_mark(i));
+	st = pstats(pool, -1);
+	ck_assert_uint_eq(st.packets, CBERR_N);
+	ck_assert_uint_eq(st.errors, CBERR_N * 2 / 5);
+	nfqbt_rx_free(rx);
+	nfqb_pool_destroy(pool);
+}
+END_TEST
+
 /* --- one packet held while thousands flow ------------------------------- */
 
 #define HELD_N		6000
@@ -1928,6 +2003,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_late_verdict_race);
 	tcase_add_test(tc, test_qpw_pressure);
 	tcase_add_test(tc, test_dispatch_pressure);
+	tcase_add_loop_test(tc, test_cb_error_default, 0, 2);
 	tcase_add_loop_test(tc, test_held, 0,
 			    (int)(sizeof(held_cases) / sizeof(held_cases[0])));
 	tcase_add_test(tc, test_qpw_fatal);
