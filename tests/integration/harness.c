@@ -459,6 +459,34 @@ struct sockaddr_in nfqbt_lo_addr(uint16_t port)
 	return sin;
 }
 
+int nfqbt_flow_set(void)
+{
+	const char *env = getenv("NFQBT_FLOW_SET");
+	unsigned long k;
+	char *end;
+
+	if (!env || !*env)
+		return 0;
+	if (*env < '0' || *env > '9')
+		return -1;
+	errno = 0;
+	k = strtoul(env, &end, 10);
+	if (errno || *end || k > NFQBT_FLOW_SET_MAX)
+		return -1;
+	return (int)k;
+}
+
+uint32_t nfqbt_flow_addr(unsigned int host)
+{
+	int k = nfqbt_flow_set();
+
+	ck_assert_msg(k >= 0, "NFQBT_FLOW_SET=%s: not a number from 0 to %u",
+		      getenv("NFQBT_FLOW_SET"), NFQBT_FLOW_SET_MAX);
+	ck_assert_msg(host >= 1 && host <= 254, "flow address 127.0.%d.%u",
+		      k, host);
+	return 0x7f000000u | (uint32_t)k << 8 | host;
+}
+
 int nfqbt_udp_socket(uint32_t src)
 {
 	struct sockaddr_in sin = {
@@ -500,7 +528,7 @@ static void tx_run(struct nfqbt_tx *tx)
 		return;
 	}
 	buf = malloc(o->size_max > o->size ? o->size_max : o->size);
-	fd = nfqbt_udp_socket(0);
+	fd = nfqbt_udp_socket(o->src);
 	if (!buf || fd < 0) {
 		tx->err = buf ? errno : ENOMEM;
 		tx->what = "socket";
@@ -832,6 +860,17 @@ int nfqbt_run_suite(const char *name, Suite *s)
 		fprintf(stderr, "%s: needs root (network namespaces, "
 			"iptables)\n", name);
 		return getenv("CI") ? 1 : 77;
+	}
+	if (nfqbt_flow_set() < 0) {
+		fprintf(stderr, "%s: NFQBT_FLOW_SET=%s: not a number from 0 "
+			"to %u\n", name, getenv("NFQBT_FLOW_SET"),
+			NFQBT_FLOW_SET_MAX);
+		return 99;
+	}
+	if (nfqbt_flow_set() > 0) {
+		printf("%s: flow set %d (sources 127.0.%d.x)\n", name,
+		       nfqbt_flow_set(), nfqbt_flow_set());
+		fflush(stdout);
 	}
 	suite_pid = getpid();
 	failed = run_all(s, true);

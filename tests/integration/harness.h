@@ -71,7 +71,9 @@ void nfqbt_netns_enter(void);
 
 /* The main() of an integration test: run @s (each test in its own
  * process, see above) as root; without root, skipped (77) locally and a
- * failure (1) in CI (CI set). Returns the exit status. */
+ * failure (1) in CI (CI set). A flow set other than 0 (nfqbt_flow_set())
+ * is named on stdout first; a bad NFQBT_FLOW_SET is a hard error (99).
+ * Returns the exit status. */
 int nfqbt_run_suite(const char *name, Suite *s);
 
 /* The main() of a test that needs no kernel nor root: run @s (each test
@@ -177,6 +179,27 @@ void nfqbt_rx_wait_exact(struct nfqbt_rx *rx, uint32_t first, unsigned int n,
 
 /* 127.0.0.1:@port. */
 struct sockaddr_in nfqbt_lo_addr(uint16_t port);
+
+/*
+ * Flow sets. The kernel spreads flows over queues (--queue-balance, nft
+ * "queue num A-B" fanout) by a hash of their addresses with a seed drawn
+ * once per boot, so which flow lands on which queue changes from boot to
+ * boot. A test that sends flows through such a spread takes its source
+ * addresses from nfqbt_flow_addr(), and holds for any mapping (or probes
+ * it): NFQBT_FLOW_SET=K in the environment (0 .. 255, default 0) moves
+ * every flow to other addresses, another mapping on the same boot, with no
+ * rebuild (tests/flow-sets.sh runs programs over many sets).
+ */
+#define NFQBT_FLOW_SET_MAX	255
+
+/* The flow set NFQBT_FLOW_SET selects (0 if unset); -1 if it is not a
+ * number from 0 to NFQBT_FLOW_SET_MAX. */
+int nfqbt_flow_set(void);
+/* The source address (host order) of the flow whose last byte is @host
+ * (1 .. 254) in the flow set in use: 127.0.K.@host, K the set (set 0:
+ * 127.0.0.@host). Loopback only. ck_assert on a bad set or @host. */
+uint32_t nfqbt_flow_addr(unsigned int host);
+
 /* A UDP socket for sending (close-on-exec, 100 ms send timeout), bound to
  * the source address @src (host order; 0: any), so that each such socket
  * is a flow of its own. Returns the fd, or -1 with errno. */
@@ -184,6 +207,8 @@ int nfqbt_udp_socket(uint32_t src);
 
 struct nfqbt_tx_opts {
 	uint16_t port;			/* destination 127.0.0.1:port */
+	uint32_t src;			/* source address, host order (0:
+					 * 127.0.0.1, the kernel's choice) */
 	uint32_t first_seq;		/* seqs first_seq .. first_seq+count-1 */
 	unsigned int count;
 	unsigned int size;		/* UDP payload bytes, >= 4 (default 64) */
