@@ -2,7 +2,10 @@
 /*
  * Integration tests of the worker pool against the real kernel: four queues
  * behind `--queue-balance 0:3`, traffic from several source addresses (the
- * kernel spreads flows over the queues by address), both pool modes; every
+ * kernel spreads flows over the queues by address, with a seed drawn once
+ * per boot: the checks hold for any mapping, which each run records and
+ * prints, and NFQBT_FLOW_SET moves the flows to other addresses, see
+ * harness.h), both pool modes; every
  * kind of verdict given through the callback, checked where it lands (the
  * receiver, a second queue); the stop contract (a verdict after the pool
  * stopped fails with ESHUTDOWN); failed starts and create errors.
@@ -28,7 +31,7 @@
 
 #define PORT		5301
 #define NQUEUES		4
-#define NFLOWS		12	/* source addresses 127.0.0.10 .. */
+#define NFLOWS		12	/* sources nfqbt_flow_addr(10 + i) */
 #define WINDOW		1024	/* datagrams in flight at most */
 
 /* --- traffic: seq i leaves from flow i % NFLOWS ---------------------------- */
@@ -54,8 +57,8 @@ static void *sender_main(void *arg)
 	uint8_t buf[64];
 	unsigned int i;
 
-	for (i = 0; i < NFLOWS; i++) {	/* a flow each: 127.0.0.10 + i */
-		fd[i] = nfqbt_udp_socket(0x7f00000a + i);
+	for (i = 0; i < NFLOWS; i++) {	/* a flow each: 127.0.K.10 + i */
+		fd[i] = nfqbt_udp_socket(nfqbt_flow_addr(10 + i));
 		if (fd[i] < 0) {
 			s->err = errno;
 			return NULL;
@@ -164,6 +167,10 @@ static uint32_t seq_mark(uint32_t seq)
 struct cb_data {
 	atomic_uint per_worker[64];
 	atomic_uint not_udp;
+	/* where each flow (seq % NFLOWS) went: bit q for queue q, bit w
+	 * for worker w */
+	atomic_uint flow_queues[NFLOWS];
+	atomic_uint flow_workers[NFLOWS];
 };
 
 static int decide(struct nfqb_packet *p, void *policy, void *data,
@@ -183,6 +190,13 @@ static int decide(struct nfqb_packet *p, void *policy, void *data,
 		atomic_fetch_add(&cd->not_udp, 1);
 		return NFQB_POOL_VERDICT;	/* the default: accept */
 	}
+	if (nfqb_pkt_queue_num(p) < 32)
+		atomic_fetch_or_explicit(&cd->flow_queues[seq % NFLOWS],
+					 1u << nfqb_pkt_queue_num(p),
+					 memory_order_relaxed);
+	if (w >= 0 && w < 32)
+		atomic_fetch_or_explicit(&cd->flow_workers[seq % NFLOWS],
+					 1u << w, memory_order_relaxed);
 	if (seq_dropped(seq)) {
 		v->verdict = NFQB_DROP;
 		return NFQB_POOL_VERDICT;
@@ -336,26 +350,67 @@ static void assert_marked(const struct nfqbt_rx *rx, unsigned int n)
 	}
 }
 
-/* How many queues got packets, from the pool's per-queue library stats. */
-static unsigned int queues_used(struct nfqb_pool *pool)
+/* The one bit of @mask (a flow's queues or workers), -1 if none or
+ * several. */
+static int one_bit(unsigned int mask)
 {
-	unsigned int i, used = 0;
+	return mask && !(mask & (mask - 1)) ? __builtin_ctz(mask) : -1;
+}
 
-	for (i = 0; i < NQUEUES; i++) {
+/*
+ * Where the @n datagrams' flows went, printed as "flow:queue/worker": the
+ * kernel's hash of their addresses (a seed per boot, and the flow set),
+ * and dispatching, the pool's hash of addresses and ports. Which mapping
+ * comes is not for the test to choose; whatever it is, each flow stayed
+ * on one queue (@nq from 0) and one worker, and the pool counted on each
+ * queue and each worker exactly its flows' packets.
+ */
+static void assert_flow_map(struct nfqb_pool *pool, struct cb_data *cd,
+			    unsigned int nq, unsigned int n, const char *what)
+{
+	unsigned long long per_queue[NQUEUES] = { 0 }, per_worker[32] = { 0 };
+	char map[NFLOWS * 8 + 1];
+	unsigned int f, i, len = 0;
+
+	for (f = 0; f < NFLOWS; f++) {
+		unsigned int qm = atomic_load(&cd->flow_queues[f]);
+		unsigned int wm = atomic_load(&cd->flow_workers[f]);
+		int q = one_bit(qm), w = one_bit(wm);
+
+		ck_assert_msg(q >= 0 && (unsigned int)q < nq, "%s: flow %u "
+			      "on queues %#x", what, f, qm);
+		ck_assert_msg(w >= 0, "%s: flow %u on workers %#x", what, f,
+			      wm);
+		/* seqs f, f + NFLOWS, ... below n */
+		per_queue[q] += (n - f + NFLOWS - 1) / NFLOWS;
+		per_worker[w] += (n - f + NFLOWS - 1) / NFLOWS;
+		len += (unsigned int)snprintf(map + len, sizeof(map) - len,
+					      " %u:%d/%d", f, q, w);
+	}
+	printf("%s: flow set %d, flow:queue/worker%s\n", what,
+	       nfqbt_flow_set(), map);
+	fflush(stdout);
+	for (i = 0; i < nq; i++) {
 		struct nfqb_stats st;
 
 		ck_assert_int_eq(nfqb_pool_queue_stats(pool, i, &st,
 						       sizeof(st)), 0);
-		used += st.packets > 0;
+		ck_assert_msg(st.packets == per_queue[i], "%s: queue %u read "
+			      "%llu packets, its flows sent %llu", what, i,
+			      (unsigned long long)st.packets, per_queue[i]);
 	}
-	return used;
+	for (i = 0; i < 32; i++)
+		ck_assert_msg(atomic_load(&cd->per_worker[i]) == per_worker[i],
+			      "%s: worker %u decided %u packets, its flows "
+			      "sent %llu", what, i,
+			      atomic_load(&cd->per_worker[i]), per_worker[i]);
 }
 
 static void run_mixed(enum nfqb_pool_mode mode, unsigned int workers,
 		      bool defer)
 {
 	const unsigned int n = 20000;
-	unsigned int expected = n - (n + 10) / 11, sent, i;
+	unsigned int expected = n - (n + 10) / 11, sent;
 	struct nfqbt_rx_opts ro = { .expected = expected, .timeout_ms = 25000,
 				    .expect = expect_kept };
 	struct deferrer d = { .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -406,16 +461,8 @@ static void run_mixed(enum nfqb_pool_mode mode, unsigned int workers,
 	ck_assert_uint_eq(atomic_load(&dead_seen), 0);
 	if (defer)
 		ck_assert_uint_gt(st.deferred, 0);
-	/* flows spread: more than one queue and, dispatching, more than one
-	 * worker had packets */
-	ck_assert_uint_ge(queues_used(pool), 2);
-	if (mode == NFQB_POOL_DISPATCH) {
-		unsigned int busy = 0;
-
-		for (i = 0; i < workers; i++)
-			busy += atomic_load(&d.cd.per_worker[i]) > 0;
-		ck_assert_uint_ge(busy, 2);
-	}
+	assert_flow_map(pool, &d.cd, NQUEUES, n, mode == NFQB_POOL_DISPATCH ?
+			"mixed (dispatch)" : "mixed (queue per worker)");
 	nfqbt_rx_free(rx);
 	nfqb_pool_destroy(pool);
 	ck_assert_uint_eq(atomic_load(&policies_freed), 1);
@@ -1471,6 +1518,9 @@ static void run_pressure(enum nfqb_pool_mode mode, unsigned int workers)
 		      "datagrams arrived)", nfqbt_rx_total(rx), n);
 	backlog_stop(b);
 	nfqbt_pool_stop(pool);
+	/* first, so that any failure below comes with its mapping */
+	assert_flow_map(pool, &b->cd, 2, n, mode == NFQB_POOL_DISPATCH ?
+			"pressure (dispatch)" : "pressure (queue per worker)");
 	ck_assert_uint_eq(atomic_load(&b->refused), 0);
 	nfqbt_rx_assert_exact(rx, 0, n, expect_kept, NULL);
 	assert_marked(rx, n);
