@@ -65,8 +65,11 @@ static void *sender_main(void *arg)
 	uint32_t i = 0;
 	int fd[8], k;
 
-	for (k = 0; k < 8; k++) {	/* 8 flows over the two queues */
-		fd[k] = nfqbt_udp_socket(0x7f000020 + k);
+	/* 8 flows over the two queues, from 127.0.K.32 + k (the flow set:
+	 * the kernel's hash puts them anywhere, 8 on one queue too; nothing
+	 * checked depends on where) */
+	for (k = 0; k < 8; k++) {
+		fd[k] = nfqbt_udp_socket(nfqbt_flow_addr(32 + k));
 		if (fd[k] < 0) {
 			s->err = errno;
 			return NULL;
@@ -223,6 +226,21 @@ static void kernel_drops(unsigned int *dropped, unsigned int *total)
 	}
 }
 
+/* Diagnostics: where the flows went (the ids each queue handed out since
+ * the IPS's last fresh start), printed. */
+static void print_spread(void)
+{
+	struct nfqb_kstats ks[4];
+	int i, n = nfqb_kstats_read(ks, 4, sizeof(ks[0]));
+
+	printf("soak: flow set %d, ids since the last start:",
+	       nfqbt_flow_set());
+	for (i = 0; i < n && i < 4; i++)
+		printf(" queue %u %u", ks[i].queue_num, ks[i].id_sequence);
+	printf("\n");
+	fflush(stdout);
+}
+
 /* Diagnostics: who holds a queue after the IPS exited (the netlink
  * socket's inode from /proc/net/netlink, then /proc/ * /fd). */
 static void print_holders(void)
@@ -371,6 +389,7 @@ START_TEST(test_soak)
 			break;
 		usleep(1000);
 	} while (nfqbt_now_ms() - t0 < 10000);
+	print_spread();
 	ck_assert_msg(!ktotal, "%u packets still queued at the end", ktotal);
 	if (kdrop > drops)
 		drops = kdrop;
