@@ -348,6 +348,22 @@ queue_ids() {
 		/proc/net/netfilter/nfnetlink_queue | sort
 }
 
+# flow_net: the first three bytes of the flow set's addresses, 127.0.K
+# (K: NFQBT_FLOW_SET, 0 to 255, default 0; tests/integration/harness.h):
+# the candidates a test probes are 127.0.K.1, 127.0.K.2, ..., so another
+# set tries other addresses on the same boot (tests/flow-sets.sh)
+flow_net() {
+	local k=${NFQBT_FLOW_SET:-0}
+	case $k in
+	*[!0-9]*|'') k=256 ;;
+	esac
+	if [ "$k" -gt 255 ]; then
+		echo "NFQBT_FLOW_SET=$NFQBT_FLOW_SET: not a number from 0 to 255" >&2
+		return 1
+	fi
+	echo "127.0.$((10#$k))"
+}
+
 # probe_queue NS Q LAST ADDR PORT: the queue that one datagram to ADDR:PORT
 # reaches (--queue-balance hashes the addresses with a seed drawn once per
 # boot, so which address reaches which queue is only known by trying);

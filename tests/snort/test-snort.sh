@@ -267,9 +267,10 @@ restart_case() {
 
 threads_case() {
 	local ns log=$work/threads q=$((4400 + $$ % 400)) last i p a flows=8
-	local addrs=() per=() qq k
+	local addrs=() per=() qq k net
 	last=$((q + 3))
 	begin "threads (nfqb): -z 4 on queues $q-$last, --queue-balance, $flows flows, 2 per queue"
+	net=$(flow_net) || { fail "flow set"; end; return; }
 	ns=$(new_ns threads) || { fail "namespace"; end; return; }
 	nsx "$ns" iptables -A OUTPUT -p udp -m multiport --dports 9980:9999 \
 		-j NFQUEUE --queue-balance "$q:$last"
@@ -285,16 +286,17 @@ threads_case() {
 	# The kernel balances by addresses with a per-boot seed: eight fixed
 	# flows miss one of four queues on about 38% of boots. Probe which
 	# queue each destination address reaches (one datagram to a closed
-	# port), and take two addresses per queue (64 candidates all missing
-	# one queue: 4 * (3/4)^64, about 4e-8).
+	# port), and take two addresses per queue (64 candidates leaving a
+	# queue fewer than two: 4 * 16.75 * (3/4)^63, about 1e-6). The
+	# candidates are the flow set's (flow_net: NFQBT_FLOW_SET).
 	for i in $(seq 0 3); do per[$i]=0; done
 	for a in $(seq 1 64); do
-		qq=$(probe_queue "$ns" "$q" "$last" "127.0.0.$a" 9980)
+		qq=$(probe_queue "$ns" "$q" "$last" "$net.$a" 9980)
 		[ -n "$qq" ] || continue
 		k=$((qq - q))
 		[ "${per[$k]}" -lt 2 ] || continue
 		per[$k]=$((per[$k] + 1))
-		addrs+=("127.0.0.$a")
+		addrs+=("$net.$a")
 		[ "${#addrs[@]}" -eq "$flows" ] && break
 	done
 	echo "    addresses by queue (probed): ${addrs[*]}"

@@ -335,13 +335,17 @@ failopen_case() {
 
 # queues_case BACKEND FORM RUNMODE: two queues, as -q A:B (FORM range) or
 # -q A -q B (FORM list), --queue-balance A:B, two flows probed onto each
+# (the kernel's hash has a seed per boot; the candidates, 64 addresses of
+# the flow set's flow_net, leave a queue fewer than two about once in 1e17)
 queues_case() {
 	local backend=$1 form=$2 runmode=$3 ns log=$work/queues-$1-$2
 	local q=$((4200 + $$ % 400)) last i p a flows=4 addrs=() per=() qq k spec
+	local net
 	last=$((q + 1))
 	spec="$q:$last"
 	[ "$form" = list ] && spec="$q,$last"
 	begin_for "$backend" "queues ($backend, $runmode): -q ${spec/,/ -q }, --queue-balance $q:$last, $flows flows"
+	net=$(flow_net) || { fail "flow set"; end; return; }
 	ns=$(new_ns "qs-$backend-$form") || { fail "namespace"; end; return; }
 	nsx "$ns" iptables -A OUTPUT -p udp -m multiport --dports 9980:9999 \
 		-j NFQUEUE --queue-balance "$q:$last"
@@ -355,12 +359,12 @@ queues_case() {
 		sort -u | wc -l)" -eq 2
 	per=(0 0)
 	for a in $(seq 1 64); do
-		qq=$(probe_queue "$ns" "$q" "$last" "127.0.0.$a" 9980)
+		qq=$(probe_queue "$ns" "$q" "$last" "$net.$a" 9980)
 		[ -n "$qq" ] || continue
 		k=$((qq - q))
 		[ "${per[$k]}" -lt 2 ] || continue
 		per[$k]=$((per[$k] + 1))
-		addrs+=("127.0.0.$a")
+		addrs+=("$net.$a")
 		[ "${#addrs[@]}" -eq "$flows" ] && break
 	done
 	echo "    addresses by queue (probed): ${addrs[*]}"
