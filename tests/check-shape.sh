@@ -41,6 +41,7 @@ max_lines=60
 # layer or below, never above.
 header_layers="
 internal.h 1	sys.h 1		sys-real.h 1	settings.h 1	post.h 1
+hdrs.h 1
 pkt.h 2		msg.h 2		parse.h 2
 book.h 3	plan.h 3	rx.h 3		tx.h 3		pace.h 3
 req.h 3		cfg.h 3		verdict.h 3
