@@ -52,7 +52,8 @@
  * inject failures link their own seam in its place).
  *
  * The packet helpers (<libnfq-batch/packet.h>) stand apart from the data
- * path: hdrs.c (the header parser) is pure buffer code of layer 1.
+ * path: hdrs.c (the header parser), csum.c (checksums) and mss.c (MSS
+ * clamping) are pure buffer code of layer 1.
  *
  * How a function says it failed, one convention per layer:
  *
@@ -73,9 +74,9 @@
  *   decided(), pool.c's pool_config()).
  * - The parsers (parse.c's attribute walks, stats.c's parse_line()):
  *   -1 for a malformed input, no errno; nfqb_parse_packet() returns
- *   its enum. The packet helpers' nfqb_hdrs_at() returns 0 or an errno
- *   value (its callers tell EBADMSG from EPROTONOSUPPORT), errno
- *   untouched.
+ *   its enum. The packet helpers' nfqb_hdrs_at() and nfqb_csum_fix_at()
+ *   return 0 or an errno value (their callers tell EBADMSG from
+ *   EPROTONOSUPPORT), errno untouched.
  * - An error kept for later is an errno value, 0 for none: q->loop.error,
  *   q->req.answer, the acks rx.c read, pool->fatal and pool->err (which
  *   nfqb_pool_error() returns as it is).

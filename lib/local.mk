@@ -48,7 +48,10 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/pool-dispatch.c \
 	lib/pool-worker.c \
 	lib/hdrs.h \
-	lib/hdrs.c
+	lib/hdrs.c \
+	lib/csum.h \
+	lib/csum.c \
+	lib/mss.c
 lib_libnfqb_internal_la_CFLAGS = $(AM_CFLAGS) $(LIBMNL_CFLAGS) \
 	$(URCU_CFLAGS) -fvisibility=hidden -DNFQB_BUILD
 

@@ -1,15 +1,30 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libnfq-batch packet helpers: the IP and transport headers of a packet.
+ * libnfq-batch packet helpers: the IP and transport headers of a packet,
+ * its checksums (computed in full, or updated for a changed field), and
+ * the TCP MSS option lowered.
  *
  * Include it explicitly (libnfq-batch.h does not): #include
  * <libnfq-batch/packet.h>.
  *
- * nfqb_hdrs_parse() works on any memory: the payload of a packet, a
- * copy of it, a packet the application builds. It never reads outside
- * [buf, buf + len), allocates nothing, keeps no state and may be called
- * from any thread. Offsets and lengths are byte counts from the
+ * The buffer functions (nfqb_hdrs_parse(), nfqb_csum_*(),
+ * nfqb_tcp_mss_clamp()) work on any memory: the payload of a packet, a
+ * copy of it, a packet the application builds. They never read or write
+ * outside [buf, buf + len), allocate nothing, keep no state and may be
+ * called from any thread. Offsets and lengths are byte counts from the
  * start of the buffer; header fields are read in network byte order.
+ *
+ * Checksums are passed and returned as the value of the 16-bit field in
+ * host byte order (as ntohs() reads it; store one with htons()). The
+ * checksums are those of RFC 1071: the one's complement of the one's
+ * complement sum of the 16-bit words.
+ *
+ * A packet whose checksum the kernel has not filled in yet (sent by this
+ * host through a device that computes checksums, on lo too: see
+ * nfqb_pkt_csum_not_ready()) carries a partial sum in its TCP or UDP
+ * checksum field. The kernel takes a changed payload (NFQB_V_PAYLOAD) as
+ * it is, complete: such a packet needs its checksum computed in full
+ * (nfqb_csum_fix()), never updated.
  *
  * Errors as everywhere in libnfq-batch: -1 and errno, nothing printed.
  */
@@ -40,7 +55,8 @@ extern "C" {
  * Where the headers of a packet are in a buffer, as nfqb_hdrs_parse()
  * finds them. Filled in by the library, passed with its
  * size (see "Structs that can grow" in libnfq-batch.h); fields added
- * later come at the end.
+ * later come at the end. nfqb_csum_fix() and nfqb_tcp_mss_clamp() read
+ * only the fields below, which every caller's struct has.
  *
  *   buf: [L2][IP header + extension headers][L4 header][payload]
  *         l3_off ------> l4_off ---------> payload_off
@@ -101,6 +117,75 @@ struct nfqb_hdrs {
  */
 int nfqb_hdrs_parse(const void *buf, size_t len, unsigned int flags,
 		    struct nfqb_hdrs *h, size_t size);
+
+/**
+ * nfqb_csum_ipv4_hdr - the checksum of the IPv4 header at @iph
+ * @len: the header's length with its options (IHL * 4)
+ *
+ * Computed over @len bytes as if the checksum field (bytes 10 and 11)
+ * were zero: store it there with htons(). Never fails.
+ */
+uint16_t nfqb_csum_ipv4_hdr(const void *iph, size_t len);
+
+/**
+ * nfqb_csum_update16 - the checksum @csum after a 16-bit field of the
+ * data it covers changed from @from to @to (RFC 1624, eqn. 3:
+ * HC' = ~(~HC + ~m + m'))
+ *
+ * All three in host byte order. The field must sit at an even offset from
+ * the start of the checksummed data (the IP header, the L4 header); for
+ * one at an odd offset pass both values byte-swapped. The result equals
+ * the checksum computed in full whenever @csum was right (a UDP checksum
+ * of 0, "none", stays 0; a result of 0 for UDP is sent as 0xffff). Never
+ * fails.
+ */
+uint16_t nfqb_csum_update16(uint16_t csum, uint16_t from, uint16_t to);
+
+/**
+ * nfqb_csum_update32 - as nfqb_csum_update16() for a 32-bit field at an
+ * even offset (an IPv4 address, a sequence number), host byte order
+ */
+uint16_t nfqb_csum_update32(uint16_t csum, uint32_t from, uint32_t to);
+
+/**
+ * nfqb_csum_fix - compute the checksums of the packet in @buf in full
+ * @h: its headers (nfqb_hdrs_parse() of @buf, or of the packet @buf was
+ *	copied from if the headers did not move)
+ *
+ * Writes the IPv4 header checksum, then the L4 checksum over the L4
+ * header and data as the IP length says: TCP and UDP with the
+ * pseudo-header (IPv4 or IPv6; the final destination, dst_off), ICMP
+ * (IPv4) without, ICMPv6 with. A UDP checksum of 0 over IPv4 (the sender
+ * sent none) stays 0; a UDP checksum that computes to 0 is written as
+ * 0xffff. A fragment gets only its IPv4 header checksum (the L4 checksum
+ * covers the whole datagram), and so does another L4 protocol. Lengths
+ * are not changed: a payload that grew or shrank needs its IP (and UDP)
+ * length fields set first, then nfqb_hdrs_parse() again.
+ * Returns 0, or -1 with errno: EINVAL (NULL @buf or @h, @h outside @len
+ * or inconsistent), EBADMSG (the buffer ends before the IP length says,
+ * or a UDP length under 8 or past the packet; nothing written),
+ * EPROTONOSUPPORT (dst_off 0: a routing header this library cannot
+ * read; nothing written).
+ */
+int nfqb_csum_fix(void *buf, size_t len, const struct nfqb_hdrs *h);
+
+/**
+ * nfqb_tcp_mss_clamp - lower the MSS option of a SYN or SYN/ACK in @buf
+ * to @mss
+ * @h: its headers, as for nfqb_csum_fix()
+ *
+ * On a TCP packet with SYN set (with or without ACK), each MSS option
+ * above @mss is set to @mss, and the TCP checksum is updated for the
+ * change (nfqb_csum_update16(); right when it was complete before: see
+ * the top of this header). Returns 1 if an option was changed, 0 if
+ * there was nothing to do (not TCP, a later fragment, no SYN, no MSS
+ * option, one at or below @mss), or -1 with errno: EINVAL (NULL @buf or
+ * @h, @h outside @len or inconsistent), EBADMSG (the options are
+ * malformed: an option length under 2 or past the header, an MSS
+ * option not 4 bytes long; nothing written).
+ */
+int nfqb_tcp_mss_clamp(void *buf, size_t len, const struct nfqb_hdrs *h,
+		       uint16_t mss);
 
 #ifdef __cplusplus
 }
