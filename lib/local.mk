@@ -51,7 +51,8 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/hdrs.c \
 	lib/csum.h \
 	lib/csum.c \
-	lib/mss.c
+	lib/mss.c \
+	lib/mangle.c
 lib_libnfqb_internal_la_CFLAGS = $(AM_CFLAGS) $(LIBMNL_CFLAGS) \
 	$(URCU_CFLAGS) -fvisibility=hidden -DNFQB_BUILD
 

@@ -51,10 +51,11 @@ pool-int.h 5
 
 # The layers of lib/'s .c files that no header of their name gives
 # (these come first: verdict.c, loop.c and queue.c drive whole queues;
-# mss.c is pure buffer code like hdrs.c and csum.c).
+# mss.c is pure buffer code like hdrs.c and csum.c; mangle.c takes a
+# queue's packets and decides them, over the public API).
 source_layers="
 abi.c 1		compat.c 1	stats.c 1	sys.c 1		mss.c 1
-verdict.c 4	loop.c 4	queue.c 4
+verdict.c 4	loop.c 4	queue.c 4	mangle.c 4
 "
 
 parts=${NFQB_SHAPE_CHECK:-all}

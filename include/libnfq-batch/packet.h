@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libnfq-batch packet helpers: the IP and transport headers of a packet,
- * its checksums (computed in full, or updated for a changed field), and
- * the TCP MSS option lowered.
+ * its checksums (computed in full, or updated for a changed field), the
+ * TCP MSS option lowered, and a verdict with a changed payload whose
+ * checksums are right.
  *
  * Include it explicitly (libnfq-batch.h does not): #include
  * <libnfq-batch/packet.h>.
@@ -24,7 +25,7 @@
  * nfqb_pkt_csum_not_ready()) carries a partial sum in its TCP or UDP
  * checksum field. The kernel takes a changed payload (NFQB_V_PAYLOAD) as
  * it is, complete: such a packet needs its checksum computed in full
- * (nfqb_csum_fix()), never updated.
+ * (nfqb_csum_fix(), nfqb_verdict_payload()), never updated.
  *
  * Errors as everywhere in libnfq-batch: -1 and errno, nothing printed.
  */
@@ -52,8 +53,8 @@ extern "C" {
 						 * length the IP header says */
 
 /*
- * Where the headers of a packet are in a buffer, as nfqb_hdrs_parse()
- * finds them. Filled in by the library, passed with its
+ * Where the headers of a packet are in a buffer, as nfqb_hdrs_parse() and
+ * nfqb_pkt_hdrs() find them. Filled in by the library, passed with its
  * size (see "Structs that can grow" in libnfq-batch.h); fields added
  * later come at the end. nfqb_csum_fix() and nfqb_tcp_mss_clamp() read
  * only the fields below, which every caller's struct has.
@@ -119,6 +120,23 @@ int nfqb_hdrs_parse(const void *buf, size_t len, unsigned int flags,
 		    struct nfqb_hdrs *h, size_t size);
 
 /**
+ * nfqb_pkt_hdrs - nfqb_hdrs_parse() on the payload of @p
+ * @size: sizeof(*h) as the caller knows it
+ *
+ * At every hook: the payload starts at the network header, except at
+ * netdev egress where it starts at the link-layer header
+ * (nfqb_pkt_network_offset(); without NFQA_L2HDR an Ethernet header and
+ * its tags are skipped). Offsets are from the start of the payload
+ * (nfqb_pkt_payload()). Returns 0, or -1 with errno: EINVAL (NULL @p or
+ * @h, a @size below the first version), ENODATA (no payload: copy mode
+ * NFQB_COPY_META, or a dead handle), or an error of nfqb_hdrs_parse()
+ * (EPROTONOSUPPORT also when the packet's hw_protocol is known and is
+ * neither IPv4 nor IPv6: ARP, a VLAN tag in a bridge's payload).
+ */
+int nfqb_pkt_hdrs(const struct nfqb_packet *p, struct nfqb_hdrs *h,
+		  size_t size);
+
+/**
  * nfqb_csum_ipv4_hdr - the checksum of the IPv4 header at @iph
  * @len: the header's length with its options (IHL * 4)
  *
@@ -149,8 +167,8 @@ uint16_t nfqb_csum_update32(uint16_t csum, uint32_t from, uint32_t to);
 
 /**
  * nfqb_csum_fix - compute the checksums of the packet in @buf in full
- * @h: its headers (nfqb_hdrs_parse() of @buf, or of the packet @buf was
- *	copied from if the headers did not move)
+ * @h: its headers (nfqb_hdrs_parse() or nfqb_pkt_hdrs() of @buf, or of
+ *	the packet @buf was copied from if the headers did not move)
  *
  * Writes the IPv4 header checksum, then the L4 checksum over the L4
  * header and data as the IP length says: TCP and UDP with the
@@ -186,6 +204,25 @@ int nfqb_csum_fix(void *buf, size_t len, const struct nfqb_hdrs *h);
  */
 int nfqb_tcp_mss_clamp(void *buf, size_t len, const struct nfqb_hdrs *h,
 		       uint16_t mss);
+
+/**
+ * nfqb_verdict_payload - decide @p with @buf as its new payload, its
+ * checksums computed first
+ * @verdict: NFQB_ACCEPT, NFQB_DROP or NFQB_REPEAT
+ * @buf: @len bytes laid out as @p's payload (nfqb_pkt_hdrs()); written:
+ *	its checksums
+ *
+ * nfqb_pkt_hdrs()'s parse and nfqb_csum_fix() on @buf, then
+ * nfqb_verdict_ex() with NFQB_V_PAYLOAD (@buf is copied before return).
+ * Whatever the packet's checksums were before (complete or not ready),
+ * they are right after. Returns 0, or -1 with errno: EINVAL (NULL @p or
+ * @buf, another @verdict), EMSGSIZE (@len over NFQB_MAX_PAYLOAD), the
+ * errors of nfqb_hdrs_parse() and nfqb_csum_fix() on @buf (then @p is
+ * still the caller's to decide, e.g. with nfqb_verdict_ex()), or those of
+ * nfqb_verdict_ex().
+ */
+int nfqb_verdict_payload(struct nfqb_packet *p, uint32_t verdict, void *buf,
+			 size_t len);
 
 #ifdef __cplusplus
 }
