@@ -51,6 +51,12 @@
  * library asks of the system, the real calls only (sys.h: tests that
  * inject failures link their own seam in its place).
  *
+ * The packet helpers (<libnfq-batch/packet.h>) stand apart from the data
+ * path: hdrs.c (the header parser), csum.c (checksums) and mss.c (MSS
+ * clamping) are pure buffer code of layer 1; mangle.c (a queue's packet:
+ * its headers, a verdict with a changed payload) is of layer 4 and uses
+ * the public API only.
+ *
  * How a function says it failed, one convention per layer:
  *
  * - Public functions (NFQB_EXPORT): -1 (or NULL) and errno, as
@@ -70,7 +76,9 @@
  *   decided(), pool.c's pool_config()).
  * - The parsers (parse.c's attribute walks, stats.c's parse_line()):
  *   -1 for a malformed input, no errno; nfqb_parse_packet() returns
- *   its enum.
+ *   its enum. The packet helpers' nfqb_hdrs_at() and nfqb_csum_fix_at()
+ *   return 0 or an errno value (their public callers tell EBADMSG from
+ *   EPROTONOSUPPORT), errno untouched.
  * - An error kept for later is an errno value, 0 for none: q->loop.error,
  *   q->req.answer, the acks rx.c read, pool->fatal and pool->err (which
  *   nfqb_pool_error() returns as it is).

@@ -46,7 +46,13 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/pool.c \
 	lib/pool-thread.c \
 	lib/pool-dispatch.c \
-	lib/pool-worker.c
+	lib/pool-worker.c \
+	lib/hdrs.h \
+	lib/hdrs.c \
+	lib/csum.h \
+	lib/csum.c \
+	lib/mss.c \
+	lib/mangle.c
 lib_libnfqb_internal_la_CFLAGS = $(AM_CFLAGS) $(LIBMNL_CFLAGS) \
 	$(URCU_CFLAGS) -fvisibility=hidden -DNFQB_BUILD
 
@@ -69,3 +75,6 @@ EXTRA_DIST += lib/libnfq-batch.map
 
 # The worker pool's public header (users include it explicitly).
 pkginclude_HEADERS += include/libnfq-batch/pool.h
+
+# The packet helpers' public header (users include it explicitly).
+pkginclude_HEADERS += include/libnfq-batch/packet.h

@@ -13,6 +13,14 @@ dist_man_MANS += \
 	man/man3/nfqb_queue_detach.3 \
 	man/man3/nfqb_dispatch.3 \
 	man/man3/nfqb_flush.3 \
+	man/man3/nfqb_hdrs_parse.3 \
+	man/man3/nfqb_pkt_hdrs.3 \
+	man/man3/nfqb_csum_ipv4_hdr.3 \
+	man/man3/nfqb_csum_update16.3 \
+	man/man3/nfqb_csum_update32.3 \
+	man/man3/nfqb_csum_fix.3 \
+	man/man3/nfqb_tcp_mss_clamp.3 \
+	man/man3/nfqb_verdict_payload.3 \
 	man/man3/nfqb_kstats_get.3 \
 	man/man3/nfqb_kstats_read.3 \
 	man/man3/nfqb_pkt_attr.3 \

@@ -26,7 +26,7 @@ dir=${1:-$top/build-i386}
 jobs=${NFQB_JOBS:-$(nproc 2>/dev/null || echo 2)}
 multiarch=i386-linux-gnu
 tests="tests/unit/test_msg tests/unit/test_parse tests/unit/test_plan
-	tests/unit/test_model tests/check-man.sh"
+	tests/unit/test_model tests/unit/test_hdrs tests/check-man.sh"
 
 if [ ! -d "/usr/lib/$multiarch/pkgconfig" ] ||
    [ ! -f "/usr/lib/$multiarch/pkgconfig/libmnl.pc" ]; then

@@ -15,6 +15,7 @@ man3=$srcdir/man/man3
 headers="
 include/libnfq-batch/libnfq-batch.h
 include/libnfq-batch/pool.h
+include/libnfq-batch/packet.h
 "
 
 # Pages that document no single function.

@@ -41,6 +41,7 @@ max_lines=60
 # layer or below, never above.
 header_layers="
 internal.h 1	sys.h 1		sys-real.h 1	settings.h 1	post.h 1
+hdrs.h 1	csum.h 1
 pkt.h 2		msg.h 2		parse.h 2
 book.h 3	plan.h 3	rx.h 3		tx.h 3		pace.h 3
 req.h 3		cfg.h 3		verdict.h 3
@@ -49,10 +50,12 @@ pool-int.h 5
 "
 
 # The layers of lib/'s .c files that no header of their name gives
-# (these come first: verdict.c, loop.c and queue.c drive whole queues).
+# (these come first: verdict.c, loop.c and queue.c drive whole queues;
+# mss.c is pure buffer code like hdrs.c and csum.c; mangle.c takes a
+# queue's packets and decides them, over the public API).
 source_layers="
-abi.c 1		compat.c 1	stats.c 1	sys.c 1
-verdict.c 4	loop.c 4	queue.c 4
+abi.c 1		compat.c 1	stats.c 1	sys.c 1		mss.c 1
+verdict.c 4	loop.c 4	queue.c 4	mangle.c 4
 "
 
 parts=${NFQB_SHAPE_CHECK:-all}

@@ -25,7 +25,8 @@
  * Structs that can grow: every struct the application fills in or sizes is
  * passed together with its size, sizeof() as the application was compiled
  * (struct nfqb_verdict, struct nfqb_pool_config, struct nfqb_kstats, struct
- * nfqb_stats, struct nfqb_pool_stats). New fields are only ever added at
+ * nfqb_stats, struct nfqb_pool_stats, and struct nfqb_hdrs of
+ * <libnfq-batch/packet.h>). New fields are only ever added at
  * the end, past the end of the struct as it was (never in its tail
  * padding), and a new field's zero is the behaviour from before it. A
  * struct the application fills in: a size below the end of its first

@@ -2,8 +2,9 @@
 /*
  * Seed corpus of the fuzz targets, made with tests/unit/nlbuild.c:
  *   gen-corpus DIR  writes DIR/parse/ (one netlink message per file, for
- *   fuzz_parse) and DIR/datagram/ (the input format of fuzz_datagram.c:
- *   5 header bytes, then [ctl][len lo][len hi][datagram] records).
+ *   fuzz_parse), DIR/datagram/ (the input format of fuzz_datagram.c:
+ *   5 header bytes, then [ctl][len lo][len hi][datagram] records) and
+ *   DIR/hdrs/ (fuzz_hdrs.c: flags, MSS, an IP or Ethernet packet).
  * Packet messages with every attribute kind, each attribute alone,
  * malformed ones, NLMSG_ERROR messages, multi-message datagrams, truncated
  * ones, foreign senders, and messages whose nlmsg_len is 2^31 or more.
@@ -742,13 +743,177 @@ static void datagram_seeds(void)
 	}
 }
 
+/* --- fuzz_hdrs: packets ---------------------------------------------------- */
+
+static void be16_at(uint8_t *b, unsigned int v)
+{
+	b[0] = (uint8_t)(v >> 8);
+	b[1] = (uint8_t)v;
+}
+
+/* fuzz_hdrs.c's input: flags, MSS (big-endian), the packet. */
+static void hdrs_seed(const char *name, uint8_t flags, const uint8_t *pkt,
+		      size_t len)
+{
+	uint8_t in[2048];
+
+	ck_assert_uint_le(len + 3, sizeof(in));
+	in[0] = flags;
+	be16_at(in + 1, 1000);
+	memcpy(in + 3, pkt, len);
+	write_file("hdrs", name, in, len + 3);
+}
+
+/* IPv4 header (IHL 5 + @opt words) for @l4len bytes of @proto. */
+static size_t seed_ipv4(uint8_t *b, unsigned int opt, uint8_t proto,
+			size_t l4len)
+{
+	size_t ihl = 20 + 4 * opt;
+
+	memset(b, 0, ihl);
+	b[0] = (uint8_t)(0x40 | ihl / 4);
+	be16_at(b + 2, (unsigned int)(ihl + l4len));
+	b[8] = 64;
+	b[9] = proto;
+	memcpy(b + 12, "\xc0\x00\x02\x01\xc6\x33\x64\x02", 8);
+	memset(b + 20, 1, 4 * opt);
+	return ihl;
+}
+
+static size_t seed_ipv6(uint8_t *b, uint8_t nh, size_t plen)
+{
+	memset(b, 0, 40);
+	b[0] = 0x60;
+	be16_at(b + 4, (unsigned int)plen);
+	b[6] = nh;
+	b[7] = 64;
+	b[8] = b[24] = 0x20;
+	b[9] = b[25] = 0x01;
+	b[23] = 1;
+	b[39] = 2;
+	return 40;
+}
+
+/* A SYN (@fl) with MSS 1460, SACK permitted, timestamps and window
+ * scale, or with @data bytes and no options when @fl has no SYN. */
+static size_t seed_tcp(uint8_t *b, uint8_t fl, size_t data)
+{
+	static const uint8_t opts[20] = {
+		2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0,
+		1, 3, 3, 7,
+	};
+	size_t olen = fl & 0x02 ? sizeof(opts) : 0;
+
+	memset(b, 0, 20 + olen + data);
+	be16_at(b, 40000);
+	be16_at(b + 2, 80);
+	b[12] = (uint8_t)((20 + olen) / 4 << 4);
+	b[13] = fl;
+	memcpy(b + 20, opts, olen);
+	memset(b + 20 + olen, 'x', data);
+	return 20 + olen + data;
+}
+
+static size_t seed_udp(uint8_t *b, size_t data)
+{
+	memset(b, 'u', 8 + data);
+	be16_at(b + 4, (unsigned int)(8 + data));
+	return 8 + data;
+}
+
+/* ICMP echo (@type 8) or ICMPv6 echo (128). */
+static size_t seed_icmp(uint8_t *b, uint8_t type, size_t data)
+{
+	memset(b, 'i', 8 + data);
+	b[0] = type;
+	b[1] = 0;
+	return 8 + data;
+}
+
+static void hdrs_ipv4_seeds(void)
+{
+	uint8_t b[1024];
+	size_t n;
+
+	n = seed_tcp(b + 20, 0x02, 0);
+	hdrs_seed("ipv4-tcp-syn", 0, b, seed_ipv4(b, 0, 6, n) + n);
+	n = seed_tcp(b + 24, 0x18, 40);
+	hdrs_seed("ipv4-opts-tcp-data", 0, b, seed_ipv4(b, 1, 6, n) + n);
+	n = seed_udp(b + 20, 32);
+	hdrs_seed("ipv4-udp", 0, b, seed_ipv4(b, 0, 17, n) + n);
+	n = seed_icmp(b + 28, 8, 16);
+	hdrs_seed("ipv4-icmp", 0, b, seed_ipv4(b, 2, 1, n) + n);
+	n = seed_udp(b + 20, 32);
+	seed_ipv4(b, 0, 17, n);
+	be16_at(b + 6, 0x0020);		/* a later fragment */
+	hdrs_seed("ipv4-frag-later", 0, b, 20 + n);
+	be16_at(b + 6, 0x2000);		/* the first one */
+	hdrs_seed("ipv4-frag-first", 0, b, 20 + n);
+	/* Ethernet, 802.1ad and 802.1Q tags */
+	memset(b, 0x02, 12);
+	be16_at(b + 12, 0x88a8);
+	be16_at(b + 14, 100);
+	be16_at(b + 16, 0x8100);
+	be16_at(b + 18, 200);
+	be16_at(b + 20, 0x0800);
+	n = seed_tcp(b + 42, 0x12, 0);
+	hdrs_seed("l2-qinq-ipv4-tcp-synack", 1, b,
+		  22 + seed_ipv4(b + 22, 0, 6, n) + n);
+}
+
+/* IPv6: hop-by-hop, routing type 0, destination options, AH, UDP; a
+ * segment routing header and a SYN/ACK; a fragment; ICMPv6 on Ethernet
+ * with a tag. */
+static void hdrs_ipv6_seeds(void)
+{
+	uint8_t b[1024], *x = b + 40;
+	size_t n;
+
+	memset(x, 0, 8 + 40 + 8 + 16);
+	x[0] = 43;			/* hop-by-hop, next: routing */
+	x[8] = 60;			/* routing type 0, 2 addresses */
+	x[9] = 4;
+	x[11] = 1;
+	x[24] = x[40] = 0x20;
+	x[48] = 51;			/* destination options, next: AH */
+	x[56] = 17;			/* AH (16 bytes), next: UDP */
+	x[57] = 2;
+	n = seed_udp(x + 72, 20);
+	hdrs_seed("ipv6-chain-udp", 0, b, seed_ipv6(b, 0, 72 + n) + 72 + n);
+
+	memset(x, 0, 40);
+	x[0] = 6;			/* segment routing, next: TCP */
+	x[1] = 4;
+	x[2] = 4;
+	x[3] = 1;
+	x[4] = 1;
+	x[8] = 0x20;
+	n = seed_tcp(x + 40, 0x12, 0);
+	hdrs_seed("ipv6-srh-tcp-synack", 0, b,
+		  seed_ipv6(b, 43, 40 + n) + 40 + n);
+
+	memset(x, 0, 8);
+	x[0] = 6;			/* a fragment, offset 8, more */
+	be16_at(x + 2, 8 << 3 | 1);
+	n = seed_tcp(x + 8, 0x10, 30);
+	hdrs_seed("ipv6-frag-tcp", 0, b, seed_ipv6(b, 44, 8 + n) + 8 + n);
+
+	memset(b, 0x02, 12);
+	be16_at(b + 12, 0x8100);
+	be16_at(b + 14, 0x2005);
+	be16_at(b + 16, 0x86dd);
+	n = seed_icmp(b + 58, 128, 24);
+	hdrs_seed("l2-vlan-ipv6-icmpv6", 1, b,
+		  18 + seed_ipv6(b + 18, 58, n) + n);
+}
+
 static void mkdirs(void)
 {
 	char path[4096];
-	const char *subs[] = { "", "/parse", "/datagram" };
+	const char *subs[] = { "", "/parse", "/datagram", "/hdrs" };
 	size_t i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		snprintf(path, sizeof(path), "%s%s", outdir, subs[i]);
 		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
 			perror(path);
@@ -763,6 +928,8 @@ START_TEST(generate)
 	valid_messages();
 	malformed_messages();
 	datagram_seeds();
+	hdrs_ipv4_seeds();
+	hdrs_ipv6_seeds();
 }
 END_TEST
 

@@ -12,6 +12,7 @@ EXTRA_DIST += \
 	tests/fuzz/getters.c \
 	tests/fuzz/fuzz_parse.c \
 	tests/fuzz/fuzz_datagram.c \
+	tests/fuzz/fuzz_hdrs.c \
 	tests/fuzz/gen-corpus.c \
 	tests/fuzz/regress
 

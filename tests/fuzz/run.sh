@@ -14,9 +14,10 @@
 #    -fsanitize=fuzzer,address,undefined, straight into the targets: no
 #    configure, no autotools build needed.
 # 2. Builds and runs tests/fuzz/gen-corpus.c: the seed corpus.
-# 3. Runs each target (fuzz_parse, fuzz_datagram) for SECONDS, one process
-#    each (one job), -max_len=65536, on its working corpus, the seeds and
-#    tests/fuzz/regress/<target>/ (reproducers of past findings).
+# 3. Runs each target (fuzz_parse, fuzz_datagram, fuzz_hdrs) for SECONDS,
+#    one process each (one job), -max_len=65536, on its working corpus,
+#    the seeds and tests/fuzz/regress/<target>/ (reproducers of past
+#    findings).
 # Exits non-zero if a target crashed, leaked, hung (10 s per input), failed
 # an oracle check (see fuzz_datagram.c) or did not build. The input that did
 # it is kept in $NFQB_FUZZ_DIR/artifacts/<target>/; replay it with
@@ -24,7 +25,7 @@
 #
 # Environment: NFQB_FUZZ_DIR (default build-fuzz/ at the top; .gitignored);
 # NFQB_NO_APT=1 never installs clang or the -dev packages; NFQB_FUZZ_TARGETS
-# (default "parse datagram"); NFQB_FUZZ_ORACLE (fuzz_datagram's checks: 0
+# (default "parse datagram hdrs"); NFQB_FUZZ_ORACLE (fuzz_datagram's checks: 0
 # framing, 1 + safety, 2 + completeness, the default); NFQB_FUZZ_JOBS
 # (parallel compiles, default 2); CC (default clang).
 set -euo pipefail
@@ -37,7 +38,7 @@ esac
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 out=${NFQB_FUZZ_DIR:-$top/build-fuzz}
-targets=${NFQB_FUZZ_TARGETS:-parse datagram}
+targets=${NFQB_FUZZ_TARGETS:-parse datagram hdrs}
 jobs=${NFQB_FUZZ_JOBS:-2}
 CC=${CC:-clang}
 case $CC in

@@ -78,22 +78,65 @@ void nfqbt_netns_enter(void)
 	close(fd);
 }
 
-void nfqbt_iptables(const char *fmt, ...)
+static void run_tables(const char *tool, const char *fmt, va_list ap)
 {
 	char args[512], cmd[600];
-	va_list ap;
 	int n, status;
 
-	va_start(ap, fmt);
 	n = vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
 	ck_assert(n > 0 && (size_t)n < sizeof(args));
 
-	snprintf(cmd, sizeof(cmd), "iptables -w %s", args);
+	snprintf(cmd, sizeof(cmd), "%s -w %s", tool, args);
 	status = system(cmd);
 	ck_assert_msg(status != -1 && WIFEXITED(status) &&
 		      WEXITSTATUS(status) == 0,
 		      "'%s' failed (status %d)", cmd, status);
+}
+
+void nfqbt_iptables(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	run_tables("iptables", fmt, ap);
+	va_end(ap);
+}
+
+void nfqbt_ip6tables(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	run_tables("ip6tables", fmt, ap);
+	va_end(ap);
+}
+
+void nfqbt_lo6_up(void)
+{
+	static const char knob[] = "/proc/sys/net/ipv6/conf/lo/disable_ipv6";
+	struct sockaddr_in6 sin6 = nfqbt_lo6_addr(0);
+	uint64_t until = nfqbt_now_ms() + 2000;
+	int fd, ret;
+	FILE *f;
+
+	/* a new namespace takes its devices' setting from the host's
+	 * net.ipv6.conf.default: turn IPv6 on for lo, in this one only */
+	f = fopen(knob, "w");
+	ck_assert_msg(f != NULL, "%s: %s (no IPv6?)", knob, strerror(errno));
+	ck_assert_msg(fputs("0\n", f) >= 0 && fclose(f) == 0, "%s: %s", knob,
+		      strerror(errno));
+	/* ::1 comes with lo up (no duplicate address detection there) */
+	for (;;) {
+		fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		ck_assert_msg(fd >= 0, "socket: %s", strerror(errno));
+		ret = bind(fd, (struct sockaddr *)&sin6, sizeof(sin6));
+		close(fd);
+		if (ret == 0)
+			return;
+		ck_assert_msg(nfqbt_now_ms() < until, "bind [::1]: %s",
+			      strerror(errno));
+		nfqbt_sleep_ms(10);
+	}
 }
 
 void nfqbt_rule_queue(uint16_t dport, uint16_t qnum, bool bypass)
@@ -485,6 +528,17 @@ uint32_t nfqbt_flow_addr(unsigned int host)
 	ck_assert_msg(host >= 1 && host <= 254, "flow address 127.0.%d.%u",
 		      k, host);
 	return 0x7f000000u | (uint32_t)k << 8 | host;
+}
+
+struct sockaddr_in6 nfqbt_lo6_addr(uint16_t port)
+{
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(port),
+		.sin6_addr = IN6ADDR_LOOPBACK_INIT,
+	};
+
+	return sin6;
 }
 
 int nfqbt_udp_socket(uint32_t src)

@@ -95,6 +95,14 @@ TCase *nfqbt_tcase_netns(Suite *s, const char *name, double timeout);
  * it succeeded. */
 void nfqbt_iptables(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The same with ip6tables. */
+void nfqbt_ip6tables(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Make ::1 usable on lo in the test's namespace (IPv6 on for lo there,
+ * whatever the host's default); ck_assert that it is. After
+ * nfqbt_netns_enter(). */
+void nfqbt_lo6_up(void);
+
 /* Queue UDP to 127.0.0.1:@dport leaving through lo to queue @qnum. */
 void nfqbt_rule_queue(uint16_t dport, uint16_t qnum, bool bypass);
 
@@ -200,6 +208,8 @@ int nfqbt_flow_set(void);
  * 127.0.0.@host). Loopback only. ck_assert on a bad set or @host. */
 uint32_t nfqbt_flow_addr(unsigned int host);
 
+/* [::1]:@port. */
+struct sockaddr_in6 nfqbt_lo6_addr(uint16_t port);
 /* A UDP socket for sending (close-on-exec, 100 ms send timeout), bound to
  * the source address @src (host order; 0: any), so that each such socket
  * is a flow of its own. Returns the fd, or -1 with errno. */

@@ -55,6 +55,14 @@ TESTS += tests/integration/test_coalesce_kernel
 tests_integration_test_coalesce_kernel_CFLAGS = $(NFQBT_CFLAGS)
 tests_integration_test_coalesce_kernel_LDADD = $(NFQBT_PUBLIC_LDADD)
 
+# The packet helpers (<libnfq-batch/packet.h>) against the kernel: a
+# changed UDP payload and a clamped TCP SYN arrive and are taken, over
+# IPv4 and IPv6 (public API only).
+check_PROGRAMS += tests/integration/test_helpers
+TESTS += tests/integration/test_helpers
+tests_integration_test_helpers_CFLAGS = $(NFQBT_CFLAGS)
+tests_integration_test_helpers_LDADD = $(NFQBT_PUBLIC_LDADD)
+
 # The worker pool, through the shared library (public API only).
 check_PROGRAMS += tests/integration/test_pool
 TESTS += tests/integration/test_pool

@@ -20,6 +20,14 @@ tests_unit_test_parse_LDADD = $(UNIT_TEST_LDADD)
 tests_unit_test_harness_CFLAGS = $(NFQBT_CFLAGS)
 tests_unit_test_harness_LDADD = $(NFQBT_PUBLIC_LDADD)
 
+# The packet helpers (<libnfq-batch/packet.h>): headers, checksums, MSS
+# clamping, on packets built byte by byte; nfqb_pkt_hdrs() on parsed
+# messages and nfqb_verdict_payload() through a socketless queue.
+check_PROGRAMS += tests/unit/test_hdrs
+TESTS += tests/unit/test_hdrs
+tests_unit_test_hdrs_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_unit_test_hdrs_LDADD = $(UNIT_TEST_LDADD)
+
 # A fixed workload of the data path for counting instructions per packet
 # (valgrind --tool=callgrind tests/unit/perf_path N BURST; see the file);
 # as a test, a short run that checks every packet was accepted.
