@@ -276,6 +276,15 @@ static int maxlen_lost(void)
 	return err_of_int(nfqb_queue_set_maxlen(q, 100));
 }
 
+/* a longer queue needs a longer book: its allocation fails */
+static int maxlen_nomem(void)
+{
+	struct nfqb_queue *q = open_q(QNUM);
+
+	fault.fail_alloc = true;
+	return err_of_int(nfqb_queue_set_maxlen(q, 65536));
+}
+
 static int flags_lost(void)
 {
 	struct nfqb_queue *q = open_q(QNUM);
@@ -1334,6 +1343,7 @@ static const struct row rows[] = {
 	ROW(nfqb_queue_set_copy_mode, EINVAL, "mode NONE", copy_mode_none),
 	ROW(nfqb_queue_set_copy_mode, ETIMEDOUT, "never acknowledged", copy_mode_lost),
 	ROW(nfqb_queue_set_maxlen, ETIMEDOUT, "never acknowledged", maxlen_lost),
+	ROW(nfqb_queue_set_maxlen, ENOMEM, "the longer book cannot be had", maxlen_nomem),
 	ROW(nfqb_queue_set_flags, EOPNOTSUPP, "flag 1 << 20", flags_unknown),
 	ROW(nfqb_queue_set_flags, ETIMEDOUT, "never acknowledged", flags_lost),
 	ROW(nfqb_queue_set_enobufs, EINVAL, "policy 2", enobufs_policy),
