@@ -48,6 +48,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -63,6 +64,7 @@
 #include <daq_module_api.h>
 
 #include <libnfq-batch/libnfq-batch.h>
+#include <libnfq-batch/packet.h>
 
 #define DAQ_NFQB_VERSION	2
 
@@ -770,132 +772,42 @@ static void desc_put(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d)
 
 /* --- Packets ------------------------------------------------------------- */
 
-static uint32_t csum_add(uint32_t sum, const uint8_t *b, size_t n)
+/* The headers of the IP packet at @ip (@len bytes, the library's
+ * nfqb_hdrs_parse()): a TCP or UDP packet, whole, not a fragment. */
+static bool l4_find(const uint8_t *ip, uint32_t len, struct nfqb_hdrs *h)
 {
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		sum += (uint32_t)b[i] << 8 | b[i + 1];
-	if (n & 1)
-		sum += (uint32_t)b[n - 1] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
-struct l4_view {
-	uint8_t proto;		/* IPPROTO_*, 0 if not found */
-	bool ipv6;
-	uint32_t l4_off;	/* from the network header */
-	uint32_t l4_len;	/* as the IP header says */
-};
-
-/* Find the transport header of an IPv4 packet or an IPv6 one without
- * extension headers (not a fragment) within @len bytes. */
-static bool l4_find(const uint8_t *ip, uint32_t len, struct l4_view *v)
-{
-	memset(v, 0, sizeof(*v));
-	if (len < 20)
+	if (nfqb_hdrs_parse(ip, len, 0, h, sizeof(*h)) < 0)
 		return false;
-	if (ip[0] >> 4 == 4) {
-		uint32_t ihl = (ip[0] & 0x0f) * 4u;
-		uint32_t tot = (uint32_t)ip[2] << 8 | ip[3];
-
-		if (ihl < 20 || tot < ihl || ((ip[6] & 0x3f) | ip[7]))
-			return false;	/* short, or a fragment */
-		v->proto = ip[9];
-		v->l4_off = ihl;
-		v->l4_len = tot - ihl;
-		return true;
-	}
-	if (ip[0] >> 4 == 6 && len >= 40) {
-		v->ipv6 = true;
-		v->proto = ip[6];
-		v->l4_off = 40;
-		v->l4_len = (uint32_t)ip[4] << 8 | ip[5];
-		return true;
-	}
-	return false;
-}
-
-/* The TCP checksum of the segment at @ip + v->l4_off, from scratch. */
-static uint16_t tcp_csum(const uint8_t *ip, const struct l4_view *v)
-{
-	const uint8_t *tcp = ip + v->l4_off;
-	uint32_t sum = 0;
-
-	if (v->ipv6)
-		sum = csum_add(sum, ip + 8, 32);
-	else
-		sum = csum_add(sum, ip + 12, 8);
-	sum += 6 + v->l4_len;
-	sum = csum_add(sum, tcp, 16);		/* up to the checksum */
-	sum = csum_add(sum, tcp + 18, v->l4_len - 18);
-	return csum_fold(sum);
+	return !(h->flags & (NFQB_HDRS_F_FRAG | NFQB_HDRS_F_CUT)) &&
+	       (h->l4_proto == IPPROTO_TCP || h->l4_proto == IPPROTO_UDP);
 }
 
 /*
  * A TCP SYN whose MSS option lets the peer send segments longer than the
  * kernel can copy to us (65531 bytes with the headers: lo's MTU is 65536)
  * gets a lower one: every segment of the connection then reaches the
- * application whole. Rewritten in place, checksum recomputed from scratch
- * (the kernel takes a changed payload as CHECKSUM_NONE); sent with the
- * verdict. Returns true if the packet changed.
+ * application whole. Rewritten in place by the library
+ * (nfqb_tcp_mss_clamp()), its checksums then computed in full (the
+ * kernel takes a changed payload as complete, and a SYN of this host
+ * carries a partial sum); sent with the verdict. Returns true if the
+ * packet changed.
  */
 static bool mss_clamp(struct nfqb_daq_ctx *c, uint8_t *ip, uint32_t len)
 {
-	struct l4_view v;
-	uint32_t ceiling, hl, i;
-	uint8_t *tcp;
+	struct nfqb_hdrs h;
+	uint32_t ceiling;
 
-	if (!c->mss_clamp || !l4_find(ip, len, &v) || v.proto != 6 ||
-	    v.l4_off + v.l4_len > len || v.l4_len < 20)
+	if (!c->mss_clamp || !l4_find(ip, len, &h) ||
+	    h.l4_proto != IPPROTO_TCP)
 		return false;
-	tcp = ip + v.l4_off;
-	if (!(tcp[13] & 0x02))		/* SYN */
-		return false;
-	hl = (tcp[12] >> 4) * 4u;
-	if (hl < 20 || hl > v.l4_len)
-		return false;
-	ceiling = NFQB_MAX_PAYLOAD - v.l4_off - 20;
+	ceiling = NFQB_MAX_PAYLOAD - h.l4_off - 20;
 	if (c->mss_clamp != UINT32_MAX && c->mss_clamp < ceiling)
 		ceiling = c->mss_clamp;
-	for (i = 20; i < hl;) {
-		uint8_t kind = tcp[i];
-		uint32_t olen, mss;
-
-		if (kind == 0)
-			break;
-		if (kind == 1) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= hl)
-			break;
-		olen = tcp[i + 1];
-		if (olen < 2 || i + olen > hl)
-			break;
-		if (kind != 2 || olen != 4) {
-			i += olen;
-			continue;
-		}
-		mss = (uint32_t)tcp[i + 2] << 8 | tcp[i + 3];
-		if (mss <= ceiling)
-			return false;
-		tcp[i + 2] = (uint8_t)(ceiling >> 8);
-		tcp[i + 3] = (uint8_t)ceiling;
-		i = tcp_csum(ip, &v);
-		tcp[16] = (uint8_t)(i >> 8);
-		tcp[17] = (uint8_t)i;
-		c->mss_clamped++;
-		return true;
-	}
-	return false;
+	if (nfqb_tcp_mss_clamp(ip, len, &h, (uint16_t)ceiling) != 1 ||
+	    nfqb_csum_fix(ip, len, &h) < 0)
+		return false;
+	c->mss_clamped++;
+	return true;
 }
 
 /*
@@ -911,7 +823,8 @@ static void desc_decode(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d,
 {
 	DAQ_PktDecodeData_t *dd = &d->decode;
 	enum nfqb_hook_point hook;
-	struct l4_view v;
+	struct nfqb_hdrs h;
+	bool ipv6;
 	bool good;
 
 	d->msg.meta[DAQ_PKT_META_DECODE_DATA] = NULL;
@@ -925,20 +838,20 @@ static void desc_decode(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d,
 			hook == NFQB_HOOK_INGRESS) &&
 		       !nfqb_pkt_csum_not_verified(p);
 	}
-	if (!good || !l4_find(ip, len, &v) ||
-	    (v.proto != 6 && v.proto != 17) || v.l4_off + v.l4_len > len)
+	if (!good || !l4_find(ip, len, &h))
 		return;
+	ipv6 = h.l3_proto == 0x86dd;
 	memset(dd, 0, sizeof(*dd));
 	dd->flags.bits.l3 = 1;
-	dd->flags.bits.ipv4 = !v.ipv6;
-	dd->flags.bits.ipv6 = v.ipv6;
+	dd->flags.bits.ipv4 = !ipv6;
+	dd->flags.bits.ipv6 = ipv6;
 	dd->flags.bits.l4 = 1;
 	dd->flags.bits.l4_checksum = 1;
-	dd->flags.bits.tcp = v.proto == 6;
-	dd->flags.bits.udp = v.proto == 17;
+	dd->flags.bits.tcp = h.l4_proto == IPPROTO_TCP;
+	dd->flags.bits.udp = h.l4_proto == IPPROTO_UDP;
 	dd->l2_offset = DAQ_PKT_DECODE_OFFSET_INVALID;
 	dd->l3_offset = 0;
-	dd->l4_offset = (uint16_t)v.l4_off;
+	dd->l4_offset = (uint16_t)h.l4_off;
 	dd->payload_offset = DAQ_PKT_DECODE_OFFSET_INVALID;
 	dd->checksum_offset = DAQ_PKT_DECODE_OFFSET_INVALID;
 	d->msg.meta[DAQ_PKT_META_DECODE_DATA] = dd;
