@@ -111,6 +111,18 @@ static struct nfqb_queue *open_queue(void)
 	return q;
 }
 
+/* UDP to PORT over lo (IPv6: turned on first) queued to QNUM: the queue,
+ * and in *@rx the receiving socket (a @ms receive timeout). */
+static struct nfqb_queue *udp_queued(bool v6, unsigned int ms, int *rx)
+{
+	if (v6)
+		nfqbt_lo6_up();
+	rule(v6, "-A OUTPUT -o lo -p udp --dport %u -j NFQUEUE --queue-num %u",
+	     PORT, QNUM);
+	*rx = lo_socket(v6, SOCK_DGRAM, PORT, ms);
+	return open_queue();
+}
+
 /* The next packet of @q, within 3 s. */
 static struct nfqb_packet *recv_one(struct nfqb_queue *q)
 {
@@ -240,12 +252,7 @@ static void udp_changed(int variant)
 	unsigned int i;
 	int rx, tx;
 
-	if (v6)
-		nfqbt_lo6_up();
-	rule(v6, "-A OUTPUT -o lo -p udp --dport %u -j NFQUEUE --queue-num %u",
-	     PORT, QNUM);
-	q = open_queue();
-	rx = lo_socket(v6, SOCK_DGRAM, PORT, 2000);
+	q = udp_queued(v6, 2000, &rx);
 	tx = lo_socket(v6, SOCK_DGRAM, 0, 2000);
 	if (variant == 2)
 		ck_assert_int_eq(setsockopt(tx, IPPROTO_IPV6, IPV6_DSTOPTS,
@@ -309,12 +316,7 @@ START_TEST(test_udp_unfixed)
 	size_t len;
 	int rx, tx;
 
-	if (v6)
-		nfqbt_lo6_up();
-	rule(v6, "-A OUTPUT -o lo -p udp --dport %u -j NFQUEUE --queue-num %u",
-	     PORT, QNUM);
-	q = open_queue();
-	rx = lo_socket(v6, SOCK_DGRAM, PORT, 500);
+	q = udp_queued(v6, 500, &rx);
 	tx = lo_socket(v6, SOCK_DGRAM, 0, 500);
 	errors = udp_csum_errors(v6);
 	for (i = 0; i < 2; i++) {
@@ -406,12 +408,7 @@ START_TEST(test_udp_incremental)
 	unsigned int i;
 	int rx, raw;
 
-	if (v6)
-		nfqbt_lo6_up();
-	rule(v6, "-A OUTPUT -o lo -p udp --dport %u -j NFQUEUE --queue-num %u",
-	     PORT, QNUM);
-	q = open_queue();
-	rx = lo_socket(v6, SOCK_DGRAM, PORT, 2000);
+	q = udp_queued(v6, 2000, &rx);
 	raw = socket(v6 ? AF_INET6 : AF_INET, SOCK_RAW | SOCK_CLOEXEC,
 		     v6 ? IPPROTO_UDP : IPPROTO_RAW);
 	ck_assert_msg(raw >= 0, "raw socket: %s", strerror(errno));
