@@ -584,6 +584,47 @@ START_TEST(test_rx_any_grows_book)
 }
 END_TEST
 
+static int always_fail(void *data, size_t size)
+{
+	(void)data;
+	(void)size;
+	return 1;
+}
+
+/* ... and when the book cannot grow (an allocation fails), that read
+ * fails with ENOMEM and reads nothing: the datagram stays in the socket,
+ * nothing is defaulted, and the next read, memory back, takes it. */
+START_TEST(test_rx_any_grow_fails)
+{
+	struct nfqb_seam nomem = { .sendmsg = plan_send,
+				   .fail_alloc = always_fail };
+	struct nfqb_seam ok = { .sendmsg = plan_send };
+	struct nfqb_queue *q = kernel_queue(64);
+	struct nfqb_packet *head, *p;
+	uint32_t id, cap = q->book.cap;
+	struct nlb b;
+
+	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
+	head = fill_book(q, &id);
+	kernel_queues(&b, id);
+	nfqbt_seam_install(&nomem);
+	ck_assert_int_eq(nfqb_rx_read_any(&q->rx, &q->rx_in, 1), -1);
+	ck_assert_int_eq(errno, ENOMEM);
+	nfqbt_seam_install(&ok);
+	ck_assert_ptr_nonnull(nfqbt_dgram.buf);	/* not read */
+	ck_assert_uint_eq(q->book.cap, cap);
+	nfqbt_assert_stats(q, "gap_ids=0 rejected_defaults=0 defaults=0");
+	ck_assert_int_eq(nfqb_rx_read_any(&q->rx, &q->rx_in, 1), 1);
+	ck_assert_uint_eq(nfqbt_serve(q, &p, 1), 1);
+	ck_assert_uint_eq(nfqb_pkt_id(p), id);
+	ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_verdict(head, NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_flush(q), 1);
+	all_got(NFQB_ACCEPT);
+	kernel_done(q);
+}
+END_TEST
+
 /* nfqb_verdict_batch() decides only packets handed out: one still waiting
  * in the library comes out later, intact, and takes its own verdict. */
 START_TEST(test_verdict_batch_handed_only)
@@ -964,7 +1005,8 @@ static Suite *plan_suite(void)
 	nfqbt_tcase_tests(s, "transport", 0, (const TTest *[]){
 		test_tx_failed_send_keeps_order, test_tx_malformed_defaults,
 		test_rx_huge_nlmsg_len, test_rx_book_bounded,
-		test_rx_any_grows_book, test_verdict_batch_handed_only,
+		test_rx_any_grows_book, test_rx_any_grow_fails,
+		test_verdict_batch_handed_only,
 		test_linger_policy, test_linger_room, test_hold_limit, NULL });
 	nfqbt_tcase_tests(s, "pace", 0, (const TTest *[]){
 		test_pace_flow_tag, test_pace_waiting, NULL });
