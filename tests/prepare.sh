@@ -49,9 +49,12 @@ if [ "${1:-}" = --suricata-job ]; then
 	if [ -z "$lib" ]; then
 		lib=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-prepare-lib.XXXXXX")
 		trap 'rm -rf "$lib"' EXIT
+		# './build-*' also leaves out autogen's build-aux/: a tree
+		# that was bootstrapped in place is bootstrapped again
 		tar -C "$top" --exclude=.git --exclude='./build-*' -cf - . |
 			tar -C "$lib" -xf -
-		(cd "$lib" && { [ -x configure ] || ./autogen.sh; } &&
+		(cd "$lib" && { [ -x configure ] && [ -d build-aux ] ||
+				 ./autogen.sh; } &&
 		 ./configure --disable-python --without-daq &&
 		 make -j"${NFQB_JOBS:-2}" lib/libnfq-batch.la) >&2 ||
 			{ echo "prepare: the private library build for Suricata failed" >&2; exit 1; }
