@@ -39,9 +39,10 @@
  *   4  the queue: queue-int.h (struct nfqb_queue, who writes each part),
  *      included only by the queue's own files: queue.c (open, configure,
  *      shut down, hand over; links the steps' views), loop.c (nfqb_recv():
- *      one pass after another, each step once) and verdict.c (the
- *      decisions); queue.h and loop.h, the functions of queue.c and loop.c
- *      with the struct opaque
+ *      one pass after another, each step once), verdict.c (the
+ *      decisions) and large.c (the large-packet policy at hand-out);
+ *      queue.h and loop.h, the functions of queue.c and loop.c with the
+ *      struct opaque
  *   5  the worker pool, pool.c and pool-*.c (pool-int.h), over queue.h,
  *      loop.h and the public API
  *

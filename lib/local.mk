@@ -35,6 +35,8 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/req.c \
 	lib/loop.h \
 	lib/loop.c \
+	lib/large.h \
+	lib/large.c \
 	lib/pace.h \
 	lib/pace.c \
 	lib/settings.h \

@@ -6,6 +6,7 @@
  *   the verdict timeout   book.c   undecided packets past it get the default
  *   the flush             tx.c     what is due goes to the kernel
  *   the hand-out          book.c   packets read and not handed out yet
+ *                         large.c  what the application may not see cut
  *   the wait              pace.c   a linger pause, or sleep
  *   the read              rx.c     datagrams into the book
  *   the stream's pace     pace.c   what the read says of the traffic
@@ -161,6 +162,8 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 			return -1;
 		n = (int)nfqb_book_serve(&q->book, &q->book_in, now, vec,
 					 max);
+		if (n)
+			n = (int)nfqb_large_sift(q, vec, (unsigned int)n);
 		if (nfqb_tx_flush_due(&q->tx, &q->tx_in, now, hold) < 0 &&
 		    errno != EAGAIN) {
 			if (!n)

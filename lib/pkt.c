@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libmnl/libmnl.h>
 
 #include "pkt.h"
 #include "sys.h"
@@ -75,7 +76,8 @@ static void free_pkts(struct nfqb_packet *pkts, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; pkts && i < n; i++)
-		free(pkts[i].d.payload);
+		if (!(pkts[i].d.flags & NFQB_D_BORROWED))
+			free(pkts[i].d.payload);
 	free(pkts);
 }
 
@@ -196,6 +198,7 @@ struct nfqb_packet *nfqb_pkt_get(struct nfqb_bufs *b, struct nfqb_slot *s,
 		slot_take(b, s);
 	p->arrival_ns = now;
 	p->user = NULL;
+	p->changed = false;
 	memset(&p->d, 0, sizeof(p->d));
 	sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
 	atomic_store_explicit(&p->expired_bits,
@@ -212,7 +215,8 @@ void nfqb_pkt_put(struct nfqb_bufs *b, struct nfqb_packet *p)
 	uint64_t sg = atomic_load_explicit(&p->sg, memory_order_relaxed);
 	uint32_t st = NFQB_PS_FREE;
 
-	free(p->d.payload);
+	if (!(p->d.flags & NFQB_D_BORROWED))
+		free(p->d.payload);
 	p->d.payload = NULL;
 	if (p->slot)
 		nfqb_slot_put(b, p->slot);
@@ -301,10 +305,30 @@ int nfqb_pkt_claim(struct nfqb_packet *p, uint32_t tag, uint64_t *sgp)
 	}
 }
 
+void nfqb_pkt_changed(struct nfqb_packet *p)
+{
+	p->changed = true;
+}
+
+/* A changed packet's decision carries its bytes, unless it drops it or
+ * brings a payload of its own. */
+static void carry_change(struct nfqb_packet *p)
+{
+	const struct nlattr *a = p->tb[NFQA_PAYLOAD];
+
+	if (!p->changed || !a || (p->d.flags & NFQB_V_PAYLOAD) ||
+	    (p->d.verdict & 0xffff) == NFQB_DROP)
+		return;
+	p->d.payload = mnl_attr_get_payload(a);
+	p->d.payload_len = mnl_attr_get_payload_len(a);
+	p->d.flags |= NFQB_V_PAYLOAD | NFQB_D_SINGLE | NFQB_D_BORROWED;
+}
+
 void nfqb_pkt_decide(struct nfqb_packet *p, uint64_t sg,
 		     const struct nfqb_decision *d, uint64_t now)
 {
 	p->d = *d;
+	carry_change(p);
 	p->decided_ns = now;
 	atomic_store_explicit(&p->sg, NFQB_SG(NFQB_SG_GEN(sg), NFQB_PS_DECIDED),
 			      memory_order_release);
@@ -324,6 +348,7 @@ uint32_t nfqb_pkt_default(struct nfqb_packet *p, uint32_t to,
 		return NFQB_PS_FREE;	/* decided meanwhile */
 	p->decided_ns = now;
 	p->d = (struct nfqb_decision){ .verdict = verdict };
+	carry_change(p);
 	return st;
 }
 

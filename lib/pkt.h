@@ -15,7 +15,8 @@
  *
  * Owners: pkt.c (and the inlines here) writes every field of a descriptor
  * but its parsed view, which parse.c writes: tb, vlan_proto, vlan_tci, id,
- * hw_protocol, res_id, hook, family. pkt.c alone writes struct nfqb_bufs.
+ * hw_protocol, res_id, hook, family (and the payload's bytes, which
+ * large.c may change before the hand-out: nfqb_pkt_changed()). pkt.c alone writes struct nfqb_bufs.
  */
 #ifndef NFQB_PKT_H
 #define NFQB_PKT_H
@@ -60,6 +61,8 @@ static inline bool nfqb_ps_decided(uint32_t st)
 
 /* Decision flags beyond the public NFQB_V_* ones. */
 #define NFQB_D_SINGLE		(1u << 16)	/* must go as a single verdict */
+#define NFQB_D_BORROWED		(1u << 17)	/* .payload is the packet's own
+						 * (changed) bytes, not a copy */
 
 struct nfqb_decision {
 	uint32_t verdict;	/* full kernel verdict (incl. queue number) */
@@ -121,6 +124,8 @@ struct nfqb_packet {
 	uint64_t arrival_ns;
 	uint64_t decided_ns;
 	void *user;
+	bool changed;		/* its payload was changed in place
+				 * (nfqb_pkt_changed()) */
 	struct nfqb_decision d;
 	struct nfqb_packet *next_free;
 };
@@ -213,6 +218,11 @@ void nfqb_pkt_decide(struct nfqb_packet *p, uint64_t sg,
  * state it left (NEW or PENDING), or FREE if it was decided meanwhile. */
 uint32_t nfqb_pkt_default(struct nfqb_packet *p, uint32_t to,
 			  uint32_t verdict, uint64_t now);
+
+/* @p's payload was changed in place, before it was handed out (the
+ * large-packet policy): a decision that lets it go on (any but drop, the
+ * default too) carries its bytes to the kernel, a single verdict. */
+void nfqb_pkt_changed(struct nfqb_packet *p);
 
 /* Receive buffers: an allocated one (a reference held), and dropping a
  * reference. */

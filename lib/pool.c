@@ -24,6 +24,8 @@ static int config_queue(struct nfqb_pool *pool, struct nfqb_queue *q)
 		return -1;
 	if (c->maxlen && nfqb_queue_set_maxlen(q, c->maxlen) < 0)
 		return -1;
+	if (c->large && nfqb_queue_set_large(q, c->large) < 0)
+		return -1;
 	if (c->buffers && c->buffers != nfqb_queue_buffers(q) &&
 	    nfqb_queue_set_buffers(q, c->buffers) < 0)
 		return -1;

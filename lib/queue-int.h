@@ -2,8 +2,9 @@
 /*
  * The struct of a queue, and who writes each part. Only the files that own
  * the queue include this header: queue.c (its life and settings), loop.c
- * (its receive loop) and verdict.c (decisions, from any thread), the
- * files of the public functions on a queue. The steps never see it: each
+ * (its receive loop), verdict.c (decisions, from any thread) and large.c
+ * (the large-packet policy at hand-out), the files of the public
+ * functions on a queue. The steps never see it: each
  * takes its own state and its view of the rest (the *_in structs, which
  * queue.c links once), and the pool sees only the functions of queue.h
  * and loop.h.
@@ -14,6 +15,7 @@
  *   bufs         pkt.c       rx      rx.c       book    book.c
  *   tx           tx.c        req     req.c      pace    pace.c
  *   loop, wake   loop.c      post    verdict.c
+ *   large        large.c
  *   ctr          each counter by the file that counts it (late_verdicts
  *                from any thread, the rest from the owner's)
  *
@@ -24,6 +26,7 @@
 #define NFQB_QUEUE_INT_H
 
 #include "book.h"
+#include "large.h"
 #include "pace.h"
 #include "post.h"
 #include "req.h"
@@ -60,6 +63,7 @@ struct nfqb_queue {
 	struct nfqb_req req;
 	struct nfqb_pace pace;
 	struct nfqb_loop loop;
+	struct nfqb_large_state large;
 	/* the steps' views of the rest */
 	struct nfqb_book_in book_in;
 	struct nfqb_rx_in rx_in;

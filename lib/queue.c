@@ -580,6 +580,15 @@ NFQB_EXPORT int nfqb_queue_set_flags(struct nfqb_queue *q, uint32_t flags,
 	return config_flags(q, flags, mask);
 }
 
+NFQB_EXPORT int nfqb_queue_set_large(struct nfqb_queue *q,
+				     enum nfqb_large policy)
+{
+	if (!q || (policy != NFQB_LARGE_PASS && policy != NFQB_LARGE_WHOLE))
+		return nfqb_fail(EINVAL);
+	q->set.large = (uint8_t)policy;
+	return 0;
+}
+
 NFQB_EXPORT int nfqb_queue_set_rcvbuf(struct nfqb_queue *q, size_t bytes)
 {
 	int v = bytes > 0x7fffffff / 2 ? 0x7fffffff / 2 : (int)bytes;

@@ -44,6 +44,7 @@ struct nfqb_settings {
 	uint32_t recv_timeout_ms;	/* nfqb_queue_set_recv_timeout() */
 	uint32_t copy_range;
 	uint8_t copy_mode;
+	uint8_t large;		/* enum nfqb_large */
 	uint32_t rcvbuf;	/* the socket's receive buffer, as the kernel
 				 * reports it (SO_RCVBUF), 0: unknown */
 	uint32_t maxlen;	/* the kernel queue's length (decisions held

@@ -25,8 +25,8 @@
 #   X.h, pool*.c that of pool-int.h, the others theirs from the second
 #   table.  A file in lib/ or a header it includes that has no layer fails
 #   the check: add it to the tables.  queue-int.h (struct nfqb_queue) is
-#   private to the queue's own files (queue.c, loop.c, verdict.c): no other
-#   file includes it, whatever its layer.
+#   private to the queue's own files (queue.c, loop.c, verdict.c,
+#   large.c): no other file includes it, whatever its layer.
 #
 # Usage: tests/check-shape.sh [--functions | --layers] [TOP]
 # from the top of the source tree, or TOP as the first argument after the
@@ -45,7 +45,7 @@ hdrs.h 1	csum.h 1
 pkt.h 2		msg.h 2		parse.h 2
 book.h 3	plan.h 3	rx.h 3		tx.h 3		pace.h 3
 req.h 3		cfg.h 3		verdict.h 3
-queue-int.h 4	queue.h 4	loop.h 4
+queue-int.h 4	queue.h 4	loop.h 4	large.h 4
 pool-int.h 5
 "
 
@@ -346,8 +346,8 @@ check_layers() {
 			h = $0
 			sub(/^[^"]*"/, "", h)
 			sub(/".*/, "", h)
-			if (h == "queue-int.h" && base_of(FILENAME) !~ /^(queue|loop|verdict)\.c$/)
-				print FILENAME ":" FNR ": includes \"queue-int.h\", private to queue.c, loop.c and verdict.c"
+			if (h == "queue-int.h" && base_of(FILENAME) !~ /^(queue|loop|verdict|large)\.c$/)
+				print FILENAME ":" FNR ": includes \"queue-int.h\", private to queue.c, loop.c, verdict.c and large.c"
 			if (!(h in hdr))
 				print FILENAME ":" FNR ": includes \"" h "\", which has no layer: add it to the table of tests/check-shape.sh"
 			else if (mine != "" && hdr[h] + 0 > mine + 0)

@@ -344,6 +344,19 @@ struct nfqb_stats {
 					 * book of packets read and not yet
 					 * settled was full: the packets wait
 					 * in the kernel's queue (ENOSPC) */
+	uint64_t truncated;		/* packets the kernel copied cut: longer
+					 * than the copy range (NFQA_CAP_LEN) */
+	uint64_t large_resent;		/* NFQB_LARGE_WHOLE: cut TCP GSO
+					 * packets dropped, for TCP to send
+					 * them again in segments that fit */
+	uint64_t large_dropped;		/* NFQB_LARGE_WHOLE: cut packets that
+					 * cannot come again smaller: dropped,
+					 * never passed uninspected */
+	uint64_t mss_clamped;		/* NFQB_LARGE_WHOLE: SYNs whose MSS
+					 * option was lowered (their verdict
+					 * carries the changed packet) */
+	uint64_t gso_off;		/* NFQB_LARGE_WHOLE: times GSO was
+					 * turned off on the queue */
 };
 
 /*
@@ -616,6 +629,43 @@ int nfqb_queue_set_maxlen(struct nfqb_queue *q, uint32_t maxlen);
  * errno.
  */
 int nfqb_queue_set_flags(struct nfqb_queue *q, uint32_t flags, uint32_t mask);
+
+/* What a queue does with packets longer than the copy range
+ * (nfqb_queue_set_large()). */
+enum nfqb_large {
+	NFQB_LARGE_PASS = 0,	/* hand them out cut (nfqb_pkt_truncated()) */
+	NFQB_LARGE_WHOLE,	/* hand out whole packets only */
+};
+
+/**
+ * nfqb_queue_set_large - what the queue does with packets longer than the
+ * copy range
+ * @policy: NFQB_LARGE_PASS (the default) or NFQB_LARGE_WHOLE
+ *
+ * The kernel copies at most the copy range of a packet
+ * (nfqb_queue_set_copy_mode(); NFQB_MAX_PAYLOAD at most), and GSO packets
+ * (NFQB_F_GSO, on by default) can be longer than that: over lo a TCP
+ * segment can be too. With NFQB_LARGE_PASS such a packet is handed out cut,
+ * as the kernel sent it (nfqb_pkt_truncated() says so). With
+ * NFQB_LARGE_WHOLE the application sees whole packets only:
+ *
+ * - GSO packets come whole while they fit; the first that does not turns
+ *   NFQB_F_GSO off on the queue (a configuration round trip, once: the
+ *   kernel segments them from then on; gso_off);
+ * - a cut TCP GSO packet is dropped, so that TCP sends it again, in
+ *   segments (large_resent); any other cut packet cannot come again smaller
+ *   and is dropped, never passed uninspected (large_dropped);
+ * - a TCP SYN or SYN/ACK whose MSS option allows segments longer than the
+ *   copy range gets a lower one before it is handed out (mss_clamped): the
+ *   application sees the changed packet, and its verdict (any but drop,
+ *   the default one too) carries it to the kernel with its checksums
+ *   computed, as nfqb_verdict_payload() would.
+ *
+ * All of it is counted in struct nfqb_stats (truncated, the cut packets
+ * under either policy). Owner thread; takes effect from the next hand-out.
+ * Returns 0, or -1 with errno: EINVAL (NULL @q, an unknown @policy).
+ */
+int nfqb_queue_set_large(struct nfqb_queue *q, enum nfqb_large policy);
 
 /**
  * nfqb_queue_set_rcvbuf - socket receive buffer size in bytes

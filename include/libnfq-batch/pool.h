@@ -131,6 +131,9 @@ struct nfqb_pool_config {
 	 * the kernel segment GSO packets before queueing (0: none; a flag
 	 * also in queue_flags stays on) */
 	uint32_t queue_flags_off;
+	/* since 1.1.0: what every queue does with packets longer than the
+	 * copy range (nfqb_queue_set_large(); 0: NFQB_LARGE_PASS) */
+	enum nfqb_large large;
 };
 
 /*

@@ -121,7 +121,8 @@ static const char *const stats_names[] = {
 	"defaults", "outstanding", "send_failures", "rejected_defaults",
 	"gap_ids", "verdict_errors", "interrupts", "buffers_exhausted",
 	"config_resends", "late_verdicts", "linger_pauses", "linger_waiting",
-	"book_full",
+	"book_full", "truncated", "large_resent", "large_dropped",
+	"mss_clamped", "gso_off",
 };
 
 PyObject *nfqbpy_stats_dict(const struct nfqb_stats *st)

@@ -35,7 +35,8 @@ static const struct field stats_fields[] = {
 	STAT(rejected_defaults), STAT(gap_ids), STAT(verdict_errors),
 	STAT(interrupts), STAT(buffers_exhausted), STAT(config_resends),
 	STAT(late_verdicts), STAT(linger_pauses), STAT(linger_waiting),
-	STAT(book_full),
+	STAT(book_full), STAT(truncated), STAT(large_resent),
+	STAT(large_dropped), STAT(mss_clamped), STAT(gso_off),
 	{ NULL, 0, 0 },
 };
 

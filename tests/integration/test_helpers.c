@@ -42,6 +42,7 @@
 
 #include <libnfq-batch/libnfq-batch.h>
 #include <libnfq-batch/packet.h>
+#include <libnfq-batch/pool.h>
 
 #include "harness.h"
 
@@ -578,6 +579,200 @@ START_TEST(test_tcp_mss)
 }
 END_TEST
 
+/* --- the large-packet policy (nfqb_queue_set_large()) -------------------- */
+
+/*
+ * A UDP datagram of 65535 bytes with its headers, longer than the kernel
+ * copies (65531), then a short one. NFQB_LARGE_PASS hands the long one
+ * out cut and its accept lets it through whole; NFQB_LARGE_WHOLE never
+ * hands it out and drops it (nothing would send it again smaller): only
+ * the short one arrives. _i: bit 0 IPv6, bit 1 NFQB_LARGE_WHOLE.
+ */
+START_TEST(test_large_udp)
+{
+	bool v6 = _i & 1, whole = _i & 2;
+	size_t big = 65535 - (v6 ? 40 : 20) - 8, len[2] = { big, 100 };
+	unsigned int i, seen = 0, cut = 0, got = 0;
+	struct sockaddr_storage ss;
+	socklen_t sl = lo_sa(v6, PORT, &ss);
+	struct nfqb_stats st;
+	struct nfqb_queue *q;
+	int rx, tx;
+	ssize_t r;
+
+	q = udp_queued(v6, 300, &rx);
+	if (whole)
+		ck_assert_int_eq(nfqb_queue_set_large(q, NFQB_LARGE_WHOLE), 0);
+	tx = lo_socket(v6, SOCK_DGRAM, 0, 0);
+	pattern(pbuf, big, 3);
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(sendto(tx, pbuf, len[i], 0,
+					(struct sockaddr *)&ss, sl),
+				 (ssize_t)len[i]);
+	/* until the short one: what the consumer is handed out */
+	for (;;) {
+		struct nfqb_packet *p = recv_one(q);
+		uint32_t plen = 0;
+
+		nfqb_pkt_payload(p, &plen);
+		seen++;
+		cut += nfqb_pkt_truncated(p);
+		ck_assert_int_eq(nfqb_verdict(p, NFQB_ACCEPT), 0);
+		if (plen < 1000)
+			break;
+	}
+	ck_assert_int_ge(nfqb_flush(q), 0);
+	ck_assert_uint_eq(seen, whole ? 1 : 2);
+	ck_assert_uint_eq(cut, whole ? 0 : 1);
+	/* what arrived: the long one (PASS), then the short one */
+	while ((r = recv(rx, rbuf, sizeof(rbuf), 0)) > 0) {
+		ck_assert_uint_lt(got, 2);
+		ck_assert_uint_eq((size_t)r, len[got + whole]);
+		got++;
+	}
+	ck_assert_uint_eq(got, whole ? 1 : 2);
+	st = nfqbt_queue_stats(q);
+	nfqbt_assert_counters(&st, "truncated=1 large_dropped=%u "
+			      "large_resent=0 mss_clamped=0", whole);
+	close(tx);
+	close(rx);
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+}
+END_TEST
+
+#define LARGE_BYTES	(8u << 20)
+
+/* What the consumer of a bulk transfer was handed out. */
+struct large_seen {
+	_Atomic unsigned int packets, cut, longer;
+	uint32_t range;
+};
+
+static void large_note(struct large_seen *ls, struct nfqb_packet *p)
+{
+	uint32_t len = 0;
+
+	nfqb_pkt_payload(p, &len);
+	atomic_fetch_add(&ls->packets, 1);
+	if (nfqb_pkt_truncated(p))
+		atomic_fetch_add(&ls->cut, 1);
+	if (len > ls->range)
+		atomic_fetch_add(&ls->longer, 1);
+}
+
+static int large_pool_cb(struct nfqb_packet *p, void *policy, void *data,
+			 struct nfqb_verdict *v)
+{
+	(void)policy;
+	(void)v;	/* preset: accept */
+	large_note(data, p);
+	return NFQB_POOL_VERDICT;
+}
+
+/* 8 MB over TCP on lo (MTU 65536, GSO on), every packet of the connection
+ * queued, through @q or, if NULL, a pool of one queue. */
+static struct nfqb_stats large_bulk(struct nfqb_queue *q,
+				    struct large_seen *ls)
+{
+	struct nfqb_pool_config cfg = {
+		.queue_first = QNUM, .queue_count = 1,
+		.mode = NFQB_POOL_QUEUE_PER_WORKER, .cb = large_pool_cb,
+		.cb_data = ls, .copy_range = ls->range,
+		.large = NFQB_LARGE_WHOLE,
+	};
+	struct nfqb_pool *pool = NULL;
+	struct nfqb_packet *vec[64];
+	struct nfqbt_tcp sink;
+	struct nfqb_stats st;
+	uint64_t end;
+	int i, n;
+
+	rule(false, "-A OUTPUT -o lo -p tcp --dport %u -j NFQUEUE "
+	     "--queue-num %u", PORT, QNUM);
+	rule(false, "-A OUTPUT -o lo -p tcp --sport %u -j NFQUEUE "
+	     "--queue-num %u", PORT, QNUM);
+	if (!q) {
+		pool = nfqb_pool_create(&cfg, sizeof(cfg));
+		ck_assert_msg(pool, "nfqb_pool_create: %s", strerror(errno));
+		ck_assert_int_eq(nfqb_pool_start(pool), 0);
+	}
+	nfqbt_tcp_start(&sink, PORT, LARGE_BYTES, q);
+	end = nfqbt_now_ms() + 30000;
+	while (!atomic_load(&sink.done) && nfqbt_now_ms() < end) {
+		if (!q) {
+			nfqbt_sleep_ms(5);
+			continue;
+		}
+		n = nfqb_recv(q, vec, 64);
+		/* ENOBUFS: the socket overflowed (the kernel dropped what
+		 * did not fit; TCP sends it again) */
+		ck_assert_msg(n >= 0 || errno == EINTR || errno == EAGAIN ||
+			      errno == ENOBUFS, "nfqb_recv: %s",
+			      strerror(errno));
+		for (i = 0; i < n; i++) {
+			large_note(ls, vec[i]);
+			ck_assert_int_eq(nfqb_verdict(vec[i], NFQB_ACCEPT), 0);
+		}
+	}
+	ck_assert_msg(atomic_load(&sink.done), "the transfer did not end");
+	nfqbt_tcp_join(&sink);
+	ck_assert_uint_eq(sink.got, LARGE_BYTES);
+	if (q) {
+		st = nfqbt_queue_stats(q);
+		ck_assert_int_eq(nfqb_queue_close(q), 0);
+	} else {
+		nfqb_pool_stop(pool);
+		ck_assert_int_eq(nfqb_pool_wait(pool), 0);
+		ck_assert_int_eq(nfqb_pool_queue_stats(pool, 0, &st,
+						       sizeof(st)), 0);
+		nfqb_pool_destroy(pool);
+	}
+	fprintf(stderr, "large %s, range %u: %u packets, truncated %llu, "
+		"resent %llu, dropped %llu, mss_clamped %llu, gso_off %llu\n",
+		q ? "queue" : "pool", ls->range, ls->packets,
+		(unsigned long long)st.truncated,
+		(unsigned long long)st.large_resent,
+		(unsigned long long)st.large_dropped,
+		(unsigned long long)st.mss_clamped,
+		(unsigned long long)st.gso_off);
+	return st;
+}
+
+/*
+ * NFQB_LARGE_WHOLE under a bulk TCP transfer: the consumer is never handed
+ * a cut packet nor one longer than the copy range, and every byte arrives.
+ * Both SYNs are clamped (lo's MSS allows 65496-byte segments, more than
+ * fits in either range). With a range of 1500 the first data packet is a
+ * GSO packet of several segments, cut: GSO goes off, once, and it is
+ * dropped for TCP to send again. _i: 0 the queue, range 65535; 1 the
+ * queue, range 1500; 2 a pool, range 1500.
+ */
+START_TEST(test_large_tcp)
+{
+	struct large_seen ls = { .range = _i ? 1500 : NFQB_MAX_PAYLOAD };
+	struct nfqb_queue *q = NULL;
+	struct nfqb_stats st;
+
+	if (_i < 2) {
+		q = nfqbt_queue_open(QNUM);
+		ck_assert_int_eq(nfqb_queue_set_copy_mode(q, NFQB_COPY_PACKET,
+							  ls.range), 0);
+		ck_assert_int_eq(nfqb_queue_set_large(q, NFQB_LARGE_WHOLE), 0);
+	}
+	st = large_bulk(q, &ls);
+	ck_assert_uint_gt(ls.packets, 0);
+	ck_assert_uint_eq(ls.cut, 0);
+	ck_assert_uint_eq(ls.longer, 0);
+	ck_assert_uint_ge(st.mss_clamped, 2);
+	ck_assert_uint_eq(st.large_dropped, 0);
+	ck_assert_uint_le(st.gso_off, 1);
+	if (_i) {
+		ck_assert_uint_eq(st.gso_off, 1);
+		ck_assert_uint_ge(st.large_resent, 1);
+	}
+}
+END_TEST
+
 static Suite *helpers_suite(void)
 {
 	Suite *s = suite_create("helpers");
@@ -589,6 +784,9 @@ static Suite *helpers_suite(void)
 	tcase_add_loop_test(tc, test_udp_incremental, 0, 2);
 	tc = nfqbt_tcase_netns(s, "tcp", NFQBT_TCASE_TIMEOUT);
 	tcase_add_loop_test(tc, test_tcp_mss, 0, 2);
+	tc = nfqbt_tcase_netns(s, "large", NFQBT_TCASE_TIMEOUT);
+	tcase_add_loop_test(tc, test_large_udp, 0, 4);
+	tcase_add_loop_test(tc, test_large_tcp, 0, 3);
 	return s;
 }
 

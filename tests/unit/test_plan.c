@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libnfq-batch/packet.h>
+
 #include "testq.h"
 #include "parse.h"
 #include "plan.h"
@@ -557,6 +559,158 @@ START_TEST(test_rx_book_bounded)
 }
 END_TEST
 
+/* --- the large-packet policy (large.c) ------------------------------------ */
+
+/* An IPv4 TCP SYN from 127.0.0.1:40000 to :80 with MSS option @mss, its
+ * checksums complete: 44 bytes into @buf. */
+static size_t syn_bytes(uint8_t *buf, uint16_t mss)
+{
+	static const uint8_t tmpl[44] = {
+		0x45, 0, 0, 44, 0, 0, 0x40, 0, 64, 6, 0, 0,
+		127, 0, 0, 1, 127, 0, 0, 1,
+		0x9c, 0x40, 0, 80, 0, 0, 0, 1, 0, 0, 0, 0,
+		0x60, 0x02, 0xff, 0xff, 0, 0, 0, 0,
+		2, 4, 0, 0,
+	};
+	struct nfqb_hdrs h;
+
+	memcpy(buf, tmpl, sizeof(tmpl));
+	buf[42] = (uint8_t)(mss >> 8);
+	buf[43] = (uint8_t)mss;
+	ck_assert_int_eq(nfqb_hdrs_parse(buf, sizeof(tmpl), 0, &h,
+					 sizeof(h)), 0);
+	ck_assert_int_eq(nfqb_csum_fix(buf, sizeof(tmpl), &h), 0);
+	return sizeof(tmpl);
+}
+
+/* The kernel queued packet @id with payload @pl (@len bytes), of a
+ * packet @orig_len long (cut if longer), a GSO packet if @gso; read. */
+static void large_inject(struct nfqb_queue *q, uint32_t id, const void *pl,
+			 size_t len, uint32_t orig_len, bool gso)
+{
+	struct nlb b;
+
+	km_add(&km, id, true);
+	nlb_init_ipv4(&b, 9, id);
+	nlb_attr(&b, NFQA_PAYLOAD, pl, len);
+	if (orig_len > len)
+		nlb_attr_be32(&b, NFQA_CAP_LEN, orig_len);
+	if (gso)
+		nlb_attr_be32(&b, NFQA_SKB_INFO, NFQA_SKB_GSO);
+	nlb_finish(&b);
+	ck_assert_int_eq(nfqbt_rx_inject(q, b.buf, b.len, 0, 0), 0);
+}
+
+/* The kernel's decision of packet @id. */
+static const struct km_dec *km_got(uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < km.n && km.p[i].id != id; i++)
+		;
+	ck_assert_uint_lt(i, km.n);
+	ck_assert_msg(km.p[i].applied, "id %u: no verdict", id);
+	return &km.p[i].got;
+}
+
+/*
+ * NFQB_LARGE_WHOLE lowers the MSS of a SYN that allows segments longer
+ * than the copy range (65531 - 20 - 20 = 65491 here) before the
+ * application sees it; the application's plain accept then carries the
+ * changed bytes (a single verdict, never a batch: a batch carries no
+ * payload), and so does the default verdict at close. A SYN whose MSS
+ * fits stays as it came, its verdict without a payload.
+ */
+START_TEST(test_large_syn_clamped)
+{
+	struct nfqb_queue *q = kernel_queue(64);
+	uint8_t syn[44], want[44];
+	struct nfqb_packet *vec[4];
+	const uint8_t *pl;
+	const struct km_dec *d;
+	uint32_t len;
+	size_t n;
+
+	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	ck_assert_int_eq(nfqb_queue_set_large(q, NFQB_LARGE_WHOLE), 0);
+	n = syn_bytes(syn, 65495);
+	syn_bytes(want, 65491);
+	large_inject(q, 1, syn, n, 0, false);
+	syn_bytes(syn, 1460);
+	large_inject(q, 2, syn, n, 0, false);
+	ck_assert_int_eq(nfqb_recv(q, vec, 4), 2);
+	pl = nfqb_pkt_payload(vec[0], &len);
+	ck_assert_uint_eq(len, n);
+	ck_assert_mem_eq(pl, want, n);
+	pl = nfqb_pkt_payload(vec[1], &len);
+	ck_assert_mem_eq(pl, syn, n);
+	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_verdict(vec[1], NFQB_ACCEPT), 0);
+	ck_assert_int_ge(nfqb_flush(q), 1);
+	d = km_got(1);
+	ck_assert(d->verdict == NFQB_ACCEPT && d->has_payload);
+	ck_assert_uint_eq(d->plen, n);
+	ck_assert_uint_eq(d->phash, km_hash(want, n));
+	d = km_got(2);
+	ck_assert(d->verdict == NFQB_ACCEPT && !d->has_payload);
+	/* a clamped SYN the application never decides: close's default
+	 * carries the change too */
+	syn_bytes(syn, 65495);
+	large_inject(q, 3, syn, n, 0, false);
+	ck_assert_int_eq(nfqb_recv(q, vec, 4), 1);
+	nfqbt_assert_stats(q, "mss_clamped=2 truncated=0 large_dropped=0");
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	d = km_got(3);
+	ck_assert(d->verdict == NFQB_ACCEPT && d->has_payload);
+	ck_assert_uint_eq(d->phash, km_hash(want, n));
+	all_verdicted();
+	kernel_off();
+}
+END_TEST
+
+/*
+ * A cut packet (NFQA_CAP_LEN over what came): NFQB_LARGE_PASS hands it
+ * out, counted; NFQB_LARGE_WHOLE drops it unseen (it is not a TCP GSO
+ * packet, which TCP would send again: nothing will), and hands out the
+ * packet after it. A drop verdict carries no payload, not even a clamped
+ * SYN's.
+ */
+START_TEST(test_large_cut_dropped)
+{
+	struct nfqb_queue *q = kernel_queue(64);
+	struct nfqb_packet *vec[4];
+	uint8_t udp[28] = { 0x45, 0, 0xff, 0xff, 0, 0, 0, 0, 64, 17, 0, 0,
+			    127, 0, 0, 1, 127, 0, 0, 1,
+			    0x9c, 0x40, 0, 53, 0xff, 0xeb, 0, 0 };
+	uint8_t syn[44];
+
+	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	ck_assert_int_eq(nfqb_queue_set_latency(q, 0), 0);
+	large_inject(q, 1, udp, sizeof(udp), 65535, false);
+	ck_assert_int_eq(nfqb_recv(q, vec, 4), 1);
+	ck_assert(nfqb_pkt_truncated(vec[0]));
+	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_ACCEPT), 0);
+	nfqbt_assert_stats(q, "truncated=1 large_dropped=0");
+
+	ck_assert_int_eq(nfqb_queue_set_large(q, NFQB_LARGE_WHOLE), 0);
+	large_inject(q, 2, udp, sizeof(udp), 65535, false);
+	large_inject(q, 3, syn, syn_bytes(syn, 65495), 0, false);
+	ck_assert_int_eq(nfqb_recv(q, vec, 4), 1);
+	ck_assert_uint_eq(nfqb_pkt_id(vec[0]), 3);
+	ck_assert_int_eq(nfqb_verdict(vec[0], NFQB_DROP), 0);
+	ck_assert_int_ge(nfqb_flush(q), 1);
+	ck_assert(km_got(1)->verdict == NFQB_ACCEPT);
+	ck_assert(km_got(2)->verdict == NFQB_DROP && !km_got(2)->has_payload);
+	ck_assert(km_got(3)->verdict == NFQB_DROP && !km_got(3)->has_payload);
+	nfqbt_assert_stats(q, "truncated=2 large_dropped=1 large_resent=0 "
+			   "mss_clamped=1 gso_off=0 outstanding=0");
+	ck_assert_int_eq(nfqb_queue_set_large(q, 7), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(nfqb_queue_set_large(NULL, NFQB_LARGE_PASS), -1);
+	kernel_done(q);
+}
+END_TEST
+
 /* A configuration round trip (or close) must read whatever the
  * application holds: with the book full, the book grows instead of
  * leaving the packets it reads without an entry. */
@@ -1008,6 +1162,8 @@ static Suite *plan_suite(void)
 		test_rx_any_grows_book, test_rx_any_grow_fails,
 		test_verdict_batch_handed_only,
 		test_linger_policy, test_linger_room, test_hold_limit, NULL });
+	nfqbt_tcase_tests(s, "large", 0, (const TTest *[]){
+		test_large_syn_clamped, test_large_cut_dropped, NULL });
 	nfqbt_tcase_tests(s, "pace", 0, (const TTest *[]){
 		test_pace_flow_tag, test_pace_waiting, NULL });
 	return s;

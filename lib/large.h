@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The large-packet policy (large.c, nfqb_queue_set_large()): what a queue
+ * does at hand-out with packets longer than its copy range, and with the
+ * SYNs that would let later ones be.
+ *
+ * Owner: large.c alone writes struct nfqb_large_state (owner thread).
+ */
+#ifndef NFQB_LARGE_H
+#define NFQB_LARGE_H
+
+#include "internal.h"
+
+struct nfqb_large_state {
+	bool gso_due;		/* a cut GSO packet came: turn GSO off */
+	bool gso_asked;		/* done, or refused: not asked again */
+};
+
+struct nfqb_queue;
+/* The policy on the @n packets nfqb_recv() is handing out (@vec, their
+ * handles): each cut one counted, and with NFQB_LARGE_WHOLE dropped and
+ * taken out of @vec, each SYN clamped; then GSO turned off if one was a
+ * GSO packet. Returns how many are left in @vec, in their order. */
+unsigned int nfqb_large_sift(struct nfqb_queue *q, struct nfqb_packet **vec,
+			     unsigned int n);
+
+#endif /* NFQB_LARGE_H */
