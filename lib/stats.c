@@ -49,19 +49,20 @@ static int parse_line(const char *line, struct nfqb_kstats *k)
 	return 0;
 }
 
-static bool kstats_size_ok(size_t size)
-{
-	return size && !(size % sizeof(uint32_t));
-}
-
-NFQB_EXPORT int nfqb_kstats_read(struct nfqb_kstats *out, size_t max,
-				 size_t size)
+/*
+ * Walk the kernel's table: each queue's line, parsed, to @fn (with @arg)
+ * until it returns true. The number of lines walked, or -1 with errno
+ * (EINVAL: @size not a multiple of 4; fopen()'s).
+ */
+static int kstats_walk(size_t size,
+		       bool (*fn)(const struct nfqb_kstats *k, int i, void *arg),
+		       void *arg)
 {
 	char line[256];
 	FILE *f;
 	int n = 0;
 
-	if (!kstats_size_ok(size)) {
+	if (!size || size % sizeof(uint32_t)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -73,41 +74,63 @@ NFQB_EXPORT int nfqb_kstats_read(struct nfqb_kstats *out, size_t max,
 
 		if (parse_line(line, &k) < 0)
 			continue;
-		if ((size_t)n < max && out)
-			nfqb_struct_out((char *)out + (size_t)n * size, size,
-					&k, sizeof(k));
-		n++;
+		if (fn(&k, n++, arg))
+			break;
 	}
 	fclose(f);
 	return n;
 }
 
+struct kstats_out {
+	void *out;		/* the caller's array or struct */
+	size_t max, size;
+	uint16_t num;		/* nfqb_kstats_get(): the queue */
+	bool found;
+};
+
+static bool kstats_put(const struct nfqb_kstats *k, int i, void *arg)
+{
+	struct kstats_out *o = arg;
+
+	if (o->out && (size_t)i < o->max)
+		nfqb_struct_out((char *)o->out + (size_t)i * o->size, o->size,
+				k, sizeof(*k));
+	return false;
+}
+
+static bool kstats_find(const struct nfqb_kstats *k, int i, void *arg)
+{
+	struct kstats_out *o = arg;
+
+	(void)i;
+	if (k->queue_num != o->num)
+		return false;
+	if (o->out)
+		nfqb_struct_out(o->out, o->size, k, sizeof(*k));
+	o->found = true;
+	return true;
+}
+
+NFQB_EXPORT int nfqb_kstats_read(struct nfqb_kstats *out, size_t max,
+				 size_t size)
+{
+	struct kstats_out o = { .out = out, .max = max, .size = size };
+
+	return kstats_walk(size, kstats_put, &o);
+}
+
 NFQB_EXPORT int nfqb_kstats_get(uint16_t num, struct nfqb_kstats *out,
 				size_t size)
 {
-	char line[256];
-	FILE *f;
+	struct kstats_out o = { .out = out, .size = size, .num = num };
 
-	if (!kstats_size_ok(size)) {
-		errno = EINVAL;
+	if (kstats_walk(size, kstats_find, &o) < 0)
+		return -1;
+	if (!o.found) {
+		errno = ENOENT;
 		return -1;
 	}
-	f = fopen(KSTATS_PATH, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		struct nfqb_kstats k;
-
-		if (parse_line(line, &k) == 0 && k.queue_num == num) {
-			fclose(f);
-			if (out)
-				nfqb_struct_out(out, size, &k, sizeof(k));
-			return 0;
-		}
-	}
-	fclose(f);
-	errno = ENOENT;
-	return -1;
+	return 0;
 }
 
 NFQB_EXPORT const char *nfqb_version(void)
