@@ -28,7 +28,8 @@ NFQBPY_TESTS = \
 	python/tests/test_pool.py \
 	python/tests/test_aio.py \
 	python/tests/test_leaks.py \
-	python/tests/test_edges.py
+	python/tests/test_edges.py \
+	python/tests/test_large.py
 
 EXTRA_DIST += $(NFQBPY_PY) $(NFQBPY_SHIM) $(NFQBPY_TESTS) $(NFQBPY_SRC) \
 	python/setup.py \

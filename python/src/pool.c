@@ -186,7 +186,7 @@ static const char *const pool_kwlist[] = {
 	"callback", "queue", "count", "mode", "workers", "cpus", "flags",
 	"flags_off", "copy_range", "maxlen", "buffers", "rcvbuf",
 	"default_verdict", "ring_size", "drain_ms", "policy", "latency_us",
-	"batch_limit", "verdict_timeout_ms", NULL,
+	"batch_limit", "verdict_timeout_ms", "large", NULL,
 };
 
 static void live_add(struct pypool *self)
@@ -203,7 +203,7 @@ static void live_del(struct pypool *self)
 struct pool_args {
 	PyObject *cb, *cpus, *dvo, *policy;
 	uint32_t first, count, workers, flags, off, copy_range, maxlen;
-	uint32_t buffers, rcvbuf, ring, drain, lat, batch, vto, dv;
+	uint32_t buffers, rcvbuf, ring, drain, lat, batch, vto, dv, large;
 	int mode;
 };
 
@@ -215,7 +215,7 @@ static int pool_args_parse(PyObject *args, PyObject *kw, struct pool_args *a)
 		.mode = NFQB_POOL_QUEUE_PER_WORKER,
 	};
 	if (!PyArg_ParseTupleAndKeywords(args, kw,
-			"O|$O&O&iO&OO&O&O&O&O&O&OO&O&OO&O&O&:Pool",
+			"O|$O&O&iO&OO&O&O&O&O&O&OO&O&OO&O&O&O&:Pool",
 			(char **)pool_kwlist, &a->cb,
 			nfqbpy_conv_u32, &a->first, nfqbpy_conv_u32, &a->count,
 			&a->mode, nfqbpy_conv_u32, &a->workers, &a->cpus,
@@ -226,7 +226,8 @@ static int pool_args_parse(PyObject *args, PyObject *kw, struct pool_args *a)
 			nfqbpy_conv_u32, &a->rcvbuf, &a->dvo,
 			nfqbpy_conv_u32, &a->ring, nfqbpy_conv_u32, &a->drain,
 			&a->policy, nfqbpy_conv_u32, &a->lat,
-			nfqbpy_conv_u32, &a->batch, nfqbpy_conv_u32, &a->vto))
+			nfqbpy_conv_u32, &a->batch, nfqbpy_conv_u32, &a->vto,
+			nfqbpy_conv_u32, &a->large))
 		return -1;
 	if (!PyCallable_Check(a->cb)) {
 		PyErr_Format(PyExc_TypeError,
@@ -243,6 +244,11 @@ static int pool_args_parse(PyObject *args, PyObject *kw, struct pool_args *a)
 	    a->mode != NFQB_POOL_DISPATCH) {
 		PyErr_SetString(PyExc_ValueError,
 				"mode must be POOL_QUEUE_PER_WORKER or POOL_DISPATCH");
+		return -1;
+	}
+	if (a->large != NFQB_LARGE_PASS && a->large != NFQB_LARGE_WHOLE) {
+		PyErr_SetString(PyExc_ValueError,
+				"large must be LARGE_PASS or LARGE_WHOLE");
 		return -1;
 	}
 	a->dv = NFQB_ACCEPT;
@@ -361,6 +367,7 @@ static void pool_config_fill(struct nfqb_pool_config *cfg,
 	cfg->latency_us = a->lat;
 	cfg->batch_limit = a->batch;
 	cfg->verdict_timeout_ms = a->vto;
+	cfg->large = (enum nfqb_large)a->large;
 }
 
 static PyObject *pool_make(PyTypeObject *type, PyObject *args, PyObject *kw,
@@ -985,10 +992,13 @@ PyTypeObject NfqbPy_PoolType = {
 	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
 	.tp_doc = "Pool(callback, *, queue=0, count=1, mode=POOL_QUEUE_PER_WORKER, workers=0, cpus=None, "
 		  "flags=0, flags_off=0, copy_range=0, maxlen=0, buffers=0, rcvbuf=0, default_verdict=ACCEPT, "
-		  "ring_size=0, drain_ms=0, policy=None, latency_us=0, batch_limit=0, verdict_timeout_ms=0)\n\n"
+		  "ring_size=0, drain_ms=0, policy=None, latency_us=0, batch_limit=0, verdict_timeout_ms=0, "
+		  "large=LARGE_PASS)\n\n"
 		  "The library's worker pool on queues queue .. queue + count - 1. callback(packet, policy) "
 		  "returns ACCEPT, DROP or REPEAT, or None when it decided (or keeps) the packet itself. "
-		  "Runs on the pool's threads, one callback at a time (the GIL); every wait is without the GIL.",
+		  "Runs on the pool's threads, one callback at a time (the GIL); every wait is without the GIL. "
+		  "large=LARGE_WHOLE: every queue hands out whole packets only (Queue.set_large()); the counters "
+		  "are in queue_stats().",
 	.tp_traverse = (traverseproc)pool_traverse,
 	.tp_clear = (inquiry)pool_clear,
 	.tp_weaklistoffset = offsetof(struct pypool, weakrefs),

@@ -500,14 +500,14 @@ static const char *const q_kwlist[] = {
 	"num", "copy_mode", "copy_range", "maxlen", "flags", "flags_off",
 	"buffers", "rcvbuf", "default_verdict", "batch_limit", "latency_us",
 	"linger_us", "verdict_timeout_ms", "coalesce", "enobufs", "nonblock",
-	NULL,
+	"large", NULL,
 };
 
 struct qopts {
 	int copy_mode;
 	uint32_t copy_range, maxlen, buffers, rcvbuf;
 	PyObject *flags, *flags_off, *dv, *batch, *lat, *linger, *vto;
-	PyObject *coalesce, *enobufs;
+	PyObject *coalesce, *enobufs, *large;
 	int nonblock;
 };
 
@@ -532,8 +532,11 @@ static int set_err(int err, const char *what)
 	return -1;
 }
 
+#define LARGE_WHAT	"large (LARGE_PASS or LARGE_WHOLE)"
+
 /* The options of @o the library keeps by itself (default verdict,
- * coalescing, timeouts, ENOBUFS): 0, or -1 with an exception */
+ * coalescing, timeouts, ENOBUFS, the large-packet policy): 0, or -1 with
+ * an exception */
 static int apply_library_opts(struct pyq *self, const struct qopts *o)
 {
 	struct nfqb_queue *q = self->q;
@@ -578,6 +581,10 @@ static int apply_library_opts(struct pyq *self, const struct qopts *o)
 		if (nfqb_queue_set_enobufs(q, v) < 0)
 			return set_err(errno, "enobufs (ENOBUFS_REPORT or ENOBUFS_IGNORE)");
 	}
+	if (opt_u32(o->large, "large", &v, &set) < 0)
+		return -1;
+	if (set && nfqb_queue_set_large(q, (enum nfqb_large)v) < 0)
+		return set_err(errno, LARGE_WHAT);
 	return 0;
 }
 
@@ -645,14 +652,14 @@ static PyObject *queue_new_common(PyTypeObject *type, PyObject *args,
 	struct pyq *self;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw,
-			"O&|$iO&O&OOO&O&OOOOOOOp:Queue", (char **)q_kwlist,
+			"O&|$iO&O&OOO&O&OOOOOOOpO:Queue", (char **)q_kwlist,
 			nfqbpy_conv_u32, &num, &o.copy_mode,
 			nfqbpy_conv_u32, &o.copy_range,
 			nfqbpy_conv_u32, &o.maxlen, &o.flags, &o.flags_off,
 			nfqbpy_conv_u32, &o.buffers,
 			nfqbpy_conv_u32, &o.rcvbuf, &o.dv, &o.batch,
 			&o.lat, &o.linger, &o.vto, &o.coalesce, &o.enobufs,
-			&o.nonblock))
+			&o.nonblock, &o.large))
 		return NULL;
 	if (num > 65535) {
 		PyErr_SetString(PyExc_ValueError, "num must be 0..65535");
@@ -1163,6 +1170,17 @@ static PyObject *queue_set_rcvbuf(struct pyq *self, PyObject *a)
 	return set_u32(self, a, "rcvbuf", set_rcv);
 }
 
+static PyObject *queue_set_large(struct pyq *self, PyObject *a)
+{
+	uint32_t v;
+
+	if (nfqbpy_u32(a, "large", &v) < 0)
+		return NULL;
+	ROLE_CALL(nfqb_queue_set_large(self->q, (enum nfqb_large)v),
+		  LARGE_WHAT);
+	Py_RETURN_NONE;
+}
+
 static PyObject *queue_set_default_verdict(struct pyq *self, PyObject *a)
 {
 	uint32_t v;
@@ -1341,6 +1359,14 @@ static PyMethodDef queue_methods[] = {
 	  "set_linger(us)\n\nPause before reading again mid-stream (LINGER_AUTO: adaptive, the default)." },
 	{ "set_verdict_timeout", (PyCFunction)queue_set_verdict_timeout, METH_O,
 	  "set_verdict_timeout(ms)\n\nAfter ms undecided a packet gets the default verdict (0: never)." },
+	{ "set_large", (PyCFunction)queue_set_large, METH_O,
+	  "set_large(policy)\n\nWhat the queue does with packets longer than the copy range (the kernel cuts them: "
+	  "Packet.truncated). LARGE_PASS (the default): recv() hands them out cut. LARGE_WHOLE: recv() hands out "
+	  "whole packets only: a cut GSO packet turns F_GSO off on the queue (once; the kernel segments them from "
+	  "then on) and, if TCP, is dropped for TCP to send again in segments; any other cut packet is dropped, "
+	  "never handed out; a TCP SYN or SYN/ACK whose MSS allows segments longer than the copy range is handed "
+	  "out with a lower one, and its verdict (any but drop, the default one too) carries the changed packet. "
+	  "Counted in stats(): truncated, large_resent, large_dropped, mss_clamped, gso_off. From the next recv() on." },
 	{ "set_nonblock", (PyCFunction)queue_set_nonblock, METH_O,
 	  "set_nonblock(on)\n\nrecv() returns [] instead of waiting." },
 	{ "_set_wakeup", (PyCFunction)queue_set_wakeup, METH_O,
@@ -1358,9 +1384,10 @@ PyTypeObject NfqbPy_QueueType = {
 	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
 	.tp_doc = "Queue(num, *, copy_mode=COPY_PACKET, copy_range=0, maxlen=0, flags=None, flags_off=None, "
 		  "buffers=0, rcvbuf=0, default_verdict=ACCEPT, batch_limit=None, latency_us=None, linger_us=None, "
-		  "verdict_timeout_ms=None, coalesce=None, enobufs=None, nonblock=False)\n\n"
+		  "verdict_timeout_ms=None, coalesce=None, enobufs=None, nonblock=False, large=None)\n\n"
 		  "Bind nfnetlink queue num (in this thread's network namespace). 0/None keep the library's "
-		  "default; flags are set on top of F_GSO (flags_off=F_GSO has the kernel segment GSO packets). "
+		  "default; flags are set on top of F_GSO (flags_off=F_GSO has the kernel segment GSO packets); "
+		  "large=LARGE_WHOLE hands out whole packets only (set_large()). "
 		  "Receive with recv(); decide each packet once, from any thread; close() (or the with block's "
 		  "end) gives every packet still undecided the default verdict and unbinds.",
 	.tp_traverse = (traverseproc)queue_traverse,
