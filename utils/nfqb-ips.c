@@ -2,7 +2,8 @@
 /*
  * nfqb-ips: a small IPS on the libnfq-batch worker pool.
  *
- *   nfqb-ips [-q FIRST[:LAST]] [-m qpw|dispatch] [-w WORKERS] -r RULES
+ *   nfqb-ips [-q FIRST[:LAST]] [-m qpw|dispatch] [-w WORKERS]
+ *            [-l whole|pass] -r RULES
  *       verdict the packets of queues FIRST..LAST by the rules file:
  *         drop <bytes>        drop packets whose payload contains <bytes>
  *                             (the rest of the line; \xNN escapes)
@@ -34,9 +35,17 @@
  * super-packet of up to 64 KiB, bigger than the MTU, is matched as one
  * (a pattern across the segments it will be cut into is found too), and
  * its checksum, maybe not filled in yet (nfqb_pkt_csum_not_ready()), is
- * never looked at. A packet the kernel cut to the copy range
- * (nfqb_pkt_truncated(): bigger than 65531 bytes, BIG TCP) cannot be
- * inspected whole: it is dropped, as an IPS must fail closed.
+ * never looked at. A packet the kernel cut to the copy range (1500 bytes;
+ * nfqb_pkt_truncated()) cannot be inspected whole, and an IPS must not
+ * pass what it did not inspect. --large whole (the default) leaves that
+ * to the library (nfqb_queue_set_large(NFQB_LARGE_WHOLE)): a cut GSO
+ * packet turns GSO off on its queue and, if TCP, is dropped for TCP to
+ * send again in segments; any other cut packet is dropped before the
+ * rules see it; SYNs get an MSS that fits the copy range, so that TCP
+ * flows through whole. --large pass is the behaviour before it: the
+ * library hands cut packets out and inspect() drops them (GSO stays on,
+ * no MSS clamping: a TCP stream whose GSO packets are longer than 1500
+ * bytes, on lo say, can stall, its packets sent again as they were).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -175,7 +184,9 @@ static int inspect(struct nfqb_packet *p, void *policy, void *data,
 	if (!r || !d)
 		return NFQB_POOL_VERDICT;	/* default: accept */
 	if (nfqb_pkt_truncated(p)) {
-		v->verdict = NFQB_DROP;		/* not all of it to inspect */
+		/* not all of it to inspect (--large pass; with whole the
+		 * library hands out no cut packet) */
+		v->verdict = NFQB_DROP;
 		return NFQB_POOL_VERDICT;
 	}
 	for (i = 0; i < r->npat; i++) {
@@ -242,6 +253,28 @@ static void on_signal(int sig)
 	}
 }
 
+/* The large-packet counters of every queue (nfqb_queue_set_large()),
+ * summed: one line. */
+static void print_large_stats(struct nfqb_pool *pool)
+{
+	unsigned long long cut = 0, resent = 0, dropped = 0, clamped = 0;
+	unsigned long long gso = 0;
+	struct nfqb_stats qs;
+	unsigned int i;
+
+	for (i = 0; nfqb_pool_queue_stats(pool, i, &qs, sizeof(qs)) == 0;
+	     i++) {
+		cut += qs.truncated;
+		resent += qs.large_resent;
+		dropped += qs.large_dropped;
+		clamped += qs.mss_clamped;
+		gso += qs.gso_off;
+	}
+	printf("  large packets: truncated %llu, dropped for TCP to resend "
+	       "%llu, dropped %llu | MSS clamped %llu | GSO turned off %llu\n",
+	       cut, resent, dropped, clamped, gso);
+}
+
 static void print_stats(struct nfqb_pool *pool, const char *when)
 {
 	struct nfqb_pool_stats st;
@@ -265,6 +298,7 @@ static void print_stats(struct nfqb_pool *pool, const char *when)
 		       (unsigned long long)st.packets,
 		       (unsigned long long)st.dropped);
 	}
+	print_large_stats(pool);
 	fflush(stdout);
 }
 
@@ -295,6 +329,7 @@ struct opts {
 	unsigned int workers;
 	const char *rules;
 	const char *user;
+	enum nfqb_large large;	/* --large (default: whole) */
 	char **argv;		/* to exec() again on SIGUSR2 */
 	bool demo, bench;	/* --demo, --bench (--bench first) */
 };
@@ -425,6 +460,7 @@ static int bind_fds(const struct opts *o, int *fds, struct rules *r)
 		nfqb_queue_set_rcvbuf(q, 8 << 20);
 		nfqb_queue_set_maxlen(q, 8192);
 		nfqb_queue_set_flags(q, NFQB_F_FAIL_OPEN, NFQB_F_FAIL_OPEN);
+		nfqb_queue_set_large(q, o->large);
 		nfqb_queue_set_nonblock(q, true);
 		for (tries = 0; tries < 1000; tries++) {
 			struct nfqb_packet *vec[64];
@@ -504,6 +540,7 @@ static struct nfqb_pool *pool_open(const struct opts *o, struct rules *r,
 		.maxlen = 8192,
 		.rcvbuf = 8 << 20,
 		.copy_range = 1500,
+		.large = o->large,
 		.cb = inspect,
 		.policy = r,
 		.policy_free = rules_free,
@@ -677,10 +714,12 @@ static int serve_up(struct server *s)
 	fdstore_add(o, s->fds);
 	notify("READY=1", NULL, 0);
 	printf("nfqb-ips: pid %d, queues %u..%u%s, %s mode, %u threads; %u "
-	       "drop patterns, %u mark rules\n", (int)getpid(), o->first,
+	       "drop patterns, %u mark rules; large packets: %s\n",
+	       (int)getpid(), o->first,
 	       o->first + o->count - 1, s->inherited ? " (taken over)" : "",
 	       o->mode == NFQB_POOL_DISPATCH ? "dispatch" : "queue-per-worker",
-	       nfqb_pool_threads(the_pool), r->npat, r->nmark);
+	       nfqb_pool_threads(the_pool), r->npat, r->nmark,
+	       o->large == NFQB_LARGE_WHOLE ? "whole" : "pass");
 	fflush(stdout);
 	if (s->h && s->h->up)
 		s->h->up(s->h->data);
@@ -1157,7 +1196,8 @@ static int bench_one(enum nfqb_pool_mode mode, unsigned int nq,
 	static char path[] = "/tmp/nfqb-ips-bench-XXXXXX";
 	char rule[256];
 	struct traffic t = { 0 };
-	struct opts o = { .first = 0, .count = (uint16_t)nq, .mode = mode };
+	struct opts o = { .first = 0, .count = (uint16_t)nq, .mode = mode,
+			  .large = NFQB_LARGE_WHOLE };
 	struct nfqb_pool_stats st;
 	uint64_t t0, t1, p0;
 	FILE *f;
@@ -1230,8 +1270,9 @@ static int bench(enum nfqb_pool_mode mode)
 static void usage(const char *argv0)
 {
 	printf("usage: %s [-q FIRST[:LAST]] [-m qpw|dispatch] [-w WORKERS] "
-	       "[-u USER] -r RULES\n       %s --demo [-m MODE]\n       %s --bench "
-	       "[-m MODE]\n", argv0, argv0, argv0);
+	       "[-u USER] [-l whole|pass] -r RULES\n       %s --demo [-m MODE] "
+	       "[-l whole|pass]\n       %s --bench [-m MODE]\n", argv0, argv0,
+	       argv0);
 }
 
 /* -q FIRST[:LAST] into @o; false if it is not a range of queues. */
@@ -1260,12 +1301,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "workers", required_argument, NULL, 'w' },
 		{ "rules", required_argument, NULL, 'r' },
 		{ "user", required_argument, NULL, 'u' },
+		{ "large", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "dbq:m:w:r:u:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "dbq:m:w:r:u:l:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o->demo = true;
@@ -1292,6 +1334,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'u':
 			o->user = optarg;
 			break;
+		case 'l':
+			if (!strcmp(optarg, "whole")) {
+				o->large = NFQB_LARGE_WHOLE;
+			} else if (!strcmp(optarg, "pass")) {
+				o->large = NFQB_LARGE_PASS;
+			} else {
+				fprintf(stderr, "nfqb-ips: --large: whole or "
+					"pass, not %s\n", optarg);
+				return 2;
+			}
+			break;
 		default:
 			usage(argv[0]);
 			return c == 'h' ? 0 : 2;
@@ -1302,7 +1355,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .first = 0, .count = 1, .argv = argv };
+	struct opts o = { .first = 0, .count = 1, .argv = argv,
+			  .large = NFQB_LARGE_WHOLE };
 	int ret = parse_args(argc, argv, &o);
 
 	if (ret >= 0)

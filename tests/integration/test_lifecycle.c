@@ -922,6 +922,93 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 }
 END_TEST
 
+/* --- nfqb-ips and packets longer than its copy range (--large) ------------ */
+
+/*
+ * nfqb-ips copies 1500 bytes of a packet: a UDP datagram of 3000 bytes is
+ * cut, and must not pass uninspected under either policy. _i 0: the
+ * default (--large whole): the library drops it before the rules see it
+ * (large_dropped 1); _i 1: --large pass: the rules see it cut and drop it
+ * (large_dropped 0). Either way the short datagram after it arrives, and
+ * the exit statistics count one cut packet.
+ */
+START_TEST(test_ips_large)
+{
+	char ips[PATH_MAX], rules[] = "/tmp/nfqb-life-rules-XXXXXX";
+	static char big[3000];
+	struct sockaddr_in to = {
+		.sin_family = AF_INET, .sin_port = htons(PORT),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	struct timeval tv = { .tv_sec = 2 };
+	bool pass = _i == 1;
+	char line[256], q[16], want[160], rbuf[4096];
+	int pfd[2], rx, tx;
+	unsigned int got = 0;
+	ssize_t r;
+	pid_t pid;
+	FILE *f;
+
+	ck_assert_msg(nfqbt_find_ips(ips, sizeof(ips)), "utils/nfqb-ips not "
+		      "built");
+	nfqbt_netns_enter();
+	nfqbt_rule_queue(PORT, QNUM, false);
+	nfqbt_ips_rules(rules, "drop EVIL\n");
+	rx = socket(AF_INET, SOCK_DGRAM, 0);
+	tx = socket(AF_INET, SOCK_DGRAM, 0);
+	ck_assert(rx >= 0 && tx >= 0);
+	ck_assert(setsockopt(rx, SOL_SOCKET, SO_RCVTIMEO, &tv,
+			     sizeof(tv)) == 0);
+	ck_assert(bind(rx, (struct sockaddr *)&to, sizeof(to)) == 0);
+	ck_assert(pipe(pfd) == 0);
+	snprintf(q, sizeof(q), "%u", QNUM);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		if (pass)
+			execl(ips, "nfqb-ips", "-q", q, "-r", rules, "--large",
+			      "pass", (char *)NULL);
+		else
+			execl(ips, "nfqb-ips", "-q", q, "-r", rules,
+			      (char *)NULL);
+		_exit(127);
+	}
+	f = ips_output(pfd, line, sizeof(line));
+	ck_assert_msg(strstr(line, pass ? "large packets: pass" :
+				   "large packets: whole"), "%s", line);
+	memset(big, 'x', sizeof(big));
+	ck_assert(sendto(tx, big, sizeof(big), 0, (struct sockaddr *)&to,
+			 sizeof(to)) == (ssize_t)sizeof(big));
+	ck_assert(sendto(tx, "hello", 5, 0, (struct sockaddr *)&to,
+			 sizeof(to)) == 5);
+	/* only the short one: the long one was dropped */
+	while ((r = recv(rx, rbuf, sizeof(rbuf), 0)) >= 0) {
+		ck_assert_int_eq(r, 5);
+		got++;
+		tv.tv_sec = 0;
+		tv.tv_usec = 300000;	/* anything after it */
+		setsockopt(rx, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	ck_assert_uint_eq(got, 1);
+	/* the exit statistics, final */
+	ck_assert(kill(pid, SIGTERM) == 0);
+	ips_wait_line(f, "  large packets:", line, sizeof(line));
+	snprintf(want, sizeof(want), "  large packets: truncated 1, dropped "
+		 "for TCP to resend 0, dropped %u | MSS clamped 0 |", !pass);
+	ck_assert_msg(!strncmp(line, want, strlen(want)), "%s", line);
+	assert_exited_0(pid, "nfqb-ips");
+	fclose(f);
+	close(rx);
+	close(tx);
+	unlink(rules);
+	printf("nfqb-ips --large %s: a cut datagram dropped, the next one "
+	       "through: %s", pass ? "pass" : "whole", line);
+}
+END_TEST
+
 /* --- nfqb-ips under a stand-in for systemd: fd store, crash, restart ------ */
 
 /* Receive one notification datagram on @fd (bounded wait); its fds, if
@@ -1506,6 +1593,7 @@ END_TEST
 static Suite *lifecycle_suite(void)
 {
 	Suite *s = suite_create("lifecycle");
+	TCase *tc;
 
 	nfqbt_tcase_tests(s, "stop", NFQBT_TCASE_TIMEOUT_LONG, (const TTest *[]){
 		test_stop_pool_bypass, test_stop_pool_no_bypass,
@@ -1521,6 +1609,8 @@ static Suite *lifecycle_suite(void)
 		NULL });
 	nfqbt_tcase_tests(s, "privileges", NFQBT_TCASE_TIMEOUT_LONG, (const TTest *[]){
 		test_privdrop, test_verdict_tool_user, NULL });
+	tc = nfqbt_tcase(s, "ips-large", NFQBT_TCASE_TIMEOUT_LONG);
+	tcase_add_loop_test(tc, test_ips_large, 0, 2);
 	return s;
 }
 
