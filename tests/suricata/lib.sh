@@ -154,6 +154,16 @@ nfqb_lines() {
 	grep -o 'libnfq-batch: .*' "$1" | sed 's/^/      /'
 }
 
+# nfqb_exit_count WHAT LOG: the sum over receive threads of the number
+# after WHAT in the backend's exit line of the library's large-packet
+# counters ("libnfq-batch: Truncated N (TCP GSO dropped to be resent N,
+# other dropped uninspected N), GSO ..., MSS clamped N")
+nfqb_exit_count() {
+	grep 'libnfq-batch: Truncated' "$2" 2>/dev/null |
+		sed -n "s/.*$1 \([0-9]*\).*/\1/p" |
+		awk '{ s += $1 } END { print s + 0 }'
+}
+
 # suri_stat NAME LOG: the counter NAME in the last block of the stats.log
 # in LOG.d (write_suricata_yaml FILE stats), 0 if it is not there (a
 # counter at 0 is not written)

@@ -15,9 +15,11 @@
 #                 none with EVIL; Suricata's Replaced count is 300 (both
 #                 backends; nfqb in workers, in place, and autofp)
 #   tcp_lo        on lo (MTU 65536: GSO packets longer than the kernel
-#                 copies): a 16 MB transfer arrives whole; with EVIL at
-#                 8 MB nothing from EVIL on arrives (nfqb; the stock
-#                 backend's results are printed beside, not asserted)
+#                 copies): a 16 MB transfer arrives whole, the library's
+#                 large-packet policy clamped the SYNs' MSS and dropped
+#                 nothing uninspected; with EVIL at 8 MB nothing from EVIL
+#                 on arrives (nfqb; the stock backend's results are
+#                 printed beside, not asserted)
 #   tcp_router    the same through a router namespace (veth, MTU 1500,
 #                 Suricata on FORWARD)
 #   repeat        nfq.mode repeat with repeat-mark 1/1: every clean
@@ -260,6 +262,15 @@ tcp_case() {
 		if [ "$backend" = nfqb ]; then
 			expect "bytes arrived" "$(val bytes "$log.rx")" -eq "$TCP_BYTES"
 			expect "bytes not as sent" "$(val bad "$log.rx")" -eq 0
+			# the library's large-packet policy (the series sets
+			# NFQB_LARGE_WHOLE): nothing but TCP is queued here,
+			# so nothing is dropped uninspected; on lo (MTU 65536)
+			# the SYNs are clamped
+			expect "library: dropped uninspected" \
+				"$(nfqb_exit_count 'other dropped uninspected' "$log.suri")" -eq 0
+			[ "$where" = lo ] &&
+				expect "library: MSS clamped (SYN, SYN/ACK)" \
+					"$(nfqb_exit_count 'MSS clamped' "$log.suri")" -ge 1
 		fi
 		tcp_checked "$backend" "$where" 8000000 "EVIL at 8000000" ||
 			{ end; continue; }
