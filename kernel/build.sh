@@ -22,7 +22,9 @@
 # that every prefix of the series builds), NFQB_KERNEL_PATCHES (the
 # directory of the series, default kernel/patches: an earlier version from
 # git history, `kernel/series-at.sh v3`, for the before/after runs of the
-# guest tests).
+# guest tests), NFQB_KERNEL_TEST_PATCHES (test-only patches applied after
+# the whole series, default kernel/test-patches: fault injection points
+# some guest tests need, never posted; empty: none).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,8 +36,10 @@ tarball=${NFQB_KERNEL_TARBALL:-/usr/src/$srcpkg.tar.xz}
 fragment=$here/config
 upto=${NFQB_KERNEL_UPTO:-}
 patchdir=${NFQB_KERNEL_PATCHES:-$here/patches}
+testpatchdir=${NFQB_KERNEL_TEST_PATCHES-$here/test-patches}
 
-# the patches to apply, in order
+# the patches to apply, in order: the series, then (on the whole series
+# only) the test-only patches, which are never posted
 series() {
 	i=0
 	for p in "$patchdir"/*.patch; do
@@ -43,9 +47,14 @@ series() {
 		# the cover letter (0000) has no diff
 		case $p in */0000-*) continue ;; esac
 		i=$((i + 1))
-		[ -n "$upto" ] && [ "$i" -gt "$upto" ] && break
+		[ -n "$upto" ] && [ "$i" -gt "$upto" ] && return
 		echo "$p"
 	done
+	[ -n "$upto" ] || [ -z "$testpatchdir" ] && return
+	for p in "$testpatchdir"/*.patch; do
+		[ -e "$p" ] && echo "$p"
+	done
+	return 0
 }
 
 log() { echo "build.sh: $*" >&2; }

@@ -23,6 +23,7 @@ kernel_patches = \
 	kernel/patches/00-nf-0002-netfilter-nfnetlink_queue-configure-a-new-queue-befo.patch \
 	kernel/patches/00-nf-0003-netfilter-nfnetlink_queue-validate-the-protocol-of-N.patch \
 	kernel/patches/00-nf-0004-netfilter-nfnetlink_queue-run-the-remaining-hooks-wi.patch \
+	kernel/patches/00-nf-0005-netfilter-nfnetlink_queue-queue-nothing-to-an-unboun.patch \
 	kernel/patches/0000-cover-letter.patch \
 	kernel/patches/0001-net-add-an-entry-point-to-resume-reception-after-the.patch \
 	kernel/patches/0002-net-clear-nf_skip_egress-when-no-egress-hook-is-acti.patch \
@@ -39,6 +40,11 @@ kernel_patches = \
 	kernel/patches/0013-netfilter-nft_queue-allow-queueing-from-inet-ingress.patch \
 	kernel/patches/0014-selftests-netfilter-nf_queue-stop-on-SIGTERM-whereve.patch \
 	kernel/patches/0015-selftests-netfilter-add-nft_queue_netdev.sh.patch
+
+# test-only patches (fault injection points for guest tests), applied by
+# build.sh after the series; never posted
+kernel_test_patches = \
+	kernel/test-patches/0001-TEST-ONLY-nfnetlink_queue-a-delay-between-queue-look.patch
 
 check_PROGRAMS += tests/kernel/nfqb-netdev
 tests_kernel_nfqb_netdev_SOURCES = tests/kernel/nfqb-netdev.c
@@ -76,7 +82,8 @@ kernel_tests = \
 	tests/kernel/t-77-qdisc-bypass.sh \
 	tests/kernel/t-78-bind-window.sh \
 	tests/kernel/t-79-shared-skb.sh \
-	tests/kernel/t-80-alloc-fail.sh
+	tests/kernel/t-80-alloc-fail.sh \
+	tests/kernel/t-81-rebind-ids.sh
 
 EXTRA_DIST += \
 	kernel/README.md \
@@ -90,6 +97,7 @@ EXTRA_DIST += \
 	kernel/export-series.sh \
 	kernel/series-at.sh \
 	$(kernel_patches) \
+	$(kernel_test_patches) \
 	$(kernel_tests)
 
 check-kernel: tests/kernel/nfqb-netdev$(EXEEXT)

@@ -27,6 +27,16 @@
  *                               silence and print the binds and the packet
  *                               messages received (the packets unbinding
  *                               dropped)
+ *   nfqt rebind QUEUE ADDR PORT MARK
+ *                               bind QUEUE (copy packet), print "bound";
+ *                               on SIGUSR1 unbind and bind again, print
+ *                               "bound again" and send one UDP datagram to
+ *                               ADDR:PORT (the new binding's packet);
+ *                               until SIGTERM, hold every packet for PORT
+ *                               and accept every other one (a packet of
+ *                               the first binding) with MARK, each verdict
+ *                               acknowledged; print one line per message
+ *                               and verdict, then a summary
  *   nfqt psend DEV DSTMAC SRC DST PORT N
  *                               send N UDP datagrams SRC -> DST:PORT as
  *                               Ethernet frames to DSTMAC from a packet
@@ -357,6 +367,7 @@ static void usage(void)
 		"       nfqt tsend ADDR PORT BYTES\n"
 		"       nfqt trecv PORT IDLE_MS\n"
 		"       nfqt bindloop QUEUE CYCLE_MS\n"
+		"       nfqt rebind QUEUE ADDR PORT MARK\n"
 		"       nfqt psend DEV DSTMAC SRC DST PORT COUNT\n"
 		"       nfqt tap DEV [SRCMAC]\n");
 	exit(2);
@@ -1139,6 +1150,219 @@ static int do_bindloop(int argc, char **argv)
 	return bl_errs ? 1 : 0;
 }
 
+/* rebind: packet ids across an unbind and a new bind on one socket.  The
+ * ids of a binding start at 1, so the first packet of the new binding has
+ * the id a late packet of the first one may carry: a message for the
+ * first binding that reaches the socket after the new bind, and the
+ * verdict given for its id, must not be taken for the new binding's
+ * packet.  The program accepts (with MARK) every packet that is not the
+ * one it sent after the rebind, and holds that one: the test looks where
+ * MARK went.
+ */
+static volatile sig_atomic_t rb_usr1;
+
+static void rb_on_usr1(int sig)
+{
+	(void)sig;
+	rb_usr1 = 1;
+}
+
+static unsigned int rb_old, rb_new, rb_verdicts, rb_refused, rb_phase;
+static uint32_t rb_verdict_seq[64];
+static unsigned int rb_nverdict_seq;
+static uint16_t rb_queue;
+static unsigned int rb_port;
+static uint32_t rb_mark;
+
+static unsigned int rb_dport(const struct pkt *p)
+{
+	unsigned int ihl;
+
+	if (p->plen < 20 || (p->payload[0] >> 4) != 4 || p->payload[9] != 17)
+		return 0;
+	ihl = (p->payload[0] & 15) * 4;
+	if (p->plen < (int)ihl + 4)
+		return 0;
+	return p->payload[ihl + 2] << 8 | p->payload[ihl + 3];
+}
+
+static void rb_packet(struct nlmsghdr *h)
+{
+	struct nfqnl_msg_verdict_hdr vh;
+	static struct req r;
+	struct pkt p;
+	unsigned int dport;
+	uint32_t m;
+
+	if (parse_packet(h, &p) < 0) {
+		printf("rebind: bad packet message\n");
+		return;
+	}
+	dport = rb_dport(&p);
+	if (dport == rb_port) {
+		rb_new++;
+		printf("rebind: message id %u dport %u (the new binding's packet): held\n",
+		       p.id, dport);
+		return;
+	}
+	rb_old++;
+	printf("rebind: message id %u dport %u (%s): accept, mark %#x\n",
+	       p.id, dport, rb_phase ? "a packet of the first binding, after the new bind"
+				     : "first binding", rb_mark);
+	vh.verdict = htonl(NF_ACCEPT);
+	vh.id = htonl(p.id);
+	m = htonl(rb_mark);
+	req_init(&r, NFQNL_MSG_VERDICT, NLM_F_ACK, AF_UNSPEC, rb_queue);
+	req_put(&r, NFQA_VERDICT_HDR, &vh, sizeof(vh));
+	req_put(&r, NFQA_MARK, &m, sizeof(m));
+	if (req_send(&r) == 0) {
+		rb_verdicts++;
+		if (rb_nverdict_seq < 64)
+			rb_verdict_seq[rb_nverdict_seq++] = r.nlh.nlmsg_seq;
+	}
+}
+
+/* read and handle messages until the ack of request WANT (0: none) arrives,
+ * SIGUSR1 or SIGTERM, or MS milliseconds pass; returns the ack's error, 1
+ * when it returned without it
+ */
+static int rb_read(uint32_t want, int ms, const sigset_t *waitmask)
+{
+	static char buf[1 << 17];
+	long deadline = now_ms() + ms;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = nl_fd, .events = POLLIN };
+		long left = deadline - now_ms();
+		struct timespec ts;
+		struct nlmsghdr *h;
+		ssize_t n;
+
+		if (left <= 0 || (!want && (stop || rb_usr1)))
+			return 1;
+		ts.tv_sec = left / 1000;
+		ts.tv_nsec = (left % 1000) * 1000000L;
+		if (ppoll(&pfd, 1, &ts, waitmask) <= 0)
+			continue;
+		n = recv(nl_fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno != EAGAIN)
+				perror("nfqt: rebind: recv");
+			continue;
+		}
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, n);
+		     h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(h);
+				unsigned int i;
+
+				if (want && h->nlmsg_seq == want)
+					return -e->error;
+				for (i = 0; i < rb_nverdict_seq; i++)
+					if (rb_verdict_seq[i] == h->nlmsg_seq)
+						break;
+				if (i == rb_nverdict_seq) {
+					printf("rebind: unexpected ack seq %u: %d\n",
+					       h->nlmsg_seq, e->error);
+					continue;
+				}
+				if (e->error)
+					rb_refused++;
+				printf("rebind: verdict (request %u): %s\n", h->nlmsg_seq,
+				       e->error ? strerror(-e->error) : "taken");
+			} else if (h->nlmsg_type == ((NFNL_SUBSYS_QUEUE << 8) |
+						      NFQNL_MSG_PACKET)) {
+				rb_packet(h);
+			}
+		}
+	}
+}
+
+static int rb_config(uint8_t command, const sigset_t *waitmask)
+{
+	struct nfqnl_msg_config_cmd cmd = { .command = command };
+	struct __attribute__((packed)) {
+		uint32_t range;
+		uint8_t mode;
+	} params = { htonl(128), NFQNL_COPY_PACKET };
+	static struct req r;
+	int err;
+
+	req_init(&r, NFQNL_MSG_CONFIG, NLM_F_ACK, AF_UNSPEC, rb_queue);
+	req_put(&r, NFQA_CFG_CMD, &cmd, sizeof(cmd));
+	if (command == NFQNL_CFG_CMD_BIND)
+		req_put(&r, NFQA_CFG_PARAMS, &params, 5);
+	if (req_send(&r) < 0)
+		return -1;
+	err = rb_read(r.nlh.nlmsg_seq, 10000, waitmask);
+	if (err) {
+		fprintf(stderr, "nfqt: rebind: %s: %s\n",
+			command == NFQNL_CFG_CMD_BIND ? "bind" : "unbind",
+			err == 1 ? "no ack" : strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+static int do_rebind(int argc, char **argv)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct sigaction sact = { .sa_handler = on_term };
+	struct sigaction susr = { .sa_handler = rb_on_usr1 };
+	struct sockaddr_storage dst;
+	sigset_t block, waitmask;
+	socklen_t dlen, salen = sizeof(sa);
+	int ufd;
+
+	if (argc != 5)
+		usage();
+	rb_queue = strtoul(argv[1], NULL, 0);
+	rb_port = strtoul(argv[3], NULL, 0);
+	rb_mark = strtoul(argv[4], NULL, 0);
+	dlen = sockaddr_of(argv[2], rb_port, &dst);
+	ufd = socket(dst.ss_family, SOCK_DGRAM, 0);
+	nl_fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_NETFILTER);
+	if (ufd < 0 || nl_fd < 0 ||
+	    bind(nl_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(nl_fd, (struct sockaddr *)&sa, &salen) < 0) {
+		perror("nfqt: rebind: socket");
+		return 2;
+	}
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &block, &waitmask);
+	sigaction(SIGTERM, &sact, NULL);
+	sigaction(SIGUSR1, &susr, NULL);
+	if (rb_config(NFQNL_CFG_CMD_BIND, &waitmask) < 0)
+		return 2;
+	printf("rebind: bound queue %u, portid %u\n", rb_queue, sa.nl_pid);
+	while (!rb_usr1 && !stop)
+		rb_read(0, 60000, &waitmask);
+	if (stop)
+		return 2;
+	if (rb_config(NFQNL_CFG_CMD_UNBIND, &waitmask) < 0 ||
+	    rb_config(NFQNL_CFG_CMD_BIND, &waitmask) < 0)
+		return 2;
+	rb_phase = 1;
+	rb_usr1 = 0;
+	printf("rebind: bound again\n");
+	if (sendto(ufd, "new", 3, 0, (struct sockaddr *)&dst, dlen) < 0) {
+		perror("nfqt: rebind: sendto");
+		return 2;
+	}
+	printf("rebind: sent the new binding's packet to port %u\n", rb_port);
+	while (!stop)
+		rb_read(0, 60000, &waitmask);
+	/* the acks of verdicts given just before SIGTERM */
+	stop = 0;
+	rb_usr1 = 0;
+	rb_read(0, 200, &waitmask);
+	printf("rebind: summary old=%u new=%u verdicts=%u refused=%u\n",
+	       rb_old, rb_new, rb_verdicts, rb_refused);
+	return 0;
+}
+
 static int do_tap(int argc, char **argv)
 {
 	struct sockaddr_ll sll = {
@@ -1295,6 +1519,8 @@ int main(int argc, char **argv)
 		return do_trecv(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bindloop"))
 		return do_bindloop(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "rebind"))
+		return do_rebind(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "tap"))
 		return do_tap(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "psend"))
