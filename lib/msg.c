@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <libmnl/libmnl.h>
+#include <linux/netfilter/nfnetlink_conntrack.h>
 
 #include "msg.h"
 #include "pkt.h"
@@ -118,15 +119,37 @@ size_t nfqb_msg_config_flags(void *buf, uint32_t seq, uint16_t num,
 	return nlh->nlmsg_len;
 }
 
+/* The NFQA_CT nest of a verdict: the conntrack entry's mark and labels,
+ * each with its mask. */
+#define CT_NEST_SIZE	(MNL_ATTR_HDRLEN + \
+			 2 * (MNL_ATTR_HDRLEN + sizeof(uint32_t)) + \
+			 2 * (MNL_ATTR_HDRLEN + 16))
+
 size_t nfqb_msg_verdict_size(uint32_t payload_len)
 {
-	/* header, verdict hdr, mark, priority, payload: each attribute
-	 * at most 4 bytes of header and 3 of padding */
+	/* header, verdict hdr, mark, priority, payload, conntrack: each
+	 * attribute at most 4 bytes of header and 3 of padding */
 	return MNL_ALIGN(sizeof(struct nlmsghdr)) +
 	       MNL_ALIGN(sizeof(struct nfgenmsg)) +
 	       MNL_ATTR_HDRLEN + sizeof(struct nfqnl_msg_verdict_hdr) +
 	       2 * (MNL_ATTR_HDRLEN + sizeof(uint32_t)) +
-	       MNL_ATTR_HDRLEN + MNL_ALIGN(payload_len);
+	       MNL_ATTR_HDRLEN + MNL_ALIGN(payload_len) + CT_NEST_SIZE;
+}
+
+static void put_ct(struct nlmsghdr *nlh, const struct nfqb_decision *d)
+{
+	struct nlattr *nest = mnl_attr_nest_start(nlh, NFQA_CT);
+
+	if (d->flags & NFQB_V_CT_MARK) {
+		put_u32(nlh, CTA_MARK, htonl(d->ct_mark));
+		put_u32(nlh, CTA_MARK_MASK, htonl(d->ct_mark_mask));
+	}
+	if (d->flags & NFQB_V_CT_LABELS) {
+		put_attr(nlh, CTA_LABELS, sizeof(d->ct_labels), d->ct_labels);
+		put_attr(nlh, CTA_LABELS_MASK, sizeof(d->ct_labels_mask),
+			 d->ct_labels_mask);
+	}
+	mnl_attr_nest_end(nlh, nest);
 }
 
 size_t nfqb_msg_verdict(void *buf, uint32_t seq, uint16_t num, uint32_t id,
@@ -146,6 +169,8 @@ size_t nfqb_msg_verdict(void *buf, uint32_t seq, uint16_t num, uint32_t id,
 		put_u32(nlh, NFQA_PRIORITY, htonl(d->priority));
 	if (d->flags & NFQB_V_PAYLOAD)
 		put_attr(nlh, NFQA_PAYLOAD, d->payload_len, d->payload);
+	if (d->flags & (NFQB_V_CT_MARK | NFQB_V_CT_LABELS))
+		put_ct(nlh, d);
 	return nlh->nlmsg_len;
 }
 

@@ -71,6 +71,9 @@ struct nfqb_decision {
 	uint32_t priority;
 	void *payload;		/* owned copy */
 	uint32_t payload_len;
+	/* NFQB_V_CT_MARK, NFQB_V_CT_LABELS (masks never 0: all bits) */
+	uint32_t ct_mark, ct_mark_mask;
+	uint8_t ct_labels[16], ct_labels_mask[16];
 };
 
 /*

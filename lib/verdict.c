@@ -120,11 +120,37 @@ NFQB_EXPORT int nfqb_verdict_mark(struct nfqb_packet *p, uint32_t verdict,
 	return decided(decide(p, &d));
 }
 
+/* The conntrack part of @v (a batch verdict carries none: the flag
+ * NFQB_D_SINGLE sends it by itself). A mask of 0 is every bit. */
+static void ct_of(const struct nfqb_verdict *v, struct nfqb_decision *d)
+{
+	static const uint8_t none[16];
+
+	if (v->flags & NFQB_V_CT_MARK) {
+		d->ct_mark_mask = v->ct_mark_mask ? v->ct_mark_mask : ~0u;
+		d->ct_mark = v->ct_mark & d->ct_mark_mask;
+	}
+	if (v->flags & NFQB_V_CT_LABELS) {
+		size_t i;
+
+		if (!memcmp(v->ct_labels_mask, none, sizeof(none)))
+			memset(d->ct_labels_mask, 0xff,
+			       sizeof(d->ct_labels_mask));
+		else
+			memcpy(d->ct_labels_mask, v->ct_labels_mask,
+			       sizeof(d->ct_labels_mask));
+		for (i = 0; i < sizeof(d->ct_labels); i++)
+			d->ct_labels[i] = v->ct_labels[i] &
+					  d->ct_labels_mask[i];
+	}
+}
+
 /* The decision of @v, without its payload; 0 or an errno. */
 static int decision_of(const struct nfqb_verdict *v, struct nfqb_decision *d)
 {
 	if (!v || (v->flags & ~(NFQB_V_MARK | NFQB_V_PAYLOAD |
-				NFQB_V_PRIORITY | NFQB_V_BYPASS)))
+				NFQB_V_PRIORITY | NFQB_V_BYPASS |
+				NFQB_V_CT_MARK | NFQB_V_CT_LABELS)))
 		return EINVAL;
 	if (v->verdict == NFQB_QUEUE) {
 		d->verdict = ((uint32_t)v->queue_num << 16) | NFQB_QUEUE;
@@ -136,11 +162,14 @@ static int decision_of(const struct nfqb_verdict *v, struct nfqb_decision *d)
 	} else {
 		return EINVAL;
 	}
-	d->flags |= v->flags & (NFQB_V_MARK | NFQB_V_PRIORITY | NFQB_V_PAYLOAD);
+	d->flags |= v->flags & (NFQB_V_MARK | NFQB_V_PRIORITY | NFQB_V_PAYLOAD |
+				NFQB_V_CT_MARK | NFQB_V_CT_LABELS);
 	d->mark = v->mark;
 	d->priority = v->priority;
-	if (v->flags & (NFQB_V_PRIORITY | NFQB_V_PAYLOAD))
+	if (v->flags & (NFQB_V_PRIORITY | NFQB_V_PAYLOAD | NFQB_V_CT_MARK |
+			NFQB_V_CT_LABELS))
 		d->flags |= NFQB_D_SINGLE;
+	ct_of(v, d);
 	if (!(v->flags & NFQB_V_PAYLOAD))
 		return 0;
 	if (!v->payload && v->payload_len)
@@ -177,6 +206,21 @@ NFQB_EXPORT int nfqb_verdict_ex(struct nfqb_packet *p,
 	if (err)
 		free(d.payload);
 	return decided(err);
+}
+
+NFQB_EXPORT int nfqb_verdict_ct_mark(struct nfqb_packet *p, uint32_t verdict,
+				     uint32_t ct_mark)
+{
+	struct nfqb_decision d = {
+		.verdict = verdict,
+		.flags = NFQB_V_CT_MARK | NFQB_D_SINGLE,
+		.ct_mark = ct_mark,
+		.ct_mark_mask = ~0u,
+	};
+
+	if (!verdict_ok(verdict))
+		return decided(EINVAL);
+	return decided(decide(p, &d));
 }
 
 NFQB_EXPORT int nfqb_verdict_batch(struct nfqb_queue *q, uint32_t max_id,

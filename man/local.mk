@@ -101,6 +101,7 @@ dist_man_MANS += \
 	man/man3/nfqb_verdict.3 \
 	man/man3/nfqb_verdict_batch.3 \
 	man/man3/nfqb_verdict_ex.3 \
+	man/man3/nfqb_verdict_ct_mark.3 \
 	man/man3/nfqb_verdict_mark.3 \
 	man/man3/nfqb_verdict_name.3 \
 	man/man3/nfqb_version.3

@@ -29,6 +29,8 @@ struct opts {
 	uint32_t verdict;
 	bool mark_set;
 	uint32_t mark;
+	bool ct_mark_set;
+	uint32_t ct_mark;
 	bool verbose;
 	unsigned long count;
 	unsigned long seen;
@@ -63,6 +65,16 @@ static int on_packet(struct nfqb_packet *p, void *data)
 	if (o->verbose)
 		print_packet(p);
 	o->seen++;
+	if (o->ct_mark_set) {
+		struct nfqb_verdict v = {
+			.verdict = o->verdict,
+			.flags = NFQB_V_CT_MARK | (o->mark_set ? NFQB_V_MARK : 0),
+			.mark = o->mark,
+			.ct_mark = o->ct_mark,
+		};
+
+		return nfqb_verdict_ex(p, &v, sizeof(v));
+	}
 	if (o->mark_set)
 		return nfqb_verdict_mark(p, o->verdict, o->mark);
 	return nfqb_verdict(p, o->verdict);
@@ -71,7 +83,7 @@ static int on_packet(struct nfqb_packet *p, void *data)
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f, "usage: %s -q QUEUE (--accept | --drop) [--mark M] "
-		"[--count N] [--fail-open] [--user USER] [--verbose]\n", prog);
+		"[--ct-mark M] [--count N] [--fail-open] [--user USER] [--verbose]\n", prog);
 }
 
 struct args {
@@ -90,6 +102,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "accept", no_argument, NULL, 'a' },
 		{ "drop", no_argument, NULL, 'd' },
 		{ "mark", required_argument, NULL, 'm' },
+		{ "ct-mark", required_argument, NULL, 'c' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "fail-open", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -99,7 +112,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "q:adm:n:fvu:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "q:adm:c:n:fvu:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'q':
 			a->num = strtol(optarg, NULL, 0);
@@ -113,6 +126,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'm':
 			a->o.mark_set = true;
 			a->o.mark = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'c':
+			a->o.ct_mark_set = true;
+			a->o.ct_mark = (uint32_t)strtoul(optarg, NULL, 0);
 			break;
 		case 'n':
 			a->o.count = strtoul(optarg, NULL, 0);

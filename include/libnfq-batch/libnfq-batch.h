@@ -262,6 +262,9 @@ enum nfqb_hook_point {
 #define NFQB_V_PAYLOAD		(1u << 1)	/* replace the packet by .payload */
 #define NFQB_V_PRIORITY		(1u << 2)	/* set skb->priority */
 #define NFQB_V_BYPASS		(1u << 3)	/* NFQB_QUEUE: accept if no listener */
+/* since 1.1.0: the packet's conntrack entry (each a single verdict) */
+#define NFQB_V_CT_MARK		(1u << 4)	/* set its mark (.ct_mark) */
+#define NFQB_V_CT_LABELS	(1u << 5)	/* set its labels (.ct_labels) */
 
 /*
  * A verdict with options, for nfqb_verdict_ex() (with its size) and the
@@ -276,6 +279,15 @@ struct nfqb_verdict {
 	uint16_t queue_num;	/* target queue of NFQB_QUEUE */
 	const void *payload;	/* copied by the library before return */
 	uint32_t payload_len;
+	/* since 1.1.0, NFQB_V_CT_MARK: the conntrack entry's mark becomes
+	 * (mark & ~ct_mark_mask) | (ct_mark & ct_mark_mask); a mask of 0
+	 * means every bit */
+	uint32_t ct_mark;
+	uint32_t ct_mark_mask;
+	/* since 1.1.0, NFQB_V_CT_LABELS: its 128 label bits, the same way
+	 * (a mask of all zeros means every bit) */
+	uint8_t ct_labels[16];
+	uint8_t ct_labels_mask[16];
 };
 
 /*
@@ -956,10 +968,17 @@ int nfqb_verdict_mark(struct nfqb_packet *p, uint32_t verdict, uint32_t mark);
 
 /**
  * nfqb_verdict_ex - decide @p with the options in @v (mark, payload,
- * priority, queue-to-N with bypass)
+ * priority, queue-to-N with bypass, the conntrack mark and labels)
  * @size: sizeof(*v) as the caller knows it
  *
- * The payload is copied before return. Errors as nfqb_verdict(), and
+ * The payload is copied before return. NFQB_V_CT_MARK and
+ * NFQB_V_CT_LABELS change the packet's conntrack entry with the verdict
+ * (the kernel's NFQA_CT): a rule on `ct mark` can then decide the flow's
+ * later packets without queueing them. The kernel applies them only if
+ * the packet has a conntrack entry and nf_conntrack_netlink is loaded,
+ * and labels only on an entry that has them (a ruleset that uses labels);
+ * otherwise it takes the verdict and leaves the entry as it was, without
+ * an error (labels that fail leave the mark too). Errors as nfqb_verdict(), and
  * EINVAL also for a NULL @v, unknown flags, NFQB_V_BYPASS without
  * NFQB_QUEUE, a NULL payload with a length, or a @size below the end of
  * the struct's first version; E2BIG (@size larger than the library's struct and a byte
@@ -969,6 +988,14 @@ int nfqb_verdict_mark(struct nfqb_packet *p, uint32_t verdict, uint32_t mark);
  */
 int nfqb_verdict_ex(struct nfqb_packet *p, const struct nfqb_verdict *v,
 		    size_t size);
+
+/**
+ * nfqb_verdict_ct_mark - nfqb_verdict() that also sets the mark of the
+ * packet's conntrack entry to @ct_mark (NFQB_V_CT_MARK, every bit; see
+ * nfqb_verdict_ex()); errors as nfqb_verdict(). Since 1.1.0.
+ */
+int nfqb_verdict_ct_mark(struct nfqb_packet *p, uint32_t verdict,
+			 uint32_t ct_mark);
 
 /**
  * nfqb_verdict_batch - verdict every outstanding packet up to @max_id

@@ -191,8 +191,8 @@ void pkt_freelist_clear(void)
 
 /* The options of a verdict, given with it. */
 struct vopts {
-	bool has_mark, has_prio, bypass;
-	uint32_t mark, prio;
+	bool has_mark, has_prio, bypass, has_ct_mark;
+	uint32_t mark, prio, ct_mark;
 	int queue_num;			/* -1: not NFQB_QUEUE */
 	PyObject *payload;		/* bytes, or NULL */
 };
@@ -220,6 +220,10 @@ static void verdict_fill(const struct pypkt *p, const struct vopts *o,
 	if (o && o->has_prio) {
 		v->flags |= NFQB_V_PRIORITY;
 		v->priority = o->prio;
+	}
+	if (o && o->has_ct_mark) {
+		v->flags |= NFQB_V_CT_MARK;
+		v->ct_mark = o->ct_mark;
 	}
 	if (o && o->queue_num >= 0) {
 		v->verdict = NFQB_QUEUE;
@@ -411,16 +415,16 @@ static PyObject *payload_arg(PyObject *o)
 static PyObject *pkt_verdict(struct pypkt *p, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "verdict", "mark", "payload", "priority",
-				  "queue", "bypass", NULL };
+				  "queue", "bypass", "ct_mark", NULL };
 	PyObject *verdict, *mark = Py_None, *payload = Py_None;
-	PyObject *prio = Py_None, *queue = Py_None;
+	PyObject *prio = Py_None, *queue = Py_None, *ct_mark = Py_None;
 	int bypass = 0, rc;
 	struct vopts o = { .queue_num = -1 };
 	uint32_t v = NFQB_ACCEPT, qn;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOp:verdict", kwlist,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOpO:verdict", kwlist,
 					 &verdict, &mark, &payload, &prio,
-					 &queue, &bypass))
+					 &queue, &bypass, &ct_mark))
 		return NULL;
 	if (nfqbpy_verdict_arg(verdict, &v) < 0)
 		return NULL;
@@ -438,6 +442,11 @@ static PyObject *pkt_verdict(struct pypkt *p, PyObject *args, PyObject *kw)
 		if (nfqbpy_u32(prio, "priority", &o.prio) < 0)
 			return NULL;
 		o.has_prio = true;
+	}
+	if (ct_mark != Py_None) {
+		if (nfqbpy_u32(ct_mark, "ct_mark", &o.ct_mark) < 0)
+			return NULL;
+		o.has_ct_mark = true;
 	}
 	if (queue != Py_None) {
 		if (nfqbpy_u32(queue, "queue", &qn) < 0)
@@ -998,9 +1007,10 @@ static PyMethodDef pkt_methods[] = {
 	  "repeat()\n\nSend the packet through its hook again (with set_mark()/set_payload() applied)." },
 	{ "verdict", (PyCFunction)(void (*)(void))pkt_verdict,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "verdict(verdict, *, mark=None, payload=None, priority=None, queue=None, bypass=False)\n\n"
+	  "verdict(verdict, *, mark=None, payload=None, priority=None, queue=None, bypass=False, ct_mark=None)\n\n"
 	  "Decide the packet: ACCEPT, DROP, REPEAT, or QUEUE with queue=N (bypass: accept if nobody listens on N), "
-	  "optionally setting its mark, priority or payload. From any thread." },
+	  "optionally setting its mark, priority or payload, and the mark of its conntrack entry "
+	  "(ct_mark: a rule on the connection mark then decides the flow's later packets). From any thread." },
 	{ "get_payload", (PyCFunction)pkt_get_payload, METH_NOARGS,
 	  "get_payload() -> bytes\n\nThe payload, from the network header; what set_payload() gave if called. "
 	  "In a NetfilterQueue callback: after the callback returns only if retain() was called." },

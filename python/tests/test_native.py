@@ -468,3 +468,49 @@ def test_bad_input(ns, rx):
     assert rx.payloads() == numbered(2)
     with pytest.raises(ValueError, match="closed"):
         q.flush()
+
+
+def test_verdict_ct_mark_passes_the_flow(ns, rx):
+    """verdict(ct_mark=) sets the connection's mark with the verdict: a
+    rule on it ahead of the queue passes the flow's later datagrams
+    without queueing them; all arrive. A kernel without ctnetlink's glue
+    (CONFIG_NETFILTER_NETLINK_GLUE_CT) refuses F_CONNTRACK and ignores
+    the conntrack part: then every datagram is queued, and all arrive."""
+    import subprocess
+
+    subprocess.run(["modprobe", "-q", "nf_conntrack_netlink"], check=False)
+    ns.ipt("-A", "INPUT", "-p", "udp", "--dport", "5000", "-m", "connmark",
+           "--mark", "0x2a", "-j", "ACCEPT")
+    ns.queue_rule(0, 5000)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    seen = 0
+    glue = True
+    with nfqb.Queue(0) as q, s:
+        try:
+            q.set_flags(nfqb.F_CONNTRACK, nfqb.F_CONNTRACK)
+        except OSError as e:
+            assert e.errno == errno.EOPNOTSUPP
+            glue = False
+        s.sendto(b"first", ("127.0.0.1", 5000))
+        end = time.monotonic() + 3
+        while not seen and time.monotonic() < end:
+            for p in q.recv(8, block=False):
+                glue = glue and p.ct is not None
+                p.verdict(nfqb.ACCEPT, ct_mark=0x2a)
+                seen += 1
+            q.flush()
+            time.sleep(0.005)
+        assert seen == 1
+        rx.collect(1)
+        for i in range(4):
+            s.sendto(b"next%d" % i, ("127.0.0.1", 5000))
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end:
+            for p in q.recv(8, block=False):
+                p.accept()
+                seen += 1
+            q.flush()
+            time.sleep(0.005)
+        rx.collect(5)
+    assert seen == (1 if glue else 5)
+    assert len(rx.payloads()) == 5

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
+#include <linux/netfilter/nfnetlink_conntrack.h>
 
 #include "kmodel.h"
 
@@ -87,6 +88,12 @@ bool km_dec_eq(const struct km_dec *a, const struct km_dec *b)
 		return false;
 	if (a->has_prio && a->prio != b->prio)
 		return false;
+	if (a->has_ct_mark != b->has_ct_mark ||
+	    a->has_ct_labels != b->has_ct_labels ||
+	    (a->has_ct_mark && (a->ct_mark != b->ct_mark ||
+				a->ct_mark_mask != b->ct_mark_mask)) ||
+	    (a->has_ct_labels && a->ct_lhash != b->ct_lhash))
+		return false;
 	return !a->has_payload ||
 	       (a->plen == b->plen && a->phash == b->phash);
 }
@@ -94,7 +101,7 @@ bool km_dec_eq(const struct km_dec *a, const struct km_dec *b)
 bool km_is_default(const struct km_dec *d, uint32_t dflt)
 {
 	return d->verdict == dflt && !d->has_mark && !d->has_prio &&
-	       !d->has_payload;
+	       !d->has_payload && !d->has_ct_mark && !d->has_ct_labels;
 }
 
 const char *km_dec_str(const struct km_dec *d, char *b, size_t n)
@@ -113,6 +120,11 @@ const char *km_dec_str(const struct km_dec *d, char *b, size_t n)
 		o += (size_t)snprintf(b + o, n - o, " mark %#x", d->mark);
 	if (d->has_prio && o < n)
 		o += (size_t)snprintf(b + o, n - o, " prio %u", d->prio);
+	if (d->has_ct_mark && o < n)
+		o += (size_t)snprintf(b + o, n - o, " ct mark %#x/%#x",
+				      d->ct_mark, d->ct_mark_mask);
+	if (d->has_ct_labels && o < n)
+		o += (size_t)snprintf(b + o, n - o, " ct labels");
 	if (d->has_payload && o < n)
 		snprintf(b + o, n - o, " payload[%u]", d->plen);
 	return b;
@@ -175,6 +187,73 @@ static bool verdict_ok(struct kmodel *m, uint32_t v)
 	return km_fail(m, "sent verdict %#x: the kernel says EINVAL", v);
 }
 
+/* The NFQA_CT nest of a single verdict (@pl, @plen bytes): CTA_MARK with
+ * CTA_MARK_MASK, CTA_LABELS with CTA_LABELS_MASK (16 bytes each), each
+ * pair whole or not at all, nothing else. */
+static bool ct_nest(struct kmodel *m, struct km_sent *s, const uint8_t *pl,
+		    size_t plen)
+{
+	const uint8_t *lab = NULL, *lmask = NULL;
+	bool mark = false, mmask = false;
+	size_t off = 0;
+
+	while (off < plen) {
+		struct nlattr a;
+		size_t n;
+
+		if (plen - off < NLA_HDRLEN)
+			return km_fail(m, "sent: NFQA_CT: stray bytes");
+		memcpy(&a, pl + off, sizeof(a));
+		if (a.nla_len < NLA_HDRLEN || a.nla_len > plen - off)
+			return km_fail(m, "sent: NFQA_CT: attribute length %u",
+				       a.nla_len);
+		n = a.nla_len - NLA_HDRLEN;
+		switch (a.nla_type & NLA_TYPE_MASK) {
+		case CTA_MARK:
+			if (n != 4 || mark)
+				return km_fail(m, "sent: CTA_MARK of %zu", n);
+			mark = true;
+			s->d.ct_mark = be32(pl + off + NLA_HDRLEN);
+			break;
+		case CTA_MARK_MASK:
+			if (n != 4 || mmask)
+				return km_fail(m, "sent: CTA_MARK_MASK of %zu",
+					       n);
+			mmask = true;
+			s->d.ct_mark_mask = be32(pl + off + NLA_HDRLEN);
+			break;
+		case CTA_LABELS:
+			if (n != 16 || lab)
+				return km_fail(m, "sent: CTA_LABELS of %zu", n);
+			lab = pl + off + NLA_HDRLEN;
+			break;
+		case CTA_LABELS_MASK:
+			if (n != 16 || lmask)
+				return km_fail(m, "sent: CTA_LABELS_MASK of %zu",
+					       n);
+			lmask = pl + off + NLA_HDRLEN;
+			break;
+		default:
+			return km_fail(m, "sent: NFQA_CT: attribute %u",
+				       a.nla_type);
+		}
+		off += NLA_ALIGN(a.nla_len);
+	}
+	if (mark != mmask || !lab != !lmask || (!mark && !lab))
+		return km_fail(m, "sent: NFQA_CT: a value without its mask, "
+			       "or empty");
+	s->d.has_ct_mark = mark;
+	s->d.has_ct_labels = lab;
+	if (lab) {
+		uint8_t both[32];
+
+		memcpy(both, lab, 16);
+		memcpy(both + 16, lmask, 16);
+		s->d.ct_lhash = km_hash(both, sizeof(both));
+	}
+	return true;
+}
+
 /* One attribute of a verdict message into @s. */
 static bool verdict_attr(struct kmodel *m, struct km_sent *s, uint16_t t,
 			 const uint8_t *pl, size_t plen, bool *have_vh)
@@ -197,6 +276,9 @@ static bool verdict_attr(struct kmodel *m, struct km_sent *s, uint16_t t,
 		s->d.prio = be32(pl);
 		return true;
 	}
+	if (single && t == NFQA_CT && !s->d.has_ct_mark &&
+	    !s->d.has_ct_labels)
+		return ct_nest(m, s, pl, plen);
 	if (single && t == NFQA_PAYLOAD && !s->d.has_payload) {
 		s->d.has_payload = true;
 		s->d.plen = (uint32_t)plen;

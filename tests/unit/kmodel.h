@@ -36,6 +36,10 @@ struct km_dec {
 	uint32_t mark, prio;
 	uint32_t plen;
 	uint32_t phash;		/* km_hash() of the payload */
+	/* NFQA_CT: the conntrack entry's mark (and mask), labels */
+	bool has_ct_mark, has_ct_labels;
+	uint32_t ct_mark, ct_mark_mask;
+	uint32_t ct_lhash;	/* km_hash() of labels and their mask */
 };
 
 /* A packet the kernel queued (or an id it used for nothing: not queued). */

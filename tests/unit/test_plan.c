@@ -711,6 +711,79 @@ START_TEST(test_large_cut_dropped)
 }
 END_TEST
 
+/* --- conntrack verdicts ---------------------------------------------------- */
+
+/*
+ * A verdict that sets the conntrack entry's mark or labels (NFQA_CT) goes
+ * as a single verdict, planned before the batch of its run, which does
+ * not carry it: the packets around it get none. A mask of 0 means every
+ * bit; a value is sent masked.
+ */
+START_TEST(test_ct_verdicts)
+{
+	struct nfqb_queue *q = kernel_queue(64);
+	struct nfqb_verdict v = { .verdict = NFQB_ACCEPT,
+				  .flags = NFQB_V_CT_MARK, .ct_mark = 0x2a };
+	struct nfqb_packet *p[6];
+	uint8_t both[32] = { 0 };
+	const struct km_dec *d;
+	uint32_t i;
+
+	ck_assert_int_eq(nfqb_queue_set_latency(q, 0), 0);
+	for (i = 0; i < 6; i++)
+		p[i] = rx_one(q, i + 1);
+	ck_assert_int_eq(nfqb_verdict(p[0], NFQB_ACCEPT), 0);
+	ck_assert_int_eq(nfqb_verdict_ex(p[1], &v, sizeof(v)), 0);
+	v = (struct nfqb_verdict){ .verdict = NFQB_ACCEPT,
+				   .flags = NFQB_V_CT_MARK | NFQB_V_MARK,
+				   .mark = 5, .ct_mark = 0x1ff,
+				   .ct_mark_mask = 0xff };
+	ck_assert_int_eq(nfqb_verdict_ex(p[2], &v, sizeof(v)), 0);
+	v = (struct nfqb_verdict){ .verdict = NFQB_DROP,
+				   .flags = NFQB_V_CT_LABELS };
+	v.ct_labels[0] = 0x81;
+	ck_assert_int_eq(nfqb_verdict_ex(p[3], &v, sizeof(v)), 0);
+	ck_assert_int_eq(nfqb_verdict_ct_mark(p[4], NFQB_ACCEPT, 7), 0);
+	/* refused: a verdict the kernel does not take, an unknown flag */
+	v = (struct nfqb_verdict){ .verdict = 9, .flags = NFQB_V_CT_MARK };
+	ck_assert_int_eq(nfqb_verdict_ex(p[5], &v, sizeof(v)), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(nfqb_verdict_ct_mark(p[5], 9, 1), -1);
+	v = (struct nfqb_verdict){ .verdict = NFQB_ACCEPT, .flags = 1u << 6 };
+	ck_assert_int_eq(nfqb_verdict_ex(p[5], &v, sizeof(v)), -1);
+	ck_assert_int_eq(nfqb_verdict(p[5], NFQB_ACCEPT), 0);
+	ck_assert_int_ge(nfqb_flush(q), 1);
+	all_verdicted();
+
+	d = km_got(1);
+	ck_assert(!d->has_ct_mark && !d->has_ct_labels);
+	d = km_got(2);
+	ck_assert(d->has_ct_mark && !d->has_ct_labels);
+	ck_assert_uint_eq(d->ct_mark, 0x2a);
+	ck_assert_uint_eq(d->ct_mark_mask, 0xffffffff);
+	d = km_got(3);
+	ck_assert(d->has_ct_mark && d->has_mark && d->mark == 5);
+	ck_assert_uint_eq(d->ct_mark, 0xff);
+	ck_assert_uint_eq(d->ct_mark_mask, 0xff);
+	d = km_got(4);
+	ck_assert(d->verdict == NFQB_DROP && d->has_ct_labels &&
+		  !d->has_ct_mark);
+	both[0] = 0x81;
+	memset(both + 16, 0xff, 16);
+	ck_assert_uint_eq(d->ct_lhash, km_hash(both, sizeof(both)));
+	d = km_got(5);
+	ck_assert(d->has_ct_mark && d->ct_mark == 7 &&
+		  d->ct_mark_mask == 0xffffffff);
+	d = km_got(6);
+	ck_assert(!d->has_ct_mark && !d->has_ct_labels);
+	/* none of the conntrack verdicts went in a batch */
+	for (i = 0; i < km.n; i++)
+		if (km.p[i].got.has_ct_mark || km.p[i].got.has_ct_labels)
+			ck_assert(!km.p[i].by_batch);
+	kernel_done(q);
+}
+END_TEST
+
 /* A configuration round trip (or close) must read whatever the
  * application holds: with the book full, the book grows instead of
  * leaving the packets it reads without an entry. */
@@ -1164,6 +1237,8 @@ static Suite *plan_suite(void)
 		test_linger_policy, test_linger_room, test_hold_limit, NULL });
 	nfqbt_tcase_tests(s, "large", 0, (const TTest *[]){
 		test_large_syn_clamped, test_large_cut_dropped, NULL });
+	nfqbt_tcase_tests(s, "conntrack", 0, (const TTest *[]){
+		test_ct_verdicts, NULL });
 	nfqbt_tcase_tests(s, "pace", 0, (const TTest *[]){
 		test_pace_flow_tag, test_pace_waiting, NULL });
 	return s;
