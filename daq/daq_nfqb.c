@@ -30,8 +30,8 @@
  * - Every packet gets exactly one verdict: the application's through
  *   msg_finalize(), or the default verdict (nfqb_queue_close() at stop,
  *   the verdict timeout), or, for what the application never sees (a
- *   packet the kernel could not copy whole), the module's, counted as
- *   filtered.
+ *   packet the kernel could not copy whole), the library's
+ *   (NFQB_LARGE_WHOLE: dropped), counted as filtered.
  * - msg_finalize() always gives the message back (DAQ_SUCCESS): Snort
  *   counts a message as returned only then.
  * - A decision leaves the module without waiting for the next receive:
@@ -82,7 +82,6 @@ struct nfqb_daq_desc {
 	struct nfqb_packet *pkt;
 	uint8_t *base;			/* the packet from its first byte */
 	uint32_t off;			/* network header offset in base */
-	bool mangled;			/* changed by the module: send it */
 	uint8_t *copy;			/* own copy (verdict timeout: made
 					 * before a library call while held) */
 	struct nfqb_daq_desc *hprev, *hnext;	/* on the held list */
@@ -117,12 +116,9 @@ struct nfqb_daq_ctx {
 	uint32_t default_verdict;	/* NFQB_ACCEPT or NFQB_DROP */
 	uint32_t verdict_timeout;	/* ms, 0: never */
 	unsigned int rcvbuf;
-	uint32_t mss_clamp;		/* 0: off, UINT32_MAX: auto */
-	bool truncated_block;		/* drop what cannot be inspected */
 	enum { GSO_AUTO, GSO_ON, GSO_OFF } gso;
-	bool gso_on;			/* the queue's NFQB_F_GSO now */
-	bool gso_asked;			/* auto: segmenting asked for (once:
-					 * a round trip of up to 5 s) */
+	unsigned int legacy;		/* LEGACY_*: values said at instantiate */
+	const char *bad_why;		/* why a variable's value is refused */
 
 	/* state (packet thread) */
 	struct nfqb_queue *q;
@@ -153,12 +149,6 @@ struct nfqb_daq_ctx {
 	uint64_t verdict_failures;	/* nfqb_verdict*() refused */
 	uint64_t late_finalize;		/* finalize after stop */
 	uint64_t timed_out;		/* finalize after the verdict timeout */
-	uint64_t truncated;		/* longer than the kernel copies */
-	uint64_t mss_clamped;		/* SYNs whose MSS option was lowered */
-	uint64_t gso_off;		/* GSO turned off (auto) */
-	uint64_t resent;		/* of truncated: TCP GSO packets dropped
-					 * for TCP to send them again, cut
-					 * to size by the kernel */
 	uint64_t csum_trusted;		/* checksums vouched for by the kernel */
 };
 
@@ -197,11 +187,11 @@ static DAQ_VariableDesc_t nfqb_daq_vars[] = {
 	  0 },
 	{ "rcvbuf", "Socket receive buffer in bytes (default: queue_maxlen * 65535)",
 	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
-	{ "mss_clamp", "Lower the TCP MSS option of SYNs so that segments fit what the kernel copies: auto (default), off, or a ceiling",
+	{ "mss_clamp", "Deprecated, auto only: the library lowers the TCP MSS option of SYNs so that segments fit what the kernel copies; off is ignored (said at start), a fixed ceiling N is no longer supported (refused: use nftables 'tcp option maxseg size set N')",
 	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
-	{ "truncated", "Packets longer than the kernel copies (65531 bytes): pass (default) or block, uninspected, counted as filtered",
+	{ "truncated", "Deprecated, block only: packets longer than the kernel copies (65531 bytes) are dropped, never passed uninspected, counted as filtered; pass is ignored (said at start)",
 	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
-	{ "gso", "Take GSO packets whole: auto (default: until one is longer than the kernel copies, then have the kernel segment them), on, off",
+	{ "gso", "Take GSO packets whole: auto (default: until one is longer than the kernel copies, then have the kernel segment them), on (now the same as auto), off",
 	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
 };
 
@@ -551,18 +541,30 @@ static int var_rcvbuf(struct nfqb_daq_ctx *c, const char *val)
 	return 0;
 }
 
+/*
+ * mss_clamp, gso and truncated: from before the library's large-packet
+ * policy, which the module always asks for (NFQB_LARGE_WHOLE: whole
+ * packets only, SYNs clamped to the copy range). Their values still
+ * parse; what the policy does not do any more is said at instantiate
+ * (LEGACY_*), and a fixed MSS ceiling is refused.
+ */
+#define LEGACY_MSS_OFF		(1u << 0)	/* mss_clamp=off */
+#define LEGACY_GSO_ON		(1u << 1)	/* gso=on */
+#define LEGACY_PASS		(1u << 2)	/* truncated=pass */
+
 static int var_mss_clamp(struct nfqb_daq_ctx *c, const char *val)
 {
 	unsigned long v;
 
-	if (val && !strcmp(val, "auto"))
-		c->mss_clamp = UINT32_MAX;
-	else if (val && !strcmp(val, "off"))
-		c->mss_clamp = 0;
-	else if (parse_uint(val, 88, 65535, &v))
+	if (val && !strcmp(val, "auto")) {
+		c->legacy &= ~LEGACY_MSS_OFF;
+	} else if (val && !strcmp(val, "off")) {
+		c->legacy |= LEGACY_MSS_OFF;
+	} else {
+		if (!parse_uint(val, 88, 65535, &v))
+			c->bad_why = "a fixed MSS ceiling is no longer supported (the library lowers the MSS to what the kernel copies: auto); for a lower one use nftables: tcp flags syn tcp option maxseg size set N";
 		return -1;
-	else
-		c->mss_clamp = v;
+	}
 	return 0;
 }
 
@@ -576,20 +578,35 @@ static int var_gso(struct nfqb_daq_ctx *c, const char *val)
 	if (parse_word(val, words, sizeof(words) / sizeof(words[0]), &v))
 		return -1;
 	c->gso = v;
+	if (v == GSO_ON)
+		c->legacy |= LEGACY_GSO_ON;
+	else
+		c->legacy &= ~LEGACY_GSO_ON;
 	return 0;
 }
 
 static int var_truncated(struct nfqb_daq_ctx *c, const char *val)
 {
 	static const struct var_word words[] = {
-		{ "pass", false }, { "block", true },
+		{ "pass", LEGACY_PASS }, { "block", 0 },
 	};
 	unsigned int v;
 
 	if (parse_word(val, words, sizeof(words) / sizeof(words[0]), &v))
 		return -1;
-	c->truncated_block = v;
+	c->legacy = (c->legacy & ~LEGACY_PASS) | v;
 	return 0;
+}
+
+/* What the deprecated variables' values (LEGACY_*) no longer do. */
+static void legacy_notes(const struct nfqb_daq_ctx *c)
+{
+	if (c->legacy & LEGACY_MSS_OFF)
+		printf("daq_nfqb: mss_clamp=off ignored: a SYN whose MSS would let segments be longer than the kernel copies gets a lower one (else they would be dropped)\n");
+	if (c->legacy & LEGACY_GSO_ON)
+		printf("daq_nfqb: gso=on is gso=auto now: the first GSO packet longer than the kernel copies turns GSO off (it cannot be inspected)\n");
+	if (c->legacy & LEGACY_PASS)
+		printf("daq_nfqb: truncated=pass ignored: packets longer than the kernel copies are dropped, never passed uninspected (counted as filtered)\n");
 }
 
 /* The variables' keys (nfqb_daq_vars) and their parsers. */
@@ -764,7 +781,6 @@ static void desc_put(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d)
 	d->msg.data = NULL;
 	d->msg.data_len = 0;
 	d->msg.meta[DAQ_PKT_META_DECODE_DATA] = NULL;
-	d->mangled = false;
 	d->next = c->freelist;
 	c->freelist = d;
 	c->pool.available++;
@@ -780,34 +796,6 @@ static bool l4_find(const uint8_t *ip, uint32_t len, struct nfqb_hdrs *h)
 		return false;
 	return !(h->flags & (NFQB_HDRS_F_FRAG | NFQB_HDRS_F_CUT)) &&
 	       (h->l4_proto == IPPROTO_TCP || h->l4_proto == IPPROTO_UDP);
-}
-
-/*
- * A TCP SYN whose MSS option lets the peer send segments longer than the
- * kernel can copy to us (65531 bytes with the headers: lo's MTU is 65536)
- * gets a lower one: every segment of the connection then reaches the
- * application whole. Rewritten in place by the library
- * (nfqb_tcp_mss_clamp()), its checksums then computed in full (the
- * kernel takes a changed payload as complete, and a SYN of this host
- * carries a partial sum); sent with the verdict. Returns true if the
- * packet changed.
- */
-static bool mss_clamp(struct nfqb_daq_ctx *c, uint8_t *ip, uint32_t len)
-{
-	struct nfqb_hdrs h;
-	uint32_t ceiling;
-
-	if (!c->mss_clamp || !l4_find(ip, len, &h) ||
-	    h.l4_proto != IPPROTO_TCP)
-		return false;
-	ceiling = NFQB_MAX_PAYLOAD - h.l4_off - 20;
-	if (c->mss_clamp != UINT32_MAX && c->mss_clamp < ceiling)
-		ceiling = c->mss_clamp;
-	if (nfqb_tcp_mss_clamp(ip, len, &h, (uint16_t)ceiling) != 1 ||
-	    nfqb_csum_fix(ip, len, &h) < 0)
-		return false;
-	c->mss_clamped++;
-	return true;
 }
 
 /*
@@ -913,8 +901,6 @@ static void desc_fill(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d,
 	d->pkt = p;
 	if (c->verdict_timeout && d->base)
 		held_add(c, d);
-	d->mangled = d->msg.data && mss_clamp(c, d->msg.data,
-					      d->msg.data_len);
 	if (d->msg.data)
 		desc_decode(c, d, p, d->msg.data, d->msg.data_len);
 }
@@ -949,7 +935,6 @@ static void ctx_init(struct nfqb_daq_ctx *c, DAQ_ModuleInstance_h modinst)
 	c->queue_maxlen = NFQB_DAQ_DEFAULT_MAXLEN;
 	c->default_verdict = NFQB_ACCEPT;
 	c->coalesce = true;
-	c->mss_clamp = UINT32_MAX;
 	atomic_init(&c->irq_q, NULL);
 	atomic_init(&c->irq_users, 0);
 	atomic_init(&c->interrupted, false);
@@ -1040,11 +1025,14 @@ static int nfqb_daq_instantiate(const DAQ_ModuleConfig_h cfg,
 		if (rc == -2)
 			SET_ERROR(c, "%s: unknown variable '%s'", __func__, key);
 		else
-			SET_ERROR(c, "%s: invalid value for '%s': '%s'",
-				  __func__, key, val ? val : "");
+			SET_ERROR(c, "%s: invalid value for '%s': '%s'%s%s",
+				  __func__, key, val ? val : "",
+				  c->bad_why ? ": " : "",
+				  c->bad_why ? c->bad_why : "");
 		free(c);
 		return DAQ_ERROR_INVAL;
 	}
+	legacy_notes(c);
 	config_rest(c, cfg);
 
 	rc = pool_create(c, config_pool_size(cfg));
@@ -1071,37 +1059,39 @@ static void print_counters(struct nfqb_daq_ctx *c, const struct nfqb_stats *st)
 	       " replace_unchanged %" PRIu64 " verdict_failures %" PRIu64
 	       " late_finalize %" PRIu64 " linger_pauses %" PRIu64
 	       " buffers_exhausted %" PRIu64 " truncated %" PRIu64
-	       " mss_clamped %" PRIu64 " csum_trusted %" PRIu64
-	       " timed_out_finalize %" PRIu64 " gso_off %" PRIu64
-	       " resent %" PRIu64 "\n",
+	       " large_resent %" PRIu64 " large_dropped %" PRIu64
+	       " mss_clamped %" PRIu64 " gso_off %" PRIu64
+	       " csum_trusted %" PRIu64 " timed_out_finalize %" PRIu64 "\n",
 	       c->queue_num, st->packets, st->recv_calls, st->send_calls,
 	       st->verdict_msgs, st->batch_msgs, st->batch_packets,
 	       st->accepted, st->dropped, st->mangled, st->defaults,
 	       st->timeouts, st->enobufs, c->replace_unchanged,
 	       c->verdict_failures, c->late_finalize, st->linger_pauses,
-	       st->buffers_exhausted, c->truncated, c->mss_clamped,
-	       c->csum_trusted, c->timed_out, c->gso_off, c->resent);
+	       st->buffers_exhausted, st->truncated, st->large_resent,
+	       st->large_dropped, st->mss_clamped, st->gso_off,
+	       c->csum_trusted, c->timed_out);
 }
 
 /* What went by the application, always said at stop (Snort shows the
- * module's output with its own statistics). */
+ * module's output with its own statistics); the library's counters since
+ * the start. */
 static void print_uninspected(struct nfqb_daq_ctx *c,
 			      const struct nfqb_stats *st)
 {
 	uint64_t unseen = st->defaults + st->rejected_defaults + st->gap_ids;
+	uint64_t cut = st->large_dropped + st->large_resent;
 
-	if (!c->truncated && !unseen && !st->timeouts && !c->verdict_failures)
+	if (!cut && !unseen && !st->timeouts && !c->verdict_failures)
 		return;
 	printf("daq_nfqb: queue %u: not inspected: %" PRIu64
-	       " longer than the kernel copies (%s; and %" PRIu64
+	       " longer than the kernel copies (blocked; and %" PRIu64
 	       " TCP GSO packets dropped to be sent again in segments, GSO %s), %"
 	       PRIu64 " given the default verdict (%s) unseen at stop or"
 	       " unreadable, %" PRIu64 " by the verdict timeout; %" PRIu64
 	       " verdicts refused\n",
-	       c->queue_num, c->truncated - c->resent,
-	       c->truncated_block ? "blocked" : "passed", c->resent,
-	       c->gso_on ? "on" : "turned off", unseen,
-	       nfqb_verdict_name(c->default_verdict), st->timeouts,
+	       c->queue_num, st->large_dropped, st->large_resent,
+	       c->gso == GSO_OFF ? "off" : st->gso_off ? "turned off" : "on",
+	       unseen, nfqb_verdict_name(c->default_verdict), st->timeouts,
 	       c->verdict_failures);
 }
 
@@ -1210,9 +1200,9 @@ static const char *configure_kernel(struct nfqb_daq_ctx *c)
 		return "queue_maxlen";
 	if (c->fail_open)
 		flags |= NFQB_F_FAIL_OPEN;
-	c->gso_on = c->gso != GSO_OFF;
-	c->gso_asked = false;
-	if (c->gso_on)
+	/* gso=auto (on): the library turns it off when a GSO packet does
+	 * not fit (NFQB_LARGE_WHOLE, configure_library()) */
+	if (c->gso != GSO_OFF)
 		flags |= NFQB_F_GSO;
 	if (nfqb_queue_set_flags(q, flags, NFQB_F_FAIL_OPEN | NFQB_F_GSO))
 		return "flags (fail_open, gso)";
@@ -1231,6 +1221,11 @@ static const char *configure_library(struct nfqb_daq_ctx *c)
 {
 	struct nfqb_queue *q = c->q;
 
+	/* Snort sees whole packets only: a cut one is dropped (a TCP GSO
+	 * one for TCP to send again in segments, GSO then turned off), and
+	 * SYNs get an MSS whose segments fit; counted in nfqb_stats */
+	if (nfqb_queue_set_large(q, NFQB_LARGE_WHOLE))
+		return "large-packet policy";
 	if (nfqb_queue_set_default_verdict(q, c->default_verdict))
 		return "default_verdict";
 	nfqb_queue_set_coalesce(q, c->coalesce);
@@ -1381,9 +1376,11 @@ static int nfqb_daq_get_stats(void *handle, DAQ_Stats_t *stats)
 	else if (st.enobufs >= c->base.enobufs)
 		c->stats.hw_packets_dropped = st.enobufs - c->base.enobufs;
 	/* what got a verdict without the application seeing it */
-	c->stats.packets_filtered = c->truncated + st.defaults +
-				    st.rejected_defaults + st.gap_ids -
-				    (c->base.defaults +
+	c->stats.packets_filtered = st.large_dropped + st.large_resent +
+				    st.defaults + st.rejected_defaults +
+				    st.gap_ids -
+				    (c->base.large_dropped +
+				     c->base.large_resent + c->base.defaults +
 				     c->base.rejected_defaults +
 				     c->base.gap_ids);
 	c->stats.packets_outstanding = c->pool.size - c->pool.available;
@@ -1396,7 +1393,6 @@ static void nfqb_daq_reset_stats(void *handle)
 	struct nfqb_daq_ctx *c = handle;
 
 	memset(&c->stats, 0, sizeof(c->stats));
-	c->truncated = 0;
 	if (c->q) {
 		qb_stats(c->q, &c->base);
 		c->have_kstats = read_kstats(c, &c->kbase);
@@ -1462,84 +1458,24 @@ static void wait_held(struct nfqb_daq_ctx *c)
 	}
 }
 
-/* TCP, by the network header alone (the length fields of a GSO packet
- * longer than 64 KiB say 0) */
-static bool is_tcp(const struct nfqb_packet *p)
-{
-	const uint8_t *d;
-	uint32_t len, off = nfqb_pkt_network_offset(p);
-
-	d = nfqb_pkt_payload(p, &len);
-	if (!d || len < off + 40)
-		return false;
-	d += off;
-	if (d[0] >> 4 == 4)
-		return d[9] == 6;
-	return d[0] >> 4 == 6 && d[6] == 6;
-}
-
-/*
- * A packet the application will not see: longer than the kernel copies.
- * A GSO packet may be (several segments in one: over lo, kernels with BIG
- * TCP make them of 128 KiB): with gso=auto the kernel is asked to segment
- * them from now on (each segment fits, see mss_clamp), at the cost of
- * more packets; a TCP one is dropped, so that TCP sends it again, cut to
- * size, and Snort sees the whole stream (no gap). Any other is passed (or
- * dropped: truncated=block) uninspected; all are counted.
- */
-static void pass_truncated(struct nfqb_daq_ctx *c, struct nfqb_packet *p)
-{
-	bool gso = nfqb_pkt_is_gso(p);
-	int rc;
-
-	c->truncated++;
-	/* a configuration round trip in the packet path (up to 5 s):
-	 * asked once per start; if the kernel refuses, GSO stays on and the
-	 * packets are handled as below */
-	if (c->gso == GSO_AUTO && gso && c->gso_on && !c->gso_asked) {
-		c->gso_asked = true;
-		if (!nfqb_queue_set_flags(c->q, 0, NFQB_F_GSO)) {
-			c->gso_on = false;
-			c->gso_off++;
-		}
-	}
-	if (c->gso == GSO_AUTO && gso && is_tcp(p)) {
-		c->resent++;
-		rc = qb_drop(p);
-	} else {
-		rc = c->truncated_block ? qb_drop(p) : qb_accept(p);
-	}
-	if (rc)
-		c->verdict_failures++;
-}
-
-/* The packets of a receive: a message each for the application, but for
- * those decided here (truncated); the number of messages, the last in
- * *lastp (unchanged when none). */
-static unsigned int take_packets(struct nfqb_daq_ctx *c, unsigned int n,
-				 const DAQ_Msg_t *msgs[],
-				 struct nfqb_daq_desc **lastp)
+/* The packets of a receive, whole (NFQB_LARGE_WHOLE): a message each
+ * for the application; the last in *lastp. */
+static void take_packets(struct nfqb_daq_ctx *c, unsigned int n,
+			 const DAQ_Msg_t *msgs[], struct nfqb_daq_desc **lastp)
 {
 	struct nfqb_daq_desc *d;
-	unsigned int i, k = 0;
+	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		struct nfqb_packet *p = c->vec[i];
-
-		if (nfqb_pkt_truncated(p)) {
-			pass_truncated(c, p);
-			continue;
-		}
 		/* n <= max <= available: there is one */
 		d = c->freelist;
 		c->freelist = d->next;
 		d->next = NULL;
 		c->pool.available--;
-		desc_fill(c, d, p);
-		msgs[k++] = &d->msg;
+		desc_fill(c, d, c->vec[i]);
+		msgs[i] = &d->msg;
 		*lastp = d;
 	}
-	return k;
 }
 
 /* What a failed nfqb_recv() (errno) means: DAQ_RSTAT_OK to receive
@@ -1600,13 +1536,9 @@ static unsigned nfqb_daq_msg_receive(void *handle, const unsigned max_recv,
 		if (n == 0)
 			continue;	/* (never, by its contract) */
 		if (n > 0) {
-			k = take_packets(c, (unsigned int)n, msgs, &d);
-			if (k)
-				break;
-			/* all decided here (passed uninspected): their
-			 * senders may wait on them (TCP) */
-			flush(c);
-			continue;
+			k = (unsigned int)n;
+			take_packets(c, k, msgs, &d);
+			break;
 		}
 		*rstat = recv_failed();
 		if (*rstat == DAQ_RSTAT_OK)
@@ -1639,7 +1571,8 @@ static int send_verdict(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d,
 	case DAQ_VERDICT_WHITELIST:
 	case DAQ_VERDICT_IGNORE:
 	default:
-		if (*verdict != DAQ_VERDICT_REPLACE && !d->mangled)
+		/* a SYN the library clamped: the accept carries it */
+		if (*verdict != DAQ_VERDICT_REPLACE)
 			return qb_accept(p);
 		/* the whole packet, its link-layer header included */
 		rc = qb_replace(p, d->base, d->off + msg->data_len);

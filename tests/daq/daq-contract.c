@@ -68,11 +68,18 @@
  *                     succeeds (ASan: no read of freed buffers)
  *   gso_flags_once    with gso=auto, GSO packets longer than the kernel
  *                     copies (emulated: nfqb_pkt_truncated() and
- *                     nfqb_pkt_is_gso() interposed) while the kernel
- *                     refuses to segment them (nfqb_queue_set_flags()
- *                     interposed, failing): the request, a netlink round
- *                     trip of up to 5 s in the packet path, is made once,
- *                     not for every such packet
+ *                     nfqb_pkt_is_gso() interposed, for the library's
+ *                     large-packet policy too) while the kernel refuses to
+ *                     segment them (nfqb_queue_set_flags() interposed,
+ *                     failing): the request, a netlink round trip of up to
+ *                     5 s in the packet path, is made once, not for every
+ *                     such packet; none reaches the application, none is
+ *                     passed uninspected (UDP: dropped), all are counted
+ *                     as filtered
+ *   legacy_vars       the variables from before the library's policy:
+ *                     mss_clamp=off, gso=on, truncated=pass and
+ *                     mss_clamp=auto, truncated=block instantiate; a fixed
+ *                     ceiling (mss_clamp=1400) is refused, saying why
  *
  * Needs root.  Every wait is bounded; the namespace dies with the process.
  */
@@ -82,6 +89,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -1320,6 +1328,7 @@ static bool case_gso_flags_once(void)
 	struct inst_opts o = { .timeout = 20 };
 	DAQ_Instance_h inst;
 	DAQ_RecvStatus rs;
+	DAQ_Stats_t st;
 	DAQ_Msg_h m;
 	unsigned int i, got = 0;
 	bool ok = true;
@@ -1332,22 +1341,70 @@ static bool case_gso_flags_once(void)
 	gso_fake_on = true;
 	for (i = 0; i < 20; i++)
 		send_one(PORT, i, 'G');
-	/* passed uninspected (UDP): the receiver gets them, the
-	 * application none */
-	for (uint64_t end = now_ms() + 3000; got < 20 && now_ms() < end;) {
+	/* dropped (UDP: nothing sends them again smaller), never passed
+	 * uninspected: the application and the receiver get none, and
+	 * all 20 are counted as filtered */
+	memset(&st, 0, sizeof(st));
+	for (uint64_t end = now_ms() + 3000;
+	     st.packets_filtered < 20 && now_ms() < end;) {
 		if (daq_instance_msg_receive(inst, 1, &m, &rs)) {
 			ok = fail("a truncated packet reached the application");
 			daq_instance_msg_finalize(inst, m, DAQ_VERDICT_PASS);
 		}
-		got += rx_count(10, 0);
+		got += rx_count(1, 0);
+		daq_instance_get_stats(inst, &st);
 	}
+	got += rx_count(200, 0);
 	gso_fake_on = false;
 	finish(inst);
-	if (got != 20)
-		ok = fail("%u of 20 datagrams passed", got);
+	if (got)
+		ok = fail("%u of 20 datagrams passed uninspected", got);
+	if (st.packets_filtered != 20)
+		ok = fail("%" PRIu64 " of 20 counted as filtered",
+			  (uint64_t)st.packets_filtered);
 	if (gso_off_asked != 1)
 		ok = fail("the kernel was asked %u times to segment GSO packets (a netlink round trip in the packet path each), not once",
 			  gso_off_asked);
+	return ok;
+}
+
+/* --- The variables from before the library's large-packet policy -------- */
+
+static bool case_legacy_vars(void)
+{
+	static const char *const kept[][2] = {
+		{ "mss_clamp=off", "truncated=pass" },
+		{ "gso=on", "mss_clamp=auto" },
+		{ "gso=off", "truncated=block" },
+	};
+	struct inst_opts o = { .timeout = 20 };
+	DAQ_Instance_h inst;
+	char err[512];
+	bool ok = true;
+	size_t i;
+
+	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		o.vars[0] = kept[i][0];
+		o.vars[1] = kept[i][1];
+		inst = start(&o);
+		if (!inst) {
+			ok = fail("%s %s refused", kept[i][0], kept[i][1]);
+			continue;
+		}
+		finish(inst);
+	}
+	o.vars[0] = "mss_clamp=1400";
+	o.vars[1] = NULL;
+	inst = instantiate(&o, err, sizeof(err));
+	if (inst) {
+		ok = fail("mss_clamp=1400 instantiated");
+		daq_instance_destroy(inst);
+	} else if (!strstr(err, "no longer supported") ||
+		   !strstr(err, "nftables")) {
+		ok = fail("mss_clamp=1400 refused without saying why: %s", err);
+	} else {
+		printf("    mss_clamp=1400: %s\n", err);
+	}
 	return ok;
 }
 
@@ -1370,6 +1427,7 @@ static const struct {
 	{ "start_traffic", case_start_traffic },
 	{ "netdev_egress", case_netdev_egress },
 	{ "gso_flags_once", case_gso_flags_once },
+	{ "legacy_vars", case_legacy_vars },
 	{ "data_after_stop", case_data_after_stop },
 	{ "snaplen", case_snaplen },
 	{ "vtimeout_memory", case_vtimeout_memory },

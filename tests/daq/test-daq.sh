@@ -368,6 +368,10 @@ refused "invalid value for 'default_verdict'" -i "$queue" -C default_verdict=may
 refused "invalid value for 'batch_limit'" -i "$queue" -C batch_limit=0
 refused "invalid value for 'fail_open'" -i "$queue" -C fail_open=maybe
 refused "has 4 queues for 1 instances" -i "$queue-$((queue + 3))"
+# a fixed MSS ceiling: no longer supported (the library's large-packet
+# policy clamps to the copy range), refused saying so
+refused "fixed MSS ceiling is no longer supported" -i "$queue" -C mss_clamp=1400
+refused "invalid value for 'mss_clamp'" -i "$queue" -C mss_clamp=some
 
 # conntrack needs the kernel's CONFIG_NETFILTER_NETLINK_GLUE_CT: without it
 # the module must refuse to start and say why; with it, traffic passes.
