@@ -174,7 +174,7 @@ refuse() {	# refuse DEB REGEX...: nothing in DEB matches any REGEX
 	fi
 }
 L=/usr/lib/$ma
-expect "$deb_lib" "$L/libnfq-batch.so.0" "$L/libnfq-batch.so.0.1.0" \
+expect "$deb_lib" "$L/libnfq-batch.so.0" "$L/libnfq-batch.so.0.2.0" \
 	/usr/share/doc/libnfq-batch0/copyright
 refuse "$deb_lib" "$L/libnfq-batch.so" '.*\.la' '.*\.a' '/usr/include/.*' \
 	'/usr/bin/.*' '/usr/sbin/.*' '/usr/share/man/.*'

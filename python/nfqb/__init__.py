@@ -40,7 +40,7 @@ from ._nfqb import (  # noqa: F401
 )
 from . import _nfqb
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"
 
 __all__ = [
     "ACCEPT", "DROP", "QUEUE", "REPEAT",
