@@ -34,6 +34,8 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       python3-dev python3-pytest python3-scapy python3-trio
       python3-async-generator python3-venv
       python3-setuptools python3-wheel cython3 dh-python qemu-user)
+# golang-go: the Go package (go/: make check-go, go/README.md)
+PKGS+=(golang-go)
 
 if [ "${NFQB_NO_APT:-0}" = 1 ]; then
 	echo "deps: NFQB_NO_APT=1, not installing packages"

@@ -38,6 +38,10 @@
 #      in CI), about 2.5 min
 # 10a. nfqb-bench -c lib,app: one short run of the application binary of
 #      make bench-abi (utils/nfqb-bench-app) on build-werror's library
+# 10b. the Go package (go/): make -C build-werror check-go (go/tests/run.sh:
+#      gofmt, go vet, the tests and benchmarks of go/nfqb and go/nfqueue
+#      on the kernel, go-nfqueue 2.0.0's own tests when its source is
+#      found), each Go test counted
 # Run as root on Debian 12 (integration tests use network namespaces,
 # iptables and nfnetlink_queue).  Exits non-zero if anything failed; the
 # run ends with a table of each stage's wall time and of the background
@@ -559,6 +563,21 @@ else
 	ok=0
 fi
 
+# 10b. The Go package on build-werror's library: every Go test that passed
+# counts, and each one that failed (at least one if check-go failed).
+go_pass=0
+go_fail=0
+go_out=$top/build-werror/check-go.log
+banner "go: make -C build-werror check-go"
+if make -C "$top/build-werror" check-go 2>&1 | tee "$go_out"; then
+	go_pass=$(grep -c '^--- PASS' "$go_out" || true)
+else
+	go_pass=$(grep -c '^--- PASS' "$go_out" || true)
+	go_fail=$(grep -c '^--- FAIL' "$go_out" || true)
+	[ "$go_fail" -gt 0 ] || go_fail=1
+	ok=0
+fi
+
 # 11. Suricata 7.0.10 itself inline on both NFQ backends (its stock
 # libnetfilter_queue one and ours, integrations/suricata/*.patch), built
 # once into a cache outside the clone (tests/suricata/build-suricata.sh,
@@ -652,8 +671,8 @@ for r in "${runs[@]}"; do
 	total_skip=$((total_skip + s))
 done
 
-total_pass=$((total_pass + install_pass + abi_pass + deb_pass + dist_pass + kernel_pass + fuzz_pass + soak_pass + py_pass + app_pass + suri_pass))
-total_fail=$((total_fail + install_fail + abi_fail + deb_fail + dist_fail + kernel_fail + fuzz_fail + soak_fail + py_fail + app_fail + suri_fail + stage_failures))
+total_pass=$((total_pass + install_pass + abi_pass + deb_pass + dist_pass + kernel_pass + fuzz_pass + soak_pass + py_pass + app_pass + go_pass + suri_pass))
+total_fail=$((total_fail + install_fail + abi_fail + deb_fail + dist_fail + kernel_fail + fuzz_fail + soak_fail + py_fail + app_fail + go_fail + suri_fail + stage_failures))
 total_skip=$((total_skip + kernel_skip + daq_skip + py_skip))
 if [ "$total_skip" -gt 0 ]; then
 	if [ "${CI:-}" = true ]; then
@@ -678,6 +697,7 @@ fi
 [ "$fuzz_fail" -eq 0 ] || echo "run-all: the fuzz targets failed (tests/fuzz/run.sh, build-fuzz/)"
 [ "$py_fail" -eq 0 ] || echo "run-all: the Python binding's pip check or benchmark failed (stage 10)"
 [ "$app_fail" -eq 0 ] || echo "run-all: nfqb-bench's app consumer failed (stage 10a; its output is under the app banner)"
+[ "$go_fail" -eq 0 ] || echo "run-all: the Go package's check failed (stage 10b; make -C build-werror check-go, its output in build-werror/check-go.log)"
 [ "$suri_fail" -eq 0 ] || echo "run-all: the Suricata stage failed (stage 11; its output is under the suricata banner, and in build-werror/test-suricata.log)"
 [ "$total_fail" -eq 0 ] || ok=0
 [ "$total_pass" -gt 0 ] || ok=0
