@@ -412,6 +412,17 @@ static PyObject *payload_arg(PyObject *o)
 	return b;
 }
 
+/* An optional u32 argument of verdict(): *has set if it is not None. */
+static int opt_u32(PyObject *o, const char *name, uint32_t *out, bool *has)
+{
+	if (o == Py_None)
+		return 0;
+	if (nfqbpy_u32(o, name, out) < 0)
+		return -1;
+	*has = true;
+	return 0;
+}
+
 static PyObject *pkt_verdict(struct pypkt *p, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "verdict", "mark", "payload", "priority",
@@ -433,21 +444,10 @@ static PyObject *pkt_verdict(struct pypkt *p, PyObject *args, PyObject *kw)
 				"verdict QUEUE needs queue=N");
 		return NULL;
 	}
-	if (mark != Py_None) {
-		if (nfqbpy_u32(mark, "mark", &o.mark) < 0)
-			return NULL;
-		o.has_mark = true;
-	}
-	if (prio != Py_None) {
-		if (nfqbpy_u32(prio, "priority", &o.prio) < 0)
-			return NULL;
-		o.has_prio = true;
-	}
-	if (ct_mark != Py_None) {
-		if (nfqbpy_u32(ct_mark, "ct_mark", &o.ct_mark) < 0)
-			return NULL;
-		o.has_ct_mark = true;
-	}
+	if (opt_u32(mark, "mark", &o.mark, &o.has_mark) < 0 ||
+	    opt_u32(prio, "priority", &o.prio, &o.has_prio) < 0 ||
+	    opt_u32(ct_mark, "ct_mark", &o.ct_mark, &o.has_ct_mark) < 0)
+		return NULL;
 	if (queue != Py_None) {
 		if (nfqbpy_u32(queue, "queue", &qn) < 0)
 			return NULL;
