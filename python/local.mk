@@ -13,13 +13,19 @@ NFQBPY_PY = \
 	python/nfqb/_nfqb.pyi \
 	python/nfqb/py.typed
 NFQBPY_SHIM = python/nfqb/_shim/netfilterqueue/__init__.py
+# one layer each, from the lowest (tests/check-python-shape.sh)
 NFQBPY_SRC = \
-	python/src/nfqbpy.h \
-	python/src/module.c \
+	python/src/util.h \
+	python/src/util.c \
+	python/src/packet.h \
 	python/src/packet.c \
+	python/src/queue.h \
 	python/src/queue.c \
+	python/src/pool.h \
+	python/src/pool.c \
+	python/src/compat.h \
 	python/src/compat.c \
-	python/src/pool.c
+	python/src/module.c
 NFQBPY_TESTS = \
 	python/tests/conftest.py \
 	python/tests/nsutil.py \
@@ -45,6 +51,11 @@ EXTRA_DIST += $(NFQBPY_PY) $(NFQBPY_SHIM) $(NFQBPY_TESTS) $(NFQBPY_SRC) \
 	python/bench/pyconsumer.py \
 	python/bench/build-pynfq.sh \
 	python/check-pip.sh
+
+# The layers of python/src (tests/check-python-shape.sh): no file includes
+# a header of a layer above its own; run with or without --with-python.
+TESTS += tests/check-python-shape.sh
+EXTRA_DIST += tests/check-python-shape.sh
 
 if BUILD_PYTHON
 nfqbpydir = $(nfqb_pythondir)/nfqb

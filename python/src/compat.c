@@ -39,7 +39,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "nfqbpy.h"
+#include "compat.h"
 
 #include <frameobject.h>
 

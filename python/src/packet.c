@@ -25,20 +25,37 @@
 
 #include <stdatomic.h>
 
-#include "nfqbpy.h"
+#include "packet.h"
 
 #define FREELIST_MAX	256
 
+static PyObject *NfqbPy_LateVerdictError;
+
 static struct pypkt *freelist[FREELIST_MAX];
 static int nfree;
+
+/* what a packet asks of its queue or pool (given by queue.c and pool.c at
+ * their init, before any packet is made) */
+static const struct pkt_queue_ops *queue_ops;
+static const struct pkt_pool_ops *pool_ops;
+
+void pkt_set_queue_ops(const struct pkt_queue_ops *ops)
+{
+	queue_ops = ops;
+}
+
+void pkt_set_pool_ops(const struct pkt_pool_ops *ops)
+{
+	pool_ops = ops;
+}
 
 /* the queue or pool of @p can still take a verdict */
 static bool owner_ok(const struct pypkt *p)
 {
 	if (p->queue)
-		return p->queue->q && !p->queue->closing;
+		return queue_ops->usable(p->queue);
 	if (p->pool)
-		return p->pool->pool && !p->pool->closing;
+		return pool_ops->usable(p->pool);
 	return false;
 }
 
@@ -293,7 +310,7 @@ static int decide(struct pypkt *p, uint32_t verdict, const struct vopts *o)
 		return verdict_error(p, errno);
 	p->flags |= PK_DECIDED;
 	if (p->queue)
-		q_after_decision(p->queue);
+		queue_ops->decided(p->queue, false);
 	return 0;
 }
 
@@ -307,16 +324,15 @@ int pkt_default(struct pypkt *p)
 
 	if ((p->flags & PK_DECIDED) || !owner_ok(p))
 		return -1;
-	v = p->queue ? p->queue->default_verdict : p->pool->default_verdict;
+	v = p->queue ? queue_ops->default_verdict(p->queue) :
+		       pool_ops->default_verdict(p->pool);
 	if ((p->flags & PK_COMPAT) && !(p->flags & (PK_SNAP | PK_IN_CB)))
 		snapshot_raw(p);
 	p->flags |= PK_DECIDED;
 	if (nfqb_verdict(p->h, v) < 0)
 		return -1;
-	if (p->queue) {
-		p->queue->py_defaults++;
-		q_after_decision(p->queue);
-	}
+	if (p->queue)
+		queue_ops->decided(p->queue, true);
 	return 0;
 }
 
@@ -1053,8 +1069,37 @@ PyTypeObject NfqbPy_PacketType = {
 	.tp_free = PyObject_GC_Del,
 };
 
+/* nfqb.LateVerdictError, made and added to @m. */
+static int late_error_init(PyObject *m)
+{
+	PyObject *dict;
+
+	dict = Py_BuildValue("{s:i}", "errno", 0);
+	if (!dict)
+		return -1;
+	NfqbPy_LateVerdictError = PyErr_NewExceptionWithDoc(
+		"nfqb.LateVerdictError",
+		"A verdict (or a read of its data) on a packet that has its verdict already, whose "
+		"queue or pool is closed, or that the verdict timeout decided. A RuntimeError, as "
+		"python-netfilterqueue raises; errno tells which: EALREADY, ESHUTDOWN or ETIMEDOUT. "
+		"No other packet is touched.",
+		PyExc_RuntimeError, dict);
+	Py_DECREF(dict);
+	if (!NfqbPy_LateVerdictError)
+		return -1;
+	Py_INCREF(NfqbPy_LateVerdictError);
+	if (PyModule_AddObject(m, "LateVerdictError",
+			       NfqbPy_LateVerdictError) < 0) {
+		Py_DECREF(NfqbPy_LateVerdictError);
+		return -1;
+	}
+	return 0;
+}
+
 int packet_module_init(PyObject *m)
 {
+	if (late_error_init(m) < 0)
+		return -1;
 	if (PyType_Ready(&NfqbPy_PacketType) < 0)
 		return -1;
 	Py_INCREF(&NfqbPy_PacketType);

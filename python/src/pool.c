@@ -28,7 +28,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "nfqbpy.h"
+#include "pool.h"
 
 static pthread_key_t tstate_key;
 static PyInterpreterState *interp;	/* the pools' callbacks run in it */
@@ -919,11 +919,10 @@ static PyObject *pool_exit(struct pypool *self, PyObject *args)
 	Py_RETURN_FALSE;
 }
 
-/* At interpreter exit: stop and free every pool still there. */
-static PyObject *mod_atexit(PyObject *m, PyObject *unused)
+/* At interpreter exit: stop and free every pool still there (module.c's
+ * _atexit()). */
+void pool_close_all(void)
 {
-	(void)m;
-	(void)unused;
 	while (live_pools) {
 		struct pypool *p = nfqbpy_of(live_pools, struct pypool, live);
 		PyObject *r;
@@ -936,8 +935,6 @@ static PyObject *mod_atexit(PyObject *m, PyObject *unused)
 		live_del(p);	/* in case close failed early */
 		Py_DECREF(p);
 	}
-	q_close_all();
-	Py_RETURN_NONE;
 }
 
 static PyGetSetDef pool_getset[] = {
@@ -1007,15 +1004,25 @@ PyTypeObject NfqbPy_PoolType = {
 	.tp_new = pool_new,
 };
 
-static PyMethodDef atexit_def = {
-	"_atexit", mod_atexit, METH_NOARGS,
-	"_atexit()\n\nStop and free every pool, then close every queue still open (registered by nfqb at import)."
+static bool pool_usable(const struct pypool *self)
+{
+	return self->pool && !self->closing;
+}
+
+static uint32_t pool_default_verdict(const struct pypool *self)
+{
+	return self->default_verdict;
+}
+
+/* what a packet (packet.c, the layer below) asks of its pool */
+static const struct pkt_pool_ops pool_ops = {
+	.usable = pool_usable,
+	.default_verdict = pool_default_verdict,
 };
 
 int pool_module_init(PyObject *m)
 {
-	PyObject *f;
-
+	pkt_set_pool_ops(&pool_ops);
 	interp = PyInterpreterState_Get();
 	if (pthread_key_create(&tstate_key, tstate_end)) {
 		PyErr_SetString(PyExc_OSError, "pthread_key_create");
@@ -1026,11 +1033,6 @@ int pool_module_init(PyObject *m)
 	Py_INCREF(&NfqbPy_PoolType);
 	if (PyModule_AddObject(m, "Pool", (PyObject *)&NfqbPy_PoolType) < 0) {
 		Py_DECREF(&NfqbPy_PoolType);
-		return -1;
-	}
-	f = PyCFunction_New(&atexit_def, NULL);
-	if (!f || PyModule_AddObject(m, "_atexit", f) < 0) {
-		Py_XDECREF(f);
 		return -1;
 	}
 	return 0;

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nfqbpy.h"
+#include "queue.h"
 
 static void q_next_turn(struct pyq *self);
 
@@ -194,7 +194,10 @@ void q_close_all(void)
 	}
 }
 
-void q_after_decision(struct pyq *self)
+/* After a verdict of one of its packets (packet.c, through queue_ops):
+ * compat sends it now if nobody holds the role; the aio waiter of this
+ * thread is woken. */
+static void q_after_decision(struct pyq *self)
 {
 	PyObject *w, *r;
 
@@ -217,6 +220,25 @@ void q_after_decision(struct pyq *self)
 		PyErr_WriteUnraisable(w);
 	Py_DECREF(w);
 }
+
+static uint32_t q_default_verdict(const struct pyq *self)
+{
+	return self->default_verdict;
+}
+
+static void q_decided(struct pyq *self, bool by_default)
+{
+	if (by_default)
+		self->py_defaults++;
+	q_after_decision(self);
+}
+
+/* what a packet (packet.c, the layer below) asks of its queue */
+static const struct pkt_queue_ops queue_ops = {
+	.usable = q_usable,
+	.default_verdict = q_default_verdict,
+	.decided = q_decided,
+};
 
 struct pyq *q_new(PyTypeObject *type)
 {
@@ -1419,6 +1441,7 @@ int queue_module_init(PyObject *m)
 	Py_DECREF(id);
 	if (PyErr_Occurred())
 		return -1;
+	pkt_set_queue_ops(&queue_ops);
 	if (PyType_Ready(&NfqbPy_QueueType) < 0)
 		return -1;
 	Py_INCREF(&NfqbPy_QueueType);
