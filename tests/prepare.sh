@@ -18,6 +18,7 @@
 #   snort    tests/snort/build-snort.sh    /var/cache/nfqb-snort
 #   pynfq    python/bench/build-pynfq.sh   /var/cache/nfqb-third-party/pynfq
 #   suricata tests/suricata/build-suricata.sh (when the tree has it)
+#   suricata8 the same, NFQB_SURICATA_VERSION=8.0 (Suricata 8.0.7)
 #
 # Each runs in a session of its own (setsid: a scheduler autogroup, set to
 # nice 19 like its processes, so it only takes the CPU that nothing else
@@ -38,13 +39,14 @@ dir=${NFQB_PREPARE_DIR:-/var/cache/nfqb-prepare}
 deps=1
 wait_all=0
 status_only=0
-only="kernel snort pynfq suricata"
+only="kernel snort pynfq suricata suricata8"
 # --suricata-job (what the suricata build runs): Suricata links
 # libnfq-batch, so it builds against NFQB_LIB_BUILD (a configured build
 # tree where make built lib/: run-all passes build-werror) or, when that
 # is not given and Suricata is not cached yet, against a private build of
 # this tree's library (a copy of its sources, about a minute)
 if [ "${1:-}" = --suricata-job ]; then
+	[ -z "${2:-}" ] || export NFQB_SURICATA_VERSION=$2
 	lib=${NFQB_LIB_BUILD:-}
 	if [ -z "$lib" ]; then
 		lib=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-prepare-lib.XXXXXX")
@@ -87,6 +89,9 @@ build_cmd() {
 	suricata)
 		[ -x "$top/tests/suricata/build-suricata.sh" ] &&
 			echo "$top/tests/prepare.sh --suricata-job" ;;
+	suricata8)
+		[ -d "$top/integrations/suricata/8.0" ] &&
+			echo "$top/tests/prepare.sh --suricata-job 8.0" ;;
 	esac
 	return 0
 }

@@ -1,12 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Build Suricata 7.0.10 (a test dependency only, GPL-2.0) from its release
-# tarball, with our patch series integrations/suricata/*.patch applied (the
-# libnfq-batch NFQ backend), into a cache outside the clone, once per
-# machine, and print the prefix:
+# Build Suricata (a test dependency only, GPL-2.0) from its release
+# tarball, with our patch series applied (the libnfq-batch NFQ backend),
+# into a cache outside the clone, once per machine, and print the prefix:
 #
 #   tests/suricata/build-suricata.sh [LIBNFQB]  -> /var/cache/nfqb-suricata/<key>
+#
+# NFQB_SURICATA_VERSION chooses which (default 7.0):
+#
+#   7.0   Suricata 7.0.10, suricata_7.0.10.orig.tar.xz,
+#         integrations/suricata/*.patch (libhtp from the system)
+#   8.0   Suricata 8.0.7, suricata_8.0.7.orig.tar.gz,
+#         integrations/suricata/8.0/*.patch (libhtp is in its Rust code;
+#         Rust >= 1.75)
+#
+# Each has its own cache key (the tarball and the patches are hashed).
 #
 # LIBNFQB (or $NFQB_LIB_BUILD / $NFQB_LIB_PREFIX) says which libnfq-batch
 # Suricata compiles against: a build tree of this clone (where `make` left
@@ -29,18 +38,32 @@
 # etc/suricata/ (suricata.yaml, classification.config, reference.config),
 # share/, lib/, var/.
 #
+# NFQB_SURICATA_CACHED_ONLY=1: print the prefix when the build is cached,
+# else exit 3 without building.
+#
 # Environment: NFQB_SURICATA_CACHE (default /var/cache/nfqb-suricata);
 # NFQB_SURICATA_TARBALL (default: what tests/find-third-party.sh finds for
-# suricata_7.0.10.orig.tar.xz); NFQB_JOBS the build parallelism (default 2).
-# Needs what tests/suricata/deps.sh installs.  About 6 minutes at -j2 on
-# two quiet cores (mostly the Rust crate); seconds when cached.  Progress
-# goes to stderr, the prefix alone to stdout.
+# the version's tarball); NFQB_JOBS the build parallelism (default 2).
+# Needs what tests/suricata/deps.sh installs.  7.0: about 6 minutes at -j2
+# on two quiet cores (mostly the Rust crate); 8.0: longer (see
+# integrations/suricata/README.md); seconds when cached.  Progress goes to
+# stderr, the prefix alone to stdout.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${NFQB_SURICATA_CACHE:-/var/cache/nfqb-suricata}
 jobs=${NFQB_JOBS:-2}
-tarname=suricata_7.0.10.orig.tar.xz
+version=${NFQB_SURICATA_VERSION:-7.0}
+case $version in
+7.0)	tarname=suricata_7.0.10.orig.tar.xz
+	series=$top/integrations/suricata
+	htp=--enable-non-bundled-htp ;;
+8.0)	tarname=suricata_8.0.7.orig.tar.gz
+	series=$top/integrations/suricata/8.0
+	htp= ;;
+*)	echo "build-suricata: NFQB_SURICATA_VERSION=$version: 7.0 or 8.0" >&2
+	exit 1 ;;
+esac
 tarball=${NFQB_SURICATA_TARBALL:-$("$top/tests/find-third-party.sh" "$tarname" || true)}
 if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
 	echo "build-suricata: no Suricata tarball${tarball:+ at $tarball} (set NFQB_SURICATA_TARBALL or NFQB_THIRD_PARTY_DIR)" >&2
@@ -69,7 +92,7 @@ else
 	nfqb_inc=$lib_arg/include
 	nfqb_libdir=$(dirname "$libdir")
 fi
-patches=("$top"/integrations/suricata/*.patch)
+patches=("$series"/*.patch)
 [ -e "${patches[0]}" ] || patches=()
 rust_v="$(rustc -V 2>&1 || echo no rustc) / $(cargo -V 2>&1 || echo no cargo)"
 
@@ -89,7 +112,7 @@ grep -qw sse4_2 /proc/cpuinfo && grep -qw popcnt /proc/cpuinfo &&
 cflags="-O2 -fstack-protector-strong -Wformat -Werror=format-security${march:+ $march}"
 
 # The recipe: what decides the build besides the inputs hashed below.
-recipe="suricata 2: autoreconf -fi after the patches; configure --enable-nfqueue --enable-nfqb --enable-non-bundled-htp --disable-gccmarch-native --enable-gccprotect, CFLAGS=$cflags; libhs $hs_v"
+recipe="suricata 2: autoreconf -fi after the patches; configure --enable-nfqueue --enable-nfqb $htp --disable-gccmarch-native --enable-gccprotect, CFLAGS=$cflags; libhs $hs_v"
 key=$( (cat "$tarball"
 	for p in "${patches[@]}"; do cat "$p"; done
 	grep -Ev '^[[:space:]]*(#|echo )' "$0"
@@ -103,6 +126,10 @@ if [ -f "$prefix/.complete" ]; then
 	echo "build-suricata: reusing $prefix" >&2
 	echo "$prefix"
 	exit 0
+fi
+if [ "${NFQB_SURICATA_CACHED_ONLY:-0}" = 1 ]; then
+	echo "build-suricata: Suricata $version is not cached ($prefix), not building it (NFQB_SURICATA_CACHED_ONLY=1)" >&2
+	exit 3
 fi
 
 mkdir -p "$cache"
@@ -139,8 +166,8 @@ Cflags: -I\${includedir}
 Libs: -L\${libdir} -lnfq-batch
 EOPC
 
-echo "build-suricata: Suricata from $tarball with ${#patches[@]} patch(es), -j$jobs (about 6 min on 2 cores)" >&2
-tar -xJf "$tarball" -C "$work"
+echo "build-suricata: Suricata $version from $tarball with ${#patches[@]} patch(es), -j$jobs" >&2
+tar -xaf "$tarball" -C "$work"
 src=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n 1)
 log=$work/suricata-build.log
 (
@@ -154,7 +181,7 @@ log=$work/suricata-build.log
 	PKG_CONFIG_PATH="$stage/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
 	./configure --prefix="$prefix" --sysconfdir="$prefix/etc" \
 		--localstatedir="$prefix/var" \
-		--enable-nfqueue --enable-nfqb --enable-non-bundled-htp \
+		--enable-nfqueue --enable-nfqb $htp \
 		--disable-gccmarch-native --enable-gccprotect \
 		--disable-suricata-update
 	make -j"$jobs"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Install what building Suricata 7.0.10 for the Suricata stage needs on
+# Install what building Suricata 7.0.10 and 8.0.7 for the Suricata stage needs on
 # Debian 12 (run as root).  Idempotent: packages already installed are not
 # fetched again, and the bookworm-backports suite is added only once.
 # NFQB_NO_APT=1 skips apt-get altogether.
@@ -20,9 +20,15 @@ BPO_PKGS=(libhtp-dev)
 # Hyperscan, as Debian's own suricata has it (amd64 only: Debian builds it
 # nowhere else), for tests/suricata/bench-suricata.sh's like-for-like
 [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] && PKGS+=(libhyperscan-dev)
-# rustc/cargo: a rustup toolchain in ~/.cargo/bin is used when present;
-# Debian's own are installed only when there is no cargo at all.
-command -v cargo >/dev/null 2>&1 || PKGS+=(rustc cargo)
+# rustc/cargo: a rustup toolchain in ~/.cargo/bin is used when present.
+# Suricata 8.0 needs Rust >= 1.75: Debian 12's rustc/cargo (1.63) build
+# 7.0 only, so without a cargo of 1.75 or later Debian 12's rustc-web and
+# cargo-web (1.85 in bookworm, newer in bookworm-security; they replace
+# rustc/cargo) are installed.
+cargo_v=$(cargo -V 2>/dev/null | awk '{ print $2 }')
+if [ -z "$cargo_v" ] || ! dpkg --compare-versions "$cargo_v" ge 1.75; then
+	PKGS+=(rustc-web cargo-web)
+fi
 
 installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'

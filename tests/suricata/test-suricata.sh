@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Suricata 7.0.10 itself, inline on NFQUEUE with our libnfq-batch backend
-# (--set nfq.backend=nfqb, integrations/suricata/*.patch) and with its stock
+# Suricata itself (8.0.7 with integrations/suricata/8.0/*.patch, or 7.0.10
+# with integrations/suricata/*.patch: whichever NFQB_SURICATA_PREFIX holds,
+# tests/suricata/build-suricata.sh), inline on NFQUEUE with our libnfq-batch
+# backend (--set nfq.backend=nfqb) and with its stock
 # libnetfilter_queue backend (--set nfq.backend=nfq), side by side, one
 # binary, in private network namespaces, with a minimal suricata.yaml of
 # our own and real drop rules; every check is made at a receiver
