@@ -24,7 +24,10 @@
  * input is a queue number (or a range "first-last", one queue per
  * instance), messages are DAQ_MSG_TYPE_PACKET with DLT_RAW, and verdicts
  * map PASS, WHITELIST and IGNORE to accept, BLOCK and BLACKLIST to drop,
- * REPLACE to accept with the (in place modified) payload.
+ * REPLACE to accept with the (in place modified) payload. WHITELIST and
+ * BLACKLIST also set the conntrack mark when whitelist_mark or
+ * blacklist_mark is given, so that the ruleset decides the rest of the
+ * flow without queueing it (what the stock module cannot do).
  *
  * The contract with the application (Snort's SFDAQInstance):
  * - Every packet gets exactly one verdict: the application's through
@@ -115,6 +118,9 @@ struct nfqb_daq_ctx {
 	uint32_t linger;
 	uint32_t default_verdict;	/* NFQB_ACCEPT or NFQB_DROP */
 	uint32_t verdict_timeout;	/* ms, 0: never */
+	/* WHITELIST, BLACKLIST: set the conntrack entry's mark too, so that
+	 * a rule on it decides the rest of the flow in the kernel (0: no) */
+	uint32_t whitelist_mark, blacklist_mark;
 	unsigned int rcvbuf;
 	enum { GSO_AUTO, GSO_ON, GSO_OFF } gso;
 	unsigned int legacy;		/* LEGACY_*: values said at instantiate */
@@ -191,6 +197,10 @@ static DAQ_VariableDesc_t nfqb_daq_vars[] = {
 	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
 	{ "truncated", "Deprecated, block only: packets longer than the kernel copies (65531 bytes) are dropped, never passed uninspected, counted as filtered; pass is ignored (said at start)",
 	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
+	{ "whitelist_mark", "WHITELIST verdicts also set this conntrack mark (nonzero), for a ruleset that accepts marked connections ahead of the queue rule: the rest of the flow bypasses Snort in the kernel",
+	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
+	{ "blacklist_mark", "BLACKLIST verdicts also set this conntrack mark (nonzero), for a ruleset that drops marked connections ahead of the queue rule",
+	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
 	{ "gso", "Take GSO packets whole: auto (default: until one is longer than the kernel copies, then have the kernel segment them), on (now the same as auto), off",
 	  DAQ_VAR_DESC_REQUIRES_ARGUMENT },
 };
@@ -207,6 +217,14 @@ static int qb_accept(struct nfqb_packet *p)
 static int qb_drop(struct nfqb_packet *p)
 {
 	return nfqb_verdict(p, NFQB_DROP);
+}
+
+/* @verdict, and the conntrack entry's mark set to @ct_mark (0: not). */
+static int qb_flow(struct nfqb_packet *p, uint32_t verdict, uint32_t ct_mark)
+{
+	if (!ct_mark)
+		return nfqb_verdict(p, verdict);
+	return nfqb_verdict_ct_mark(p, verdict, ct_mark);
 }
 
 static int qb_replace(struct nfqb_packet *p, const void *data, uint32_t len)
@@ -452,6 +470,33 @@ static int var_conntrack(struct nfqb_daq_ctx *c, const char *val)
 	return parse_flag(val, &c->conntrack);
 }
 
+/* A conntrack mark: decimal, or hex with 0x as marks are usually
+ * written; not 0 (no mark). */
+static int var_mark(const char *val, uint32_t *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!val || !*val || *val == '-' || *val == '+')
+		return -1;
+	errno = 0;
+	v = strtoul(val, &end, 0);
+	if (errno || *end || !v || v > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int var_whitelist_mark(struct nfqb_daq_ctx *c, const char *val)
+{
+	return var_mark(val, &c->whitelist_mark);
+}
+
+static int var_blacklist_mark(struct nfqb_daq_ctx *c, const char *val)
+{
+	return var_mark(val, &c->blacklist_mark);
+}
+
 static int var_no_coalesce(struct nfqb_daq_ctx *c, const char *val)
 {
 	bool on;
@@ -627,6 +672,8 @@ static const struct var_parser {
 	{ "rcvbuf", var_rcvbuf },
 	{ "mss_clamp", var_mss_clamp },
 	{ "gso", var_gso },
+	{ "whitelist_mark", var_whitelist_mark },
+	{ "blacklist_mark", var_blacklist_mark },
 	{ "truncated", var_truncated },
 };
 
@@ -1563,12 +1610,14 @@ static int send_verdict(struct nfqb_daq_ctx *c, struct nfqb_daq_desc *d,
 	int rc;
 
 	switch (*verdict) {
-	case DAQ_VERDICT_BLOCK:
 	case DAQ_VERDICT_BLACKLIST:
+		return qb_flow(p, NFQB_DROP, c->blacklist_mark);
+	case DAQ_VERDICT_WHITELIST:
+		return qb_flow(p, NFQB_ACCEPT, c->whitelist_mark);
+	case DAQ_VERDICT_BLOCK:
 		return qb_drop(p);
 	case DAQ_VERDICT_REPLACE:
 	case DAQ_VERDICT_PASS:
-	case DAQ_VERDICT_WHITELIST:
 	case DAQ_VERDICT_IGNORE:
 	default:
 		/* a SYN the library clamped: the accept carries it */

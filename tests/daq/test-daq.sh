@@ -11,7 +11,8 @@
 #              turned into 'A's), every UDP datagram once
 #   default    -V block: UDP (the default verdict) never arrives, pings
 #              (action none: pass) arrive once, unchanged
-#   lists      -P whitelist -V blacklist: pings arrive once, UDP never
+#   lists      -P whitelist -V blacklist: pings arrive once, UDP never;
+#              daq_nfqb again with whitelist_mark and blacklist_mark
 #   pass       nothing set: everything arrives once, unchanged
 #   stop       daqtest slowed down (-D) and stopped mid-stream: a datagram
 #              arrives once if and only if it was passed, or was left
@@ -330,6 +331,11 @@ done
 # the first queue, the one with traffic)
 scenario_stop nfqb 0 drop
 INPUT=$queue-$((queue + 3)) scenario pass nfqb 0 check_pass -z 4
+# the lists again with whitelist_mark and blacklist_mark: each verdict
+# carries the conntrack mark too (NFQA_CT), the kernel takes it (a kernel
+# without ctnetlink's glue ignores the mark), the verdicts are the same
+scenario lists_marks nfqb 0 check_udp_blocked -P whitelist -V blacklist \
+	-C whitelist_mark=0x2a -C blacklist_mark=0x2b
 
 # daq_nfqb's own variables are taken (debug prints them) and traffic passes
 check_vars() {
@@ -367,6 +373,8 @@ refused "unknown variable" -i "$queue" -C bogus=1
 refused "invalid value for 'default_verdict'" -i "$queue" -C default_verdict=maybe
 refused "invalid value for 'batch_limit'" -i "$queue" -C batch_limit=0
 refused "invalid value for 'fail_open'" -i "$queue" -C fail_open=maybe
+refused "invalid value for 'whitelist_mark'" -i "$queue" -C whitelist_mark=0
+refused "invalid value for 'blacklist_mark'" -i "$queue" -C blacklist_mark=x
 refused "has 4 queues for 1 instances" -i "$queue-$((queue + 3))"
 # a fixed MSS ceiling: no longer supported (the library's large-packet
 # policy clamps to the copy range), refused saying so
