@@ -4,7 +4,9 @@
 # python/check-pip.sh - nfqb installs with pip on Debian 12, offline, and
 # works: from a copy of what the build needs (python/, lib/, include/,
 # configure.ac), into two fresh virtual environments, never touching the
-# network (--no-index):
+# network (--no-index), with the library's sources built into the
+# extension (NFQB_BUNDLE=1: nothing of libnfq-batch is installed here;
+# without it setup.py links the installed library, found by pkg-config):
 #
 #  1. python3 -m venv V && V/bin/pip install --no-index --find-links W ./python
 #     (pyproject.toml: pip's isolated build, with setuptools and wheel from
@@ -12,7 +14,10 @@
 #     python3-setuptools-whl's, and one packed from python3-wheel);
 #  2. python3 -m venv --system-site-packages V &&
 #     V/bin/pip install --no-index --no-build-isolation ./python
-#     (Debian's python3-setuptools and python3-wheel).
+#     (Debian's python3-setuptools and python3-wheel);
+#  3. if pkg-config finds an installed libnfq-batch: as 2. without
+#     NFQB_BUNDLE, the default, and the extension must link that library
+#     and hold no copy of its own (no nfqb_* function defined in it).
 #
 # Each installed nfqb must import from its environment (outside the tree)
 # and pass packets (python/tests/smoke-shim.sh: an unchanged
@@ -86,7 +91,7 @@ with zipfile.ZipFile(os.path.join(sys.argv[1], "wheel-%s-py3-none-any.whl" % ver
         z.writestr(name, data)
 PY
 "$python" -m venv "$work/v1" || { bad "python3 -m venv (python3-venv)"; echo "$pass passed, $fail failed"; exit 1; }
-if (cd "$work/src" && "$work/v1/bin/pip" install --no-index --find-links "$wh" ./python) >"$work/pip1.log" 2>&1; then
+if (cd "$work/src" && NFQB_BUNDLE=1 "$work/v1/bin/pip" install --no-index --find-links "$wh" ./python) >"$work/pip1.log" 2>&1; then
 	ok "python3 -m venv V && V/bin/pip install --no-index --find-links W ./python (isolated build)"
 	smoke "$work/v1" "plain venv"
 else
@@ -96,12 +101,34 @@ fi
 
 # 2. with Debian's setuptools and wheel, no build isolation
 "$python" -m venv --system-site-packages "$work/v2"
-if (cd "$work/src" && "$work/v2/bin/pip" install --no-index --no-build-isolation ./python) >"$work/pip2.log" 2>&1; then
+if (cd "$work/src" && NFQB_BUNDLE=1 "$work/v2/bin/pip" install --no-index --no-build-isolation ./python) >"$work/pip2.log" 2>&1; then
 	ok "python3 -m venv --system-site-packages V && V/bin/pip install --no-index --no-build-isolation ./python"
 	smoke "$work/v2" "venv with system site packages"
 else
 	tail -n 30 "$work/pip2.log" >&2
 	bad "pip install --no-build-isolation in a venv with system site packages"
+fi
+
+# 3. the default: the installed library, linked
+if pkg-config --exists libnfq-batch 2>/dev/null; then
+	"$python" -m venv --system-site-packages "$work/v3"
+	rm -rf "$work/src/python/build"	# (the bundled builds above)
+	if (cd "$work/src" && env -u NFQB_BUNDLE "$work/v3/bin/pip" install --no-index --no-build-isolation ./python) >"$work/pip3.log" 2>&1; then
+		ok "pip install ./python against the installed libnfq-batch $(pkg-config --modversion libnfq-batch)"
+		so=$(ls "$work"/v3/lib/python3*/site-packages/nfqb/_nfqb*.so 2>/dev/null | head -n 1)
+		if [ -n "$so" ] && ldd "$so" | grep -q 'libnfq-batch\.so' &&
+		   ! nm -D --defined-only "$so" | grep -q ' nfqb_'; then
+			ok "the extension links libnfq-batch.so and holds no copy of it"
+		else
+			bad "the extension ($so) does not link libnfq-batch.so, or defines nfqb_* itself"
+		fi
+		smoke "$work/v3" "venv against the installed library"
+	else
+		tail -n 30 "$work/pip3.log" >&2
+		bad "pip install against the installed libnfq-batch"
+	fi
+else
+	echo "check-pip: no installed libnfq-batch (pkg-config): the default build, linking it, not tried"
 fi
 
 echo "$pass passed, $fail failed"

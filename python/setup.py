@@ -1,19 +1,22 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Build nfqb, the Python binding of libnfq-batch, with pip (offline).
 
-From a clone, on Debian 12 (no network needed)::
+On Debian 12, with libnfq-batch installed (no network needed)::
 
     apt-get install build-essential pkg-config python3-dev python3-venv \\
-        python3-setuptools python3-wheel libmnl-dev liburcu-dev
+        python3-setuptools python3-wheel libnfq-batch-dev
     python3 -m venv --system-site-packages /opt/nfqb
     /opt/nfqb/bin/pip install --no-index --no-build-isolation ./python
 
-The library: by default its sources (../lib, beside this file) are built
-into the extension, so nothing else needs installing; with
-NFQB_PY_LIBRARY=system the extension links the installed libnfq-batch
-instead (found with pkg-config, e.g. Debian's libnfq-batch-dev).
-`make` in a configured tree builds the same extension against the tree's
-shared library (python/local.mk); Debian's python3-nfq-batch is that one.
+The library: by default the extension links the installed libnfq-batch
+(pkg-config --cflags --libs libnfq-batch; Debian's libnfq-batch-dev, or
+`make install` of this tree), so a system has one copy of it. With
+NFQB_BUNDLE=1 the library's sources (../lib, beside this file, in a
+clone) are built into the extension instead, for a wheel that needs no
+installed library (then libmnl-dev and liburcu-dev in place of
+libnfq-batch-dev). `make` in a configured tree builds the same extension
+against the tree's shared library (python/local.mk), never with the
+sources a second time; Debian's python3-nfq-batch is that one.
 
 pyproject.toml names setuptools as the build backend: pip builds in an
 isolated environment with setuptools and wheel from its index (online),
@@ -27,6 +30,7 @@ import re
 import subprocess
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -42,16 +46,32 @@ def pkg_config(flag, *pkgs):
         out = subprocess.run(["pkg-config", flag] + list(pkgs), check=True,
                              stdout=subprocess.PIPE, text=True).stdout
     except (OSError, subprocess.CalledProcessError):
+        hint = ""
+        if "libnfq-batch" in pkgs:
+            hint = ("; or, from a clone, NFQB_BUNDLE=1 builds the library's "
+                    "sources into the extension")
         raise SystemExit("nfqb: pkg-config %s %s failed: install pkg-config "
-                         "and the development packages (%s)"
-                         % (flag, " ".join(pkgs), " ".join(pkgs)))
+                         "and the development packages (%s)%s"
+                         % (flag, " ".join(pkgs), " ".join(pkgs), hint))
     return out.split()
 
 
 def version():
-    with open(os.path.join(TOP, "configure.ac")) as f:
-        m = re.search(r"AC_INIT\(\[libnfq-batch\], \[([^]]+)\]", f.read())
-    return m.group(1) if m else "0.0.0"
+    """The clone's (configure.ac), else the installed library's."""
+    try:
+        with open(os.path.join(TOP, "configure.ac")) as f:
+            m = re.search(r"AC_INIT\(\[libnfq-batch\], \[([^]]+)\]",
+                          f.read())
+        return m.group(1) if m else "0.0.0"
+    except OSError:
+        pass
+    try:
+        return subprocess.run(["pkg-config", "--modversion", "libnfq-batch"],
+                              check=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL,
+                              text=True).stdout.strip() or "0.0.0"
+    except (OSError, subprocess.CalledProcessError):
+        return "0.0.0"
 
 
 def flags_of(words):
@@ -62,8 +82,21 @@ def flags_of(words):
     return inc, libdirs, libs, other
 
 
+def bundle():
+    """True if the library's sources are to be built into the extension:
+    NFQB_BUNDLE=1 (NFQB_PY_LIBRARY=bundled, its older spelling)."""
+    flag = os.environ.get("NFQB_BUNDLE", "")
+    if flag not in ("", "0", "1"):
+        raise SystemExit("nfqb: NFQB_BUNDLE is 1 or 0, not %r" % flag)
+    old = os.environ.get("NFQB_PY_LIBRARY", "")
+    if old not in ("", "bundled", "system"):
+        raise SystemExit("nfqb: NFQB_PY_LIBRARY is bundled or system, "
+                         "not %r" % old)
+    return flag == "1" or (flag == "" and old == "bundled")
+
+
 def extension():
-    mode = os.environ.get("NFQB_PY_LIBRARY", "bundled")
+    mode = "bundled" if bundle() else "system"
     sources = sorted(glob.glob(os.path.join(HERE, "src", "*.c")))
     cflags = ["-std=gnu11", "-fvisibility=hidden", "-fno-strict-aliasing",
               "-Wall", "-Wextra"]
@@ -72,11 +105,12 @@ def extension():
         words = pkg_config("--cflags", "libnfq-batch")
         words += pkg_config("--libs", "libnfq-batch")
         include = []
-    elif mode == "bundled":
+    else:
         lib = os.path.join(TOP, "lib")
         if not os.path.isdir(lib):
-            raise SystemExit("nfqb: no ../lib beside python/ (build from "
-                             "a clone, or set NFQB_PY_LIBRARY=system)")
+            raise SystemExit("nfqb: NFQB_BUNDLE=1 but no ../lib beside "
+                             "python/ (bundle from a clone, or install "
+                             "libnfq-batch and leave NFQB_BUNDLE unset)")
         # every library source but the symbol-version shims of the
         # shared library (lib/compat.c)
         sources += sorted(f for f in glob.glob(os.path.join(lib, "*.c"))
@@ -87,9 +121,6 @@ def extension():
         macros += [("NFQB_BUILD", None),
                    ("PACKAGE_VERSION", '"%s"' % version())]
         words.append("-lpthread")
-    else:
-        raise SystemExit("nfqb: NFQB_PY_LIBRARY is bundled or system, "
-                         "not %r" % mode)
     inc, libdirs, libs, other = flags_of(words)
     return Extension(
         "nfqb._nfqb",
@@ -100,6 +131,15 @@ def extension():
         define_macros=macros,
         extra_compile_args=cflags + other,
     )
+
+
+class BuildExt(build_ext):
+    """Always built afresh: the build/ beside this file may hold the
+    extension of the other way (bundled or linked), as up to date."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        self.force = True
 
 
 setup(
@@ -116,6 +156,7 @@ setup(
     package_data={"nfqb": ["py.typed", "_nfqb.pyi",
                            "_shim/netfilterqueue/__init__.py"]},
     ext_modules=[extension()],
+    cmdclass={"build_ext": BuildExt},
     zip_safe=False,
     classifiers=[
         "Operating System :: POSIX :: Linux",
