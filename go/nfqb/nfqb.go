@@ -24,8 +24,10 @@
 //     thread-safe and wake the receiving thread themselves.
 //
 // Run locks its goroutine to its OS thread for its whole life: the
-// library's receiving calls belong to one thread, and knows the thread
-// that receives.
+// library's receiving calls belong to one thread (it knows the owner by
+// its thread), and that thread also sends the verdicts decided from other
+// goroutines. The batch function must not block: slow work goes to other
+// goroutines, which decide by Handle.
 package nfqb
 
 /*

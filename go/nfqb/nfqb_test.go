@@ -354,6 +354,8 @@ func BenchmarkNativeAccept(b *testing.B) {
 	st0, _ := q.Stats()
 	s0 := atomic.LoadInt64(&seen)
 	c0 := runtime.NumCgoCall()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	n := b.N
@@ -366,12 +368,14 @@ func BenchmarkNativeAccept(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	runtime.ReadMemStats(&m1)
 	c1 := runtime.NumCgoCall()
 	st1, _ := q.Stats()
 	pk := float64(atomic.LoadInt64(&seen) - s0)
 	if pk > 0 {
 		b.ReportMetric(float64(c1-c0)/pk, "cgo-calls/pkt")
 		b.ReportMetric(float64((st1.RecvCalls+st1.SendCalls)-(st0.RecvCalls+st0.SendCalls))/pk, "lib-syscalls/pkt")
+		b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/pk, "allocs/pkt")
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -3,13 +3,15 @@
 // Package nfqueue is the API of github.com/florianl/go-nfqueue/v2 on
 // libnfq-batch: a program switches by changing its import path.
 //
-// Underneath is package nfqb: packets are received in batches (one cgo
-// call per batch, which also sends the verdicts given during the last
-// one), and the verdicts the hook function gives for the packets of the
-// batch it is called for are recorded in Go and applied by that same call.
-// Verdicts from other goroutines, or for older packets, are one cgo call
-// each, to the library's thread-safe verdict functions. The library sends
-// them to the kernel as few messages as it safely can.
+// Underneath is package nfqb: packets are received in batches, one cgo
+// call per batch, by a goroutine that is the library's owner thread and
+// never waits for the hook; the hook runs on a goroutine of its own, batch
+// by batch, and the verdicts it gives for the packets of its batch are
+// recorded in Go and handed to the library in one cgo call when it is
+// done with the batch (or after 2 ms if it blocks). Verdicts from other
+// goroutines, or for older packets, are one cgo call each, to the
+// library's thread-safe verdict functions. The library sends them to the
+// kernel as few messages as it safely can.
 //
 // What differs from go-nfqueue: see README.md ("Switching from
 // go-nfqueue").
@@ -47,7 +49,30 @@ type Nfqueue struct {
 	first, last uint32 // ids of that batch
 	pending     []nfqb.Decision
 	spare       []nfqb.Decision
+	stuck       *time.Timer   // sends pending verdicts if the hook blocks
+	hq          []*hbatch     // batches for the hook's goroutine
+	bell        chan struct{} // rung when hq gets one
 	wg          sync.WaitGroup
+}
+
+// stuckAfter: verdicts recorded for the batch the hook runs for wait at
+// most this long for the hook to return; then they are sent from the
+// timer's goroutine. A hook that blocks (until another goroutine's
+// verdict took effect, say) holds no verdict for longer.
+const stuckAfter = 2 * time.Millisecond
+
+func (nf *Nfqueue) unstick() {
+	nf.mu.Lock()
+	if !nf.dispatching || len(nf.pending) == 0 || nf.q == nil {
+		nf.mu.Unlock()
+		return
+	}
+	ds, q := nf.pending, nf.q
+	nf.pending = nil
+	nf.mu.Unlock()
+	if err := q.Decide(ds); err != nil {
+		nf.logger.Errorf("nfqueue: %v", err)
+	}
 }
 
 // ErrNotRegistered is returned by a verdict before Register.
@@ -153,13 +178,24 @@ func (nf *Nfqueue) RegisterWithErrorFunc(ctx context.Context, fn HookFunc, errfn
 		return fmt.Errorf("could not bind to requested queue %d: %w", c.NfQueue, err)
 	}
 	nf.q = q
+	if nf.stuck == nil {
+		nf.stuck = time.AfterFunc(time.Hour, nf.unstick)
+		nf.stuck.Stop()
+	}
 	ictx, cancel := context.WithCancel(ctx)
 	nf.cancel = cancel
-	nf.wg.Add(1)
+	nf.bell = make(chan struct{}, 1)
+	stop := make(chan struct{})
+	nf.wg.Add(2)
 	go func() {
 		defer nf.wg.Done()
+		nf.hook(fn, errfn, q, stop)
+	}()
+	go func() {
+		defer nf.wg.Done()
+		defer close(stop)
 		defer cancel()
-		err := q.Run(ictx, nf.dispatch(fn), func(err error) bool {
+		err := q.Run(ictx, nf.receive, func(err error) bool {
 			return errfn(err) != 0
 		})
 		if err != nil {
@@ -171,6 +207,8 @@ func (nf *Nfqueue) RegisterWithErrorFunc(ctx context.Context, fn HookFunc, errfn
 
 // vals holds the values an Attribute of a batch points to.
 type vals struct {
+	a                                  Attribute
+	h                                  nfqb.Handle
 	ts                                 time.Time
 	payload, l2, hwaddr, ct, skb, exp  []byte
 	secctx                             string
@@ -180,61 +218,129 @@ type vals struct {
 	hook                               uint8
 }
 
-func (nf *Nfqueue) dispatch(fn HookFunc) func(*nfqb.Batch) {
-	return func(b *nfqb.Batch) {
-		ps := b.Packets
-		n := len(ps)
-		if n == 0 {
+// hbatch is a batch handed from the receiving goroutine to the hook's.
+type hbatch struct {
+	vs          []vals
+	first, last uint32
+}
+
+// receive is Run's function, on the receiving goroutine (the library's
+// owner, which must go on sending the verdicts of every goroutine while
+// the hook runs: it never waits for the hook): it copies the batch out
+// of the library's buffers and queues it for the hook's goroutine.
+func (nf *Nfqueue) receive(b *nfqb.Batch) {
+	ps := b.Packets
+	n := len(ps)
+	if n == 0 {
+		return
+	}
+	// the batch's values and bytes: a few allocations per batch, kept
+	// alive by the Attributes the program keeps
+	vs := make([]vals, n)
+	size := 0
+	for i := range ps {
+		p := &ps[i]
+		size += len(p.Payload) + len(p.L2Hdr) + len(p.HwAddr) + len(p.Ct) + len(p.Exp)
+		if p.Has&nfqb.HasSkbInfo != 0 {
+			size += 4
+		}
+	}
+	buf := make([]byte, size)
+	off := 0
+	take := func(src []byte) []byte {
+		k := copy(buf[off:], src)
+		s := buf[off : off+k : off+k]
+		off += k
+		return s
+	}
+	for i := range ps {
+		vs[i].a = attribute(&vs[i], &ps[i], take)
+		vs[i].h = ps[i].Handle
+	}
+	nf.mu.Lock()
+	nf.hq = append(nf.hq, &hbatch{vs: vs, first: ps[0].ID, last: ps[n-1].ID})
+	nf.mu.Unlock()
+	select {
+	case nf.bell <- struct{}{}:
+	default:
+	}
+}
+
+// hook is the hook's goroutine: it calls fn for each packet, and sends
+// the verdicts fn gave for the packets of its batch in one call after it.
+func (nf *Nfqueue) hook(fn HookFunc, errfn ErrorFunc, q *nfqb.Queue, stop <-chan struct{}) {
+	for {
+		select {
+		case <-nf.bell:
+		case <-stop:
 			return
 		}
-		// the batch's values and bytes: two allocations per batch,
-		// kept alive by the Attributes the program keeps
-		vs := make([]vals, n)
-		size := 0
-		for i := range ps {
-			p := &ps[i]
-			size += len(p.Payload) + len(p.L2Hdr) + len(p.HwAddr) + len(p.Ct) + len(p.Exp)
-			if p.Has&nfqb.HasSkbInfo != 0 {
-				size += 4
+		for {
+			select {
+			case <-stop:
+				return
+			default:
 			}
-		}
-		buf := make([]byte, size)
-		off := 0
-		take := func(src []byte) []byte {
-			k := copy(buf[off:], src)
-			s := buf[off : off+k : off+k]
-			off += k
-			return s
-		}
-		nf.mu.Lock()
-		nf.dispatching, nf.first, nf.last = true, ps[0].ID, ps[n-1].ID
-		nf.mu.Unlock()
-		for i := range ps {
-			a := attribute(&vs[i], &ps[i], take)
-			if fn(a) != 0 {
-				b.Stop()
+			nf.mu.Lock()
+			if len(nf.hq) == 0 {
+				nf.mu.Unlock()
 				break
 			}
+			hb := nf.hq[0]
+			nf.hq[0] = nil
+			nf.hq = nf.hq[1:]
+			nf.mu.Unlock()
+			if !nf.runBatch(hb, fn, errfn, q) {
+				nf.cancel()
+				return
+			}
 		}
-		nf.mu.Lock()
-		nf.dispatching = false
-		pend := nf.pending
-		nf.pending = nf.spare[:0]
-		nf.mu.Unlock()
-		for _, d := range pend {
-			// by handle if the packet is in this batch
-			j := int(d.ID - ps[0].ID)
-			if j < 0 || j >= n || ps[j].ID != d.ID {
-				for j = 0; j < n && ps[j].ID != d.ID; j++ {
+	}
+}
+
+// runBatch calls fn for each packet of hb; false when fn said stop.
+func (nf *Nfqueue) runBatch(hb *hbatch, fn HookFunc, errfn ErrorFunc, q *nfqb.Queue) bool {
+	vs := hb.vs
+	n := len(vs)
+	nf.mu.Lock()
+	nf.dispatching, nf.first, nf.last = true, hb.first, hb.last
+	nf.mu.Unlock()
+	goOn := true
+	for i := range vs {
+		if fn(vs[i].a) != 0 {
+			goOn = false
+			break
+		}
+	}
+	nf.mu.Lock()
+	nf.dispatching = false
+	nf.stuck.Stop()
+	pend := nf.pending
+	nf.pending = nf.spare[:0]
+	nf.mu.Unlock()
+	for k := range pend {
+		// by handle: the packet is in this batch
+		d := &pend[k]
+		j := int(d.ID - hb.first)
+		if j < 0 || j >= n || vs[j].id != d.ID {
+			for j = 0; j < n && vs[j].id != d.ID; j++ {
+			}
+		}
+		if j < n {
+			d.Handle = vs[j].h
+		}
+	}
+	if len(pend) > 0 {
+		if err := q.Decide(pend); err != nil && !errors.Is(err, nfqb.ErrClosed) {
+			for k := range pend {
+				if pend[k].Err != 0 && errfn(&nfqb.DecisionError{ID: pend[k].ID, Err: syscall.Errno(pend[k].Err)}) != 0 {
+					goOn = false
 				}
 			}
-			if j < n {
-				d.Handle = ps[j].Handle
-			}
-			b.DecideRaw(d)
 		}
-		nf.spare = pend[:0]
 	}
+	nf.spare = pend[:0]
+	return goOn
 }
 
 func attribute(v *vals, p *nfqb.Packet, take func([]byte) []byte) Attribute {
@@ -349,6 +455,9 @@ func (nf *Nfqueue) setVerdict(id uint32, verdict int, d nfqb.Decision, payload [
 		return ErrNotRegistered
 	}
 	if nf.dispatching && !withPayload && labels == nil && id-nf.first <= nf.last-nf.first {
+		if len(nf.pending) == 0 {
+			nf.stuck.Reset(stuckAfter)
+		}
 		nf.pending = append(nf.pending, d)
 		nf.mu.Unlock()
 		return nil

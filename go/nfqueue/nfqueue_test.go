@@ -204,6 +204,48 @@ func TestConnMark(t *testing.T) {
 	}
 }
 
+// A hook that blocks until an earlier packet of its batch, decided by
+// another goroutine, got through: that verdict is not held for the batch.
+func TestBlockingHook(t *testing.T) {
+	ns := nstest.New(t)
+	queueRule(ns, 5107, "")
+	rx, tx := ns.UDP(5107)
+	cnt := nstest.Count(rx)
+	nf := open(t, ns, 0)
+	ids := make(chan uint32, 16)
+	var blocked int64
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := nf.Register(ctx, func(a nfqueue.Attribute) int {
+		if kind(a) == 'a' {
+			ids <- *a.PacketID
+			time.Sleep(time.Millisecond) // the other goroutine decides now
+			return 0
+		}
+		if cnt.WaitFor(1, 3*time.Second) < 1 {
+			atomic.AddInt64(&blocked, 1)
+		}
+		nf.SetVerdict(*a.PacketID, nfqueue.NfAccept)
+		return 0
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for id := range ids {
+			nf.SetVerdict(id, nfqueue.NfAccept)
+		}
+	}()
+	_ = nstest.Send(tx, 2, 64, 0, func(i int) byte { return "ab"[i] })
+	n := cnt.WaitFor(2, 5*time.Second)
+	cancel()
+	nf.Close()
+	close(ids)
+	if n != 2 || blocked != 0 {
+		t.Fatalf("received %d of 2; the first verdict held while the hook waited: %v", n, blocked != 0)
+	}
+}
+
 // SetVerdictBatch from the hook: every packet of the batch up to the id.
 func TestVerdictBatch(t *testing.T) {
 	ns := nstest.New(t)
@@ -290,12 +332,16 @@ func BenchmarkCompatAccept(b *testing.B) {
 	cnt.WaitFor(1000, 5*time.Second)
 	s0 := atomic.LoadInt64(&seen)
 	c0 := runtime.NumCgoCall()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	_ = nstest.Send(tx, b.N, 64, 0, nil)
 	cnt.WaitFor(1000+int64(b.N), 10*time.Second)
 	b.StopTimer()
+	runtime.ReadMemStats(&m1)
 	if pk := float64(atomic.LoadInt64(&seen) - s0); pk > 0 {
 		b.ReportMetric(float64(runtime.NumCgoCall()-c0)/pk, "cgo-calls/pkt")
+		b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/pk, "allocs/pkt")
 	}
 }
