@@ -6,8 +6,10 @@
  * NFQB_LARGE_WHOLE nothing cut is handed out:
  *
  *   a cut GSO packet     GSO is turned off on the queue, once (the kernel
- *                        segments them before queueing from then on); if
- *                        it is TCP it is dropped: TCP sends it again, in
+ *                        segments them before queueing from then on: a
+ *                        configuration message the transport sends with
+ *                        the verdicts, nothing waits for it); if it is
+ *                        TCP it is dropped: TCP sends it again, in
  *                        segments, and the stream has no gap
  *   any other cut one    dropped: nothing sends it again smaller, and
  *                        passing it would pass it uninspected
@@ -64,14 +66,17 @@ static bool is_tcp(const struct nfqb_packet *h)
 	return b[6] == IPPROTO_TCP;
 }
 
-/* A cut packet: dropped, counted; GSO off after this hand-out if it was a
- * GSO packet. */
-static void cut(struct nfqb_queue *q, struct nfqb_packet *h)
+/* A cut packet: dropped, counted; GSO off (in *@flags_off) the first
+ * time it is a GSO packet. */
+static void cut(struct nfqb_queue *q, struct nfqb_packet *h,
+		uint32_t *flags_off)
 {
 	bool gso = nfqb_pkt_is_gso(h);
 
-	if (gso && !q->large.gso_asked)
-		q->large.gso_due = true;
+	if (gso && !q->large.gso_asked) {
+		q->large.gso_asked = true;
+		*flags_off = NFQB_F_GSO;
+	}
 	if (gso && is_tcp(h))
 		nfqb_stat_inc(&q->ctr, large_resent);
 	else
@@ -115,30 +120,20 @@ static void clamp(struct nfqb_queue *q, struct nfqb_packet *h)
 	nfqb_stat_inc(&q->ctr, mss_clamped);
 }
 
-/* Have the kernel segment GSO packets (a configuration round trip: the
- * packets it reads meanwhile wait in the book). Asked once: if the kernel
- * refuses, the cut packets are still dropped as above. */
-static void gso_off(struct nfqb_queue *q)
-{
-	q->large.gso_due = false;
-	q->large.gso_asked = true;
-	if (!nfqb_queue_set_flags(q, 0, NFQB_F_GSO))
-		nfqb_stat_inc(&q->ctr, gso_off);
-}
-
 unsigned int nfqb_large_sift(struct nfqb_queue *q, struct nfqb_packet **vec,
-			     unsigned int n)
+			     unsigned int n, uint32_t *flags_off)
 {
 	bool whole = q->set.large == NFQB_LARGE_WHOLE;
 	unsigned int i, k = 0;
 
+	*flags_off = 0;
 	for (i = 0; i < n; i++) {
 		struct nfqb_packet *h = vec[i];
 
 		if (nfqb_pkt_truncated(h)) {
 			nfqb_stat_inc(&q->ctr, truncated);
 			if (whole) {
-				cut(q, h);
+				cut(q, h, flags_off);
 				continue;
 			}
 		} else if (whole) {
@@ -146,7 +141,5 @@ unsigned int nfqb_large_sift(struct nfqb_queue *q, struct nfqb_packet **vec,
 		}
 		vec[k++] = h;
 	}
-	if (q->large.gso_due)
-		gso_off(q);
 	return k;
 }

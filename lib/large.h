@@ -12,16 +12,17 @@
 #include "internal.h"
 
 struct nfqb_large_state {
-	bool gso_due;		/* a cut GSO packet came: turn GSO off */
-	bool gso_asked;		/* done, or refused: not asked again */
+	bool gso_asked;		/* GSO off asked for: not asked again */
 };
 
 struct nfqb_queue;
 /* The policy on the @n packets nfqb_recv() is handing out (@vec, their
  * handles): each cut one counted, and with NFQB_LARGE_WHOLE dropped and
- * taken out of @vec, each SYN clamped; then GSO turned off if one was a
- * GSO packet. Returns how many are left in @vec, in their order. */
+ * taken out of @vec, each SYN clamped. *@flags_off: the queue flags to
+ * turn off (NFQB_F_GSO, the first time a cut packet was a GSO packet),
+ * for the transport to send, else 0. Returns how many are left in @vec,
+ * in their order. */
 unsigned int nfqb_large_sift(struct nfqb_queue *q, struct nfqb_packet **vec,
-			     unsigned int n);
+			     unsigned int n, uint32_t *flags_off);
 
 #endif /* NFQB_LARGE_H */

@@ -156,6 +156,7 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 		uint64_t now = nfqb_now_ns();
 		enum nfqb_wait w = next_wait(q, dry);
 		bool hold = may_hold(q, w, now);
+		uint32_t flags_off = 0;
 		int n;
 
 		if (take_event(q))
@@ -163,8 +164,10 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 		n = (int)nfqb_book_serve(&q->book, &q->book_in, now, vec,
 					 max);
 		if (n)
-			n = (int)nfqb_large_sift(q, vec, (unsigned int)n);
-		if (nfqb_tx_flush_due(&q->tx, &q->tx_in, now, hold) < 0 &&
+			n = (int)nfqb_large_sift(q, vec, (unsigned int)n,
+						 &flags_off);
+		if (nfqb_tx_flush_due(&q->tx, &q->tx_in, now, hold,
+				      flags_off) < 0 &&
 		    errno != EAGAIN) {
 			if (!n)
 				return -1;
@@ -196,7 +199,7 @@ int nfqb_loop_linger(struct nfqb_queue *q)
 	int r;
 
 	if (nfqb_tx_flush_due(&q->tx, &q->tx_in, now,
-			      may_hold(q, NFQB_WAIT_LINGER, now)) < 0 &&
+			      may_hold(q, NFQB_WAIT_LINGER, now), 0) < 0 &&
 	    errno != EAGAIN)
 		return -1;
 	r = nfqb_pace_wait(&q->pace, &q->pace_in, NFQB_WAIT_PAUSE, now);

@@ -108,15 +108,31 @@ size_t nfqb_msg_config_maxlen(void *buf, uint32_t seq, uint16_t num,
 	return nlh->nlmsg_len;
 }
 
-size_t nfqb_msg_config_flags(void *buf, uint32_t seq, uint16_t num,
-			     uint32_t flags, uint32_t mask)
+static size_t config_flags(void *buf, uint16_t nlflags, uint32_t seq,
+			   uint16_t num, uint32_t flags, uint32_t mask)
 {
 	struct nlmsghdr *nlh;
 
-	nlh = put_header(buf, NFQNL_MSG_CONFIG, NLM_F_ACK, seq, num);
+	nlh = put_header(buf, NFQNL_MSG_CONFIG, nlflags, seq, num);
 	put_u32(nlh, NFQA_CFG_FLAGS, htonl(flags));
 	put_u32(nlh, NFQA_CFG_MASK, htonl(mask));
 	return nlh->nlmsg_len;
+}
+
+size_t nfqb_msg_config_flags(void *buf, uint32_t seq, uint16_t num,
+			     uint32_t flags, uint32_t mask)
+{
+	return config_flags(buf, NLM_F_ACK, seq, num, flags, mask);
+}
+
+size_t nfqb_msg_config_flags_quiet(void *buf, uint32_t seq, uint16_t num,
+				   uint32_t flags, uint32_t mask)
+{
+	_Static_assert(NFQB_MSG_CONFIG_FLAGS_SIZE ==
+		       MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(struct nfgenmsg)) +
+		       2 * (MNL_ATTR_HDRLEN + sizeof(uint32_t)),
+		       "NFQB_MSG_CONFIG_FLAGS_SIZE");
+	return config_flags(buf, 0, seq, num, flags, mask);
 }
 
 /* The NFQA_CT nest of a verdict: the conntrack entry's mark and labels,

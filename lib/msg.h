@@ -21,6 +21,12 @@ size_t nfqb_msg_config_maxlen(void *buf, uint32_t seq, uint16_t num,
 			      uint32_t maxlen);
 size_t nfqb_msg_config_flags(void *buf, uint32_t seq, uint16_t num,
 			     uint32_t flags, uint32_t mask);
+/* The same without NLM_F_ACK: sent from the data path (tx.c), nothing
+ * waits for an answer; the kernel answers only an error. */
+size_t nfqb_msg_config_flags_quiet(void *buf, uint32_t seq, uint16_t num,
+				   uint32_t flags, uint32_t mask);
+/* Its size. */
+#define NFQB_MSG_CONFIG_FLAGS_SIZE	(16 + 4 + 2 * 8)
 /* Upper bound of the size of a verdict message with @payload_len bytes. */
 size_t nfqb_msg_verdict_size(uint32_t payload_len);
 size_t nfqb_msg_verdict(void *buf, uint32_t seq, uint16_t num, uint32_t id,

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "msg.h"
 #include "post.h"
 #include "settings.h"
 #include "sys.h"
@@ -79,23 +80,28 @@ static int flush_once(struct nfqb_tx *t, const struct nfqb_tx_in *in,
 		.verdict = in->set->default_verdict,
 	};
 	uint64_t lat = in->set->latency_us * 1000ull;
+	/* flags to turn off go after the verdicts, in the same datagram */
+	size_t ctl = t->flags_off ? NFQB_MSG_CONFIG_FLAGS_SIZE : 0, len;
 	struct nfqb_plan_in pin = {
 		.book = in->book,
 		.dflt = &dflt,
 		.singles = in->book->fallback || !in->set->coalesce,
 		.force = force,
 		.held_cutoff = now > lat ? now - lat : 0,
-		.budget = NFQB_TX_SIZE,
+		.budget = NFQB_TX_SIZE - ctl,
 	};
 	struct nfqb_plan *pl = &t->plan;
-	size_t len;
 	int tries = 0, r;
 
 	nfqb_plan(&pin, pl);
 	t->held_due = pl->held ? pl->oldest_held_ns + lat : 0;
-	if (!pl->nitems)
+	if (!pl->nitems && !ctl)
 		return 0;
 	len = nfqb_plan_write(pl, t->buf, &t->seq, in->sk->num);
+	if (ctl)
+		len += nfqb_msg_config_flags_quiet(t->buf + len, ++t->seq,
+						   in->sk->num, 0,
+						   t->flags_off);
 	do {	/* a signal is retried */
 		r = nfqb_tx_send(in->sk->fd, t->buf, len, in->ctr);
 	} while (r < 0 && errno == EINTR && ++tries < 3);
@@ -104,6 +110,9 @@ static int flush_once(struct nfqb_tx *t, const struct nfqb_tx_in *in,
 	t->failing = false;
 	t->backoff_ns = 0;
 	t->retry_at = 0;
+	if (t->flags_off & NFQB_F_GSO)
+		nfqb_stat_inc(in->ctr, gso_off);
+	t->flags_off = 0;
 	*sent += (int)(pl->singles + pl->batches);
 	nfqb_stat_add(in->ctr, verdict_msgs, pl->singles);
 	nfqb_stat_add(in->ctr, batch_msgs, pl->batches);
@@ -179,14 +188,18 @@ static bool due_now(struct nfqb_tx *t, const struct nfqb_tx_in *in,
 }
 
 int nfqb_tx_flush_due(struct nfqb_tx *t, const struct nfqb_tx_in *in,
-		      uint64_t now, bool hold)
+		      uint64_t now, bool hold, uint32_t flags_off)
 {
 	uint32_t unsent = nfqb_tx_posted(in) - t->posted_seen;
 	enum nfqb_flush_reason why;
 
+	t->flags_off |= flags_off;
 	if (!due_now(t, in, unsent, now, hold, &why)) {
-		t->due = due(t, in, unsent, now);
-		return 0;
+		if (!t->flags_off || t->failing) {
+			t->due = due(t, in, unsent, now);
+			return 0;
+		}
+		why = NFQB_FLUSH_IDLE;	/* flags to send: at once */
 	}
 	return nfqb_tx_flush(t, in, why, false, now);
 }

@@ -43,6 +43,10 @@ struct nfqb_tx {
 	uint64_t held_due;	/* latency due of held decisions */
 	uint64_t due;		/* the next flush due, as of the last look
 				 * (nfqb_tx_flush_due()), 0: none */
+	uint32_t flags_off;	/* queue flags to turn off: a configuration
+				 * message the next send carries after its
+				 * verdicts, no acknowledgement asked (the
+				 * large-packet policy's GSO) */
 };
 
 /* What the transport reads of the queue, and the owners it writes
@@ -73,10 +77,11 @@ int nfqb_tx_flush(struct nfqb_tx *t, const struct nfqb_tx_in *in,
 /* Flush if it is due: the retry of a failed send, held decisions at the
  * latency bound, decisions posted up to the batch limit or the latency
  * bound, or any decision at all unless @hold (decisions may wait for a
- * batch: packets keep coming and no flow waits on us). Sets .due. Returns
- * as nfqb_tx_flush(), 0 if nothing was due. */
+ * batch: packets keep coming and no flow waits on us), or queue flags to
+ * turn off (@flags_off, added to those not sent yet: due at once). Sets
+ * .due. Returns as nfqb_tx_flush(), 0 if nothing was due. */
 int nfqb_tx_flush_due(struct nfqb_tx *t, const struct nfqb_tx_in *in,
-		      uint64_t now, bool hold);
+		      uint64_t now, bool hold, uint32_t flags_off);
 /* When a flush is due next, counting the decisions posted by now (0:
  * none). */
 uint64_t nfqb_tx_due(const struct nfqb_tx *t, const struct nfqb_tx_in *in,

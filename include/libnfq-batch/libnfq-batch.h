@@ -367,8 +367,8 @@ struct nfqb_stats {
 	uint64_t mss_clamped;		/* NFQB_LARGE_WHOLE: SYNs whose MSS
 					 * option was lowered (their verdict
 					 * carries the changed packet) */
-	uint64_t gso_off;		/* NFQB_LARGE_WHOLE: times GSO was
-					 * turned off on the queue */
+	uint64_t gso_off;		/* NFQB_LARGE_WHOLE: messages sent to
+					 * turn GSO off on the queue */
 };
 
 /*
@@ -662,8 +662,9 @@ enum nfqb_large {
  * NFQB_LARGE_WHOLE the application sees whole packets only:
  *
  * - GSO packets come whole while they fit; the first that does not turns
- *   NFQB_F_GSO off on the queue (a configuration round trip, once: the
- *   kernel segments them from then on; gso_off);
+ *   NFQB_F_GSO off on the queue (once: a configuration message sent with
+ *   the verdicts, nothing waits for it; the kernel segments them from
+ *   then on; gso_off);
  * - a cut TCP GSO packet is dropped, so that TCP sends it again, in
  *   segments (large_resent); any other cut packet cannot come again smaller
  *   and is dropped, never passed uninspected (large_dropped);

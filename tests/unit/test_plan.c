@@ -711,6 +711,37 @@ START_TEST(test_large_cut_dropped)
 }
 END_TEST
 
+/*
+ * A cut TCP GSO packet under NFQB_LARGE_WHOLE: dropped unseen for TCP to
+ * send again (large_resent), and GSO turned off on the queue by a
+ * configuration message the transport sends before that verdict, once
+ * (the model takes it only with config_ok: without, it fails the test);
+ * the second such packet asks nothing more.
+ */
+START_TEST(test_large_gso_off)
+{
+	struct nfqb_queue *q = kernel_queue(64);
+	struct nfqb_packet *vec[4];
+	uint8_t syn[44];
+	size_t n = syn_bytes(syn, 1460);
+
+	km.config_ok = true;
+	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	ck_assert_int_eq(nfqb_queue_set_large(q, NFQB_LARGE_WHOLE), 0);
+	large_inject(q, 1, syn, n, 70000, true);
+	ck_assert_int_eq(nfqb_recv(q, vec, 4), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	ck_assert(km_got(1)->verdict == NFQB_DROP);
+	nfqbt_assert_stats(q, "truncated=1 large_resent=1 large_dropped=0 "
+			   "gso_off=1 outstanding=0");
+	large_inject(q, 2, syn, n, 70000, true);
+	ck_assert_int_eq(nfqb_recv(q, vec, 4), -1);
+	ck_assert(km_got(2)->verdict == NFQB_DROP);
+	nfqbt_assert_stats(q, "truncated=2 large_resent=2 gso_off=1");
+	kernel_done(q);
+}
+END_TEST
+
 /* --- conntrack verdicts ---------------------------------------------------- */
 
 /*
@@ -1236,7 +1267,8 @@ static Suite *plan_suite(void)
 		test_verdict_batch_handed_only,
 		test_linger_policy, test_linger_room, test_hold_limit, NULL });
 	nfqbt_tcase_tests(s, "large", 0, (const TTest *[]){
-		test_large_syn_clamped, test_large_cut_dropped, NULL });
+		test_large_syn_clamped, test_large_cut_dropped,
+		test_large_gso_off, NULL });
 	nfqbt_tcase_tests(s, "conntrack", 0, (const TTest *[]){
 		test_ct_verdicts, NULL });
 	nfqbt_tcase_tests(s, "pace", 0, (const TTest *[]){
