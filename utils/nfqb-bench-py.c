@@ -30,7 +30,7 @@
  * build-pynfq.sh).
  *
  * nfqb-bench-report.c reports them against python-netfilterqueue: paired
- * ratios per repetition and the targets of issue 24.
+ * ratios per repetition and the Python targets of doc/benchmarks.md.
  */
 #include <errno.h>
 #include <signal.h>

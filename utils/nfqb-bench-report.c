@@ -372,7 +372,8 @@ static void py_table(FILE *f, const struct bench_set *s, int si, bool udp)
 	}
 }
 
-/* the targets of issue 24 in scenario @si, into @t: how many */
+/* the Python targets (doc/benchmarks.md) in scenario @si, into @t: how
+ * many */
 static unsigned int py_targets(const struct bench_set *s, int si, bool udp,
 			       struct py_target *t)
 {
@@ -424,7 +425,7 @@ void bench_print_py(FILE *f, const struct bench_set *s)
 	}
 	if (!nt)
 		return;
-	fprintf(f, "targets (issue 24; x python-netfilterqueue, paired "
+	fprintf(f, "targets (x python-netfilterqueue, paired "
 		"medians (min..max)):\n");
 	for (i = 0; i < nt; i++) {
 		char v[64];
