@@ -109,6 +109,18 @@ func (nf *Nfqueue) Close() error {
 	return err
 }
 
+// Stats are the library's counters of the queue (not in go-nfqueue's
+// API): after the close, those the close left.
+func (nf *Nfqueue) Stats() (nfqb.Stats, error) {
+	nf.mu.Lock()
+	q := nf.q
+	nf.mu.Unlock()
+	if q == nil {
+		return nfqb.Stats{}, ErrNotRegistered
+	}
+	return q.Stats()
+}
+
 // SetOption takes go-nfqueue's netlink options (github.com/mdlayher/netlink
 // ConnOption values): NoENOBUFS is applied at Register; the others are
 // refused.

@@ -331,6 +331,7 @@ func BenchmarkCompatAccept(b *testing.B) {
 	_ = nstest.Send(tx, 1000, 64, 0, nil)
 	cnt.WaitFor(1000, 5*time.Second)
 	s0 := atomic.LoadInt64(&seen)
+	st0, _ := nf.Stats()
 	c0 := runtime.NumCgoCall()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
@@ -343,5 +344,7 @@ func BenchmarkCompatAccept(b *testing.B) {
 	if pk := float64(atomic.LoadInt64(&seen) - s0); pk > 0 {
 		b.ReportMetric(float64(runtime.NumCgoCall()-c0)/pk, "cgo-calls/pkt")
 		b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/pk, "allocs/pkt")
+		st1, _ := nf.Stats()
+		b.ReportMetric(float64((st1.RecvCalls+st1.SendCalls)-(st0.RecvCalls+st0.SendCalls))/pk, "lib-syscalls/pkt")
 	}
 }

@@ -39,6 +39,13 @@ export CGO_CFLAGS CGO_LDFLAGS LD_LIBRARY_PATH GOPROXY
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-go.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+# go keeps its build cache under $HOME: without one, in the run's
+# temporary directory
+if [ -z "${HOME:-}" ]; then
+	GOCACHE=${GOCACHE:-$tmp/gocache}
+	GOPATH=${GOPATH:-$tmp/gopath}
+	export GOCACHE GOPATH
+fi
 cd "$here" || exit 1
 go version
 fail=0
