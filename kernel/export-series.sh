@@ -4,8 +4,8 @@
 # kernel/export-series.sh DEVTREE [BRANCH] - write the series of a
 # development tree (a git repository of the kernel source whose tag
 # "base" is the pristine source, see kernel/README.md) into
-# kernel/patches: the first NFQB_SERIES_NF commits after base (5) are
-# fixes for nf, posted on their own ("[PATCH nf N/5]", files
+# kernel/patches: the first NFQB_SERIES_NF commits after base (6) are
+# fixes for nf, posted on their own ("[PATCH nf N/6]", files
 # 00-nf-000N-...), the others are the nf-next series ("[RFC PATCH nf-next v1 NN/MM]", 0001-...) with a cover letter whose
 # text is taken from the current 0000-cover-letter.patch (everything
 # between its header and the shortlog), so only the shortlog and the
@@ -30,7 +30,7 @@ cover=$out/0000-cover-letter.patch
 awk 'body && /^nfqb \([0-9]+\):$/ { exit } body { print } /^$/ { body = 1 }' \
 	"$cover" > "$tmp/text"
 cd "$dev"
-nfcount=${NFQB_SERIES_NF:-5}
+nfcount=${NFQB_SERIES_NF:-6}
 nf=$(git rev-list --reverse "base..$branch" | sed -n "${nfcount}p")
 if [ "$nfcount" -gt 1 ]; then
 	git format-patch -q --no-signature --subject-prefix='PATCH nf' -n \

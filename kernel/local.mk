@@ -24,6 +24,7 @@ kernel_patches = \
 	kernel/patches/00-nf-0003-netfilter-nfnetlink_queue-validate-the-protocol-of-N.patch \
 	kernel/patches/00-nf-0004-netfilter-nfnetlink_queue-run-the-remaining-hooks-wi.patch \
 	kernel/patches/00-nf-0005-netfilter-nfnetlink_queue-queue-nothing-to-an-unboun.patch \
+	kernel/patches/00-nf-0006-netfilter-nfnetlink_queue-shorten-payloads-without-a.patch \
 	kernel/patches/0000-cover-letter.patch \
 	kernel/patches/0001-net-add-an-entry-point-to-resume-reception-after-the.patch \
 	kernel/patches/0002-net-clear-nf_skip_egress-when-no-egress-hook-is-acti.patch \
@@ -63,6 +64,7 @@ kernel_tests = \
 	tests/kernel/t-25-lib-egress.sh \
 	tests/kernel/t-30-arp.sh \
 	tests/kernel/t-31-arp-egress-trim.sh \
+	tests/kernel/t-32-bridge-arp-trim.sh \
 	tests/kernel/t-35-vlan.sh \
 	tests/kernel/t-36-vlan-tunnel.sh \
 	tests/kernel/t-37-stacked.sh \
