@@ -293,6 +293,11 @@ static int flags_lost(void)
 	return err_of_int(nfqb_queue_set_flags(q, 0, NFQB_F_GSO));
 }
 
+static int large_bad(void)
+{
+	return err_of_int(nfqb_queue_set_large(open_q(QNUM), 7));
+}
+
 static int flags_unknown(void)
 {
 	return err_of_int(nfqb_queue_set_flags(open_q(QNUM), 1u << 20,
@@ -554,7 +559,7 @@ static int flush_shut(void)
 
 /* --- Verdicts: every nfqb_verdict*() the same way -------------------------- */
 
-enum how { V_PLAIN, V_MARK, V_EX };
+enum how { V_PLAIN, V_MARK, V_CT, V_EX };
 
 static int decide(enum how how, struct nfqb_packet *p, uint32_t verdict)
 {
@@ -565,6 +570,8 @@ static int decide(enum how how, struct nfqb_packet *p, uint32_t verdict)
 		return err_of_int(nfqb_verdict(p, verdict));
 	case V_MARK:
 		return err_of_int(nfqb_verdict_mark(p, verdict, 1));
+	case V_CT:
+		return err_of_int(nfqb_verdict_ct_mark(p, verdict, 1));
 	default:
 		return err_of_int(nfqb_verdict_ex(p, &v, sizeof(v)));
 	}
@@ -619,6 +626,10 @@ static int mark_bad(void) { return v_bad(V_MARK); }
 static int mark_twice(void) { return v_twice(V_MARK); }
 static int mark_expired(void) { return v_expired(V_MARK); }
 static int mark_shut(void) { return v_shut(V_MARK); }
+static int ct_bad(void) { return v_bad(V_CT); }
+static int ct_twice(void) { return v_twice(V_CT); }
+static int ct_expired(void) { return v_expired(V_CT); }
+static int ct_shut(void) { return v_shut(V_CT); }
 static int ex_bad(void) { return v_bad(V_EX); }
 static int ex_twice(void) { return v_twice(V_EX); }
 static int ex_expired(void) { return v_expired(V_EX); }
@@ -1345,6 +1356,7 @@ static const struct row rows[] = {
 	ROW(nfqb_queue_set_maxlen, ETIMEDOUT, "never acknowledged", maxlen_lost),
 	ROW(nfqb_queue_set_maxlen, ENOMEM, "the longer book cannot be had", maxlen_nomem),
 	ROW(nfqb_queue_set_flags, EOPNOTSUPP, "flag 1 << 20", flags_unknown),
+	ROW(nfqb_queue_set_large, EINVAL, "policy 7", large_bad),
 	ROW(nfqb_queue_set_flags, ETIMEDOUT, "never acknowledged", flags_lost),
 	ROW(nfqb_queue_set_enobufs, EINVAL, "policy 2", enobufs_policy),
 	ROW(nfqb_queue_set_buffers, EINVAL, "count 0", buffers_zero),
@@ -1382,6 +1394,12 @@ static const struct row rows[] = {
 	ROW(nfqb_verdict_mark, EALREADY, "decided before", mark_twice),
 	ROW(nfqb_verdict_mark, ETIMEDOUT, "the verdict timeout decided it", mark_expired),
 	ROW(nfqb_verdict_mark, ESHUTDOWN, "the queue was shut down", mark_shut),
+	ROW(nfqb_verdict_ct_mark, EINVAL, "verdict 99", ct_bad),
+	ROW(nfqb_verdict_ct_mark, EALREADY, "decided before", ct_twice),
+	ROW(nfqb_verdict_ct_mark, ETIMEDOUT, "the verdict timeout decided it",
+	    ct_expired),
+	ROW(nfqb_verdict_ct_mark, ESHUTDOWN, "the queue was shut down",
+	    ct_shut),
 	ROW(nfqb_verdict_ex, EINVAL, "verdict 99", ex_bad),
 	ROW(nfqb_verdict_ex, EINVAL, "NULL v", ex_null_v),
 	ROW(nfqb_verdict_ex, EINVAL, "an unknown flag", ex_flags),
@@ -1518,6 +1536,7 @@ NULL_CALL(nfqb_queue_set_wake_fd, -1, NULL, -1)
 NULL_CALL(nfqb_queue_set_copy_mode, -1, NULL, NFQB_COPY_PACKET, 0)
 NULL_CALL(nfqb_queue_set_maxlen, -1, NULL, 100)
 NULL_CALL(nfqb_queue_set_flags, -1, NULL, NFQB_F_GSO, NFQB_F_GSO)
+NULL_CALL(nfqb_queue_set_large, -1, NULL, NFQB_LARGE_WHOLE)
 NULL_CALL(nfqb_queue_set_rcvbuf, -1, NULL, 1 << 20)
 NULL_CALL(nfqb_queue_set_enobufs, -1, NULL, NFQB_ENOBUFS_IGNORE)
 NULL_CALL(nfqb_queue_set_buffers, -1, NULL, 16)
@@ -1568,6 +1587,7 @@ NULL_CALL(nfqb_pkt_network_offset, 0, NULL)
 NULL_CALL(nfqb_pkt_user, NULL, NULL)
 NULL_CALL(nfqb_verdict, -1, NULL, NFQB_ACCEPT)
 NULL_CALL(nfqb_verdict_mark, -1, NULL, NFQB_ACCEPT, 1)
+NULL_CALL(nfqb_verdict_ct_mark, -1, NULL, NFQB_ACCEPT, 1)
 NULL_CALL(nfqb_verdict_batch, -1, NULL, UINT32_MAX, NFQB_ACCEPT, NULL)
 NULL_CALL(nfqb_pool_start, -1, NULL)
 NULL_CALL(nfqb_pool_wait, -1, NULL)
@@ -1633,6 +1653,7 @@ static const struct row null_rows[] = {
 	NULL_ROW(nfqb_queue_set_copy_mode, EINVAL),
 	NULL_ROW(nfqb_queue_set_maxlen, EINVAL),
 	NULL_ROW(nfqb_queue_set_flags, EINVAL),
+	NULL_ROW(nfqb_queue_set_large, EINVAL),
 	NULL_ROW(nfqb_queue_set_rcvbuf, EINVAL),
 	NULL_ROW(nfqb_queue_set_enobufs, EINVAL),
 	NULL_ROW(nfqb_queue_set_buffers, EINVAL),
@@ -1684,6 +1705,7 @@ static const struct row null_rows[] = {
 	NULL_ROW(nfqb_pkt_user, ABSENT),
 	NULL_ROW(nfqb_verdict, EINVAL),
 	NULL_ROW(nfqb_verdict_mark, EINVAL),
+	NULL_ROW(nfqb_verdict_ct_mark, EINVAL),
 	NULL_ROW(nfqb_verdict_ex, EINVAL),
 	NULL_ROW(nfqb_verdict_batch, EINVAL),
 	NULL_ROW(nfqb_pool_start, EINVAL),
