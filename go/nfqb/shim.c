@@ -8,6 +8,7 @@
 #include <linux/netlink.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 
 #include "shim.h"
@@ -106,12 +107,10 @@ int nfqbgo_close(struct nfqbgo *g, struct nfqb_stats *st)
 	return rc;
 }
 
-static void fill(struct nfqbgo *g, struct nfqbgo_pkt *o, struct nfqb_packet *p)
+/* The packet's numbers (and its payload) into @o: which it has. */
+static uint32_t fill_meta(struct nfqbgo_pkt *o, struct nfqb_packet *p)
 {
 	uint32_t has = 0;
-	uint16_t len16;
-	uint32_t len;
-	const void *a;
 
 	o->h = (uintptr_t)p;
 	o->id = nfqb_pkt_id(p);
@@ -145,30 +144,33 @@ static void fill(struct nfqbgo *g, struct nfqbgo_pkt *o, struct nfqb_packet *p)
 		has |= NFQBGO_HAS_SKBINFO;
 	if (nfqb_pkt_priority(p, &o->priority))
 		has |= NFQBGO_HAS_PRIORITY;
-	a = nfqb_pkt_attr(p, NFQA_CAP_LEN, &len16);
-	if (a && len16 >= 4) {
-		uint32_t be;
+	return has;
+}
 
+/* The packet's attributes of variable length into @o: which it has. */
+static uint32_t fill_blobs(struct nfqbgo_pkt *o, struct nfqb_packet *p)
+{
+	uint32_t has = 0, be, len;
+	const char *s;
+	uint16_t len16;
+	const void *a;
+
+	a = nfqb_pkt_attr(p, NFQA_CAP_LEN, &len16);
+	o->cap_len = 0;
+	if (a && len16 >= 4) {
 		memcpy(&be, a, 4);
-		o->cap_len = __builtin_bswap32(be);
+		o->cap_len = ntohl(be);
 		has |= NFQBGO_HAS_CAPLEN;
-	} else {
-		o->cap_len = 0;
 	}
 	o->ct = nfqb_pkt_ct(p, &o->ct_len);
 	if (o->ct)
 		has |= NFQBGO_HAS_CT;
-	{
-		const char *s;
-
-		if (nfqb_pkt_secctx(p, &s, &len)) {
-			o->secctx = (const uint8_t *)s;
-			o->secctx_len = len;
-			has |= NFQBGO_HAS_SECCTX;
-		} else {
-			o->secctx = NULL;
-			o->secctx_len = 0;
-		}
+	o->secctx = NULL;
+	o->secctx_len = 0;
+	if (nfqb_pkt_secctx(p, &s, &len)) {
+		o->secctx = (const uint8_t *)s;
+		o->secctx_len = len;
+		has |= NFQBGO_HAS_SECCTX;
 	}
 	o->l2hdr = nfqb_pkt_l2hdr(p, &o->l2hdr_len);
 	if (o->l2hdr)
@@ -176,7 +178,12 @@ static void fill(struct nfqbgo *g, struct nfqbgo_pkt *o, struct nfqb_packet *p)
 	o->exp = nfqb_pkt_attr(p, NFQA_EXP, &o->exp_len);
 	if (o->exp)
 		has |= NFQBGO_HAS_EXP;
-	o->has = has;
+	return has;
+}
+
+static void fill(struct nfqbgo *g, struct nfqbgo_pkt *o, struct nfqb_packet *p)
+{
+	o->has = fill_meta(o, p) | fill_blobs(o, p);
 	if (g->tab)
 		tab_put(g, p, o->id);
 }
