@@ -111,11 +111,11 @@ AM_TESTS_ENVIRONMENT += \
 # (built from its tarball into a cache outside the clone) against
 # nfqb.netfilterqueue and nfqb.Queue, side by side in one nfqb-bench run.
 NFQB_PYBENCH_ARGS ?= --mode stream,tcp --sizes 64 --gso off --tcp-flows 1,8 --quick
-bench-python: utils/nfqb-bench all-local
+bench-python: bench/nfqb-bench all-local
 	@pynfq=$$(NFQB_PYTHON="$(PYTHON)" $(top_srcdir)/python/bench/build-pynfq.sh) && \
 	NFQB_BENCH_PYNFQ_DIR=$$pynfq NFQB_BENCH_PYTHON="$(PYTHON)" \
 	NFQB_BENCH_PYCONSUMER="$(abs_top_srcdir)/python/bench/pyconsumer.py" \
 	NFQB_BENCH_PYNFQB_DIR="$(abs_top_builddir)/python/stage" \
-	./utils/nfqb-bench -c py-nfq,py-compat,py-batch $(NFQB_PYBENCH_ARGS)
+	./bench/nfqb-bench -c py-nfq,py-compat,py-batch $(NFQB_PYBENCH_ARGS)
 endif
 

@@ -190,14 +190,15 @@ refuse "$deb_dev" "$L/libnfq-batch.so.0.*" '.*\.la' '.*\.a' '/usr/bin/.*' \
 	'/usr/share/man/man8/.*' '/usr/share/man/man3/nfqb-python.*' \
 	'/usr/lib/python3/.*'
 X=/usr/share/doc/libnfq-batch-tools/examples
-expect "$deb_tools" /usr/bin/nfqb-stat /usr/bin/nfqb-verdict /usr/bin/nfqb-bench \
+expect "$deb_tools" /usr/bin/nfqb-stat /usr/bin/nfqb-verdict \
 	/usr/sbin/nfqb-ips \
 	/usr/share/man/man8/nfqb-stat.8.gz /usr/share/man/man8/nfqb-verdict.8.gz \
-	/usr/share/man/man8/nfqb-bench.8.gz /usr/share/man/man8/nfqb-ips.8.gz \
+	/usr/share/man/man8/nfqb-ips.8.gz \
 	"$X/nfqb-ips\.service" "$X/nfqb-ips\.rules\.example"
 # nfqb-ips's unit is an example: nothing enabled or started at install
+# the benchmark is a developer's tool (bench/): in no package
 refuse "$deb_tools" "$L/.*" '/usr/include/.*' '/usr/share/man/man3/.*' \
-	'/lib/systemd/.*' '/usr/lib/systemd/.*' '/etc/.*'
+	'/lib/systemd/.*' '/usr/lib/systemd/.*' '/etc/.*' '.*nfqb-bench.*'
 P=/usr/lib/python3/dist-packages/nfqb
 expect "$deb_py" $P/__init__.py $P/netfilterqueue.py $P/aio.py $P/shim.py \
 	$P/_protocols.py $P/_nfqb.pyi $P/py.typed \
@@ -302,7 +303,7 @@ if grep -qF "$root$L/libnfq-batch.so.0" <<<"$lddout"; then
 else
 	bad "program does not load the unpacked library"
 fi
-for t in bin/nfqb-stat bin/nfqb-verdict bin/nfqb-bench sbin/nfqb-ips; do
+for t in bin/nfqb-stat bin/nfqb-verdict sbin/nfqb-ips; do
 	if LD_LIBRARY_PATH=$root$L "$root/usr/$t" --help >/dev/null 2>&1; then
 		ok "unpacked ${t#*/} --help runs"
 	else

@@ -37,7 +37,7 @@
 #      tarball with cython3, like libdaq's: a skip without it, a failure
 #      in CI), about 2.5 min
 # 10a. nfqb-bench -c lib,app: one short run of the application binary of
-#      make bench-abi (utils/nfqb-bench-app) on build-werror's library
+#      make bench-abi (bench/nfqb-bench-app) on build-werror's library
 # 10b. the Go package (go/): make -C build-werror check-go (go/tests/run.sh:
 #      gofmt, go vet, the tests and benchmarks of go/nfqb and go/nfqueue
 #      on the kernel, go-nfqueue 2.0.0's own tests when its source is
@@ -546,16 +546,16 @@ else
 	stage_failed "python: build-werror has no Python binding (python3-dev missing?)"
 fi
 
-# 10a. nfqb-bench's app consumer (utils/nfqb-bench-app, the binary make
+# 10a. nfqb-bench's app consumer (bench/nfqb-bench-app, the binary make
 # bench-abi runs on two libraries) on build-werror's library, beside lib:
 # one short run, which fails only if a run fails or loses packets (app-old
 # needs release 0.1.0's library built: make bench-abi, not here).
 app_pass=0
 app_fail=0
 banner "app: nfqb-bench -c lib,app (short)"
-if [ -x "$top/build-werror/utils/nfqb-bench-app" ] &&
-   NFQB_BENCH_APP="$top/build-werror/utils/nfqb-bench-app" \
-   "$top/build-werror/utils/nfqb-bench" -c lib,app -s 64 --mode stream \
+if [ -x "$top/build-werror/bench/nfqb-bench-app" ] &&
+   NFQB_BENCH_APP="$top/build-werror/bench/nfqb-bench-app" \
+   "$top/build-werror/bench/nfqb-bench" -c lib,app -s 64 --mode stream \
 	-n 20000 -r 1 --no-syscount; then
 	app_pass=1
 else

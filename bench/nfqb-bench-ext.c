@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * nfqb-bench: the same application binary on two libraries (asked for by
- * name: -c app-old,app). Both run nfqb-bench-app (utils/nfqb-bench-app.c:
+ * name: -c app-old,app). Both run nfqb-bench-app (bench/nfqb-bench-app.c:
  * the 0.1.0 API only, nfqb_recv() 64, accept each), forked by the
  * consumer process as the Python consumers are (so it runs on the
  * consumer's CPU, in the run's namespace, and its CPU time is the
@@ -11,7 +11,7 @@
  *   nfqb-bench runs with (from the build tree: its run path to
  *   lib/.libs);
  * - app-old: with LD_LIBRARY_PATH set to NFQB_BENCH_OLD_LIB, a directory
- *   holding another build's libnfq-batch.so.0 (utils/bench-old-lib.sh
+ *   holding another build's libnfq-batch.so.0 (bench/bench-old-lib.sh
  *   builds release 0.1.0's).
  *
  * One harness, two libraries: two nfqb-bench builds would compare their
@@ -65,7 +65,7 @@ static int ext_check(const struct bench_cfg *cfg, struct bench_cons *c,
 	w->bin = bench_env_or("NFQB_BENCH_APP", "");
 	if (!*w->bin || access(w->bin, X_OK)) {
 		snprintf(msg, sizeof(msg),
-			 "no nfqb-bench-app '%.100s': set NFQB_BENCH_APP to the build tree's utils/nfqb-bench-app (make bench-abi does)",
+			 "no nfqb-bench-app '%.100s': set NFQB_BENCH_APP to the build tree's bench/nfqb-bench-app (make bench-abi does)",
 			 w->bin);
 		return bench_child_fail(c, msg);
 	}
@@ -73,11 +73,11 @@ static int ext_check(const struct bench_cfg *cfg, struct bench_cons *c,
 		return 0;
 	w->libdir = bench_env_or("NFQB_BENCH_OLD_LIB", "");
 	if (!*w->libdir)
-		return bench_child_fail(c, "NFQB_BENCH_OLD_LIB is not set: build release 0.1.0's library with utils/bench-old-lib.sh, which prints the directory (make bench-abi does both)");
+		return bench_child_fail(c, "NFQB_BENCH_OLD_LIB is not set: build release 0.1.0's library with bench/bench-old-lib.sh, which prints the directory (make bench-abi does both)");
 	snprintf(so, sizeof(so), "%s/libnfq-batch.so.0", w->libdir);
 	if (access(so, R_OK)) {
 		snprintf(msg, sizeof(msg),
-			 "NFQB_BENCH_OLD_LIB: no %.100s: build it with utils/bench-old-lib.sh (make bench-abi does)",
+			 "NFQB_BENCH_OLD_LIB: no %.100s: build it with bench/bench-old-lib.sh (make bench-abi does)",
 			 so);
 		return bench_child_fail(c, msg);
 	}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# utils/bench-old-lib.sh [COMMIT] - build an earlier release's shared
+# bench/bench-old-lib.sh [COMMIT] - build an earlier release's shared
 # library once, into a cache outside the clone, and print the directory
 # that holds its libnfq-batch.so.0: NFQB_BENCH_OLD_LIB for nfqb-bench's
 # app-old consumer (make bench-abi runs this).
