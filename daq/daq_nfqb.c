@@ -271,8 +271,9 @@ static int qb_stats(const struct nfqb_queue *q, struct nfqb_stats *st)
 
 /* --- Configuration --------------------------------------------------------- */
 
-static int parse_uint(const char *s, unsigned long min, unsigned long max,
-		      unsigned long *out)
+/* @s in @base (0: decimal, or hex with 0x) into *@out, within [min, max]. */
+static int parse_ulong(const char *s, int base, unsigned long min,
+		       unsigned long max, unsigned long *out)
 {
 	unsigned long v;
 	char *end;
@@ -280,11 +281,17 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max,
 	if (!s || !*s || *s == '-' || *s == '+')
 		return -1;
 	errno = 0;
-	v = strtoul(s, &end, 10);
+	v = strtoul(s, &end, base);
 	if (errno || *end || v < min || v > max)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+static int parse_uint(const char *s, unsigned long min, unsigned long max,
+		      unsigned long *out)
+{
+	return parse_ulong(s, 10, min, max, out);
 }
 
 /* A flag variable: no value (on), or 1/0, yes/no, true/false, on/off. */
@@ -475,13 +482,8 @@ static int var_conntrack(struct nfqb_daq_ctx *c, const char *val)
 static int var_mark(const char *val, uint32_t *out)
 {
 	unsigned long v;
-	char *end;
 
-	if (!val || !*val || *val == '-' || *val == '+')
-		return -1;
-	errno = 0;
-	v = strtoul(val, &end, 0);
-	if (errno || *end || !v || v > UINT32_MAX)
+	if (parse_ulong(val, 0, 1, UINT32_MAX, &v))
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
