@@ -40,7 +40,8 @@ kernel_patches = \
 	kernel/patches/0012-netfilter-nft_queue-allow-queueing-from-netdev-ingre.patch \
 	kernel/patches/0013-netfilter-nft_queue-allow-queueing-from-inet-ingress.patch \
 	kernel/patches/0014-selftests-netfilter-nf_queue-stop-on-SIGTERM-whereve.patch \
-	kernel/patches/0015-selftests-netfilter-add-nft_queue_netdev.sh.patch
+	kernel/patches/0015-selftests-netfilter-add-nft_queue_netdev.sh.patch \
+	kernel/patches/0016-selftests-netfilter-nft_queue.sh-ARP-cut-short-by-a-.patch
 
 # test-only patches (fault injection points for guest tests), applied by
 # build.sh after the series; never posted

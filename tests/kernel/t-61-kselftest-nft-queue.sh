@@ -21,6 +21,10 @@
 #   before), TCP receivers 120 s, SCTP receivers 240 s (60 s): with 2 MB
 #   and 30/60 s, tcp-forward, sctp-forward and sctp-output ran out of time.
 #
+# The series adds two cases (patch 16, issue 43): ARP requests cut short
+# by the verdict (nf_queue -T) at a veth's netdev egress hook and at a
+# bridge's output hook (bridge family, nf 6/6); both must pass.
+#
 # The script's result is judged case by case (each case is known by its
 # PASS line): the test passes when the cases that did not pass are a
 # subset of BASELINE, the cases that also do not pass on the unpatched
@@ -86,6 +90,8 @@ grep -q '^FAIL: sctp output' /tmp/t61.out && failed="$failed sctp-output-data"
 check_case udp-ct-race "PASS: both udp receivers got one packet each"
 check_case vrf "PASS: icmp+nfqueue via vrf"
 check_case queue-removal "PASS: queue program exiting while packets queued"
+check_case arp-cut-egress "PASS: netdev egress: arp request cut short by the verdict leaves"
+check_case arp-cut-bridge "PASS: bridge output: arp request cut short by the verdict leaves"
 if grep -q '^TAINT' /tmp/t61.out; then
 	failed="$failed taint"
 fi
