@@ -509,6 +509,21 @@ static void kernel_queues(struct nlb *b, uint32_t id)
 	nfqbt_dgram.flags = 0;
 }
 
+/* The setup of the full-book cases: the default verdict drop (a packet
+ * defaulted would show), the book filled behind a held head (returned),
+ * and packet *@id queued by the kernel, its datagram waiting in the
+ * socket. */
+static struct nfqb_packet *book_full_next_waiting(struct nfqb_queue *q,
+						  uint32_t *id, struct nlb *b)
+{
+	struct nfqb_packet *head;
+
+	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
+	head = fill_book(q, id);
+	kernel_queues(b, *id);
+	return head;
+}
+
 /* Every packet the kernel queued got @verdict, none a default. */
 static void all_got(uint32_t verdict)
 {
@@ -533,10 +548,8 @@ START_TEST(test_rx_book_bounded)
 	struct nlb b;
 	int i, n = 0;
 
-	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
 	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
-	head = fill_book(q, &id);
-	kernel_queues(&b, id);
+	head = book_full_next_waiting(q, &id, &b);
 	for (i = 0; i < 2; i++) {
 		ck_assert_int_eq(nfqb_recv(q, &p, 1), -1);
 		ck_assert_int_eq(errno, ENOSPC);
@@ -742,6 +755,40 @@ START_TEST(test_large_gso_off)
 }
 END_TEST
 
+/*
+ * The same when the send that carries the drop and the GSO request fails
+ * (ENOBUFS): nothing is counted as sent, the drop is not applied and is
+ * kept, and the next flush sends both, once; the packet never reaches the
+ * application in between.
+ */
+START_TEST(test_large_gso_off_send_fails)
+{
+	struct nfqb_queue *q = kernel_queue(64);
+	struct nfqb_packet *vec[4];
+	uint8_t syn[44];
+	size_t n = syn_bytes(syn, 1460);
+	long i;
+
+	km.config_ok = true;
+	ck_assert_int_eq(nfqb_queue_set_nonblock(q, true), 0);
+	ck_assert_int_eq(nfqb_queue_set_large(q, NFQB_LARGE_WHOLE), 0);
+	large_inject(q, 1, syn, n, 70000, true);
+	fail_sends = 1;
+	ck_assert_int_eq(nfqb_recv(q, vec, 4), -1);
+	i = km_find(&km, 1);
+	ck_assert_int_ge(i, 0);
+	ck_assert(!km.p[i].applied && km.p[i].failed_sends == 1);
+	nfqbt_assert_stats(q, "large_resent=1 gso_off=0 send_failures=1 "
+			   "outstanding=1");
+	ck_assert_int_ge(nfqb_flush(q), 0);
+	ck_assert(km_got(1)->verdict == NFQB_DROP);
+	nfqbt_assert_stats(q, "large_resent=1 gso_off=1 outstanding=0");
+	ck_assert_int_eq(nfqb_recv(q, vec, 4), -1);
+	nfqbt_assert_stats(q, "gso_off=1");
+	kernel_done(q);
+}
+END_TEST
+
 /* --- conntrack verdicts ---------------------------------------------------- */
 
 /*
@@ -825,9 +872,7 @@ START_TEST(test_rx_any_grows_book)
 	uint32_t id, cap = q->book.cap;
 	struct nlb b;
 
-	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
-	head = fill_book(q, &id);
-	kernel_queues(&b, id);
+	head = book_full_next_waiting(q, &id, &b);
 	ck_assert_int_eq(nfqb_rx_read_any(&q->rx, &q->rx_in, 1), 1);
 	ck_assert_uint_eq(q->book.cap, 2 * cap);
 	ck_assert_uint_eq(nfqbt_serve(q, &p, 1), 1);
@@ -862,9 +907,7 @@ START_TEST(test_rx_any_grow_fails)
 	uint32_t id, cap = q->book.cap;
 	struct nlb b;
 
-	ck_assert_int_eq(nfqb_queue_set_default_verdict(q, NFQB_DROP), 0);
-	head = fill_book(q, &id);
-	kernel_queues(&b, id);
+	head = book_full_next_waiting(q, &id, &b);
 	nfqbt_seam_install(&nomem);
 	ck_assert_int_eq(nfqb_rx_read_any(&q->rx, &q->rx_in, 1), -1);
 	ck_assert_int_eq(errno, ENOMEM);
@@ -1268,7 +1311,7 @@ static Suite *plan_suite(void)
 		test_linger_policy, test_linger_room, test_hold_limit, NULL });
 	nfqbt_tcase_tests(s, "large", 0, (const TTest *[]){
 		test_large_syn_clamped, test_large_cut_dropped,
-		test_large_gso_off, NULL });
+		test_large_gso_off, test_large_gso_off_send_fails, NULL });
 	nfqbt_tcase_tests(s, "conntrack", 0, (const TTest *[]){
 		test_ct_verdicts, NULL });
 	nfqbt_tcase_tests(s, "pace", 0, (const TTest *[]){
