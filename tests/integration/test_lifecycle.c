@@ -847,6 +847,34 @@ static void ips_wait_line(FILE *f, const char *prefix, char *line,
 	ck_abort_msg("nfqb-ips: no line \"%s\"", prefix);
 }
 
+/* nfqb-ips (@ips) on queue QNUM with the rules file @rules and the
+ * options @extra (NULL-terminated, up to 4), its stdout on @pfd[1]: its
+ * pid. */
+static pid_t ips_spawn(const char *ips, const char *rules, int pfd[2],
+		       const char *const *extra)
+{
+	const char *argv[10] = { "nfqb-ips", "-q", NULL, "-r", rules };
+	char q[16];
+	unsigned int i;
+	pid_t pid;
+
+	snprintf(q, sizeof(q), "%u", QNUM);
+	argv[2] = q;
+	for (i = 0; extra && extra[i] && i < 4; i++)
+		argv[5 + i] = extra[i];
+	ck_assert(pipe(pfd) == 0);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		execv(ips, (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
 /* The output of an nfqb-ips just forked with its stdout on @pfd[1]
  * (closed here), read unbuffered, once it said it runs: that line in
  * @line. */
@@ -866,7 +894,7 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 {
 	struct nfqbt_rx_opts ro = { .quiet_ms = 2000, .max_seq = MAX_SEQ };
 	char ips[PATH_MAX], rules[] = "/tmp/nfqb-life-rules-XXXXXX";
-	char line[256], q[16];
+	char line[256];
 	struct nfqbt_tx *tx;
 	struct nfqb_kstats ks;
 	struct nfqbt_rx *rx;
@@ -883,18 +911,8 @@ START_TEST(test_ips_upgrade_x10_as_nobody)
 	nfqbt_rule_queue(PORT, QNUM, false);
 	nfqbt_ips_rules(rules, "mark %u 9\n", PORT);
 	rx = nfqbt_rx_start(PORT, &ro);
-	ck_assert(pipe(pfd) == 0);
-	snprintf(q, sizeof(q), "%u", QNUM);
-	pid = fork();
-	ck_assert(pid >= 0);
-	if (pid == 0) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execl(ips, "nfqb-ips", "-q", q, "-r", rules, "--user", "nobody",
-		      (char *)NULL);
-		_exit(127);
-	}
+	pid = ips_spawn(ips, rules, pfd,
+			(const char *const[]){ "--user", "nobody", NULL });
 	f = ips_output(pfd, line, sizeof(line));
 	tx = sender_start(rx);
 	for (g = 1; g <= UPGRADES; g++) {
@@ -942,7 +960,7 @@ START_TEST(test_ips_large)
 	};
 	struct timeval tv = { .tv_sec = 2 };
 	bool pass = _i == 1;
-	char line[256], q[16], want[160], rbuf[4096];
+	char line[256], want[160], rbuf[4096];
 	int pfd[2], rx, tx;
 	unsigned int got = 0;
 	ssize_t r;
@@ -960,22 +978,8 @@ START_TEST(test_ips_large)
 	ck_assert(setsockopt(rx, SOL_SOCKET, SO_RCVTIMEO, &tv,
 			     sizeof(tv)) == 0);
 	ck_assert(bind(rx, (struct sockaddr *)&to, sizeof(to)) == 0);
-	ck_assert(pipe(pfd) == 0);
-	snprintf(q, sizeof(q), "%u", QNUM);
-	pid = fork();
-	ck_assert(pid >= 0);
-	if (pid == 0) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		if (pass)
-			execl(ips, "nfqb-ips", "-q", q, "-r", rules, "--large",
-			      "pass", (char *)NULL);
-		else
-			execl(ips, "nfqb-ips", "-q", q, "-r", rules,
-			      (char *)NULL);
-		_exit(127);
-	}
+	pid = ips_spawn(ips, rules, pfd, (const char *const[]){
+		pass ? "--large" : NULL, "pass", NULL });
 	f = ips_output(pfd, line, sizeof(line));
 	ck_assert_msg(strstr(line, pass ? "large packets: pass" :
 				   "large packets: whole"), "%s", line);
