@@ -107,6 +107,26 @@ counters() {
 		sed -n 's/.*counter packets \([0-9]*\) bytes.*/\1/p'
 }
 
+# arp_trim_end PID WHERE NS BYTES FROM: the end of an ARP trim case: the
+# listener PID stopped, its output (/tmp/l.out) shown and checked, ARP
+# requests queued WHERE ("at egress"), and every ARP frame NS's ingress
+# chain "netdev t seen" counted of its cut length (rule 1) against all
+# (rule 2): they left FROM cut to BYTES bytes.
+arp_trim_end() {
+	kill "$1" 2>/dev/null
+	wait "$1"
+	check "listener status" "$?" 0
+	sed 's/^/    /' /tmp/l.out
+	n=$(field /tmp/l.out seen)
+	[ "${n:-0}" -ge 1 ] && log "ok: $n ARP requests queued $2" ||
+		fail "no ARP request queued $2"
+	set -- "$4" "$5" $(counters "$3" netdev t seen)
+	log "ingress: $3 ARP frames of the cut length, $4 ARP frames in all"
+	[ "${3:-0}" -ge 1 ] && [ "$3" = "${4:-0}" ] &&
+		log "ok: the shortened requests left $2, cut to $1 bytes" ||
+		fail "the shortened requests were dropped (cut to $1: ${3:-0}, all: ${4:-0})"
+}
+
 # queue_total NS QUEUE: packets waiting for a verdict on QUEUE (empty when
 # the queue is not bound)
 queue_total() {

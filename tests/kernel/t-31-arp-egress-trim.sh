@@ -26,19 +26,7 @@ lpid=$!
 wait_line /tmp/l.out listening
 # the requests arrive cut short: b cannot answer, the ping fails
 A ping -c 1 -W 3 10.0.0.2 > /dev/null 2>&1
-kill $lpid 2>/dev/null
-wait $lpid
-lrc=$?
-sed 's/^/    /' /tmp/l.out
-check "listener status" "$lrc" 0
-seen=$(field /tmp/l.out seen)
-[ "${seen:-0}" -ge 1 ] && log "ok: $seen ARP requests queued at egress" ||
-	fail "no ARP request queued at egress"
-set -- $(counters b netdev t seen)
-log "b's ingress: $1 ARP frames of 16 + 14 bytes, $2 ARP frames in all"
-[ "${1:-0}" -ge 1 ] && [ "$1" = "${2:-0}" ] &&
-	log "ok: the shortened requests left veth0, cut to 30 bytes" ||
-	fail "the shortened requests were dropped (cut to 30: ${1:-0}, all: ${2:-0})"
+arp_trim_end $lpid "at egress" b 30 veth0
 check "no warning in the kernel log" \
 	"$(dmesg | grep -c 'WARNING:.*nfnetlink_queue')" 0
 teardown

@@ -38,19 +38,7 @@ lpid=$!
 wait_line /tmp/l.out listening || { kill $lpid; finish; }
 # the requests arrive cut short: a cannot answer, the ping fails
 B ping -c 1 -W 3 10.0.0.1 > /dev/null 2>&1
-kill $lpid 2>/dev/null
-wait $lpid
-lrc=$?
-sed 's/^/    /' /tmp/l.out
-check "listener status" "$lrc" 0
-seen=$(field /tmp/l.out seen)
-[ "${seen:-0}" -ge 1 ] && log "ok: $seen ARP requests queued at the bridge's output" ||
-	fail "no ARP request queued at the bridge's output"
-set -- $(counters a netdev t seen)
-log "a's ingress: $1 ARP frames of 16 bytes, $2 ARP frames in all"
-[ "${1:-0}" -ge 1 ] && [ "$1" = "${2:-0}" ] &&
-	log "ok: the shortened requests left the bridge, cut to 16 bytes" ||
-	fail "the shortened requests were dropped (cut to 16: ${1:-0}, all: ${2:-0})"
+arp_trim_end $lpid "at the bridge's output" a 16 "the bridge"
 check "no warning in the kernel log" \
 	"$(dmesg | grep -c 'WARNING:')" "$warnings"
 teardown
