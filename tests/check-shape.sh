@@ -4,7 +4,7 @@
 # The shape of the code, in two parts:
 #
 # --functions: no function over 60 lines in the C sources and headers
-#   outside tests/ (lib/, utils/, daq/, python/src/, examples/,
+#   outside tests/ (lib/, utils/, ips/, daq/, python/src/, examples/,
 #   integrations/, include/).  A function is a "{" at file scope after a
 #   declarator: its ")" closes the line before it or the same line (any
 #   brace style: "{" alone at column 0, or "int f(void) {"), and
@@ -87,7 +87,7 @@ c_sources() {
 		printf '%s\n' "$list" | grep -v -e '^tests/' -e '^kernel/'
 		return
 	fi
-	for d in lib utils daq python/src examples integrations include; do
+	for d in lib utils ips daq python/src examples integrations include; do
 		[ -d "$d" ] && find "$d" \( -name '*.c' -o -name '*.h' \) -type f
 	done
 }

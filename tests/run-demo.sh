@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # The main job: install the dependencies, build, and run the IPS's demo
-# (utils/nfqb-ips --demo) on generated traffic.  It sets up its own
+# (ips/nfqb-ips --demo) on generated traffic.  It sets up its own
 # private network namespace, queue rule and traffic, prints live figures,
 # reloads its rules half-way, stops the traffic and lets the queues drain
 # before it stops, checks that every datagram was dropped by the rules or
@@ -36,7 +36,7 @@ mkdir -p "$build"
 (cd "$build" && "$top/configure")
 make -C "$build" -j"$jobs"
 
-ips=$build/utils/nfqb-ips
+ips=$build/ips/nfqb-ips
 if [ ! -x "$ips" ]; then
 	echo "run-demo: FAILED: $ips was not built" >&2
 	exit 1

@@ -1026,7 +1026,7 @@ bool nfqbt_find_ips(char *path, size_t size)
 	for (up = 0; up < 5; up++) {
 		struct stat st;
 
-		if (snprintf(path, size, "%s/utils/nfqb-ips", dir) >=
+		if (snprintf(path, size, "%s/ips/nfqb-ips", dir) >=
 		    (int)size)
 			return false;
 		if (stat(path, &st) == 0)
@@ -1160,9 +1160,9 @@ void nfqbt_stage_ips(const char *dir, char *exe, size_t size)
 {
 	char ips[PATH_MAX], top[PATH_MAX];
 
-	ck_assert_msg(nfqbt_find_ips(ips, sizeof(ips)), "utils/nfqb-ips "
+	ck_assert_msg(nfqbt_find_ips(ips, sizeof(ips)), "ips/nfqb-ips "
 		      "not found above this program");
-	/* BUILDDIR/utils/nfqb-ips */
+	/* BUILDDIR/ips/nfqb-ips */
 	snprintf(top, sizeof(top), "%s", ips);
 	nfqbt_stage_program(ips, dirname(dirname(top)), dir, exe, size);
 }

@@ -355,7 +355,7 @@ int nfqbt_decide_mark(struct nfqb_packet *p, uint32_t seq, void *data);
 void nfqbt_ips_rules(char *tmpl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* utils/nfqb-ips of this build tree, looked for up from this
+/* ips/nfqb-ips of this build tree, looked for up from this
  * program: its path in @path, false if not found. */
 bool nfqbt_find_ips(char *path, size_t size);
 
@@ -370,7 +370,7 @@ bool nfqbt_find_ips(char *path, size_t size);
 void nfqbt_stage_program(const char *prog, const char *builddir,
 			 const char *dir, char *exe, size_t size);
 
-/* nfqbt_stage_program() of this build tree's utils/nfqb-ips
+/* nfqbt_stage_program() of this build tree's ips/nfqb-ips
  * (nfqbt_find_ips()). */
 void nfqbt_stage_ips(const char *dir, char *exe, size_t size);
 

@@ -146,10 +146,10 @@ tests_integration_soak_LDADD = $(NFQBT_PUBLIC_LDADD)
 
 NFQB_SOAK_SECONDS ?= 600
 .PHONY: soak
-soak: tests/integration/soak utils/nfqb-ips
+soak: tests/integration/soak ips/nfqb-ips
 	NFQB_SOAK_SECONDS=$(NFQB_SOAK_SECONDS) ./tests/integration/soak
 
-# nfqb-ips under a real systemd (issue 12): utils/nfqb-ips.service
+# nfqb-ips under a real systemd (issue 12): ips/nfqb-ips.service
 # run by a systemd user manager the test starts (/lib/systemd/systemd, the
 # systemd package: tests/deps.sh), restarted, killed and reloaded under
 # load; nothing lost or duplicated, the queue never unbound. The unit

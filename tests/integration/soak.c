@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The soak (issue 12): the IPS (utils/nfqb-ips, two queues,
+ * The soak (issue 12): the IPS (ips/nfqb-ips, two queues,
  * --user nobody) under mixed load for NFQB_SOAK_SECONDS (default 60;
  * `make soak` runs 600), with a rules reload every 2 s, an upgrade in
  * place every 5 s and a stop and fresh start every 30 s

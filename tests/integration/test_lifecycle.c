@@ -13,7 +13,7 @@
  *   exec()s itself again with the next mark; the receiver checks with
  *   SO_RCVMARK that every packet arrived exactly once, marked by exactly
  *   one process, and the kernel's counters that none was dropped;
- * - the same with utils/nfqb-ips (SIGUSR2, --user nobody), with the pool in
+ * - the same with ips/nfqb-ips (SIGUSR2, --user nobody), with the pool in
  *   a process (both modes), after a consumer was killed holding packets
  *   (its successor defaults exactly those), and with this test as the
  *   service manager of nfqb-ips (fd store, SIGKILL, restart);
@@ -967,7 +967,7 @@ START_TEST(test_ips_large)
 	pid_t pid;
 	FILE *f;
 
-	ck_assert_msg(nfqbt_find_ips(ips, sizeof(ips)), "utils/nfqb-ips not "
+	ck_assert_msg(nfqbt_find_ips(ips, sizeof(ips)), "ips/nfqb-ips not "
 		      "built");
 	nfqbt_netns_enter();
 	nfqbt_rule_queue(PORT, QNUM, false);
@@ -1533,11 +1533,11 @@ START_TEST(test_verdict_tool_user)
 	pid_t pid;
 
 	ck_assert(nfqbt_find_ips(ips, sizeof(ips)));
-	/* utils/nfqb-verdict, beside utils/nfqb-ips of the same tree */
+	/* utils/nfqb-verdict of the tree of ips/nfqb-ips */
 	slash = strrchr(ips, '/');
 	ck_assert(slash);
 	*slash = 0;
-	snprintf(tool, sizeof(tool), "%s/nfqb-verdict", ips);
+	snprintf(tool, sizeof(tool), "%s/../utils/nfqb-verdict", ips);
 	nfqbt_netns_enter();
 	nfqbt_rule_queue(PORT, QNUM, false);
 	rx = nfqbt_rx_start(PORT, &ro);

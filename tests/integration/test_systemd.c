@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * nfqb-ips under a real systemd (issue 12): utils/nfqb-ips.service
+ * nfqb-ips under a real systemd (issue 12): ips/nfqb-ips.service
  * run by a systemd user manager (/lib/systemd/systemd --user, as root: its
  * services may bind queues) that this test starts, in the test's network
  * namespace, with a rule WITHOUT --queue-bypass: a moment with the queue
@@ -635,7 +635,7 @@ static void manager_stop(pid_t mgr)
 	waitpid(g_copier, &status, 0);
 }
 
-/* The unit: utils/nfqb-ips.service with ExecStart= naming @ips
+/* The unit: ips/nfqb-ips.service with ExecStart= naming @ips
  * (a copy by nfqbt_stage_ips(): its libraries in ../lib), the test's
  * rules and queue, and its output in a file. Everything else as shipped,
  * sandbox included. Loaded (daemon-reload). */
@@ -645,7 +645,7 @@ static void write_unit(const char *ips, const char *rules, const char *log)
 	FILE *in, *out;
 	bool service = false, execstart = false;
 
-	snprintf(src, sizeof(src), "%s/utils/nfqb-ips.service",
+	snprintf(src, sizeof(src), "%s/ips/nfqb-ips.service",
 		 NFQB_TOP_SRCDIR);
 	snprintf(dst, sizeof(dst), "%s/config/systemd/user/" UNIT, g_dir);
 	snprintf(libdir, sizeof(libdir), "%s", ips);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * nfqb-ips: a small IPS on the libnfq-batch worker pool.
+ * nfqb-ips: a small IPS on the libnfq-batch worker pool. This file is
+ * the daemon; main.c reads the command line and demo.c is the driver of
+ * --demo and --bench (nfqb-ips.h says which calls which).
  *
  *   nfqb-ips [-q FIRST[:LAST]] [-m qpw|dispatch] [-w WORKERS]
  *            [-l whole|pass] -r RULES
@@ -21,14 +23,6 @@
  *       Under systemd (Type=notify, FileDescriptorStoreMax=) the queue
  *       sockets go to the fd store, so that a restart after a crash finds
  *       the queues still bound (see nfqb-ips.service and nfqb-ips(8)).
- *   nfqb-ips --demo     the same in a private network namespace, with its
- *                       own rule (--queue-balance 0:3), rules file and
- *                       traffic; prints live figures, reloads midway,
- *                       stops the traffic, lets the queues drain, stops,
- *                       and checks that every datagram was dropped by the
- *                       rules or delivered with its mark (exit status 1
- *                       if not, with what happened instead)
- *   nfqb-ips --bench    packets per second with 1, 2 and 4 queues
  *
  * Matching works on the IPv4/IPv6 packet as the kernel queued it. The
  * library queues GSO packets whole (NFQB_F_GSO, its default): a TCP
@@ -47,33 +41,24 @@
  * no MSS clamping: a TCP stream whose GSO packets are longer than 1500
  * bytes, on lo say, can stall, its packets sent again as they were).
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
-#include <net/if.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <linux/netlink.h>
-#include <stddef.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <libnfq-batch/libnfq-batch.h>
-#include <libnfq-batch/pool.h>
-
-#include "nfqb-privdrop.h"
+#include "nfqb-ips.h"
+#include "../utils/nfqb-privdrop.h"
 
 #define MAX_RULES	256
 #define MAX_PATTERN	256
@@ -253,6 +238,11 @@ static void on_signal(int sig)
 	}
 }
 
+bool ips_stopping(void)
+{
+	return stopping;
+}
+
 /* The large-packet counters of every queue (nfqb_queue_set_large()),
  * summed: one line. */
 static void print_large_stats(struct nfqb_pool *pool)
@@ -302,7 +292,7 @@ static void print_stats(struct nfqb_pool *pool, const char *when)
 	fflush(stdout);
 }
 
-static void install_signals(void)
+void ips_install_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 
@@ -315,24 +305,13 @@ static void install_signals(void)
 	sigaction(SIGQUIT, &sa, NULL);
 }
 
-static uint64_t now_ms(void)
+uint64_t ips_now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
-
-struct opts {
-	uint16_t first, count;
-	enum nfqb_pool_mode mode;
-	unsigned int workers;
-	const char *rules;
-	const char *user;
-	enum nfqb_large large;	/* --large (default: whole) */
-	char **argv;		/* to exec() again on SIGUSR2 */
-	bool demo, bench;	/* --demo, --bench (--bench first) */
-};
 
 /* --- handover: upgrade in place, systemd's fd store ---------------------- */
 
@@ -388,7 +367,7 @@ static void notify(const char *msg, const int *fds, unsigned int nfds)
 /* The queue sockets this process was given: by the image before it
  * (NFQB_IPS_FDS=fd,fd,...) or by systemd (LISTEN_FDS, names
  * nfqueue-<num>). Returns true if @fds[0..count) are all there. */
-static bool inherited_fds(const struct opts *o, int *fds)
+static bool inherited_fds(const struct ips_opts *o, int *fds)
 {
 	const char *s = getenv(FDS_ENV), *pid = getenv("LISTEN_PID");
 	const char *n = getenv("LISTEN_FDS"), *names = getenv("LISTEN_FDNAMES");
@@ -440,7 +419,7 @@ static bool inherited_fds(const struct opts *o, int *fds)
  * fd store). Packets that arrive while a queue is being configured are
  * read with the configuration's answers: they are inspected here, by the
  * rules @r, before the socket can be given up. */
-static int bind_fds(const struct opts *o, int *fds, struct rules *r)
+static int bind_fds(const struct ips_opts *o, int *fds, struct rules *r)
 {
 	unsigned int i, tries;
 
@@ -493,7 +472,7 @@ static int bind_fds(const struct opts *o, int *fds, struct rules *r)
 /* Give every socket to systemd's fd store, named by queue. A socket there
  * that overflows would show an error to systemd, which then drops it: the
  * overflow is counted by the kernel, not reported on the socket. */
-static void fdstore_add(const struct opts *o, const int *fds)
+static void fdstore_add(const struct ips_opts *o, const int *fds)
 {
 	unsigned int i;
 	int on = 1;
@@ -513,7 +492,7 @@ static void fdstore_add(const struct opts *o, const int *fds)
 
 /* A clean stop unbinds the queues: their sockets leave the store (those
  * with fds[i] < 0 only, if @fds is not NULL). */
-static void fdstore_remove(const struct opts *o, const int *fds)
+static void fdstore_remove(const struct ips_opts *o, const int *fds)
 {
 	unsigned int i;
 
@@ -528,7 +507,7 @@ static void fdstore_remove(const struct opts *o, const int *fds)
 	}
 }
 
-static struct nfqb_pool *pool_open(const struct opts *o, struct rules *r,
+static struct nfqb_pool *pool_open(const struct ips_opts *o, struct rules *r,
 				   const int *fds)
 {
 	struct nfqb_pool_config cfg = {
@@ -556,10 +535,25 @@ static struct nfqb_pool *pool_open(const struct opts *o, struct rules *r,
 	return pool;
 }
 
+struct nfqb_pool *ips_pool_open(const struct ips_opts *o)
+{
+	the_pool = pool_open(o, rules_load(o->rules, 1), NULL);
+	return the_pool;
+}
+
+void ips_pool_close(struct nfqb_pool *pool)
+{
+	nfqb_pool_stop(pool);
+	nfqb_pool_wait(pool);
+	if (the_pool == pool)
+		the_pool = NULL;	/* no signal handler may use it now */
+	nfqb_pool_destroy(pool);
+}
+
 /* SIGUSR2: hand the queues over to a new image of this program. Returns
  * only if that failed; the queues are then in @fds, still bound (-1 for
  * one that could not be handed over: unbound, bound again next). */
-static void upgrade(const struct opts *o, int *fds)
+static void upgrade(const struct ips_opts *o, int *fds)
 {
 	char env[MAX_QUEUES * 12 + 1] = "";
 	struct nfqb_pool *p = the_pool;
@@ -602,7 +596,7 @@ static void upgrade(const struct opts *o, int *fds)
  * does not start us again (no restart job), it closes the sockets, which
  * unbinds the queues: the packets queued since the handover are dropped
  * then, whatever the rule. Returns the exit status. */
-static int leave_for_restart(const struct opts *o, int *fds)
+static int leave_for_restart(const struct ips_opts *o, int *fds)
 {
 	struct nfqb_pool *p = the_pool;
 	int ret = 0;
@@ -621,27 +615,16 @@ static int leave_for_restart(const struct opts *o, int *fds)
 	return ret;
 }
 
-/* What --demo adds to serve() (the daemon has none): @up is called once
- * the pool runs (again after an upgrade whose exec() failed), @tick every
- * second (true: stop now), @down once the pool has stopped, before it is
- * destroyed (its counters final); each may be NULL. */
-struct hooks {
-	void (*up)(void *data);
-	bool (*tick)(struct nfqb_pool *pool, void *data);
-	void (*down)(struct nfqb_pool *pool, void *data);
-	void *data;
-};
-
 /* What serve() keeps from one start of the pool to the next (after an
  * upgrade whose exec() failed): the queue sockets, the rules' generation,
  * whether the sockets were inherited, whether privileges were dropped,
  * the hooks and the time of the last tick. */
 struct server {
-	const struct opts *o;
+	const struct ips_opts *o;
 	int fds[MAX_QUEUES];
 	unsigned int generation;
 	bool inherited, dropped;
-	const struct hooks *h;
+	const struct ips_hooks *h;
 	uint64_t last_tick;
 };
 
@@ -650,7 +633,7 @@ struct server {
  * on failure. */
 static struct rules *serve_open(struct server *s)
 {
-	const struct opts *o = s->o;
+	const struct ips_opts *o = s->o;
 	struct rules *r;
 	unsigned int i;
 	bool stale;
@@ -706,7 +689,7 @@ static int serve_start(struct server *s)
  * or 1 (the exit status). */
 static int serve_up(struct server *s)
 {
-	const struct opts *o = s->o;
+	const struct ips_opts *o = s->o;
 	struct rules *r = serve_open(s);
 
 	if (!r || serve_start(s))
@@ -769,8 +752,8 @@ static bool serve_loop(struct server *s)
 			want_stats = 0;
 			print_stats(the_pool, "SIGUSR1");
 		}
-		if (s->h && s->h->tick && now_ms() - s->last_tick >= 1000) {
-			s->last_tick = now_ms();
+		if (s->h && s->h->tick && ips_now_ms() - s->last_tick >= 1000) {
+			s->last_tick = ips_now_ms();
 			if (s->h->tick(the_pool, s->h->data))
 				break;
 		}
@@ -807,11 +790,11 @@ static int serve_end(struct server *s)
 }
 
 /* Run until stopped, with the hooks @h (NULL: none). */
-static int serve(const struct opts *o, const struct hooks *h)
+int ips_serve(const struct ips_opts *o, const struct ips_hooks *h)
 {
 	struct server s = { .o = o, .generation = 1, .h = h };
 
-	s.last_tick = now_ms();
+	s.last_tick = ips_now_ms();
 	if (o->count > MAX_QUEUES) {
 		fprintf(stderr, "nfqb-ips: at most %u queues\n", MAX_QUEUES);
 		return 1;
@@ -822,553 +805,4 @@ static int serve(const struct opts *o, const struct hooks *h)
 			return 1;
 	} while (serve_loop(&s));
 	return serve_end(&s);
-}
-
-/* --- demo and bench: a private namespace with traffic ------------------- */
-
-#define DEMO_PORT	5555
-
-static int netns_setup(const char *rule)
-{
-	struct ifreq ifr = { 0 };
-	int fd, ret;
-
-	if (unshare(CLONE_NEWNET) < 0) {
-		fprintf(stderr, "nfqb-ips: unshare(CLONE_NEWNET): %s (run as "
-			"root)\n", strerror(errno));
-		return -1;
-	}
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0)
-		return -1;
-	strcpy(ifr.ifr_name, "lo");
-	ret = ioctl(fd, SIOCGIFFLAGS, &ifr);
-	if (ret == 0) {
-		ifr.ifr_flags |= IFF_UP;
-		ret = ioctl(fd, SIOCSIFFLAGS, &ifr);
-	}
-	close(fd);
-	if (ret < 0 || system(rule) != 0) {
-		fprintf(stderr, "nfqb-ips: namespace set-up failed\n");
-		return -1;
-	}
-	printf("nfqb-ips: private network namespace; %s\n", rule);
-	return 0;
-}
-
-struct traffic {
-	unsigned int count;	/* 0: until stopped */
-	unsigned int pace_every;	/* pause 1 ms every this many */
-	atomic_bool stop, tx_stop;	/* all of it; the sender only */
-	atomic_ullong sent, received, marked;
-	/* datagrams with "ATTACK" and "EXPLOIT": sent, delivered */
-	atomic_ullong sent_attack, sent_exploit, got_attack, got_exploit;
-	int rx_fd;
-	pthread_t tx, rx;
-	bool sending;		/* tx runs (not joined yet) */
-};
-
-static void *traffic_rx(void *arg)
-{
-	struct traffic *t = arg;
-	char buf[2048];
-	int one = 1;
-
-	setsockopt(t->rx_fd, SOL_SOCKET, SO_RCVMARK, &one, sizeof(one));
-	while (!atomic_load(&t->stop)) {
-		union {
-			char b[CMSG_SPACE(sizeof(uint32_t)) * 2];
-			struct cmsghdr align;
-		} cb;
-		struct iovec iov = { buf, sizeof(buf) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-				     .msg_control = cb.b,
-				     .msg_controllen = sizeof(cb.b) };
-		struct cmsghdr *cm;
-		ssize_t n = recvmsg(t->rx_fd, &mh, 0);
-
-		if (n < 0)
-			continue;	/* timeout: look at stop */
-		atomic_fetch_add(&t->received, 1);
-		if (memmem(buf, (size_t)n, "ATTACK", 6))
-			atomic_fetch_add(&t->got_attack, 1);
-		else if (memmem(buf, (size_t)n, "EXPLOIT", 7))
-			atomic_fetch_add(&t->got_exploit, 1);
-		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-			uint32_t mark;
-
-			if (cm->cmsg_level != SOL_SOCKET ||
-			    cm->cmsg_type != SO_MARK)
-				continue;
-			memcpy(&mark, CMSG_DATA(cm), sizeof(mark));
-			if (mark)
-				atomic_fetch_add(&t->marked, 1);
-		}
-	}
-	return NULL;
-}
-
-/* Datagrams from 16 source addresses (the kernel spreads flows over the
- * queues by address); every 10th carries "ATTACK", every 25th "EXPLOIT"
- * (unless it is a 10th). */
-static void *traffic_tx(void *arg)
-{
-	struct traffic *t = arg;
-	struct sockaddr_in to = {
-		.sin_family = AF_INET,
-		.sin_port = htons(DEMO_PORT),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
-	int fd[16];
-	unsigned int i;
-	char buf[128];
-
-	for (i = 0; i < 16; i++) {
-		struct sockaddr_in from = {
-			.sin_family = AF_INET,
-			.sin_addr.s_addr = htonl(0x7f000010 + i),
-		};
-
-		fd[i] = socket(AF_INET, SOCK_DGRAM, 0);
-		bind(fd[i], (struct sockaddr *)&from, sizeof(from));
-	}
-	for (i = 0; (!t->count || i < t->count) && !atomic_load(&t->stop) &&
-	     !atomic_load(&t->tx_stop);) {
-		const char *what = i % 10 == 9 ? "ATTACK" :
-				   i % 25 == 24 ? "EXPLOIT" : "hello";
-
-		memset(buf, '.', sizeof(buf));
-		snprintf(buf, sizeof(buf), "seq %u %s", i, what);
-		if (sendto(fd[i % 16], buf, sizeof(buf), MSG_DONTWAIT,
-			   (struct sockaddr *)&to, sizeof(to)) < 0 &&
-		    errno != EPERM) {
-			sched_yield();
-			continue;
-		}
-		if (what[0] != 'h')
-			atomic_fetch_add(what[0] == 'A' ? &t->sent_attack :
-					 &t->sent_exploit, 1);
-		i++;
-		atomic_store(&t->sent, i);
-		if (t->pace_every && i % t->pace_every == 0)
-			usleep(1000);
-	}
-	for (i = 0; i < 16; i++)
-		close(fd[i]);
-	return NULL;
-}
-
-/* The receiver: a socket on DEMO_PORT and its thread. */
-static int traffic_start(struct traffic *t)
-{
-	struct sockaddr_in addr = {
-		.sin_family = AF_INET,
-		.sin_port = htons(DEMO_PORT),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
-	struct timeval tv = { .tv_usec = 100000 };
-	int rcvbuf = 32 << 20;
-
-	t->rx_fd = socket(AF_INET, SOCK_DGRAM, 0);
-	setsockopt(t->rx_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(t->rx_fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
-		   sizeof(rcvbuf));
-	if (bind(t->rx_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
-		return -1;
-	pthread_create(&t->rx, NULL, traffic_rx, t);
-	return 0;
-}
-
-/* The sender's thread (once the queues are bound: what is sent before
- * that is dropped by the kernel, the rule has no --queue-bypass). */
-static void traffic_send(struct traffic *t)
-{
-	if (!t->sending && pthread_create(&t->tx, NULL, traffic_tx, t) == 0)
-		t->sending = true;
-}
-
-static void traffic_stop_tx(struct traffic *t)
-{
-	atomic_store(&t->tx_stop, true);
-	if (t->sending)
-		pthread_join(t->tx, NULL);
-	t->sending = false;
-}
-
-static void traffic_stop(struct traffic *t)
-{
-	traffic_stop_tx(t);
-	atomic_store(&t->stop, true);
-	pthread_join(t->rx, NULL);
-	close(t->rx_fd);
-}
-
-/* --demo: the rules file (appended to at t=3 s), the traffic, the per
- * second figures, and the pool's totals once it stopped. */
-struct demo {
-	struct traffic t;
-	const char *rules;
-	bool started, drained, ended;
-	unsigned int secs;
-	uint64_t last_packets;
-	struct nfqb_pool_stats end;
-};
-
-#define DEMO_SECONDS	6
-
-/* Every queue of the demo (0..3) bound and holding no packet: every
- * datagram queued has had its verdict. */
-static bool demo_queues_empty(void)
-{
-	struct nfqb_kstats ks;
-	uint16_t q;
-
-	for (q = 0; q < 4; q++)
-		if (nfqb_kstats_get(q, &ks, sizeof(ks)) < 0 || ks.queue_total)
-			return false;
-	return true;
-}
-
-/* The end of the demo, before the IPS stops: the sender stops, then the
- * kernel's queues drain and the receiver goes idle (200 ms without a
- * datagram), so that the stop finds no packet left to give the default
- * verdict (accept, uninspected) to. At most 5 s; a signal ends it. */
-static void demo_drain(struct demo *d)
-{
-	uint64_t t0 = now_ms(), last = t0;
-	unsigned long long seen = atomic_load(&d->t.received), now;
-
-	traffic_stop_tx(&d->t);
-	printf("demo: traffic stopped after %llu datagrams; draining the "
-	       "queues\n", (unsigned long long)atomic_load(&d->t.sent));
-	fflush(stdout);
-	while (!stopping && now_ms() - t0 < 5000) {
-		now = atomic_load(&d->t.received);
-		if (now != seen || !demo_queues_empty()) {
-			seen = now;
-			last = now_ms();
-		} else if (now_ms() - last >= 200) {
-			printf("demo: drained: queues empty, the last datagram "
-			       "delivered %llu ms after the traffic stopped\n",
-			       (unsigned long long)(last - t0));
-			d->drained = true;
-			return;
-		}
-		usleep(10000);
-	}
-	printf("demo: %s before the queues drained\n",
-	       stopping ? "interrupted" : "gave up waiting 5 s");
-}
-
-static void demo_up(void *arg)
-{
-	struct demo *d = arg;
-
-	if (!d->started)
-		traffic_send(&d->t);
-	d->started = true;
-}
-
-static bool demo_tick(struct nfqb_pool *pool, void *arg)
-{
-	struct demo *d = arg;
-	struct traffic *t = &d->t;
-	struct nfqb_pool_stats st;
-
-	nfqb_pool_stats(pool, -1, &st, sizeof(st));
-	printf("t=%2us  %7llu pkt/s | decided %llu: dropped %llu, marked %llu "
-	       "| sent %llu, delivered %llu (marked %llu)\n", ++d->secs,
-	       (unsigned long long)(st.packets - d->last_packets),
-	       (unsigned long long)st.packets, (unsigned long long)st.dropped,
-	       (unsigned long long)st.marked,
-	       (unsigned long long)atomic_load(&t->sent),
-	       (unsigned long long)atomic_load(&t->received),
-	       (unsigned long long)atomic_load(&t->marked));
-	fflush(stdout);
-	d->last_packets = st.packets;
-	if (d->secs == 3) {
-		FILE *f = fopen(d->rules, "a");
-
-		if (f) {
-			fputs("drop EXPLOIT\n", f);
-			fclose(f);
-		}
-		printf("demo: added \"drop EXPLOIT\" to the rules, sending "
-		       "SIGHUP to myself\n");
-		raise(SIGHUP);
-	}
-	if (d->secs < DEMO_SECONDS)
-		return false;
-	demo_drain(d);
-	return true;
-}
-
-static void demo_down(struct nfqb_pool *pool, void *arg)
-{
-	struct demo *d = arg;
-
-	nfqb_pool_stats(pool, -1, &d->end, sizeof(d->end));
-	d->ended = true;
-}
-
-/* The demo's check: every datagram sent was inspected, so either dropped
- * by the IPS or delivered with its mark, and none was lost. Whatever else
- * happened is named. Returns true if it holds. */
-static bool demo_check(const struct demo *d)
-{
-	unsigned long long sent = atomic_load(&d->t.sent);
-	unsigned long long got = atomic_load(&d->t.received);
-	unsigned long long marked = atomic_load(&d->t.marked);
-	unsigned long long attack = atomic_load(&d->t.got_attack);
-	unsigned long long dropped = d->end.dropped;
-	unsigned long long defaults = d->end.defaults;
-	long long lost = (long long)sent - (long long)dropped - (long long)got;
-	bool ok = d->ended && marked == got && !attack && !lost;
-
-	printf("demo: sent %llu (%llu with ATTACK, %llu with EXPLOIT): the IPS "
-	       "dropped %llu; delivered %llu (with ATTACK %llu, with EXPLOIT "
-	       "%llu: sent before the reload)\n", sent,
-	       (unsigned long long)atomic_load(&d->t.sent_attack),
-	       (unsigned long long)atomic_load(&d->t.sent_exploit), dropped,
-	       got, attack, (unsigned long long)atomic_load(&d->t.got_exploit));
-	printf("demo: delivered %llu, marked %llu (all marked: %s); default "
-	       "verdicts at the stop: %llu; sent - dropped - delivered = %lld\n",
-	       got, marked, marked == got ? "yes" : "no", defaults, lost);
-	if (!d->drained)
-		printf("demo: the IPS stopped before the traffic did and the "
-		       "queues drained\n");
-	if (defaults)
-		printf("demo: %llu still queued when the IPS stopped got the "
-		       "default verdict: accepted uninspected, without the "
-		       "mark\n", defaults);
-	if (got - marked > defaults)
-		printf("demo: %llu more passed without the mark: accepted "
-		       "uninspected by the kernel (fail-open: a queue was full, "
-		       "or at length 0 while the IPS stopped)\n",
-		       got - marked - defaults);
-	if (lost > 0)
-		printf("demo: %lld never arrived: sent after the IPS unbound "
-		       "the queues (the rule has no --queue-bypass), or a "
-		       "socket overflowed\n", lost);
-	printf("demo: %s\n", ok ? "PASS: every datagram was inspected: ATTACK "
-	       "dropped throughout, EXPLOIT from the reload on, every other "
-	       "one delivered with its mark" : "FAIL: see above");
-	return ok;
-}
-
-static int demo(struct opts *o)
-{
-	static char path[] = "/tmp/nfqb-ips-demo-XXXXXX";
-	struct demo d = { .t.pace_every = 64, .rules = path };
-	const struct hooks h = { demo_up, demo_tick, demo_down, &d };
-	FILE *f;
-	int fd, ret;
-
-	if (netns_setup("iptables -w -A OUTPUT -o lo -p udp --dport 5555 "
-			"-j NFQUEUE --queue-balance 0:3") < 0)
-		return 1;
-	fd = mkstemp(path);
-	if (fd < 0 || !(f = fdopen(fd, "w")))
-		return 1;
-	fprintf(f, "# nfqb-ips demo rules\ndrop ATTACK\nmark %d 7\n",
-		DEMO_PORT);
-	fclose(f);
-	printf("demo: rules file %s: drop ATTACK, mark port %d with 7\n",
-	       path, DEMO_PORT);
-	o->first = 0;
-	o->count = 4;
-	o->rules = path;
-	if (traffic_start(&d.t) < 0)
-		return 1;
-	ret = serve(o, &h);
-	traffic_stop(&d.t);
-	if (!demo_check(&d) && !ret)
-		ret = 1;
-	unlink(path);
-	return ret;
-}
-
-/* Packets per second with 1, 2, 4 queues, each run in a fresh namespace
- * (a child process each: a namespace per run, nothing left behind). */
-static int bench_one(enum nfqb_pool_mode mode, unsigned int nq,
-		     unsigned int ms)
-{
-	static char path[] = "/tmp/nfqb-ips-bench-XXXXXX";
-	char rule[256];
-	struct traffic t = { 0 };
-	struct opts o = { .first = 0, .count = (uint16_t)nq, .mode = mode,
-			  .large = NFQB_LARGE_WHOLE };
-	struct nfqb_pool_stats st;
-	uint64_t t0, t1, p0;
-	FILE *f;
-	int fd;
-
-	if (nq == 1)
-		snprintf(rule, sizeof(rule), "iptables -w -A OUTPUT -o lo -p "
-			 "udp --dport %d -j NFQUEUE --queue-num 0", DEMO_PORT);
-	else
-		snprintf(rule, sizeof(rule), "iptables -w -A OUTPUT -o lo -p "
-			 "udp --dport %d -j NFQUEUE --queue-balance 0:%u",
-			 DEMO_PORT, nq - 1);
-	if (netns_setup(rule) < 0)
-		return 1;
-	fd = mkstemp(path);
-	if (fd < 0 || !(f = fdopen(fd, "w")))
-		return 1;
-	fprintf(f, "drop ATTACK\nmark %d 7\n", DEMO_PORT);
-	fclose(f);
-	o.rules = path;
-	the_pool = pool_open(&o, rules_load(path, 1), NULL);
-	unlink(path);
-	if (!the_pool || nfqb_pool_start(the_pool) < 0)
-		return 1;
-	if (traffic_start(&t) < 0)
-		return 1;
-	traffic_send(&t);
-	usleep(300 * 1000);	/* warm up */
-	nfqb_pool_stats(the_pool, -1, &st, sizeof(st));
-	p0 = st.packets;
-	t0 = now_ms();
-	usleep(ms * 1000);
-	nfqb_pool_stats(the_pool, -1, &st, sizeof(st));
-	t1 = now_ms();
-	printf("bench: %s, %u queue%s: %.0f packets/s (%llu in %llu ms)\n",
-	       mode == NFQB_POOL_DISPATCH ? "dispatch" : "queue-per-worker",
-	       nq, nq > 1 ? "s" : "",
-	       (double)(st.packets - p0) * 1000.0 / (double)(t1 - t0),
-	       (unsigned long long)(st.packets - p0),
-	       (unsigned long long)(t1 - t0));
-	fflush(stdout);
-	traffic_stop(&t);
-	nfqb_pool_stop(the_pool);
-	nfqb_pool_wait(the_pool);
-	nfqb_pool_destroy(the_pool);
-	return 0;
-}
-
-static int bench(enum nfqb_pool_mode mode)
-{
-	static const unsigned int nqs[] = { 1, 2, 4 };
-	unsigned int i;
-	int ret = 0;
-
-	for (i = 0; i < 3; i++) {
-		pid_t pid;
-		int status;
-
-		fflush(stdout);
-		pid = fork();
-		if (pid == 0)
-			_exit(bench_one(mode, nqs[i], 3000));
-		if (pid < 0 || waitpid(pid, &status, 0) < 0 ||
-		    !WIFEXITED(status) || WEXITSTATUS(status))
-			ret = 1;
-	}
-	return ret;
-}
-
-static void usage(const char *argv0)
-{
-	printf("usage: %s [-q FIRST[:LAST]] [-m qpw|dispatch] [-w WORKERS] "
-	       "[-u USER] [-l whole|pass] -r RULES\n       %s --demo [-m MODE] "
-	       "[-l whole|pass]\n       %s --bench [-m MODE]\n", argv0, argv0,
-	       argv0);
-}
-
-/* -q FIRST[:LAST] into @o; false if it is not a range of queues. */
-static bool parse_queues(const char *arg, struct opts *o)
-{
-	unsigned int first, last;
-	int c = sscanf(arg, "%u:%u", &first, &last);
-
-	if (c < 1 || first > 65535 || (c == 2 &&
-	    (last < first || last > 65535)))
-		return false;
-	o->first = (uint16_t)first;
-	o->count = (uint16_t)(c == 2 ? last - first + 1 : 1);
-	return true;
-}
-
-/* The options into @o. Returns -1 to go on, or the exit status: 0 after
- * --help, 2 on a bad option. */
-static int parse_args(int argc, char **argv, struct opts *o)
-{
-	static const struct option lopts[] = {
-		{ "demo", no_argument, NULL, 'd' },
-		{ "bench", no_argument, NULL, 'b' },
-		{ "queues", required_argument, NULL, 'q' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "workers", required_argument, NULL, 'w' },
-		{ "rules", required_argument, NULL, 'r' },
-		{ "user", required_argument, NULL, 'u' },
-		{ "large", required_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	while ((c = getopt_long(argc, argv, "dbq:m:w:r:u:l:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			o->demo = true;
-			break;
-		case 'b':
-			o->bench = true;
-			break;
-		case 'q':
-			if (!parse_queues(optarg, o)) {
-				fprintf(stderr, "nfqb-ips: bad queue range\n");
-				return 2;
-			}
-			break;
-		case 'm':
-			o->mode = strcmp(optarg, "dispatch") ?
-				  NFQB_POOL_QUEUE_PER_WORKER : NFQB_POOL_DISPATCH;
-			break;
-		case 'w':
-			o->workers = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'r':
-			o->rules = optarg;
-			break;
-		case 'u':
-			o->user = optarg;
-			break;
-		case 'l':
-			if (!strcmp(optarg, "whole")) {
-				o->large = NFQB_LARGE_WHOLE;
-			} else if (!strcmp(optarg, "pass")) {
-				o->large = NFQB_LARGE_PASS;
-			} else {
-				fprintf(stderr, "nfqb-ips: --large: whole or "
-					"pass, not %s\n", optarg);
-				return 2;
-			}
-			break;
-		default:
-			usage(argv[0]);
-			return c == 'h' ? 0 : 2;
-		}
-	}
-	return -1;
-}
-
-int main(int argc, char **argv)
-{
-	struct opts o = { .first = 0, .count = 1, .argv = argv,
-			  .large = NFQB_LARGE_WHOLE };
-	int ret = parse_args(argc, argv, &o);
-
-	if (ret >= 0)
-		return ret;
-	install_signals();
-	if (o.bench)
-		return bench(o.mode);
-	if (o.demo)
-		return demo(&o);
-	if (!o.rules) {
-		usage(argv[0]);
-		return 2;
-	}
-	return serve(&o, NULL);
 }
