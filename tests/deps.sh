@@ -34,8 +34,13 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       python3-dev python3-pytest python3-scapy python3-trio
       python3-async-generator python3-venv
       python3-setuptools python3-wheel cython3 dh-python qemu-user)
-# golang-go: the Go package (go/: make check-go, go/README.md)
-PKGS+=(golang-go)
+# golang-go: the Go package (go/: make check-go, go/README.md); the
+# golang-*-dev sources: go-nfqueue's dependencies, for the benchmark beside
+# it (go/tests/vs-go-nfqueue.sh)
+PKGS+=(golang-go golang-github-mdlayher-netlink-dev golang-golang-x-sys-dev
+       golang-github-mdlayher-socket-dev golang-github-josharian-native-dev
+       golang-golang-x-net-dev golang-golang-x-sync-dev
+       golang-github-google-go-cmp-dev)
 
 if [ "${NFQB_NO_APT:-0}" = 1 ]; then
 	echo "deps: NFQB_NO_APT=1, not installing packages"
@@ -65,6 +70,15 @@ else
 			echo "deps: apt-get update reported errors; installing anyway" >&2
 		apt-get install -y --no-install-recommends "${PKGS[@]}"
 	fi
+fi
+
+# go-nfqueue 2.0.0's source for its own tests on the Go package (go/tests/
+# run.sh): Debian 12 lacks it, trixie ships it as an arch-all package,
+# fetched into the third-party cache, never installed
+if [ "${NFQB_NO_APT:-0}" != 1 ]; then
+	"$(dirname "$0")"/fetch-deb.sh trixie \
+		golang-github-florianl-go-nfqueue-dev 2.0.0-2 >/dev/null ||
+		echo "deps: go-nfqueue 2.0.0's source not fetched (go/tests/run.sh will fail)" >&2
 fi
 
 # Usually loaded on demand; load them now where we may (not fatal: built-in

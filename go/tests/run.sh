@@ -6,8 +6,7 @@
 # the tests and benchmarks of go/nfqb and go/nfqueue on the real kernel
 # (root; each test makes its network namespace with ip netns), under the
 # integration tests' lock, compiled before taking it. Then
-# go/tests/upstream.sh when go-nfqueue 2.0.0's source is found (see
-# there). Run by `make check-go` (go/local.mk) and tests/run-all.sh.
+# go/tests/upstream.sh on go-nfqueue 2.0.0's source (below). Run by `make check-go` (go/local.mk) and tests/run-all.sh.
 #
 # Environment: NFQB_TEST_LOCK (default /tmp/libnfq-batch-integration.lock),
 # NFQB_GO_BENCHTIME (default 20000x: packets per benchmark), CI=true
@@ -68,13 +67,21 @@ for p in nfqb nfqueue; do
 	 echo $? >"$tmp/$p.rc") 2>&1 | tee -a "$out"
 	[ "$(cat "$tmp/$p.rc" 2>/dev/null)" = 0 ] || fail=1
 done
-if [ -n "${NFQB_GO_NFQUEUE_SRC:-}" ] ||
-   src=$("$top/tests/find-third-party.sh" go-nfqueue-2.0.0.tar.gz 2>/dev/null); then
-	("$here/tests/upstream.sh" "${NFQB_GO_NFQUEUE_SRC:-$src}"
+# go-nfqueue 2.0.0's own tests: its source from NFQB_GO_NFQUEUE_SRC, else
+# Debian's package of it (trixie; tests/fetch-deb.sh finds it in the
+# third-party cache or fetches it). Never skipped: without the source the
+# check fails, unless NFQB_GO_UPSTREAM=0 says not to run them.
+gonfq_deb="trixie golang-github-florianl-go-nfqueue-dev 2.0.0-2"
+if [ "${NFQB_GO_UPSTREAM:-1}" = 0 ]; then
+	echo "go/tests/run.sh: NFQB_GO_UPSTREAM=0: go-nfqueue 2.0.0's own tests not run"
+elif src=${NFQB_GO_NFQUEUE_SRC:-$("$top/tests/fetch-deb.sh" $gonfq_deb)}; then
+	("$here/tests/upstream.sh" "$src"
 	 echo $? >"$tmp/up.rc") 2>&1 | tee -a "$out"
 	[ "$(cat "$tmp/up.rc" 2>/dev/null)" = 0 ] || fail=1
 else
-	echo "go/tests/run.sh: go-nfqueue 2.0.0's source not found (NFQB_GO_NFQUEUE_SRC, or go-nfqueue-2.0.0.tar.gz: tests/find-third-party.sh): its tests not run"
+	echo "go/tests/run.sh: go-nfqueue 2.0.0's source not found (NFQB_GO_NFQUEUE_SRC, or tests/fetch-deb.sh $gonfq_deb); NFQB_GO_UPSTREAM=0 runs without its tests" | tee -a "$out"
+	echo "--- FAIL: go-nfqueue 2.0.0's tests (no source)" >>"$out"
+	fail=1
 fi
 pass=$(grep -c '^--- PASS' "$out" 2>/dev/null || true)
 failed=$(grep -c '^--- FAIL\|^FAIL\|^panic:' "$out" 2>/dev/null || true)

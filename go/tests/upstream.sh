@@ -7,8 +7,8 @@
 # go/nfqueue in a copy of the module in a temporary directory, and the
 # tests run as root in a network namespace of their own (unshare -n),
 # under the integration tests' lock. SRC: go-nfqueue's source, a
-# directory or a release tarball (go-nfqueue-2.0.0.tar.gz). Nothing of it
-# is kept. The example imports github.com/mdlayher/netlink for its
+# directory, a release tarball (go-nfqueue-2.0.0.tar.gz) or Debian's
+# package of it (go/tests/gonfq-src.sh). Nothing of it is kept. The example imports github.com/mdlayher/netlink for its
 # SetOption(netlink.NoENOBUFS, true): a stand-in module made here gives
 # it that one type and its constants (no download). Environment as
 # go/tests/run.sh (CGO_CFLAGS, CGO_LDFLAGS and LD_LIBRARY_PATH set).
@@ -20,13 +20,9 @@ lock=${NFQB_TEST_LOCK:-${TMPDIR:-/tmp}/libnfq-batch-integration.lock}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-go-upstream.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
+. "$here/tests/gonfq-src.sh"
 up=$tmp/upstream
-mkdir -p "$up"
-if [ -d "$src" ]; then
-	cp "$src"/*.go "$up"/ || exit 1
-else
-	tar -C "$up" --strip-components=1 -xf "$src" || exit 1
-fi
+gonfq_unpack "$src" "$up" || exit 1
 for f in nfqueue_linux_integration_test.go example_test.go; do
 	[ -f "$up/$f" ] || { echo "upstream.sh: no $f in $src" >&2; exit 1; }
 done
