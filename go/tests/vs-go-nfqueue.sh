@@ -1,15 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# go/tests/vs-go-nfqueue.sh SRC [PACKETS [PPS]] - go-nfqueue 2.0.0 and
-# go/nfqueue side by side: go/tests/vsbench/main.go built twice, once on
-# each (only the import path differs), each run as root in a network
-# namespace of its own on the same traffic (PACKETS UDP datagrams of 64
-# bytes at PPS per second, default 100000 at 50000/s, sent by another
-# process), printing the CPU time per packet of the process that holds
-# the queue, and its allocations per packet. SRC: go-nfqueue's source, a
-# directory or a release tarball (go-nfqueue-2.0.0.tar.gz), built in a
-# temporary directory with its dependencies from Debian's packages
+# go/tests/vs-go-nfqueue.sh SRC [PACKETS [PPS]] - go-nfqueue 2.0.0,
+# go/nfqueue and go/nfqb side by side: go/tests/vsbench built three times
+# (the go-nfqueue API's hook with SetVerdict per packet on go-nfqueue and
+# on go/nfqueue, only the import path differing; the native API's batch
+# function on go/nfqb), each run as root in a network namespace of its own
+# on the same traffic (PACKETS UDP datagrams of 64 bytes at PPS per
+# second, default 100000 at 50000/s, sent by another process), printing
+# the CPU time, allocations and context switches per packet of the
+# process that holds the queue, and its system calls per packet where
+# `perf stat` counts them. SRC: go-nfqueue's source, a
+# directory, a release tarball or Debian's package (go/tests/gonfq-src.sh),
+# built in a temporary directory with its dependencies from Debian's packages
 # (golang-github-mdlayher-netlink-dev, golang-golang-x-sys-dev,
 # golang-github-mdlayher-socket-dev, golang-github-josharian-native-dev,
 # golang-golang-x-net-dev, golang-golang-x-sync-dev,
@@ -27,22 +30,21 @@ gocode=/usr/share/gocode/src
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-go-vs.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-mkdir -p "$tmp/gonfq"
-if [ -d "$src" ]; then
-	cp -r "$src"/. "$tmp/gonfq"/ || exit 1
-else
-	tar -C "$tmp/gonfq" --strip-components=1 -xf "$src" || exit 1
-fi
+. "$here/tests/gonfq-src.sh"
+gonfq_unpack "$src" "$tmp/gonfq" || exit 1
 mkdir -p "$tmp/ours"
 cp -r "$here/go.mod" "$here/nfqb" "$here/nfqueue" "$here/internal" "$tmp/ours"/
 
-# build NAME IMPORT: the benchmark on IMPORT, as $tmp/NAME
+# build NAME IMPORT REQUIRE RECV: the benchmark with RECV.go (gonfq: the
+# go-nfqueue API from IMPORT; native: go/nfqb), as $tmp/NAME
 build() {
 	d=$tmp/b-$1
 	mkdir -p "$d"
-	sed -e '/^\/\/go:build vsbench/d' \
-	    -e "s#\"github.com/libnfq-batch/libnfq-batch/go/nfqueue\"#\"$2\"#" \
-		"$here/tests/vsbench/main.go" >"$d/main.go"
+	for f in main "$4"; do
+		sed -e '/^\/\/go:build vsbench/d' \
+		    -e "s#\"github.com/libnfq-batch/libnfq-batch/go/nfqueue\"#\"$2\"#" \
+			"$here/tests/vsbench/$f.go" >"$d/$f.go"
+	done
 	{
 		echo "module vsbench"
 		echo
@@ -61,16 +63,24 @@ build() {
 	(cd "$d" && GOPROXY=off GOFLAGS=-mod=mod \
 		go build -o "$tmp/$1" .) || exit 1
 }
-build go-nfqueue github.com/florianl/go-nfqueue/v2 "github.com/florianl/go-nfqueue/v2 v2.0.0"
-build nfqb-compat github.com/libnfq-batch/libnfq-batch/go/nfqueue \
-	"github.com/libnfq-batch/libnfq-batch/go v0.0.0"
+ours="github.com/libnfq-batch/libnfq-batch/go v0.0.0"
+build go-nfqueue github.com/florianl/go-nfqueue/v2 \
+	"github.com/florianl/go-nfqueue/v2 v2.0.0" gonfq
+build nfqb-compat github.com/libnfq-batch/libnfq-batch/go/nfqueue "$ours" gonfq
+build nfqb-native github.com/libnfq-batch/libnfq-batch/go/nfqueue "$ours" native
+
+# the system calls of the queue's process, where perf counts them
+perf=
+if perf stat -x, -e raw_syscalls:sys_enter true >/dev/null 2>&1; then
+	perf="perf stat -x, -e raw_syscalls:sys_enter -o $tmp/syscalls"
+fi
 
 # run NAME: one run in a namespace of its own
 run() {
 	flock "$lock" timeout -k 10 120 unshare -n sh -c '
 		ip link set lo up &&
 		iptables -w -A OUTPUT -o lo -p udp --dport 5201 -j NFQUEUE --queue-num 3 || exit 1
-		"$0" -label "$1" -n "$2" >"$4/out" 2>&1 &
+		$5 "$0" -label "$1" -n "$2" >"$4/out" 2>&1 &
 		r=$!
 		i=0
 		while ! grep -q ready "$4/out" 2>/dev/null && [ $i -lt 100 ]; do
@@ -80,11 +90,16 @@ run() {
 		wait $r
 		rc=$?
 		grep -v ready "$4/out"
-		exit $rc' "$tmp/$1" "$1" "$n" "$pps" "$tmp"
+		exit $rc' "$tmp/$1" "$1" "$n" "$pps" "$tmp" "$perf" || return 1
+	[ -n "$perf" ] || return 0
+	# every system call of the run, over the packets the run reports
+	awk -F, -v k="$(sed -n 's/^[^:]*: \([0-9]*\) packets.*/\1/p' "$tmp/out")" \
+		'/raw_syscalls/ && k > 0 { printf "  system calls: %.3f per packet (whole process, start to end)\n", $1 / k }' \
+		"$tmp/syscalls"
 }
 rc=0
-echo "vs-go-nfqueue: $n datagrams of 64 bytes at $pps/s, accept-all, SetVerdict per packet"
-for b in go-nfqueue nfqb-compat; do
+echo "vs-go-nfqueue: $n datagrams of 64 bytes at $pps/s, accept-all"
+for b in go-nfqueue nfqb-compat nfqb-native; do
 	run "$b" || rc=1
 done
 exit $rc

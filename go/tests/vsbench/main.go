@@ -2,12 +2,13 @@
 
 //go:build vsbench
 
-// vsbench: one program, built twice by go/tests/vs-go-nfqueue.sh, once on
-// go/nfqueue and once on go-nfqueue 2.0.0 (only the import path
-// differs): the hook accepts every packet with SetVerdict, and the
-// process's CPU time (user + system, getrusage) per packet queued is
-// printed. "-mode send" is the traffic: UDP datagrams to 127.0.0.1:port,
-// from another process, so that their CPU is not counted.
+// vsbench: one program, built three times by go/tests/vs-go-nfqueue.sh:
+// with gonfq.go on go-nfqueue 2.0.0 and on go/nfqueue (only the import
+// path differs), and with native.go on go/nfqb. Every packet is accepted;
+// the process's CPU time (user + system, getrusage), allocations and
+// context switches per packet queued are printed. "-mode send" is the
+// traffic: UDP datagrams to 127.0.0.1:port, from another process, so that
+// their CPU is not counted.
 package main
 
 import (
@@ -20,14 +21,14 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	nfqueue "github.com/libnfq-batch/libnfq-batch/go/nfqueue"
 )
 
-func cpu() time.Duration {
+// cpu is the process's CPU time (user + system) and its context switches
+// (voluntary and not) so far.
+func cpu() (time.Duration, int64) {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Nvcsw + ru.Nivcsw
 }
 
 func send(port, n, size, pps int) error {
@@ -77,38 +78,18 @@ func main() {
 		}
 		return
 	}
-	nf, err := nfqueue.Open(&nfqueue.Config{
-		NfQueue:      uint16(*queue),
-		MaxPacketLen: 0xFFFF,
-		MaxQueueLen:  8192,
-		Copymode:     nfqueue.NfQnlCopyPacket,
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "open:", err)
-		os.Exit(1)
-	}
 	var seen int64
-	var c0 time.Duration
-	var m0, m1 runtime.MemStats
 	first := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
-	err = nf.RegisterWithErrorFunc(ctx, func(a nfqueue.Attribute) int {
-		if atomic.AddInt64(&seen, 1) == 1 {
-			close(first)
-		}
-		_ = nf.SetVerdict(*a.PacketID, nfqueue.NfAccept)
-		return 0
-	}, func(e error) int {
-		fmt.Fprintln(os.Stderr, "error:", e)
-		return 0
-	})
+	closeQ, err := recv(ctx, uint16(*queue), &seen, first)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "register:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	fmt.Println("ready")
 	<-first
-	c0 = cpu()
+	c0, w0 := cpu()
+	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	s0 := atomic.LoadInt64(&seen)
 	t0 := time.Now()
@@ -121,17 +102,17 @@ func main() {
 			last, idle = s, 0
 		}
 	}
-	c1 := cpu()
+	c1, w1 := cpu()
 	runtime.ReadMemStats(&m1)
 	pk := atomic.LoadInt64(&seen) - s0
 	el := time.Since(t0)
 	cancel()
-	nf.Close()
+	closeQ()
 	if pk <= 0 {
 		fmt.Println(*label, "no packets")
 		os.Exit(1)
 	}
-	fmt.Printf("%s: %d packets, CPU %.0f ns/packet, %.2f allocations/packet, %.0f packets/s\n",
+	fmt.Printf("%s: %d packets, CPU %.0f ns/packet, %.2f allocations/packet, %.2f context switches/packet, %.0f packets/s\n",
 		*label, pk, float64(c1-c0)/float64(pk), float64(m1.Mallocs-m0.Mallocs)/float64(pk),
-		float64(pk)/el.Seconds())
+		float64(w1-w0)/float64(pk), float64(pk)/el.Seconds())
 }
