@@ -177,16 +177,17 @@ chmod +x "$root/init"
 cp "$tdir/run.sh" "$root/tests/run.sh"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs.gz"
 
-# Results cached by content, per machine: a test whose inputs are the
-# same as in a pass on this machine is reported from that pass (its log,
-# with the date) instead of run again. The inputs: this machine's id, the
-# kernel image, how the guest boots (qemu's arguments, the kernel
-# command line) and what in its log fails a run, everything in the initramfs but the test
-# scripts and the library (busybox, the tools, nfqt, run.sh, lib.sh, the
-# selftests), the test's own script, and for the tests that run the
-# library's tool (uses_lib_tool: t-15, t-25) the library and the tool.
-# The passes are kept beside the image (images/KEY/results/), so a new
-# machine or a new image has none: a cold run runs everything. A pass is
+# Results cached by content, per host: a test whose inputs are the
+# same as in an earlier pass on the same host is reported from that pass
+# (its log, with the date) instead of run again. The inputs: the host's
+# /etc/machine-id, the kernel image, how the guest boots (qemu's
+# arguments, the kernel command line) and what in its log fails a run,
+# everything in the initramfs but the test scripts and the library
+# (busybox, the tools, nfqt, run.sh, lib.sh, the selftests), the test's
+# own script, and for the tests that run the library's tool
+# (uses_lib_tool: t-15, t-25) the library and the tool. The passes are
+# kept beside the image (images/KEY/results/), so a new host or a new
+# image has none: a cold run runs everything. A pass is
 # kept only when its whole guest passed (no kernel report, no leak).
 # NFQB_KERNEL_RESULTS=0 runs every test whatever the cache holds.
 # The harness's part in a result: how the guest is booted and what in
@@ -244,7 +245,7 @@ for t in $tests; do
 done
 tests=$torun
 if [ -z "$tests" ]; then
-	echo "run-qemu.sh: all $ncached tests reported from passes of identical inputs on this machine ($rdir); NFQB_KERNEL_RESULTS=0 runs them" >&2
+	echo "run-qemu.sh: all $ncached tests reported from earlier passes with identical inputs on this host ($rdir); NFQB_KERNEL_RESULTS=0 runs them" >&2
 	echo "run-qemu.sh: PASS" >&2
 	exit 0
 fi
@@ -255,7 +256,7 @@ fi
 # with its share of the tests, so that one guest's waits (sleeps,
 # timeouts, a listener's idle time) overlap another's work. The tests go
 # to the shards longest first, each to the shard with the least time so
-# far, by the seconds each took in this machine's last passing run
+# far, by the seconds each took in the host's last passing run
 # (NFQB_KERNEL_TIMES, default the kernel cache's guest-times file, kept
 # by this script), else by the figures in tests/kernel/times.
 shards=${NFQB_QEMU_SHARDS:-2}
