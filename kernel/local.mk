@@ -86,7 +86,8 @@ kernel_tests = \
 	tests/kernel/t-78-bind-window.sh \
 	tests/kernel/t-79-shared-skb.sh \
 	tests/kernel/t-80-alloc-fail.sh \
-	tests/kernel/t-81-rebind-ids.sh
+	tests/kernel/t-81-rebind-ids.sh \
+	tests/kernel/t-82-ct-verdict.sh
 
 EXTRA_DIST += \
 	kernel/README.md \

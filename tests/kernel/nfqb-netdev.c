@@ -9,6 +9,11 @@
  * nfqb_verdict_batch().
  *
  *   nfqb-netdev -k ingress|egress [options]
+ *   nfqb-netdev -k prerouting|input|forward|output|postrouting [options]
+ *
+ * The second form takes IPv4 packets of the inet (ip) family at that hook
+ * instead, for the conntrack verdicts, which need a packet that has been
+ * through conntrack.
  *
  * Options (the verdict ones are nfqt's):
  *   -q NUM        queue number (0)
@@ -30,6 +35,18 @@
  *   -T VID        the L2 header holds an 802.1Q tag with this id (18 bytes)
  *   -d DEV        the in (ingress) or out (egress) device must be DEV
  *   -s            print one line per packet
+ *   -c            NFQB_F_CONNTRACK: every packet must carry its conntrack
+ *                 state (nfqb_pkt_ct_info()) and id; count the new ones
+ *   -C CTMARK     set the conntrack mark with every verdict:
+ *                 nfqb_verdict_ct_mark(), or with -e nfqb_verdict_ex()
+ *                 with NFQB_V_CT_MARK (and -m's NFQB_V_MARK)
+ *   -L BIT        set conntrack label BIT (0-127) with every verdict:
+ *                 nfqb_verdict_ex() with NFQB_V_CT_LABELS, mask that bit
+ *   -X            mixed: a packet whose IPv4 source address ends in an odd
+ *                 byte gets nfqb_verdict_ct_mark() with that byte as the
+ *                 conntrack mark, any other the plain verdict
+ *   -W MS         once the socket is readable, wait MS milliseconds before
+ *                 taking the packets (so that several wait at once)
  *
  * Checked for every packet: nfqb_pkt_family() is NFQB_FAMILY_NETDEV; the
  * hook point, hw_protocol, L2 header length and VLAN as above; the L2
@@ -39,18 +56,28 @@
  * egress, where the payload starts with the L2 header itself; the
  * network header at that offset is IPv4 (hw_protocol 0x0800: version 4,
  * IHL >= 5) or ARP (0x0806: htype 1, ptype 0x0800); packet ids strictly
- * increasing (serial arithmetic). At the end: the library saw no id
- * going backwards (no fallback) and the kernel rejected no verdict.
+ * increasing (serial arithmetic). At the inet hooks: the family is IPv4,
+ * the hook point as asked, the payload an IPv4 header (network offset 0)
+ * and the device present. At the end: the library saw no id going
+ * backwards (no fallback) and the kernel rejected no verdict.
+ *
+ * SIGTERM stops listening as the -t timeout does.
  *
  * Prints "nfqb-netdev: listening on queue N" once bound and a summary
- * line "nfqb-netdev: queue=N seen=... bad=..." at the end. Exit status: 0
+ * line "nfqb-netdev: queue=N seen=... bad=..." at the end (ct_verdicts:
+ * the verdicts that set the conntrack mark or labels; ct_new: packets in
+ * conntrack state new, with -c). Exit status: 0
  * when COUNT packets were seen (or COUNT is 0) and every check passed, 1
  * otherwise (each mismatch is reported on stderr), 2 on usage or setup
  * errors.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* ppoll() */
+#endif
 #include <errno.h>
 #include <net/if.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,13 +92,21 @@
 #define VEC_MAX 64
 
 static const char *prog = "nfqb-netdev";
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: %s -k ingress|egress [-q N] [-n COUNT] [-t MS]\n"
 		"       [-v accept|drop] [-m MARK] [-e] [-b N] [-P PROTO] [-N PROTO]\n"
-		"       [-l LEN] [-V VID] [-T VID] [-d DEV] [-s]\n", prog);
+		"       [-l LEN] [-V VID] [-T VID] [-d DEV] [-s]\n"
+		"       [-c] [-C CTMARK | -L BIT | -X] [-W MS]\n", prog);
 	exit(2);
 }
 
@@ -101,9 +136,71 @@ static const char *hook_name(enum nfqb_hook_point h)
 		return "ingress";
 	case NFQB_HOOK_EGRESS:
 		return "egress";
+	case NFQB_HOOK_PREROUTING:
+		return "prerouting";
+	case NFQB_HOOK_INPUT:
+		return "input";
+	case NFQB_HOOK_FORWARD:
+		return "forward";
+	case NFQB_HOOK_OUTPUT:
+		return "output";
+	case NFQB_HOOK_POSTROUTING:
+		return "postrouting";
 	default:
 		return "other";
 	}
+}
+
+static bool netdev_hook(enum nfqb_hook_point h)
+{
+	return h == NFQB_HOOK_INGRESS || h == NFQB_HOOK_EGRESS;
+}
+
+/* The checks of check_packet() for an IPv4 packet at an inet hook. */
+static unsigned int check_inet(const struct nfqb_packet *p,
+			       const struct want *w)
+{
+	uint32_t id = nfqb_pkt_id(p), plen = 0, ifindex = 0;
+	const uint8_t *pl = nfqb_pkt_payload(p, &plen);
+	enum nfqb_hook_point hook = nfqb_pkt_hook_point(p);
+	bool in = hook == NFQB_HOOK_PREROUTING || hook == NFQB_HOOK_INPUT;
+	bool have_dev = in ? nfqb_pkt_indev(p, &ifindex) :
+			     nfqb_pkt_outdev(p, &ifindex);
+	unsigned int bad = 0;
+
+	if (w->show)
+		printf("%s: id=%u family=%u hook=%u(%s) len=%u dev=%u "
+		       "src=%u.%u.%u.%u\n", prog, id, nfqb_pkt_family(p),
+		       nfqb_pkt_hook(p), hook_name(hook), plen, ifindex,
+		       plen >= 20 ? pl[12] : 0, plen >= 20 ? pl[13] : 0,
+		       plen >= 20 ? pl[14] : 0, plen >= 20 ? pl[15] : 0);
+	if (nfqb_pkt_family(p) != NFQB_FAMILY_IPV4) {
+		fprintf(stderr, "%s: id %u: family %u, want %u (IPv4)\n", prog,
+			id, nfqb_pkt_family(p), NFQB_FAMILY_IPV4);
+		bad++;
+	}
+	if (hook != w->hook) {
+		fprintf(stderr, "%s: id %u: hook point %s (hook %u), want %s\n",
+			prog, id, hook_name(hook), nfqb_pkt_hook(p),
+			hook_name(w->hook));
+		bad++;
+	}
+	if (nfqb_pkt_network_offset(p) != 0) {
+		fprintf(stderr, "%s: id %u: network offset %u, want 0\n", prog,
+			id, nfqb_pkt_network_offset(p));
+		bad++;
+	}
+	if (!pl || plen < 20 || pl[0] >> 4 != 4 || (pl[0] & 0xf) < 5) {
+		fprintf(stderr, "%s: id %u: no IPv4 header (%u bytes)\n", prog,
+			id, plen);
+		bad++;
+	}
+	if (!have_dev || (w->ifindex && ifindex != w->ifindex)) {
+		fprintf(stderr, "%s: id %u: %s device %u, want %u\n", prog, id,
+			in ? "in" : "out", ifindex, w->ifindex);
+		bad++;
+	}
+	return bad;
 }
 
 /* Check one packet against @w; returns the number of mismatches, each
@@ -121,6 +218,8 @@ static unsigned int check_packet(const struct nfqb_packet *p,
 	bool have_dev;
 	unsigned int bad = 0;
 
+	if (!netdev_hook(w->hook))
+		return check_inet(p, w);
 #define BAD(...) do { \
 		fprintf(stderr, "%s: id %u: ", prog, id); \
 		fprintf(stderr, __VA_ARGS__); \
@@ -226,8 +325,10 @@ int main(int argc, char **argv)
 	unsigned int queue = 0, count = 0, timeout = 5000, batch = 0;
 	unsigned int seen = 0, bad = 0, nonmono = 0, pending = 0;
 	unsigned int l2seen = 0, vlanseen = 0;
-	uint32_t verdict = NFQB_ACCEPT, mark = 0, last_id = 0;
+	unsigned int ct_verdicts = 0, ct_new = 0, wait_ms = 0;
+	uint32_t verdict = NFQB_ACCEPT, mark = 0, last_id = 0, ct_mark = 0;
 	int have_mark = 0, use_ex = 0, have_last = 0, opt;
+	int want_ct = 0, have_ct_mark = 0, ct_label = -1, mixed = 0;
 	struct want w = {
 		.hook = NFQB_HOOK_UNKNOWN, .proto = 0x0800, .net_proto = -1,
 		.l2len = 14,
@@ -236,9 +337,11 @@ int main(int argc, char **argv)
 	struct nfqb_packet *vec[VEC_MAX];
 	struct nfqb_stats st;
 	struct nfqb_queue *q;
+	struct sigaction sact = { .sa_handler = on_term };
+	sigset_t term, waitmask;
 	long deadline;
 
-	while ((opt = getopt(argc, argv, "q:n:t:v:m:eb:k:P:N:l:V:T:d:s")) != -1) {
+	while ((opt = getopt(argc, argv, "q:n:t:v:m:eb:k:P:N:l:V:T:d:scC:L:XW:")) != -1) {
 		switch (opt) {
 		case 'q':
 			queue = strtoul(optarg, NULL, 0);
@@ -272,6 +375,16 @@ int main(int argc, char **argv)
 				w.hook = NFQB_HOOK_INGRESS;
 			else if (!strcmp(optarg, "egress"))
 				w.hook = NFQB_HOOK_EGRESS;
+			else if (!strcmp(optarg, "prerouting"))
+				w.hook = NFQB_HOOK_PREROUTING;
+			else if (!strcmp(optarg, "input"))
+				w.hook = NFQB_HOOK_INPUT;
+			else if (!strcmp(optarg, "forward"))
+				w.hook = NFQB_HOOK_FORWARD;
+			else if (!strcmp(optarg, "output"))
+				w.hook = NFQB_HOOK_OUTPUT;
+			else if (!strcmp(optarg, "postrouting"))
+				w.hook = NFQB_HOOK_POSTROUTING;
 			else
 				usage();
 			break;
@@ -300,6 +413,24 @@ int main(int argc, char **argv)
 		case 's':
 			w.show = 1;
 			break;
+		case 'c':
+			want_ct = 1;
+			break;
+		case 'C':
+			ct_mark = strtoul(optarg, NULL, 0);
+			have_ct_mark = 1;
+			break;
+		case 'L':
+			ct_label = atoi(optarg);
+			if (ct_label < 0 || ct_label > 127)
+				usage();
+			break;
+		case 'X':
+			mixed = 1;
+			break;
+		case 'W':
+			wait_ms = strtoul(optarg, NULL, 0);
+			break;
 		default:
 			usage();
 		}
@@ -307,7 +438,11 @@ int main(int argc, char **argv)
 	if (w.net_proto < 0)
 		w.net_proto = w.proto;
 	if (optind != argc || w.hook == NFQB_HOOK_UNKNOWN || queue > 65535 ||
-	    (batch && use_ex))
+	    (batch && use_ex) ||
+	    (batch && (have_ct_mark || ct_label >= 0 || mixed)) ||
+	    have_ct_mark + (ct_label >= 0) + mixed > 1 ||
+	    ((ct_label >= 0 || mixed) && use_ex + have_mark) ||
+	    (have_ct_mark && have_mark && !use_ex))
 		usage();
 
 	q = nfqb_queue_open((uint16_t)queue);
@@ -323,24 +458,40 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 2;
 	}
+	if (want_ct && nfqb_queue_set_flags(q, NFQB_F_CONNTRACK,
+					    NFQB_F_CONNTRACK) < 0) {
+		fprintf(stderr, "%s: NFQB_F_CONNTRACK on queue %u: %s\n", prog,
+			queue, strerror(errno));
+		return 2;
+	}
 	printf("%s: listening on queue %u (libnfq-batch %s)\n", prog, queue,
 	       nfqb_version());
 	fflush(stdout);
 
+	/* SIGTERM: blocked but while waiting in ppoll() */
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, &waitmask);
+	sigaction(SIGTERM, &sact, NULL);
 	deadline = now_ms() + timeout;
-	while (!count || seen < count) {
+	while (!stop && (!count || seen < count)) {
 		struct pollfd pfd = { .fd = nfqb_queue_fd(q), .events = POLLIN };
 		long left = deadline - now_ms();
 		int due = nfqb_queue_next_timeout(q), n, i;
+		struct timespec ts;
 
 		if (left <= 0)
 			break;
 		if (due >= 0 && due < left)
 			left = due;
-		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR) {
+		ts.tv_sec = left / 1000;
+		ts.tv_nsec = left % 1000 * 1000000L;
+		if (ppoll(&pfd, 1, &ts, &waitmask) < 0 && errno != EINTR) {
 			perror("nfqb-netdev: poll");
 			return 2;
 		}
+		if (wait_ms && (pfd.revents & POLLIN))
+			usleep(wait_ms * 1000);
 		n = nfqb_recv(q, vec, VEC_MAX);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
@@ -384,6 +535,18 @@ int main(int argc, char **argv)
 				}
 			}
 			bad += check_packet(p, &w);
+			if (want_ct) {
+				uint32_t info, ctid;
+
+				if (!nfqb_pkt_ct_info(p, &info) ||
+				    !nfqb_pkt_ct_id(p, &ctid)) {
+					fprintf(stderr, "%s: id %u: no conntrack "
+						"state or id\n", prog, id);
+					bad++;
+				} else if (info == 2) {	/* IP_CT_NEW */
+					ct_new++;
+				}
+			}
 
 			if (batch) {
 				if (++pending < batch)
@@ -400,14 +563,43 @@ int main(int argc, char **argv)
 				pending = 0;
 				continue;
 			}
-			if (use_ex) {
+			if (mixed) {
+				const uint8_t *ip = nfqb_pkt_payload(p, &len);
+				uint8_t src = ip && len >= 20 ? ip[15] : 0;
+
+				if (src & 1) {
+					r = nfqb_verdict_ct_mark(p, verdict, src);
+					ct_verdicts++;
+				} else {
+					r = nfqb_verdict(p, verdict);
+				}
+			} else if (ct_label >= 0) {
 				struct nfqb_verdict v = {
 					.verdict = verdict,
-					.flags = have_mark ? NFQB_V_MARK : 0,
+					.flags = NFQB_V_CT_LABELS,
+				};
+				/* the kernel's label bitmap: 32-bit words in
+				 * host order, bit BIT of word BIT / 32 */
+				uint32_t word = 1u << (ct_label % 32);
+
+				memcpy(v.ct_labels + ct_label / 32 * 4, &word, 4);
+				memcpy(v.ct_labels_mask, v.ct_labels, 16);
+				r = nfqb_verdict_ex(p, &v, sizeof(v));
+				ct_verdicts++;
+			} else if (use_ex) {
+				struct nfqb_verdict v = {
+					.verdict = verdict,
+					.flags = (have_mark ? NFQB_V_MARK : 0) |
+						 (have_ct_mark ? NFQB_V_CT_MARK : 0),
 					.mark = mark,
+					.ct_mark = ct_mark,
 				};
 
 				r = nfqb_verdict_ex(p, &v, sizeof(v));
+				ct_verdicts += have_ct_mark;
+			} else if (have_ct_mark) {
+				r = nfqb_verdict_ct_mark(p, verdict, ct_mark);
+				ct_verdicts++;
 			} else if (have_mark) {
 				r = nfqb_verdict_mark(p, verdict, mark);
 			} else {
@@ -459,13 +651,13 @@ int main(int argc, char **argv)
 	nfqb_queue_stats(q, &st, sizeof(st));
 	printf("%s: queue=%u seen=%u l2=%u vlan=%u nonmonotonic=%u bad=%u "
 	       "last_id=%u verdict_msgs=%llu batch_msgs=%llu marked=%llu "
-	       "kernel_errors=%llu fallbacks=%llu\n",
+	       "kernel_errors=%llu fallbacks=%llu ct_verdicts=%u ct_new=%u\n",
 	       prog, queue, seen, l2seen, vlanseen, nonmono, bad, last_id,
 	       (unsigned long long)st.verdict_msgs,
 	       (unsigned long long)st.batch_msgs,
 	       (unsigned long long)st.marked,
 	       (unsigned long long)st.kernel_errors,
-	       (unsigned long long)st.fallbacks);
+	       (unsigned long long)st.fallbacks, ct_verdicts, ct_new);
 	fflush(stdout);
 	if (st.kernel_errors) {
 		fprintf(stderr, "%s: the kernel rejected %llu verdict message(s)\n",

@@ -19,6 +19,18 @@
  *                               close; exit 0 once the peer has them all
  *   nfqt trecv PORT IDLE_MS     TCP: accept one connection, count the
  *                               bytes until EOF or idle, print the count
+ *   nfqt uecho PORT IDLE_MS     UDP: send every datagram back to its
+ *                               sender until idle (or SIGTERM), print the
+ *                               count
+ *   nfqt uping ADDR PORT ROUNDS SRC|A.B.C.X-Y
+ *                               UDP, one socket (one flow) per source: in
+ *                               each round one datagram from every socket,
+ *                               then wait for all their echoes (uecho)
+ *                               before the next round, so that a flow's
+ *                               next datagram leaves only once the last
+ *                               one was delivered; print "uping sent=N
+ *                               echoed=N", exit 0 if every datagram came
+ *                               back (within 60 s a round)
  *   nfqt bindloop QUEUE CYCLE_MS
  *                               bind QUEUE (one request: bind, copy mode,
  *                               fail-open), read for CYCLE_MS without
@@ -366,6 +378,8 @@ static void usage(void)
 		"       nfqt recv PORT IDLE_MS [EXPECT]\n"
 		"       nfqt tsend ADDR PORT BYTES\n"
 		"       nfqt trecv PORT IDLE_MS\n"
+		"       nfqt uecho PORT IDLE_MS\n"
+		"       nfqt uping ADDR PORT ROUNDS SRC|A.B.C.X-Y\n"
 		"       nfqt bindloop QUEUE CYCLE_MS\n"
 		"       nfqt rebind QUEUE ADDR PORT MARK\n"
 		"       nfqt psend DEV DSTMAC SRC DST PORT COUNT\n"
@@ -958,6 +972,142 @@ static int do_recv(int argc, char **argv)
 	return 0;
 }
 
+static int do_uecho(int argc, char **argv)
+{
+	struct sigaction sact = { .sa_handler = on_term };
+	unsigned long got = 0;
+	sigset_t term, waitmask;
+	char buf[2048];
+	int fd, idle;
+
+	if (argc != 3)
+		usage();
+	idle = atoi(argv[2]);
+	fd = dual_socket(SOCK_DGRAM, atoi(argv[1]));
+	if (fd < 0) {
+		perror("nfqt: uecho socket");
+		return 2;
+	}
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, &waitmask);
+	sigaction(SIGTERM, &sact, NULL);
+	printf("nfqt: receiving on %d (echo)\n", atoi(argv[1]));
+	fflush(stdout);
+	while (!stop) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct timespec ts = { idle / 1000, (idle % 1000) * 1000000L };
+		struct sockaddr_storage from;
+		socklen_t flen = sizeof(from);
+		ssize_t n;
+
+		if (ppoll(&pfd, 1, &ts, &waitmask) <= 0)
+			break;
+		n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from,
+			     &flen);
+		if (n < 0)
+			continue;
+		got++;
+		if (sendto(fd, buf, n, 0, (struct sockaddr *)&from, flen) < 0)
+			perror("nfqt: uecho sendto");
+	}
+	printf("echoed %lu\n", got);
+	return 0;
+}
+
+#define UPING_MAX 64
+
+static int do_uping(int argc, char **argv)
+{
+	unsigned long rounds, r, sent = 0, echoed = 0;
+	unsigned long x, y, i, nsrc = 0;
+	struct sockaddr_storage dst;
+	int fds[UPING_MAX];
+	char src[64], *dash, *dot;
+	socklen_t dlen;
+
+	if (argc != 5)
+		usage();
+	dlen = sockaddr_of(argv[1], atoi(argv[2]), &dst);
+	rounds = strtoul(argv[3], NULL, 0);
+	dash = strchr(argv[4], '-');
+	dot = strrchr(argv[4], '.');
+	if (dash && dot && dash > dot && strlen(argv[4]) < sizeof(src)) {
+		x = strtoul(dot + 1, NULL, 10);
+		y = strtoul(dash + 1, NULL, 10);
+		if (x > y || y > 255 || y - x >= UPING_MAX)
+			usage();
+	} else {
+		x = y = 0;
+		dash = NULL;
+	}
+	for (; x <= y; x++) {
+		struct sockaddr_storage sa;
+		socklen_t slen;
+		int fd;
+
+		if (dash)
+			snprintf(src, sizeof(src), "%.*s%lu",
+				 (int)(dot + 1 - argv[4]), argv[4], x);
+		else
+			snprintf(src, sizeof(src), "%s", argv[4]);
+		slen = sockaddr_of(src, 0, &sa);
+		if (sa.ss_family != dst.ss_family)
+			usage();
+		fd = socket(dst.ss_family, SOCK_DGRAM, 0);
+		/* connected: the socket takes its peer's datagrams only */
+		if (fd < 0 || bind(fd, (struct sockaddr *)&sa, slen) < 0 ||
+		    connect(fd, (struct sockaddr *)&dst, dlen) < 0) {
+			perror("nfqt: uping socket");
+			return 2;
+		}
+		fds[nsrc++] = fd;
+	}
+	for (r = 0; r < rounds; r++) {
+		char payload[64], buf[2048];
+		int done[UPING_MAX] = { 0 };
+		unsigned long left = nsrc;
+		time_t end = time(NULL) + 60;
+
+		for (i = 0; i < nsrc; i++) {
+			memset(payload, 'u', sizeof(payload));
+			snprintf(payload, sizeof(payload), "src%lu-round%lu", i, r);
+			if (send(fds[i], payload, sizeof(payload), 0) < 0)
+				perror("nfqt: uping send");
+			else
+				sent++;
+		}
+		while (left && time(NULL) < end) {
+			struct pollfd pfd[UPING_MAX];
+
+			for (i = 0; i < nsrc; i++) {
+				pfd[i].fd = done[i] ? -1 : fds[i];
+				pfd[i].events = POLLIN;
+				pfd[i].revents = 0;
+			}
+			if (poll(pfd, nsrc, 1000) < 0 && errno != EINTR)
+				break;
+			for (i = 0; i < nsrc; i++) {
+				if (!(pfd[i].revents & POLLIN))
+					continue;
+				if (recv(fds[i], buf, sizeof(buf),
+					 MSG_DONTWAIT) > 0) {
+					done[i] = 1;
+					left--;
+					echoed++;
+				}
+			}
+		}
+		if (left) {
+			fprintf(stderr, "nfqt: uping: round %lu: %lu echo(es) "
+				"missing\n", r, left);
+			break;
+		}
+	}
+	printf("uping sent=%lu echoed=%lu\n", sent, echoed);
+	return echoed == rounds * nsrc ? 0 : 1;
+}
+
 static int do_tsend(int argc, char **argv)
 {
 	struct sockaddr_storage dst;
@@ -1517,6 +1667,10 @@ int main(int argc, char **argv)
 		return do_tsend(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "trecv"))
 		return do_trecv(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "uecho"))
+		return do_uecho(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "uping"))
+		return do_uping(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bindloop"))
 		return do_bindloop(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "rebind"))
