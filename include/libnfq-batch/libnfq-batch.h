@@ -976,8 +976,9 @@ int nfqb_verdict_mark(struct nfqb_packet *p, uint32_t verdict, uint32_t mark);
  * NFQB_V_CT_LABELS change the packet's conntrack entry with the verdict
  * (the kernel's NFQA_CT): a rule on `ct mark` can then decide the flow's
  * later packets without queueing them. The kernel applies them only if
- * the packet has a conntrack entry and nf_conntrack_netlink is loaded,
- * and labels only on an entry that has them (a ruleset that uses labels);
+ * the packet has a conntrack entry and the kernel has
+ * CONFIG_NETFILTER_NETLINK_GLUE_CT with nf_conntrack_netlink (built in
+ * or loaded), and labels only on an entry that has them (a ruleset that uses labels);
  * otherwise it takes the verdict and leaves the entry as it was, without
  * an error (labels that fail leave the mark too). Errors as nfqb_verdict(), and
  * EINVAL also for a NULL @v, unknown flags, NFQB_V_BYPASS without
