@@ -341,7 +341,8 @@ int main(int argc, char **argv)
 	sigset_t term, waitmask;
 	long deadline;
 
-	while ((opt = getopt(argc, argv, "q:n:t:v:m:eb:k:P:N:l:V:T:d:scC:L:XW:")) != -1) {
+	while ((opt = getopt(argc, argv,
+			     "q:n:t:v:m:eb:k:P:N:l:V:T:d:scC:L:XW:")) != -1) {
 		switch (opt) {
 		case 'q':
 			queue = strtoul(optarg, NULL, 0);
