@@ -20,7 +20,9 @@
 #
 # Environment: NFQB_KERNEL_PATCHES (the series, default
 # kernel/patches-upstream), NFQB_KEEP=1 (keep the scratch repository and
-# print its path, for checkpatch or a rebase).
+# print its path, for checkpatch or a rebase), NFQB_ROUNDTRIP=1 (export
+# the series again from the scratch repository with export-series.sh and
+# fail unless it comes out byte for byte as committed).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=${1:?usage: check-upstream.sh UPSTREAM-GIT-DIR|SOURCE-TREE|TARBALL [REV]}
@@ -117,5 +119,15 @@ for p in $(series); do
 	log "applies: $(basename "$p")"
 done
 log "all $n patches apply to $base"
+if [ "${NFQB_ROUNDTRIP:-0}" = 1 ]; then
+	mkdir -p "$tmp/rt"
+	cp "$patchdir"/* "$tmp/rt/"
+	nfn=$(ls "$patchdir"/00-nf-*.patch 2>/dev/null | grep -vc '/00-nf-0000-' || true)
+	NFQB_SERIES_OUT=$tmp/rt NFQB_SERIES_NF=$nfn \
+		sh "$here/export-series.sh" "$work" HEAD 2>/dev/null
+	diff -r "$patchdir" "$tmp/rt" >&2 ||
+		die "the series does not export again to the same bytes"
+	log "exports again to the same bytes"
+fi
 [ "${NFQB_KEEP:-0}" = 1 ] && echo "$work"
 exit 0
