@@ -105,7 +105,7 @@ fi
 cd "$work"
 git init -q
 git add -A .
-git commit -q -m "$base: the files the series touches"
+git commit -q -m "upstream: the files the series touches"
 git tag base
 
 n=0
