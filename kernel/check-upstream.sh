@@ -18,6 +18,11 @@
 #   - a source tarball (.tar, .tar.gz, .tar.xz), e.g. Debian's
 #     /usr/src/linux-source-7.2.tar.xz from the linux-source-7.2 package.
 #
+# The series directory's BASE file lists the git blob id of each file at
+# the upstream state the series was carried onto; the script says whether
+# SOURCE has the same files (a difference is reported, not an error: the
+# series may well apply to a later state).
+#
 # Environment: NFQB_KERNEL_PATCHES (the series, default
 # kernel/patches-upstream), NFQB_KEEP=1 (keep the scratch repository and
 # print its path, for checkpatch or a rebase), NFQB_ROUNDTRIP=1 (export
@@ -104,6 +109,16 @@ fi
 
 cd "$work"
 git init -q
+if [ -f "$patchdir/BASE" ]; then
+	differ=$(grep -v '^#' "$patchdir/BASE" | while read -r blob f; do
+		[ -f "$f" ] && [ "$(git hash-object "$f")" = "$blob" ] || echo "$f"
+	done)
+	if [ -z "$differ" ]; then
+		log "the files are those of BASE ($(sed -n '1s/^# .*onto: //p' "$patchdir/BASE"))"
+	else
+		log "files that differ from BASE:" $differ
+	fi
+fi
 git add -A .
 git commit -q -m "upstream: the files the series touches"
 git tag base
