@@ -43,6 +43,35 @@ kernel_patches = \
 	kernel/patches/0015-selftests-netfilter-add-nft_queue_netdev.sh.patch \
 	kernel/patches/0016-selftests-netfilter-nft_queue.sh-ARP-cut-short-by-a-.patch
 
+# the series carried onto upstream (Linux 7.2.13), the form to post:
+# kernel/check-upstream.sh checks that it applies
+kernel_upstream_patches = \
+	kernel/patches-upstream/00-nf-0000-cover-letter.patch \
+	kernel/patches-upstream/00-nf-0001-netfilter-nfnetlink_queue-unclone-the-skb-head-befor.patch \
+	kernel/patches-upstream/00-nf-0002-netfilter-nfnetlink_queue-configure-a-new-queue-befo.patch \
+	kernel/patches-upstream/00-nf-0003-netfilter-nfnetlink_queue-validate-the-protocol-of-N.patch \
+	kernel/patches-upstream/00-nf-0004-netfilter-nfnetlink_queue-run-the-remaining-hooks-wi.patch \
+	kernel/patches-upstream/00-nf-0005-netfilter-nfnetlink_queue-queue-nothing-to-an-unboun.patch \
+	kernel/patches-upstream/0000-cover-letter.patch \
+	kernel/patches-upstream/0001-net-add-an-entry-point-to-resume-reception-after-the.patch \
+	kernel/patches-upstream/0002-net-clear-nf_skip_egress-when-no-egress-hook-is-acti.patch \
+	kernel/patches-upstream/0003-netfilter-nfnetlink_queue-never-hand-out-packet-id-0.patch \
+	kernel/patches-upstream/0004-netfilter-nf_queue-queue-a-private-clone-of-a-shared.patch \
+	kernel/patches-upstream/0005-netfilter-nfnetlink_queue-reinject-netdev-family-pac.patch \
+	kernel/patches-upstream/0006-netfilter-nfnetlink_queue-hook-numbers-of-the-netdev.patch \
+	kernel/patches-upstream/0007-netfilter-nfnetlink_queue-report-the-link-layer-head.patch \
+	kernel/patches-upstream/0008-netfilter-nfnetlink_queue-keep-the-link-layer-header.patch \
+	kernel/patches-upstream/0009-netfilter-nfnetlink_queue-verdict-rules-for-netdev-p.patch \
+	kernel/patches-upstream/0010-netfilter-nf_queue-hash-netdev-family-packets-for-qu.patch \
+	kernel/patches-upstream/0011-net-packet-resume-queued-packets-on-the-qdisc-bypass.patch \
+	kernel/patches-upstream/0012-netfilter-nft_queue-allow-queueing-from-netdev-ingre.patch \
+	kernel/patches-upstream/0013-netfilter-nft_queue-allow-queueing-from-inet-ingress.patch \
+	kernel/patches-upstream/0014-selftests-netfilter-nf_queue-stop-on-SIGTERM-whereve.patch \
+	kernel/patches-upstream/0015-selftests-netfilter-add-nft_queue_netdev.sh.patch \
+	kernel/patches-upstream/BASE \
+	kernel/patches-upstream/recipients-nf \
+	kernel/patches-upstream/recipients-next
+
 # test-only patches (fault injection points for guest tests), applied by
 # build.sh after the series; never posted
 kernel_test_patches = \
@@ -100,7 +129,11 @@ EXTRA_DIST += \
 	kernel/build-each.sh \
 	kernel/export-series.sh \
 	kernel/series-at.sh \
+	kernel/check-upstream.sh \
+	kernel/upstream-source.sh \
+	kernel/check-config-off.sh \
 	$(kernel_patches) \
+	$(kernel_upstream_patches) \
 	$(kernel_test_patches) \
 	$(kernel_tests)
 
