@@ -107,12 +107,14 @@ EOF
 # (see the top), with $yaml and $rules, logging to LOG (its console) and
 # LOG.d (fast.log, stats.log); returns once it said "Engine started" and
 # every queue is bound (120 s at most: a loaded machine), 1 if it exited
-# or never got there. Sets suri_pid (Suricata's own: nsenter and env
+# or never got there. Checksums are not checked (-k none) unless the
+# caller set suri_checksums=yes (then Suricata's default: checked). Sets suri_pid (Suricata's own: nsenter and env
 # exec it) and suri_lib (the libnfq-batch.so it mapped, if any).
 suri_start() {
 	local ns=$1 backend=$2 log=$3 queues=$4 q qargs=() qlist
-	local bin=$suricata run=() bargs=(--set nfq.backend="$backend")
+	local bin=$suricata run=() bargs=(--set nfq.backend="$backend") kargs=(-k none)
 	shift 4
+	[ "${suri_checksums:-no}" = yes ] && kargs=()
 	if [ "$backend" = default ]; then
 		bin=$deb_suricata
 		run=(env -u LD_LIBRARY_PATH)
@@ -128,7 +130,7 @@ suri_start() {
 	esac
 	mkdir -p "$log.d"
 	nsenter --net="/run/netns/$ns" "${run[@]}" "$bin" -c "$yaml" -S "$rules" \
-		-k none -l "$log.d" "${qargs[@]}" \
+		"${kargs[@]}" -l "$log.d" "${qargs[@]}" \
 		"${bargs[@]}" "$@" >"$log" 2>&1 &
 	suri_pid=$!
 	pids+=("$suri_pid")

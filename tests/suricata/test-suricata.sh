@@ -52,6 +52,12 @@
 #                 to 9995 the flow skips the queue (its EVIL ones arrive,
 #                 none is queued); a flow to 9994 stays inspected (both
 #                 backends)
+#   live          the layout of upstream's live NFQ IPS test: client,
+#                 router (Suricata on FORWARD) and server namespaces;
+#                 64 KB over HTTPS and HTTP arrive whole, ICMP echo
+#                 requests are dropped and never reach the server, the
+#                 TLS and HTTP rules alert, no TCP checksum is taken for
+#                 bad (nfqb, autofp and workers; tests/suricata/live-peer.py)
 #
 # Environment:
 #   NFQB_SURICATA_PREFIX     Suricata (tests/suricata/build-suricata.sh)
@@ -580,6 +586,76 @@ bypass_case() {
 	end
 }
 
+# live_case BACKEND RUNMODE: the layout of upstream's live NFQ IPS test
+# (qa/live/netns in Suricata's git tree): a client and a server namespace
+# either side of a router namespace that queues everything it forwards
+# (FORWARD -j NFQUEUE), Suricata verdicting there. The client fetches
+# 64 KB over HTTPS (SNI nfqb.test) and over HTTP from the server and sends
+# 10 ICMP echo requests, which a drop rule stops. Checked: both transfers
+# arrive whole, no echo request reaches the server (its INPUT counter) and
+# none is answered; Suricata dropped at least the 10, accepted the rest,
+# and its TLS and HTTP rules alerted (the stream engine tracked both
+# sessions and the parsers saw them: no TCP packet taken for one with a
+# bad checksum).
+live_case() {
+	local backend=$1 runmode=$2 log=$work/live-$1-$2 q=$((4380 + $$ % 300)) i
+	local rules=$work/live.rules yaml=$work/live.yaml echo_in peer=$here/live-peer.py
+	# as upstream's test runs it: Suricata checks the checksums
+	local suri_checksums=yes
+	begin_for "$backend" "live ($backend, $runmode): client, router with Suricata on FORWARD, server: HTTPS and HTTP pass, ICMP echo requests dropped"
+	if [ ! -f "$work/live.crt" ]; then
+		write_suricata_yaml "$yaml" stats
+		cat >"$rules" <<-EOF
+		drop icmp any any -> any any (msg:"live echo request"; itype:8; sid:1000201; rev:1;)
+		alert tls any any -> any any (msg:"live TLS nfqb.test"; tls.sni; content:"nfqb.test"; sid:1000202; rev:1;)
+		alert http any any -> any any (msg:"live HTTP GET"; http.uri; content:"/live-http"; sid:1000203; rev:1;)
+		EOF
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=nfqb.test \
+			-keyout "$work/live.key" -out "$work/live.crt" >"$work/live.openssl" 2>&1 ||
+			{ fail "openssl req" "$work/live.openssl"; end; return; }
+	fi
+	router_setup "lv-${backend:0:4}-${runmode:0:2}" "$q" || { fail "namespaces"; end; return; }
+	nsx "$rs_ns" iptables -A INPUT -p icmp --icmp-type echo-request
+	nsbg "$rs_ns" python3 "$peer" serve "$work/live.crt" "$work/live.key" >"$log.srv" 2>&1
+	for i in $(seq 1 100); do
+		grep -q serving "$log.srv" && break
+		sleep 0.1
+	done
+	if ! suri_start "$rr_ns" "$backend" "$log.suri" "$q" --runmode "$runmode"; then
+		fail "suricata did not start on queue $q" "$log.suri" 30
+		router_del
+		end
+		return
+	fi
+	nsx "$rc_ns" timeout 60 python3 "$peer" get https://10.2.0.2:8443/live-tls nfqb.test >"$log.tls" 2>&1
+	nsx "$rc_ns" timeout 60 python3 "$peer" get http://10.2.0.2:8080/live-http >"$log.http" 2>&1
+	nsx "$rc_ns" timeout 30 python3 "$peer" ping 10.2.0.2 10 >"$log.ping" 2>&1
+	echo_in=$(nsx "$rs_ns" iptables -vnxL INPUT | awk '/icmptype 8/ { print $1; exit }')
+	suri_stop || fail "suricata exited with $?" "$log.suri" 20
+	kill "$bg_pid" 2>/dev/null
+	router_del
+	echo "    https: $(val bytes "$log.tls") bytes (status $(val status "$log.tls")), http: $(val bytes "$log.http") bytes (status $(val status "$log.http"));" \
+	     "echo replies $(val replies "$log.ping"), requests at the server ${echo_in:-?};" \
+	     "suricata: accepted $(sum_verdicts Accepted "$log.suri"), dropped $(sum_verdicts Dropped "$log.suri");" \
+	     "alerts: tls $(grep -c 'live TLS' "$log.suri.d/fast.log" 2>/dev/null)," \
+	     "http $(grep -c 'live HTTP' "$log.suri.d/fast.log" 2>/dev/null)," \
+	     "echo $(grep -c 'live echo' "$log.suri.d/fast.log" 2>/dev/null);" \
+	     "tcp.invalid_checksum $(suri_stat tcp.invalid_checksum "$log.suri")"
+	[ "$backend" = nfqb ] && nfqb_lines "$log.suri"
+	if [ "$backend" = nfqb ]; then
+		expect "HTTPS bytes" "$(val bytes "$log.tls")" -eq 65536
+		expect "HTTP bytes" "$(val bytes "$log.http")" -eq 65536
+		expect "echo replies" "$(val replies "$log.ping")" -eq 0
+		expect "echo requests at the server" "${echo_in:-1}" -eq 0
+		expect "suricata Dropped" "$(sum_verdicts Dropped "$log.suri")" -ge 10
+		expect "suricata Accepted" "$(sum_verdicts Accepted "$log.suri")" -ge 20
+		expect "TLS alerts" "$(grep -c 'live TLS' "$log.suri.d/fast.log" 2>/dev/null)" -ge 1
+		expect "HTTP alerts" "$(grep -c 'live HTTP' "$log.suri.d/fast.log" 2>/dev/null)" -ge 1
+		expect "tcp.invalid_checksum" "$(suri_stat tcp.invalid_checksum "$log.suri")" -eq 0
+	fi
+	end
+}
+
 # bypass_queued NS PORT: packets the NFQUEUE rule for UDP PORT has queued
 bypass_queued() {
 	nsx "$1" iptables -vnxL OUTPUT |
@@ -612,6 +688,10 @@ want queues && {
 want start_traffic && { start_traffic nfq; start_traffic nfqb; }
 want restart && { restart_case nfq; restart_case nfqb; }
 want reload && { reload_case nfq; reload_case nfqb; }
+want live && for rm in autofp workers; do
+	live_case nfq "$rm"
+	live_case nfqb "$rm"
+done
 
 echo "test-suricata: $checks checks, $failures failed, $(( $(date +%s) - start )) s"
 pct=100
