@@ -35,7 +35,8 @@
  *   1  internal.h, sys.h (sys-real.h), settings.h (the socket and the
  *      settings: queue.c writes them, the steps read them), post.h
  *   2  pkt.h, msg.h, parse.h: descriptors and buffers, messages, parsing
- *   3  book.h, plan.h; then the steps rx.h, tx.h, pace.h, req.h
+ *   3  book.h, plan.h; then the steps rx.h, tx.h, pace.h, req.h; wake.h
+ *      (waking the owner: other threads ring, the loop clears)
  *   4  the queue: queue-int.h (struct nfqb_queue, who writes each part),
  *      included only by the queue's own files: queue.c (open, configure,
  *      shut down, hand over; links the steps' views), loop.c (nfqb_recv():

@@ -4,16 +4,13 @@
  * does at hand-out with packets longer than its copy range, and with the
  * SYNs that would let later ones be.
  *
- * Owner: large.c alone writes struct nfqb_large_state (owner thread).
+ * Its state, struct nfqb_large_state, is in the queue's struct
+ * (queue-int.h).
  */
 #ifndef NFQB_LARGE_H
 #define NFQB_LARGE_H
 
 #include "internal.h"
-
-struct nfqb_large_state {
-	bool gso_asked;		/* GSO off asked for: not asked again */
-};
 
 struct nfqb_queue;
 /* The policy on the @n packets nfqb_recv() is handing out (@vec, their

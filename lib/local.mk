@@ -33,6 +33,8 @@ lib_libnfqb_internal_la_SOURCES = \
 	lib/tx.c \
 	lib/req.h \
 	lib/req.c \
+	lib/wake.h \
+	lib/wake.c \
 	lib/loop.h \
 	lib/loop.c \
 	lib/large.h \

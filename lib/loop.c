@@ -13,34 +13,23 @@
  *
  * At the start of a pass this file decides how the pass will wait, and so
  * whether decisions may be held for a batch (no: before a sleep, or while
- * a flow waits on us). Also here: waking the owner
- * from other threads, interrupts, and the timers of an application that
+ * a flow waits on us). Also here: interrupts, the wake-up read (wake.c
+ * rings it from other threads), and the timers of an application that
  * polls nfqb_queue_fd() itself.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <unistd.h>
 
+#include "large.h"
 #include "loop.h"
 #include "queue-int.h"
 #include "sys.h"
 
-/* Every writer of the eventfd goes through here: the flag says it was
- * written and not read yet, so that the owner reads it (and
- * nfqb_queue_fd() stops being readable) whatever woke it. Async-signal-
- * safe (nfqb_queue_interrupt()). */
-void nfqb_loop_wake(struct nfqb_queue *q)
-{
-	uint64_t one = 1;
-
-	if (!atomic_exchange(&q->wake.pending, true) &&
-	    write(q->sk.evfd, &one, sizeof(one)) < 0)
-		return;		/* full: it is readable anyway */
-}
-
 /* Read the eventfd first, then clear the flag: a decision posted after
- * the read sets the flag again and writes again; one posted between the
- * two is seen by the caller's next look at the posted decisions. */
+ * the read sets the flag again and writes again (wake.c); one posted
+ * between the two is seen by the caller's next look at the posted
+ * decisions. */
 void nfqb_loop_clear_wakeup(struct nfqb_queue *q)
 {
 	uint64_t v;
@@ -58,12 +47,6 @@ int nfqb_loop_wakeup_fd(const struct nfqb_queue *q)
 bool nfqb_loop_streaming(const struct nfqb_queue *q)
 {
 	return q->pace.streaming;
-}
-
-bool nfqb_loop_is_owner(const struct nfqb_queue *q)
-{
-	return atomic_load_explicit(&q->wake.owner, memory_order_relaxed) ==
-	       (unsigned long)pthread_self();
 }
 
 /* How this pass waits for more packets, if it finds none to hand out;
@@ -260,7 +243,7 @@ NFQB_EXPORT int nfqb_queue_interrupt(struct nfqb_queue *q)
 	if (!q)
 		return nfqb_fail(EINVAL);
 	atomic_store(&q->wake.interrupt, true);
-	nfqb_loop_wake(q);
+	nfqb_wake_ring(&q->wake, q->sk.evfd);
 	return 0;
 }
 

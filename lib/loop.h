@@ -1,20 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The queue's receive loop (loop.c): nfqb_recv() runs the steps; these are
- * its functions for the rest of the queue (verdict.c wakes the owner) and
- * for the worker pool. struct nfqb_queue is opaque here (queue-int.h).
+ * its functions for the worker pool. struct nfqb_queue is opaque here (queue-int.h).
  */
 #ifndef NFQB_LOOP_H
 #define NFQB_LOOP_H
 
 #include "internal.h"
 
-/* Wake the owner (a decision was posted, or an interrupt). Any thread,
- * async-signal-safe. */
-void nfqb_loop_wake(struct nfqb_queue *q);
-/* Is the calling thread the queue's owner (the last to call
- * nfqb_recv())? */
-bool nfqb_loop_is_owner(const struct nfqb_queue *q);
 /* The eventfd that wakes the owner (decisions posted by other threads,
  * interrupts); nfqb_loop_clear_wakeup() drains it. */
 int nfqb_loop_wakeup_fd(const struct nfqb_queue *q);

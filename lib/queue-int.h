@@ -14,7 +14,8 @@
  *   *_in         queue.c     the steps' views (link_views())
  *   bufs         pkt.c       rx      rx.c       book    book.c
  *   tx           tx.c        req     req.c      pace    pace.c
- *   loop, wake   loop.c      post    verdict.c
+ *   loop         loop.c      post    verdict.c
+ *   wake         wake.c (any thread; the owner by loop.c)
  *   large        large.c
  *   ctr          each counter by the file that counts it (late_verdicts
  *                from any thread, the rest from the owner's)
@@ -26,22 +27,13 @@
 #define NFQB_QUEUE_INT_H
 
 #include "book.h"
-#include "large.h"
 #include "pace.h"
 #include "post.h"
 #include "req.h"
 #include "rx.h"
 #include "settings.h"
 #include "tx.h"
-
-/* Waking the owner: loop.c's, written by any thread (atomics, on a cache
- * line of their own: decisions posted, interrupts). */
-struct nfqb_wake {
-	_Alignas(64) _Atomic bool pending;	/* eventfd written, not read */
-	_Atomic bool interrupt;		/* nfqb_queue_interrupt() */
-	_Atomic unsigned long owner;	/* pthread_self() of the last
-					 * nfqb_recv() */
-};
+#include "wake.h"
 
 /* The receive loop's own (loop.c, owner thread). */
 struct nfqb_loop {
@@ -51,6 +43,11 @@ struct nfqb_loop {
 				 * saw it handed out packets) */
 	uint64_t recv_deadline;	/* ns: the running nfqb_recv()'s receive
 				 * timeout (0: none) */
+};
+
+/* The large-packet policy's own (large.c, owner thread). */
+struct nfqb_large_state {
+	bool gso_asked;		/* GSO off asked for: not asked again */
 };
 
 struct nfqb_queue {

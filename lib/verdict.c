@@ -12,7 +12,6 @@
 #include <string.h>
 #include <libmnl/libmnl.h>
 
-#include "loop.h"
 #include "queue-int.h"
 #include "sys.h"
 
@@ -40,7 +39,7 @@ static void record(struct nfqb_queue *q, struct nfqb_packet *p, uint64_t sg,
 		return;
 	}
 	atomic_fetch_add_explicit(&q->post.posted, 1, memory_order_seq_cst);
-	nfqb_loop_wake(q);
+	nfqb_wake_ring(&q->wake, q->sk.evfd);
 }
 
 void nfqb_post_quiesce(struct nfqb_post *po)
@@ -66,7 +65,7 @@ static int decide(struct nfqb_packet *h, const struct nfqb_decision *d)
 	if (!h)
 		return EINVAL;
 	q = p->q;
-	owner = nfqb_loop_is_owner(q);
+	owner = nfqb_wake_is_owner(&q->wake);
 	if (!owner)
 		atomic_fetch_add_explicit(&q->post.inflight, 1,
 					  memory_order_acq_rel);

@@ -44,7 +44,7 @@ internal.h 1	sys.h 1		sys-real.h 1	settings.h 1	post.h 1
 hdrs.h 1	csum.h 1
 pkt.h 2		msg.h 2		parse.h 2
 book.h 3	plan.h 3	rx.h 3		tx.h 3		pace.h 3
-req.h 3		cfg.h 3		verdict.h 3
+req.h 3		cfg.h 3		verdict.h 3	wake.h 3
 queue-int.h 4	queue.h 4	loop.h 4	large.h 4
 pool-int.h 5
 "
