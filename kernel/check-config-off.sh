@@ -9,7 +9,9 @@
 #
 # Uses a tree of its own in the cache (Debian's linux-source-6.12 with
 # kernel/patches applied, rebuilt when the patches change) and one
-# object directory per option, so a second run only rebuilds what
+# object directory per option (per source tarball: the upstream form is
+# checked with NFQB_KERNEL_TARBALL="$(kernel/upstream-source.sh)"
+# NFQB_KERNEL_PATCHES=kernel/patches-upstream), so a second run only rebuilds what
 # changed. Builds only the touched objects, at nice 19 with -j2. Exit
 # status non-zero if any of them fails to build, or builds with a
 # warning, or if the option is not off after Kconfig.
@@ -38,7 +40,8 @@ patches=$(ls "$patchdir"/*.patch | grep -v '/0000-cover-letter.patch$' |
 
 # the tree: unpacked once per tarball and series
 key=$( { stat -c %s.%Y "$tarball"; cat $patches; } | sha256sum | cut -c1-16)
-tree=$cache/configoff-tree
+src=$(basename "$tarball" | sed 's/\.tar\(\.[a-z0-9]*\)\{0,1\}$//')
+tree=$cache/configoff-$src
 mkdir -p "$cache"
 exec 9>"$cache/configoff.lock"
 flock 9
@@ -47,6 +50,7 @@ if [ "$(cat "$tree/.nfqb-key" 2>/dev/null)" != "$key" ]; then
 	rm -rf "$tree"
 	mkdir -p "$tree"
 	tar -C "$tree" --strip-components=1 -xf "$tarball"
+	log "$(sed -n 's/^\(VERSION\|PATCHLEVEL\|SUBLEVEL\) = *//p' "$tree/Makefile" | paste -sd. -) from $tarball"
 	for p in $patches; do
 		(cd "$tree" && git apply "$p") || die "$(basename "$p") does not apply"
 	done
@@ -55,7 +59,7 @@ fi
 
 fail=0
 for opt in $opts; do
-	obj=$cache/configoff-obj-$opt
+	obj=$cache/configoff-$src-obj-$opt
 	mkdir -p "$obj"
 	frag=$obj/fragment
 	grep -v -E "^(# )?CONFIG_$opt[= ]" "$fragment" > "$frag"
