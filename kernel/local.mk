@@ -132,6 +132,7 @@ EXTRA_DIST += \
 	kernel/check-upstream.sh \
 	kernel/upstream-source.sh \
 	kernel/check-config-off.sh \
+	kernel/build-each-objects.sh \
 	$(kernel_patches) \
 	$(kernel_upstream_patches) \
 	$(kernel_test_patches) \
