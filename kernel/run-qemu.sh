@@ -20,7 +20,7 @@
 # (the library's test tool tests/kernel/nfqb-netdev from a configured
 # build, as "make check-kernel" passes it: copied into the guest with the
 # shared libraries it needs, libnfq-batch.so.0 of that build included;
-# without it the tests that need it, t-15 and t-25, are skipped).
+# without it the tests that need it, t-15, t-25 and t-82, are skipped).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -147,7 +147,7 @@ if [ -n "${NFQB_GUEST_TOOL:-}" ]; then
 	echo "run-qemu.sh: library test tool $tool" >&2
 else
 	echo "run-qemu.sh: NFQB_GUEST_TOOL not set: the library's guest tests" \
-	     "(t-15, t-25) will be skipped; use make check-kernel" >&2
+	     "(t-15, t-25, t-82) will be skipped; use make check-kernel" >&2
 fi
 # the tests to run: the arguments, or every t-*.sh
 if [ $# -gt 0 ]; then
@@ -185,7 +185,7 @@ cp "$tdir/run.sh" "$root/tests/run.sh"
 # everything in the initramfs but the test scripts and the library
 # (busybox, the tools, nfqt, run.sh, lib.sh, the selftests), the test's
 # own script, and for the tests that run the library's tool
-# (uses_lib_tool: t-15, t-25) the library and the tool. The passes are
+# (uses_lib_tool: t-15, t-25, t-82) the library and the tool. The passes are
 # kept beside the image (images/KEY/results/), so a new host or a new
 # image has none: a cold run runs everything. A pass is
 # kept only when its whole guest passed (no kernel report, no leak).

@@ -15,7 +15,7 @@
 #      release tarball builds and passes make check out of tree); 60 s of soak (make
 #      -C build-werror soak: nfqb-ips with reloads, upgrades, restarts)
 #   7. make -C build-werror check-kernel: the patched kernel (kernel/) under
-#      qemu, its guest tests and the library's own (t-15, t-25, linked
+#      qemu, its guest tests and the library's own (t-15, t-25, t-82, linked
 #      against build-werror's libnfq-batch)
 #   8. tests/fuzz/run.sh 20: libFuzzer on the parser and the datagram path,
 #      20 s per target (clang, its own build in build-fuzz/)
