@@ -17,6 +17,8 @@
 #   7. make -C build-werror check-kernel: the patched kernel (kernel/) under
 #      qemu, its guest tests and the library's own (t-15, t-25, t-82, linked
 #      against build-werror's libnfq-batch)
+#   7b. kernel/check-upstream.sh: the series' upstream form
+#      (kernel/patches-upstream/) applies to the upstream source it names
 #   8. tests/fuzz/run.sh 20: libFuzzer on the parser and the datagram path,
 #      20 s per target (clang, its own build in build-fuzz/)
 #   9. build-daq/: libdaq and Snort 3 built from their release tarballs
@@ -400,6 +402,22 @@ else
 	fi
 fi
 
+# 7b. The upstream form of the kernel series: kernel/check-upstream.sh on
+# the upstream source it names (kernel/upstream-source.sh: Debian's
+# linux-source-7.2, fetched once into the kernel cache, its hash checked):
+# every patch applies, the files are those of patches-upstream/BASE, and
+# the series exports again to the same bytes.
+up_pass=0
+up_fail=0
+banner "kernel: the upstream form applies (kernel/check-upstream.sh)"
+if up_src=$("$top/kernel/upstream-source.sh") &&
+   NFQB_ROUNDTRIP=1 "$top/kernel/check-upstream.sh" "$up_src"; then
+	up_pass=1
+else
+	up_fail=1
+	ok=0
+fi
+
 # 8. Fuzzing: tests/fuzz/run.sh builds the fuzz targets itself (clang,
 # build-fuzz/) and fails on any crash, leak, hang or oracle failure.
 fuzz_pass=0
@@ -691,8 +709,8 @@ for r in "${runs[@]}"; do
 	total_skip=$((total_skip + s))
 done
 
-total_pass=$((total_pass + install_pass + abi_pass + deb_pass + dist_pass + kernel_pass + fuzz_pass + soak_pass + py_pass + app_pass + go_pass + suri_pass))
-total_fail=$((total_fail + install_fail + abi_fail + deb_fail + dist_fail + kernel_fail + fuzz_fail + soak_fail + py_fail + app_fail + go_fail + suri_fail + stage_failures))
+total_pass=$((total_pass + install_pass + abi_pass + deb_pass + dist_pass + kernel_pass + up_pass + fuzz_pass + soak_pass + py_pass + app_pass + go_pass + suri_pass))
+total_fail=$((total_fail + install_fail + abi_fail + deb_fail + dist_fail + kernel_fail + up_fail + fuzz_fail + soak_fail + py_fail + app_fail + go_fail + suri_fail + stage_failures))
 total_skip=$((total_skip + kernel_skip + daq_skip + py_skip))
 if [ "$total_skip" -gt 0 ]; then
 	if [ "${CI:-}" = true ]; then
@@ -714,6 +732,7 @@ if [ "$kernel_fail" -ne 0 ]; then
 		"${kernel_out:-/dev/null}" 2>/dev/null | grep -v '^=== RUN' | tail -60
 fi
 [ "$soak_fail" -eq 0 ] || echo "run-all: the soak failed (make -C build-werror soak; its output is under the soak banner)"
+[ "$up_fail" -eq 0 ] || echo "run-all: the upstream form of the kernel series does not apply (stage 7b: kernel/check-upstream.sh)"
 [ "$fuzz_fail" -eq 0 ] || echo "run-all: the fuzz targets failed (tests/fuzz/run.sh, build-fuzz/)"
 [ "$py_fail" -eq 0 ] || echo "run-all: the Python binding's pip check or benchmark failed (stage 10)"
 [ "$app_fail" -eq 0 ] || echo "run-all: nfqb-bench's app consumer failed (stage 10a; its output is under the app banner)"
