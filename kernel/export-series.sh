@@ -6,11 +6,15 @@
 # "base" is the pristine source, see kernel/README.md) into
 # kernel/patches: the first NFQB_SERIES_NF commits after base (6) are
 # fixes for nf, posted on their own ("[PATCH nf N/6]", files
-# 00-nf-000N-...), the others are the nf-next series ("[RFC PATCH nf-next v1 NN/MM]", 0001-...) with a cover letter whose
-# text is taken from the current 0000-cover-letter.patch (everything
-# between its header and the shortlog), so only the shortlog and the
-# diffstat are regenerated. Author and dates are fixed, so that an
-# unchanged series exports to the same bytes.
+# 00-nf-000N-...), the others are the nf-next series ("[RFC PATCH
+# nf-next v1 NN/MM]", 0001-...) with a cover letter whose text is taken
+# from the current 0000-cover-letter.patch (everything between its
+# header and the shortlog), so only the shortlog and the diffstat are
+# regenerated. Every commit is written again with a fixed author,
+# committer and dates before the export (the development tree is not
+# changed), so that the files depend only on the commits' trees and
+# messages: an unchanged series exports to the same bytes, whenever and
+# however its commits were made.
 #
 # NFQB_SERIES_OUT writes elsewhere (kernel/patches-upstream for the
 # series on upstream, with NFQB_SERIES_NF=5). If the output directory
@@ -23,6 +27,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 dev=${1:?usage: export-series.sh DEVTREE [BRANCH]}
 branch=${2:-HEAD}
 out=${NFQB_SERIES_OUT:-$here/patches}
+out=$(cd "$out" && pwd)	# a relative one is read before the cd below
 prefix=${NFQB_SERIES_PREFIX:-RFC PATCH nf-next v1}
 export GIT_AUTHOR_NAME=nfqb GIT_AUTHOR_EMAIL=nfqb@localhost
 export GIT_COMMITTER_NAME=nfqb GIT_COMMITTER_EMAIL=nfqb@localhost
@@ -43,6 +48,13 @@ if [ -s "$nfcover" ]; then
 	nfsubject=$(sed -n 's/^Subject: \[[^]]*\] //p' "$nfcover")
 fi
 cd "$dev"
+# the commits again, with the author, committer and dates above
+tip=$(git rev-parse "base^{commit}")
+for c in $(git rev-list --reverse "base..$branch"); do
+	git cat-file commit "$c" | sed '1,/^$/d' > "$tmp/msg"
+	tip=$(git commit-tree "$c^{tree}" -p "$tip" < "$tmp/msg")
+done
+branch=$tip
 nfcount=${NFQB_SERIES_NF:-6}
 nf=$(git rev-list --reverse "base..$branch" | sed -n "${nfcount}p")
 if [ "$nfcount" -gt 1 ] && [ -s "$tmp/nftext" ]; then
