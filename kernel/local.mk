@@ -61,13 +61,16 @@ kernel_upstream_patches = \
 	kernel/patches-upstream/0006-netfilter-nfnetlink_queue-hook-numbers-of-the-netdev.patch \
 	kernel/patches-upstream/0007-netfilter-nfnetlink_queue-report-the-link-layer-head.patch \
 	kernel/patches-upstream/0008-netfilter-nfnetlink_queue-keep-the-link-layer-header.patch \
-	kernel/patches-upstream/0009-netfilter-nfnetlink_queue-verdict-rules-for-netdev-p.patch \
-	kernel/patches-upstream/0010-netfilter-nf_queue-hash-netdev-family-packets-for-qu.patch \
-	kernel/patches-upstream/0011-net-packet-resume-queued-packets-on-the-qdisc-bypass.patch \
-	kernel/patches-upstream/0012-netfilter-nft_queue-allow-queueing-from-netdev-ingre.patch \
-	kernel/patches-upstream/0013-netfilter-nft_queue-allow-queueing-from-inet-ingress.patch \
-	kernel/patches-upstream/0014-selftests-netfilter-nf_queue-stop-on-SIGTERM-whereve.patch \
-	kernel/patches-upstream/0015-selftests-netfilter-add-nft_queue_netdev.sh.patch \
+	kernel/patches-upstream/0009-netfilter-nfnetlink_queue-accept-payload-rewrites-of.patch \
+	kernel/patches-upstream/0010-netfilter-nfnetlink_queue-keep-the-EtherType-of-netd.patch \
+	kernel/patches-upstream/0011-netfilter-nfnetlink_queue-accept-L2-header-and-VLAN-.patch \
+	kernel/patches-upstream/0012-netfilter-nfnetlink_queue-derive-pkt_type-again-for-.patch \
+	kernel/patches-upstream/0013-netfilter-nf_queue-hash-netdev-family-packets-for-qu.patch \
+	kernel/patches-upstream/0014-net-packet-resume-queued-packets-on-the-qdisc-bypass.patch \
+	kernel/patches-upstream/0015-netfilter-nft_queue-allow-queueing-from-netdev-ingre.patch \
+	kernel/patches-upstream/0016-netfilter-nft_queue-allow-queueing-from-inet-ingress.patch \
+	kernel/patches-upstream/0017-selftests-netfilter-nf_queue-stop-on-SIGTERM-whereve.patch \
+	kernel/patches-upstream/0018-selftests-netfilter-add-nft_queue_netdev.sh.patch \
 	kernel/patches-upstream/BASE \
 	kernel/patches-upstream/recipients-nf \
 	kernel/patches-upstream/recipients-next
