@@ -117,6 +117,24 @@ static bool take_event(struct nfqb_queue *q)
 	return true;
 }
 
+/* The read sleep: in_read set before pending is looked at, cleared
+ * after the read (wake.c pokes the socket while it is set). Returns as
+ * nfqb_rx_read(), or -2 without reading: a wake-up is pending. */
+static int read_sleeping(struct nfqb_queue *q)
+{
+	int n;
+
+	atomic_store(&q->wake.in_read, true);
+	if (atomic_load(&q->wake.pending)) {
+		atomic_store(&q->wake.in_read, false);
+		return -2;
+	}
+	n = nfqb_rx_read_wait(&q->rx, &q->rx_in, q->rx.vlen,
+			      q->pace.sleep_ms);
+	atomic_store_explicit(&q->wake.in_read, false, memory_order_relaxed);
+	return n;
+}
+
 NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 			  unsigned int max)
 {
@@ -164,7 +182,12 @@ NFQB_EXPORT int nfqb_recv(struct nfqb_queue *q, struct nfqb_packet **vec,
 				return -1;
 			continue;
 		}
-		n = nfqb_rx_read(&q->rx, &q->rx_in, q->rx.vlen);
+		if (n == NFQB_PACE_READ_SLEEP)
+			n = read_sleeping(q);
+		else
+			n = nfqb_rx_read(&q->rx, &q->rx_in, q->rx.vlen);
+		if (n == -2)
+			continue;	/* a wake-up came first */
 		nfqb_pace_note_read(&q->pace, &q->pace_in);
 		if (n < 0 && errno != EAGAIN && errno != ENOSPC)
 			return -1;

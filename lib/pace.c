@@ -352,6 +352,11 @@ int nfqb_pace_wait(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
 		}
 		return r == PAUSE_READ;
 	}
+	if (in->set->read_sleep && sk->wake_fd < 0 &&
+	    !atomic_load_explicit(in->poke_failed, memory_order_relaxed)) {
+		pc->sleep_ms = ms;
+		return NFQB_PACE_READ_SLEEP;
+	}
 	r = nfqb_sys_epoll_wait(sk->epfd, ev, 3, ms);
 	for (k = 0; k < r; k++)
 		if (ev[k].data.fd == sk->fd)

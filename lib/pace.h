@@ -78,6 +78,8 @@ struct nfqb_pace {
 				 * holding decisions, no adaptive pause
 				 * (UINT64_MAX: the last read showed one) */
 	uint64_t shown_ns;	/* when one showed last */
+	int sleep_ms;		/* the read sleep's bound (ms, -1: none), for
+				 * NFQB_PACE_READ_SLEEP */
 	struct nfqb_pace_flow flows[NFQB_PACE_FLOWS];
 };
 
@@ -113,13 +115,21 @@ struct nfqb_pace_in {
 					 * receive timeout (0: none) */
 	const _Atomic bool *woken;	/* loop.c's: a wake-up is pending (a
 					 * decision was posted) */
+	const _Atomic bool *poke_failed;	/* wake.c's: the read sleep
+						 * cannot be woken */
 	struct nfqb_counters *ctr;
 };
 
+/* nfqb_pace_wait(): sleep in the read itself (the read sleep of
+ * nfqb_queue_set_read_sleep()), for at most pc->sleep_ms. */
+#define NFQB_PACE_READ_SLEEP	2
+
 /* Wait as @how says, never past a timer (the verdict timeout, the
  * transport's due); with no free buffer, only for a decision or a timer.
- * Returns 1 to read now, 0 to look again (a decision, an interrupt, a
- * timer), -1 with errno (EINTR: a signal; EAGAIN, ENOSPC). */
+ * Returns 1 to read now, NFQB_PACE_READ_SLEEP to read sleeping (instead
+ * of sleeping here: the read sleep is on and no wake fd is set), 0 to
+ * look again (a decision, an interrupt, a timer), -1 with errno (EINTR:
+ * a signal; EAGAIN, ENOSPC). */
 int nfqb_pace_wait(struct nfqb_pace *pc, const struct nfqb_pace_in *in,
 		   enum nfqb_wait how, uint64_t now);
 /* Would a linger wait now pause (rather than sleep)? Decisions are held

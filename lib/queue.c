@@ -226,6 +226,7 @@ static void link_views(struct nfqb_queue *q)
 		.tx_due = &q->tx.due,
 		.deadline = &q->loop.recv_deadline,
 		.woken = &q->wake.pending,
+		.poke_failed = &q->wake.poke_failed,
 		.ctr = &q->ctr,
 	};
 	q->tx_in = (struct nfqb_tx_in){
@@ -693,6 +694,28 @@ NFQB_EXPORT int nfqb_queue_set_recv_timeout(struct nfqb_queue *q,
 	if (!q)
 		return nfqb_fail(EINVAL);
 	q->set.recv_timeout_ms = msec;
+	return 0;
+}
+
+NFQB_EXPORT int nfqb_queue_set_read_sleep(struct nfqb_queue *q, bool on)
+{
+	if (!q)
+		return nfqb_fail(EINVAL);
+	if (on) {
+		if (q->sk.fd < 0)
+			return nfqb_fail(EINVAL);	/* no socket */
+		q->wake.poke_fd = q->sk.fd;
+		q->wake.portid = q->sk.portid;
+		/* may this process wake a read that sleeps? One poke tells
+		 * (the next read drops it): EPERM without CAP_NET_ADMIN */
+		atomic_store(&q->wake.poke_failed, false);
+		if (nfqb_wake_poke(&q->wake) < 0 && errno != EAGAIN &&
+		    errno != ENOBUFS) {
+			atomic_store(&q->wake.poke_failed, false);
+			return -1;
+		}
+	}
+	q->set.read_sleep = on;
 	return 0;
 }
 

@@ -157,6 +157,11 @@ static void read_datagram(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
 	const struct msghdr *m = &rx->mmsg[i].msg_hdr;
 	size_t len = rx->mmsg[i].msg_len;
 
+	if (from->nl_family == AF_NETLINK && from->nl_pid &&
+	    from->nl_pid == in->sk->portid) {
+		rx->pokes++;	/* from our own port: a wake-up (wake.c) */
+		return;
+	}
 	if (from->nl_family != AF_NETLINK || from->nl_pid != 0) {
 		/* anyone may write to our port: not a kernel message */
 		nfqb_stat_inc(in->ctr, rejected_foreign);
@@ -205,8 +210,8 @@ static unsigned int rx_prepare(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
 	return n;
 }
 
-int nfqb_rx_read(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
-		 unsigned int want)
+static int rx_read(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
+		   unsigned int want, bool sleep)
 {
 	unsigned int i, n = rx_prepare(rx, in, want);
 	int r, err;
@@ -214,7 +219,12 @@ int nfqb_rx_read(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
 	rx->got = rx->npkts = rx->nflows = rx->nacks = 0;
 	rx->nbytes = 0;
 	rx->want_flows = !in->set->linger_fixed && in->set->linger_us;
-	r = n ? nfqb_sys_recvmmsg(in->sk->fd, rx->mmsg, n) : -1;
+	if (!n)
+		r = -1;
+	else if (sleep)
+		r = nfqb_sys_recvmmsg_wait(in->sk->fd, rx->mmsg, n);
+	else
+		r = nfqb_sys_recvmmsg(in->sk->fd, rx->mmsg, n);
 	err = n ? errno : ENOSPC;
 	rx->read_ns = nfqb_now_ns();
 	if (n)
@@ -231,13 +241,39 @@ int nfqb_rx_read(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
 	}
 	rx->last_full = (unsigned int)r == n;
 	rx->got = (unsigned int)r;
+	rx->pokes = 0;
 	for (i = 0; i < rx->got; i++)
 		read_datagram(rx, in, i, rx->read_ns);
+	rx->got -= rx->pokes;	/* not the stream's */
 	if (rx->npkts) {
 		nfqb_stat_add(in->ctr, packets, rx->npkts);
 		nfqb_stat_add(in->ctr, bytes, rx->nbytes);
 	}
 	return r;
+}
+
+int nfqb_rx_read(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
+		 unsigned int want)
+{
+	return rx_read(rx, in, want, false);
+}
+
+int nfqb_rx_read_wait(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
+		      unsigned int want, int ms)
+{
+	int set = rx->rcvtimeo_ms;
+
+	if (ms <= 0 || ms > NFQB_READ_SLEEP_MAX_MS)
+		ms = NFQB_READ_SLEEP_MAX_MS;
+	/* the one set last, if it ends the sleep no later and at most an
+	 * eighth early (the same receive timeout, from one call to the
+	 * next); else set it again */
+	if (set <= 0 || set > ms || ms - set > ms / 8) {
+		if (nfqb_sys_rcvtimeo(in->sk->fd, ms) < 0)
+			return -1;
+		rx->rcvtimeo_ms = ms;
+	}
+	return rx_read(rx, in, want, true);
 }
 
 int nfqb_rx_read_any(struct nfqb_rx *rx, const struct nfqb_rx_in *in,

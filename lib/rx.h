@@ -36,7 +36,9 @@ struct nfqb_rx {
 	/* the last read */
 	bool last_full;		/* it filled its vector: more may wait */
 	uint64_t read_ns;	/* when it returned */
-	unsigned int got;	/* datagrams it brought (0: none, failed) */
+	unsigned int got;	/* datagrams it brought (0: none, failed),
+				 * wake-ups from our own port not counted */
+	unsigned int pokes;	/* ... those */
 	unsigned int npkts;	/* packets they carried */
 	uint64_t nbytes;	/* their payload */
 	bool want_flows;	/* pace.c looks at their flows (the
@@ -54,6 +56,8 @@ struct nfqb_rx {
 	} acks[NFQB_RX_ACKS];
 	unsigned int nacks;
 	uint32_t overflows;	/* ENOBUFS: an answer may be lost */
+	int rcvtimeo_ms;	/* the socket's SO_RCVTIMEO as last set for
+				 * a read that sleeps (0: none set) */
 };
 
 /* What a read reads of the queue, and the owners it hands on to: its
@@ -90,6 +94,19 @@ unsigned int nfqb_rx_room(const struct nfqb_bufs *bufs,
  * buffer or no room in the book, or the socket's). */
 int nfqb_rx_read(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
 		 unsigned int want);
+/* The longest a read sleeps (nfqb_rx_read_wait()) when nothing else
+ * bounds it: a signal handler installed with SA_RESTART would restart a
+ * read with no receive timeout, so there always is one (it returns
+ * EAGAIN, and the caller sleeps again). */
+#define NFQB_READ_SLEEP_MAX_MS	1000
+/* The same, but sleeping in the read until a datagram comes (a packet,
+ * or a wake-up another thread sent to our own port), a signal (EINTR),
+ * or about @ms milliseconds pass (EAGAIN; -1: no bound but
+ * NFQB_READ_SLEEP_MAX_MS). The socket's receive timeout is set only when
+ * the one set last does not fit: it may end the sleep a little early,
+ * never late. */
+int nfqb_rx_read_wait(struct nfqb_rx *rx, const struct nfqb_rx_in *in,
+		      unsigned int want, int ms);
 /* The same, and with no free buffer into an allocated one, the book
  * grown if it has no room (a configuration round trip or close must read
  * whatever the application holds; ENOMEM). */

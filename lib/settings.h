@@ -42,6 +42,7 @@ struct nfqb_settings {
 	uint32_t latency_us;
 	uint32_t timeout_ms;
 	uint32_t recv_timeout_ms;	/* nfqb_queue_set_recv_timeout() */
+	bool read_sleep;	/* nfqb_queue_set_read_sleep() */
 	uint32_t copy_range;
 	uint8_t copy_mode;
 	uint8_t large;		/* enum nfqb_large */

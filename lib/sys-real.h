@@ -13,6 +13,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/timerfd.h>
 
 static inline ssize_t nfqb_real_sendmsg(int fd, const struct msghdr *msg,
@@ -29,6 +30,22 @@ static inline int nfqb_real_recvmmsg(int fd, struct mmsghdr *v,
 				     unsigned int n)
 {
 	return recvmmsg(fd, v, n, MSG_DONTWAIT, NULL);
+}
+
+static inline int nfqb_real_recvmmsg_wait(int fd, struct mmsghdr *v,
+					  unsigned int n)
+{
+	return recvmmsg(fd, v, n, MSG_WAITFORONE, NULL);
+}
+
+static inline int nfqb_real_rcvtimeo(int fd, int ms)
+{
+	struct timeval tv = {
+		.tv_sec = ms / 1000,
+		.tv_usec = (ms % 1000) * 1000,
+	};
+
+	return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
 static inline uint64_t nfqb_real_now_ns(void)

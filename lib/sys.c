@@ -17,6 +17,16 @@ int nfqb_sys_recvmmsg(int fd, struct mmsghdr *v, unsigned int n)
 	return nfqb_real_recvmmsg(fd, v, n);
 }
 
+int nfqb_sys_recvmmsg_wait(int fd, struct mmsghdr *v, unsigned int n)
+{
+	return nfqb_real_recvmmsg_wait(fd, v, n);
+}
+
+int nfqb_sys_rcvtimeo(int fd, int ms)
+{
+	return nfqb_real_rcvtimeo(fd, ms);
+}
+
 uint64_t nfqb_now_ns(void)
 {
 	return nfqb_real_now_ns();

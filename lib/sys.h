@@ -30,6 +30,12 @@
 ssize_t nfqb_sys_sendmsg(int fd, const struct msghdr *msg, int flags);
 /* recvmmsg(fd, v, n, MSG_DONTWAIT, NULL) on a queue's socket. */
 int nfqb_sys_recvmmsg(int fd, struct mmsghdr *v, unsigned int n);
+/* recvmmsg(fd, v, n, MSG_WAITFORONE, NULL): sleeps until one datagram
+ * comes (then takes what else is there), a signal, or the socket's
+ * receive timeout (EAGAIN), set by nfqb_sys_rcvtimeo(). */
+int nfqb_sys_recvmmsg_wait(int fd, struct mmsghdr *v, unsigned int n);
+/* SO_RCVTIMEO of @fd: @ms milliseconds (0: none). 0, or -1 with errno. */
+int nfqb_sys_rcvtimeo(int fd, int ms);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t nfqb_now_ns(void);
 /* malloc(), calloc(), aligned_alloc() (any @size: rounded up to a

@@ -19,11 +19,27 @@ struct nfqb_wake {
 	_Atomic bool interrupt;		/* nfqb_queue_interrupt() */
 	_Atomic unsigned long owner;	/* pthread_self() of the last
 					 * nfqb_recv() */
+	/* The read sleep (nfqb_queue_set_read_sleep()): the owner sleeps in
+	 * the socket's read, not on the eventfd, so a wake-up also sends a
+	 * datagram to the socket's own port. in_read: set by loop.c around
+	 * the read; poke_failed: a poke was refused (not EAGAIN), the owner
+	 * sleeps on the eventfd again; poke_fd and portid: set by queue.c
+	 * before the read sleep is first used. */
+	_Atomic bool in_read;
+	_Atomic bool poke_failed;
+	int poke_fd;
+	uint32_t portid;
 };
 
-/* Write eventfd @evfd unless it is written and not read yet. Any thread,
- * async-signal-safe. */
+/* Write eventfd @evfd unless it is written and not read yet; if this
+ * wrote it and the owner sleeps in the read, poke the socket too. Any
+ * thread, async-signal-safe. */
 void nfqb_wake_ring(struct nfqb_wake *w, int evfd);
+/* Send one NLMSG_NOOP from the queue's socket to its own port, without
+ * waiting: it ends a read that sleeps, and the read drops it. 0, or -1
+ * with errno (EAGAIN, ENOBUFS: the socket's buffer is full, so it is
+ * readable anyway; else poke_failed is set). Async-signal-safe. */
+int nfqb_wake_poke(struct nfqb_wake *w);
 /* Is the calling thread the owner? */
 bool nfqb_wake_is_owner(const struct nfqb_wake *w);
 

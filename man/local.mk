@@ -87,6 +87,7 @@ dist_man_MANS += \
 	man/man3/nfqb_queue_set_enobufs.3 \
 	man/man3/nfqb_queue_set_flags.3 \
 	man/man3/nfqb_queue_set_large.3 \
+	man/man3/nfqb_queue_set_read_sleep.3 \
 	man/man3/nfqb_queue_set_latency.3 \
 	man/man3/nfqb_queue_set_linger.3 \
 	man/man3/nfqb_queue_set_maxlen.3 \

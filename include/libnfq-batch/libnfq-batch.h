@@ -597,6 +597,36 @@ int nfqb_queue_set_recv_timeout(struct nfqb_queue *q, uint32_t msec);
 int nfqb_queue_set_wake_fd(struct nfqb_queue *q, int fd);
 
 /**
+ * nfqb_queue_set_read_sleep - sleep in the socket's read, one system call
+ * less per lone packet
+ * @on: true to sleep in the read, false (the default) to sleep in epoll
+ *
+ * A blocking nfqb_recv() with nothing to hand out sleeps until the socket
+ * is readable, a decision comes from another thread, an interrupt, a
+ * signal or a timer, and then reads: two system calls (epoll_wait(2),
+ * recvmmsg(2)) before a lone packet is handed out, three per round trip
+ * with its verdict. With @on it sleeps in the read itself (recvmmsg(2)
+ * with MSG_WAITFORONE and the socket's SO_RCVTIMEO as the bound): one
+ * call, two per round trip, as a program that blocks in recv(2) makes.
+ * Made for a receive loop that decides on its own thread (Suricata's
+ * workers runmode, a DAQ): every wake-up still ends the sleep at once.
+ * nfqb_queue_interrupt() and a decision from another thread then also
+ * send a datagram from the queue's socket to its own port (its
+ * reads drop it, uncounted): that send needs the calling thread's
+ * CAP_NET_ADMIN, as sending verdicts does. A sleep is never longer than
+ * a second (the read returns, and the library sleeps again): a signal
+ * handler installed with SA_RESTART still interrupts it (EINTR), as it
+ * does epoll_wait(2). Not used while a wake fd is set
+ * (nfqb_queue_set_wake_fd()), in non-blocking mode, or in a linger
+ * pause; if a wake-up's send is ever refused, the queue sleeps in epoll
+ * again from then on (that one wake-up may come up to a second late).
+ * Owner thread, before other threads use the queue. Returns 0, or -1
+ * with errno: EINVAL (@q NULL, or a queue without a socket), EPERM (the
+ * test send was refused: no CAP_NET_ADMIN).
+ */
+int nfqb_queue_set_read_sleep(struct nfqb_queue *q, bool on);
+
+/**
  * nfqb_queue_set_copy_mode - how much of each packet the kernel copies
  * @mode: NFQB_COPY_META or NFQB_COPY_PACKET (NFQB_COPY_NONE is refused: in
  *	that mode the kernel queues nothing, it drops every packet sent to the

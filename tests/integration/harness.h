@@ -433,6 +433,20 @@ void nfqbt_pool_stop(struct nfqb_pool *pool);
  */
 void nfqbt_fail_verdicts(int err, unsigned int every);
 void nfqbt_seam_off(void);
+/* The same seam: every wake-up send (a datagram to the socket's own port,
+ * the read sleep's) fails with @err from now on (0: none does). */
+void nfqbt_fail_pokes(int err);
+/* The same seam: the library's system calls counted from now on (zeroed
+ * here; read the counters any time). */
+struct nfqbt_calls {
+	atomic_uint sends;	/* datagrams to the kernel */
+	atomic_uint pokes;	/* ... to the socket's own port (wake-ups) */
+	atomic_uint reads;	/* recvmmsg(MSG_DONTWAIT) */
+	atomic_uint reads_asleep;	/* recvmmsg(MSG_WAITFORONE) */
+	atomic_uint rcvtimeos;	/* SO_RCVTIMEO set */
+	atomic_uint waits;	/* epoll_wait(), poll() */
+};
+const struct nfqbt_calls *nfqbt_count_calls(void);
 
 /* --- Expected counters ------------------------------------------------- */
 

@@ -474,6 +474,20 @@ static int recv_wake_fd(void)
 	return r;
 }
 
+/* the owner drops CAP_NET_ADMIN after opening: the check's send to the
+ * queue's own port is refused by the kernel */
+static int read_sleep_eperm(void)
+{
+	struct nfqb_queue *q = nfqb_queue_open(QNUM);
+	int r;
+
+	ck_assert_ptr_nonnull(q);
+	ck_assert_int_eq(setuid(65534), 0);
+	r = err_of_int(nfqb_queue_set_read_sleep(q, true));
+	nfqb_queue_close(q);	/* (its unbind refused too) */
+	return r;
+}
+
 static int wake_fd_below(void)
 {
 	return err_of_int(nfqb_queue_set_wake_fd(open_q(QNUM), -2));
@@ -1378,6 +1392,7 @@ static const struct row rows[] = {
 	ROW(nfqb_recv, EINTR, "nfqb_queue_interrupt() before", recv_interrupted),
 	ROW(nfqb_recv, EINTR, "the wake fd readable", recv_wake_fd),
 	ROW(nfqb_recv, ESHUTDOWN, "the queue was shut down", recv_shut),
+	ROW(nfqb_queue_set_read_sleep, EPERM, "no CAP_NET_ADMIN for the wake-up send", read_sleep_eperm),
 	ROW(nfqb_queue_set_wake_fd, EINVAL, "fd -2", wake_fd_below),
 	ROW(nfqb_queue_set_wake_fd, EINVAL, "the queue's own fd", wake_fd_own),
 	ROW(nfqb_queue_set_wake_fd, EBADF, "a closed fd", wake_fd_closed),
@@ -1533,6 +1548,7 @@ NULL_CALL(nfqb_queue_socket_fd, -1, NULL)
 NULL_CALL(nfqb_queue_set_nonblock, -1, NULL, true)
 NULL_CALL(nfqb_queue_set_recv_timeout, -1, NULL, 10)
 NULL_CALL(nfqb_queue_set_wake_fd, -1, NULL, -1)
+NULL_CALL(nfqb_queue_set_read_sleep, -1, NULL, true)
 NULL_CALL(nfqb_queue_set_copy_mode, -1, NULL, NFQB_COPY_PACKET, 0)
 NULL_CALL(nfqb_queue_set_maxlen, -1, NULL, 100)
 NULL_CALL(nfqb_queue_set_flags, -1, NULL, NFQB_F_GSO, NFQB_F_GSO)
@@ -1650,6 +1666,7 @@ static const struct row null_rows[] = {
 	NULL_ROW(nfqb_queue_set_nonblock, EINVAL),
 	NULL_ROW(nfqb_queue_set_recv_timeout, EINVAL),
 	NULL_ROW(nfqb_queue_set_wake_fd, EINVAL),
+	NULL_ROW(nfqb_queue_set_read_sleep, EINVAL),
 	NULL_ROW(nfqb_queue_set_copy_mode, EINVAL),
 	NULL_ROW(nfqb_queue_set_maxlen, EINVAL),
 	NULL_ROW(nfqb_queue_set_flags, EINVAL),

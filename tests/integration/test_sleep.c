@@ -19,6 +19,15 @@
  *  - failing: the verdict send fails (the test seam), retried with backoff;
  *  - linger: a fixed linger pause after a stream of packets.
  *
+ * Each row twice: sleeping in epoll (the default), and with the read
+ * sleep (nfqb_queue_set_read_sleep()), where the library sleeps in the
+ * socket's read wherever it would sleep in epoll (every row but exhausted
+ * and linger, which the seam's counts check) and other threads wake it
+ * with a datagram to its own port. The read_sleep case checks the read
+ * sleep's own promises: two system calls per lone round trip (three
+ * without), a decision from another thread sent at once, its wake-ups
+ * not counted as foreign messages, and a refused wake-up send.
+ *
  * Links the internal library (statically) for the seam: verdict sends made
  * to fail (nfqbt_fail_verdicts()).
  */
@@ -29,6 +38,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>
 
 #include "harness.h"
 
@@ -125,8 +136,18 @@ static void take(struct nfqb_queue *q, struct nfqb_packet **v,
 	nfqbt_recv_n(q, v, got);
 }
 
-/* Bring queue 0 into the state of @way, blocking, about to sleep. */
-static void set_up(enum way way, struct setup *s)
+/* Does @way sleep in the read with the read sleep on? 1: yes, 0: no,
+ * -1: either (linger: the pause, or a sleep after it) */
+static int reads_asleep(enum way way)
+{
+	if (way == WAY_LINGER)
+		return -1;
+	return way != WAY_EXHAUSTED;
+}
+
+/* Bring queue 0 into the state of @way, blocking, about to sleep; @rs:
+ * with the read sleep. */
+static void set_up(enum way way, bool rs, struct setup *s)
 {
 	struct nfqb_queue *q = nfqbt_queue_open(0);
 	struct nfqb_packet *v[8];
@@ -134,6 +155,8 @@ static void set_up(enum way way, struct setup *s)
 
 	s->q = q;
 	s->held = 0;
+	if (rs)
+		ck_assert_int_eq(nfqb_queue_set_read_sleep(q, true), 0);
 	switch (way) {
 	case WAY_IDLE:
 		break;
@@ -194,8 +217,9 @@ static void tear_down(struct setup *s)
 	ck_assert_int_eq(nfqb_queue_close(s->q), 0);
 }
 
-static void run_way(enum way way, enum wake how)
+static void run_way(enum way way, bool rs, enum wake how)
 {
+	const struct nfqbt_calls *calls;
 	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
 	struct waker w = { .sleeper = pthread_self(), .how = how };
 	struct nfqb_packet *v[8];
@@ -205,7 +229,8 @@ static void run_way(enum way way, enum wake how)
 
 	nfqbt_rule_queue(PORT, 0, false);
 	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
-	set_up(way, &s);
+	set_up(way, rs, &s);
+	calls = nfqbt_count_calls();
 	w.q = s.q;
 	ck_assert_int_eq(pthread_create(&w.thread, NULL, waker_main, &w), 0);
 	t0 = nfqbt_now_ms();
@@ -232,18 +257,249 @@ static void run_way(enum way way, enum wake how)
 		      "%s: %llu ms of CPU in %llu ms of sleep", way_name[way],
 		      (unsigned long long)cpu,
 		      (unsigned long long)(back - t0));
+	/* it slept where it should have */
+	if (rs && reads_asleep(way) == 1) {
+		ck_assert_uint_ge(atomic_load(&calls->reads_asleep), 1);
+		ck_assert_uint_eq(atomic_load(&calls->waits), 0);
+		if (how == WAKE_INTERRUPT)
+			ck_assert_uint_ge(atomic_load(&calls->pokes), 1);
+	} else if (!rs || !reads_asleep(way)) {
+		ck_assert_uint_eq(atomic_load(&calls->reads_asleep), 0);
+	}
 	tear_down(&s);
 }
 
 START_TEST(test_signal)
 {
-	run_way((enum way)_i, WAKE_SIGNAL);
+	run_way((enum way)(_i % NWAYS), _i >= NWAYS, WAKE_SIGNAL);
 }
 END_TEST
 
 START_TEST(test_interrupt)
 {
-	run_way((enum way)_i, WAKE_INTERRUPT);
+	run_way((enum way)(_i % NWAYS), _i >= NWAYS, WAKE_INTERRUPT);
+}
+END_TEST
+
+/* --- the read sleep's own promises ----------------------------------------- */
+
+#define LONE_TRIPS	24
+#define LONE_WARM	4	/* round trips before counting */
+
+/* Lone round trips: one packet queued, received, accepted and flushed,
+ * delivered before the next is sent, as a request/response loop does.
+ * Counted: the library's system calls after the first few. */
+START_TEST(test_lone_calls)
+{
+	bool rs = _i;
+	struct nfqbt_rx_opts ro = { .expected = LONE_TRIPS };
+	const struct nfqbt_calls *c = NULL;
+	struct nfqb_packet *v[8];
+	struct nfqb_queue *q;
+	struct nfqbt_rx *rx;
+	unsigned int k, n, total;
+
+	nfqbt_rule_queue(PORT, 0, false);
+	rx = nfqbt_rx_start(PORT, &ro);
+	q = nfqbt_queue_open(0);
+	ck_assert_int_eq(nfqb_queue_set_recv_timeout(q, 1000), 0);
+	if (rs)
+		ck_assert_int_eq(nfqb_queue_set_read_sleep(q, true), 0);
+	for (k = 0; k < LONE_TRIPS; k++) {
+		struct nfqbt_tx_opts o = { .port = PORT, .first_seq = k,
+					   .count = 1 };
+
+		if (k == LONE_WARM)
+			c = nfqbt_count_calls();
+		ck_assert_uint_eq(nfqbt_send(&o), 1);
+		ck_assert_int_eq(nfqb_recv(q, v, 8), 1);
+		ck_assert_int_eq(nfqb_verdict(v[0], NFQB_ACCEPT), 0);
+		ck_assert_int_ge(nfqb_flush(q), 0);
+		ck_assert(nfqbt_rx_wait_total(rx, k + 1, 2000));
+	}
+	n = LONE_TRIPS - LONE_WARM;
+	total = atomic_load(&c->sends) + atomic_load(&c->reads) +
+		atomic_load(&c->reads_asleep) + atomic_load(&c->waits) +
+		atomic_load(&c->rcvtimeos) + atomic_load(&c->pokes);
+	fprintf(stderr, "%s: %u round trips: %u sends, %u reads, %u reads "
+		"asleep, %u waits, %u SO_RCVTIMEO, %u pokes\n",
+		rs ? "read sleep" : "epoll", n, atomic_load(&c->sends),
+		atomic_load(&c->reads), atomic_load(&c->reads_asleep),
+		atomic_load(&c->waits), atomic_load(&c->rcvtimeos),
+		atomic_load(&c->pokes));
+	ck_assert_uint_eq(atomic_load(&c->sends), n);
+	if (rs) {
+		/* one read that sleeps and one send per round trip */
+		ck_assert_uint_eq(atomic_load(&c->reads_asleep), n);
+		ck_assert_uint_eq(total, 2 * n);
+	} else {
+		/* epoll_wait, the read, the send */
+		ck_assert_uint_eq(atomic_load(&c->waits), n);
+		ck_assert_uint_eq(atomic_load(&c->reads), n);
+		ck_assert_uint_eq(total, 3 * n);
+	}
+	nfqbt_seam_off();
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
+struct decider {
+	struct nfqb_packet *p;
+	const struct nfqbt_rx *rx;
+	int r;			/* nfqb_verdict()'s */
+	bool delivered;		/* within 100 ms of the decision */
+};
+
+static void *decide_later(void *arg)
+{
+	struct decider *d = arg;
+
+	nfqbt_sleep_ms(300);
+	d->r = nfqb_verdict(d->p, NFQB_ACCEPT);
+	d->delivered = nfqbt_rx_wait_total(d->rx, 1, WAKE_MAX_MS);
+	return NULL;
+}
+
+/* A decision from another thread while the owner sleeps in the read: the
+ * owner wakes (a poke) and sends it at once, without returning. */
+START_TEST(test_decision_wakes)
+{
+	struct nfqbt_rx_opts ro = { .expected = 1 };
+	const struct nfqbt_calls *c;
+	struct decider d = { 0 };
+	struct nfqb_packet *v[8];
+	struct nfqb_queue *q;
+	struct nfqbt_rx *rx;
+	pthread_t t;
+	uint64_t t0;
+
+	nfqbt_rule_queue(PORT, 0, false);
+	rx = nfqbt_rx_start(PORT, &ro);
+	q = nfqbt_queue_open(0);
+	ck_assert_int_eq(nfqb_queue_set_read_sleep(q, true), 0);
+	ck_assert_int_eq(nfqb_queue_set_recv_timeout(q, 1500), 0);
+	send_n(0, 1);
+	ck_assert_int_eq(nfqb_recv(q, v, 8), 1);
+	d.p = v[0];
+	d.rx = rx;
+	c = nfqbt_count_calls();
+	ck_assert_int_eq(pthread_create(&t, NULL, decide_later, &d), 0);
+	t0 = nfqbt_now_ms();
+	/* nothing comes: the receive timeout ends it */
+	ck_assert_int_eq(nfqb_recv(q, v, 8), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	ck_assert_uint_ge(nfqbt_now_ms() - t0, 1400);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(d.r, 0);
+	/* sent at once, while the owner was still in nfqb_recv() */
+	ck_assert_msg(d.delivered, "not delivered within %d ms of the "
+		      "decision", WAKE_MAX_MS);
+	ck_assert_uint_ge(atomic_load(&c->pokes), 1);
+	ck_assert_uint_ge(atomic_load(&c->reads_asleep), 2);
+	ck_assert_uint_eq(atomic_load(&c->waits), 0);
+	ck_assert_uint_eq(atomic_load(&c->sends), 1);
+	nfqbt_seam_off();
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+	nfqbt_rx_free(rx);
+}
+END_TEST
+
+/* A NLMSG_NOOP to @portid from another netlink socket (a stranger's). */
+static void send_noop(uint32_t portid)
+{
+	struct nlmsghdr nlh = { .nlmsg_len = sizeof(nlh),
+				.nlmsg_type = NLMSG_NOOP };
+	struct sockaddr_nl to = { .nl_family = AF_NETLINK, .nl_pid = portid };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
+			NETLINK_NETFILTER);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(sendto(fd, &nlh, sizeof(nlh), 0,
+				(struct sockaddr *)&to, sizeof(to)),
+			 (ssize_t)sizeof(nlh));
+	close(fd);
+}
+
+/* The wake-ups reach the read and are dropped uncounted; the same
+ * message from another port is a foreign one, counted. */
+START_TEST(test_pokes_uncounted)
+{
+	struct waker w = { .how = WAKE_INTERRUPT };
+	const struct nfqbt_calls *c;
+	struct nfqb_packet *v[8];
+	struct nfqb_queue *q;
+
+	q = nfqbt_queue_open(0);
+	ck_assert_int_eq(nfqb_queue_set_read_sleep(q, true), 0);
+	c = nfqbt_count_calls();
+	w.q = q;
+	ck_assert_int_eq(pthread_create(&w.thread, NULL, waker_main, &w), 0);
+	ck_assert_int_eq(nfqb_recv(q, v, 8), -1);
+	ck_assert_int_eq(errno, EINTR);
+	pthread_join(w.thread, NULL);
+	ck_assert_uint_eq(atomic_load(&c->pokes), 1);
+	ck_assert_uint_ge(atomic_load(&c->reads_asleep), 1);
+	ck_assert_int_eq(nfqb_queue_set_recv_timeout(q, 200), 0);
+	/* the poke is read and dropped: nothing to hand out */
+	ck_assert_int_eq(nfqb_recv(q, v, 8), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	ck_assert_uint_eq(nfqbt_queue_stats(q).rejected_foreign, 0);
+	send_noop(nfqbt_portid(nfqb_queue_socket_fd(q)));
+	ck_assert_int_eq(nfqb_recv(q, v, 8), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	ck_assert_uint_eq(nfqbt_queue_stats(q).rejected_foreign, 1);
+	nfqbt_seam_off();
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
+}
+END_TEST
+
+/* A wake-up send refused (EPERM: no CAP_NET_ADMIN): the read sleep is not
+ * taken on; refused later, that wake-up comes at the sleep's bound and
+ * the queue sleeps in epoll from then on. */
+START_TEST(test_poke_refused)
+{
+	struct waker w = { .how = WAKE_INTERRUPT };
+	const struct nfqbt_calls *c;
+	struct nfqb_packet *v[8];
+	struct nfqb_queue *q;
+	uint64_t back;
+
+	q = nfqbt_queue_open(0);
+	nfqbt_fail_pokes(EPERM);
+	ck_assert_int_eq(nfqb_queue_set_read_sleep(q, true), -1);
+	ck_assert_int_eq(errno, EPERM);
+	nfqbt_fail_pokes(0);
+	ck_assert_int_eq(nfqb_queue_set_read_sleep(q, true), 0);
+	nfqbt_fail_pokes(EPERM);
+
+	/* asleep in the read, the interrupt's poke refused: the sleep ends
+	 * at its bound, then the interrupt is seen */
+	c = nfqbt_count_calls();
+	w.q = q;
+	ck_assert_int_eq(pthread_create(&w.thread, NULL, waker_main, &w), 0);
+	ck_assert_int_eq(nfqb_recv(q, v, 8), -1);
+	ck_assert_int_eq(errno, EINTR);
+	back = nfqbt_now_ms();
+	pthread_join(w.thread, NULL);
+	ck_assert_uint_eq(atomic_load(&c->pokes), 1);
+	ck_assert_uint_ge(atomic_load(&c->reads_asleep), 1);
+	ck_assert_uint_le(back - w.woken_ms, 1000 + WAKE_MAX_MS);
+
+	/* from then on in epoll: woken at once, no poke tried */
+	c = nfqbt_count_calls();
+	w = (struct waker){ .how = WAKE_INTERRUPT, .q = q };
+	ck_assert_int_eq(pthread_create(&w.thread, NULL, waker_main, &w), 0);
+	ck_assert_int_eq(nfqb_recv(q, v, 8), -1);
+	ck_assert_int_eq(errno, EINTR);
+	back = nfqbt_now_ms();
+	pthread_join(w.thread, NULL);
+	ck_assert_uint_le(back - w.woken_ms, WAKE_MAX_MS);
+	ck_assert_uint_eq(atomic_load(&c->reads_asleep), 0);
+	ck_assert_uint_ge(atomic_load(&c->waits), 1);
+	ck_assert_uint_eq(atomic_load(&c->pokes), 0);
+	nfqbt_seam_off();
+	ck_assert_int_eq(nfqb_queue_close(q), 0);
 }
 END_TEST
 
@@ -252,8 +508,13 @@ static Suite *sleep_suite(void)
 	Suite *s = suite_create("sleep");
 	TCase *tc = nfqbt_tcase_netns(s, "wake", NFQBT_TCASE_TIMEOUT);
 
-	tcase_add_loop_test(tc, test_signal, 0, NWAYS);
-	tcase_add_loop_test(tc, test_interrupt, 0, NWAYS);
+	tcase_add_loop_test(tc, test_signal, 0, 2 * NWAYS);
+	tcase_add_loop_test(tc, test_interrupt, 0, 2 * NWAYS);
+	tc = nfqbt_tcase_netns(s, "read_sleep", NFQBT_TCASE_TIMEOUT);
+	tcase_add_loop_test(tc, test_lone_calls, 0, 2);
+	tcase_add_test(tc, test_decision_wakes);
+	tcase_add_test(tc, test_pokes_uncounted);
+	tcase_add_test(tc, test_poke_refused);
 	return s;
 }
 

@@ -32,6 +32,20 @@ int nfqb_sys_recvmmsg(int fd, struct mmsghdr *v, unsigned int n)
 	return nfqb_real_recvmmsg(fd, v, n);
 }
 
+int nfqb_sys_recvmmsg_wait(int fd, struct mmsghdr *v, unsigned int n)
+{
+	if (seam.recvmmsg_wait)
+		return seam.recvmmsg_wait(seam.data, fd, v, n);
+	return nfqb_real_recvmmsg_wait(fd, v, n);
+}
+
+int nfqb_sys_rcvtimeo(int fd, int ms)
+{
+	if (seam.rcvtimeo)
+		return seam.rcvtimeo(seam.data, fd, ms);
+	return nfqb_real_rcvtimeo(fd, ms);
+}
+
 uint64_t nfqb_now_ns(void)
 {
 	if (seam.now_ns)

@@ -23,6 +23,14 @@ struct nfqb_seam {
 	/* Called instead of recvmmsg(fd, v, n, MSG_DONTWAIT, NULL) on a
 	 * queue's socket. Return as recvmmsg(). NULL: the real one. */
 	int (*recvmmsg)(void *data, int fd, struct mmsghdr *v, unsigned int n);
+	/* Called instead of the read that sleeps (the read sleep of
+	 * nfqb_queue_set_read_sleep()): recvmmsg(fd, v, n, MSG_WAITFORONE,
+	 * NULL). NULL: the real one. */
+	int (*recvmmsg_wait)(void *data, int fd, struct mmsghdr *v,
+			     unsigned int n);
+	/* Called instead of setting the socket's SO_RCVTIMEO to @ms (0:
+	 * none). Return 0, or -1 with errno. NULL: the real setsockopt(). */
+	int (*rcvtimeo)(void *data, int fd, int ms);
 	/* CLOCK_MONOTONIC in nanoseconds. NULL: the real clock. */
 	uint64_t (*now_ns)(void *data);
 	/* Return true to make this allocation fail (ENOMEM). NULL: never. */
