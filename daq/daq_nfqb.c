@@ -1291,6 +1291,11 @@ static const char *configure_library(struct nfqb_daq_ctx *c)
 	 * timers; the receive timeout ends a quiet wait */
 	nfqb_queue_set_nonblock(q, false);
 	nfqb_queue_set_recv_timeout(q, c->timeout);
+	/* every verdict is given on this thread (msg_finalize): sleep in
+	 * the socket's read, a system call less per lone packet (refused
+	 * without CAP_NET_ADMIN for its wake-ups: then in epoll, as
+	 * before) */
+	nfqb_queue_set_read_sleep(q, true);
 	return NULL;
 }
 
