@@ -1,19 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Suricata 7.0.10 inline on NFQUEUE, side by side in one run: Debian's own
-# binary (package suricata from bookworm-backports, libnetfilter_queue),
-# our build of the same release with integrations/suricata/*.patch on its
-# stock libnetfilter_queue backend, and the same binary on libnfq-batch.
-# Each measure runs every column in turn (the order rotating from one
-# repetition to the next), repeated; the table gives medians and the
-# ratios of nfqb to Debian's binary. Every Suricata runs in the workers
-# runmode (one thread receives, inspects and gives the verdict: the only
-# runmode where nfq.batchcount works on libnetfilter_queue), -k none, with
-# tests/suricata/lib.sh's minimal suricata.yaml (stats.log on) and rules
-# (a content rule on the UDP and TCP ports measured). Suricata's CPU is
-# its process's user + system time (/proc/PID/stat, every thread) over
-# the measured interval.
+# Suricata inline on NFQUEUE, side by side in one run, on Suricata 7.0.10
+# or 8.0.7 (whichever build runs; its version picks the default columns):
+# our build of the release with its series of integrations/suricata/ on
+# its stock libnetfilter_queue backend, the same binary on libnfq-batch,
+# and the references: on 7.0, Debian's own binary (package suricata from
+# bookworm-backports, libnetfilter_queue); on 8.0, which Debian 12 does not
+# ship, the stock backend of the same build, and Suricata's own AF_PACKET
+# IPS mode on the router measures. Each measure runs every column in turn
+# (the order rotating from one repetition to the next), repeated; the
+# table gives medians and the ratios of nfqb to the references. Every
+# Suricata runs in the workers runmode (one thread receives, inspects and
+# gives the verdict: the only runmode where nfq.batchcount works on
+# libnetfilter_queue), -k none, with tests/suricata/lib.sh's minimal
+# suricata.yaml (stats.log on) and rules (a content rule on the UDP and TCP
+# ports measured). Suricata's CPU is its process's user + system time
+# (/proc/PID/stat, every thread) over the measured interval.
 #
 #   tests/suricata/bench-suricata.sh BUILD_DIR [-r REPS] [-t SECONDS]
 #                                    [-m MEASURES] [-c COLUMNS]
@@ -21,15 +24,31 @@
 # BUILD_DIR: a libnfq-batch build tree (lib/.libs/libnfq-batch.so; its
 # tests/snort/snort-traffic when configured --with-daq, else it is built
 # here from its source). Our Suricata: $NFQB_SURICATA_PREFIX, else
-# tests/suricata/build-suricata.sh BUILD_DIR (its cache). Debian's:
+# tests/suricata/build-suricata.sh BUILD_DIR (its cache; with
+# NFQB_SURICATA_VERSION=8.0 the 8.0.7 build). Debian's:
 # $NFQB_SURICATA_DEB (default /usr/bin/suricata).
 #
-# Columns (-c, default all; a suffix -bN: --set nfq.batchcount=N):
+# Columns (-c; a suffix -bN: --set nfq.batchcount=N; default on 7.0 "deb
+# deb-b20 nfq nfq-b20 nfqb", on 8.0 and later "nfq nfq-b20 nfqb afp"):
 #   deb       Debian's binary
 #   deb-b20   Debian's binary, nfq.batchcount 20
 #   nfq       our build, --set nfq.backend=nfq (libnetfilter_queue)
 #   nfq-b20   the same, nfq.batchcount 20
 #   nfqb      our build, --set nfq.backend=nfqb (libnfq-batch)
+#   afp       our build, --af-packet: AF_PACKET IPS mode (copy-mode ips,
+#             the two interfaces each other's copy-iface, cluster_flow, one
+#             thread each: $NFQB_BENCH_AFP_THREADS) between two veth
+#             interfaces of a namespace with no address and no bridge, a
+#             client namespace on one and a server namespace on the other
+#             (one subnet, MTU 1500), the set-up of upstream's
+#             qa/live/netns/afp-ips-netns-bridge.sh; on every one of the
+#             four interfaces the checksum offloads and every offload that
+#             makes packets larger than the MTU are off (ethtool -K: rx, tx,
+#             sg, tso, gso, gro, lro), as Suricata's user guide asks for
+#             AF_PACKET IPS. Only on tcp1_rt, tcp8_rt and evil_rt ("-"
+#             elsewhere): the same traffic as through the router.
+# Ratios: nfqb (else the last column) over deb and deb-b20 when there,
+# else over nfq and nfq-b20, and over afp.
 # Measures (-m, default all):
 #   udp64     64-byte UDP datagrams on lo, as fast as one sender goes:
 #             delivered pkt/s, Suricata CPU per delivered packet
@@ -37,26 +56,53 @@
 #             per Gbit, and the share of the payload Suricata decoded
 #             (stats.log: decoder.bytes less the packets cut at the
 #             kernel's copy limit, decoder.event.ipv4.trunc_pkt, each
-#             65531 bytes, less 52 bytes of headers per TCP packet, over
-#             the bytes iperf3 received): on lo TCP sends segments longer
+#             65531 bytes, less 52 bytes of headers per TCP packet, 66
+#             with afp's Ethernet header, over the bytes iperf3
+#             received): on lo TCP sends segments longer
 #             than the kernel copies; libnetfilter_queue hands them over
 #             cut, Suricata finds them invalid and inspects none of them;
 #             nfqb has TCP send them again cut to size
 #   tcp8_lo   the same, 8 flows
 #   tcp1_rt   through a router namespace (veth, MTU 1500, Suricata on
-#             FORWARD), 1 flow
+#             FORWARD), 1 flow; afp: through the AF_PACKET bridge
 #   tcp8_rt   the same, 8 flows
 #   rr        UDP request/response on lo, 64 bytes, one at a time: p50,
 #             p99 of the round trip
 #   evil_lo   a 16 MB TCP transfer on lo with EVIL at 8 MB (test-suricata's
 #             tcp_lo): in how many repetitions EVIL arrived, MB received
 #             (median)
-#   evil_rt   the same through the router
+#   evil_rt   the same through the router (afp: the AF_PACKET bridge)
+# Each TCP run also prints (stderr) Suricata's largest packet
+# (decoder.max_pkt_size) and its truncation counters; afp's runs its
+# capture counters (capture.kernel_packets, kernel_drops,
+# afpacket.send_errors).
+#
+# What afp does with a large packet: in IPS mode Suricata 8.0.7 reads
+# with TPACKET_V2 frames sized to the interface's MTU, without the
+# kernel's defrag, and sends every packet it does not drop to the peer
+# interface as it read it; a longer packet would be cut to the frame
+# (decoder.event.afpacket.trunc_pkt). With the offloads off none is
+# longer: observed in 2 s runs of tcp1_rt, tcp8_rt and evil_rt on 8.0.7,
+# decoder.max_pkt_size 1514 (Ethernet included), every truncation counter
+# (afpacket.trunc_pkt, ipv4.trunc_pkt) 0, no afpacket.send_errors; in
+# tcp8_rt the ring overflowed (capture.kernel_drops 5399 of 336807). With
+# the checksum offloads alone off ("rx off tx off", as upstream's script
+# has it), or with GRO on besides: still 1514 at most, no truncation.
+# With veth's defaults no TCP connection got through at all: Suricata
+# sends the client's SYN on with the checksum the client's veth left to
+# be filled in, and the server counts every one (TcpInCsumErrors); ICMP
+# echo passes.
 #
 # Environment: NFQB_BENCH_KEEP=1 keeps the temporary directory (every
 # Suricata's console, stats.log and fast.log); NFQB_BENCH_ARGS: more
-# Suricata arguments for every run (e.g. "--set nfq.batchcount=10").
-# Needs root, iperf3, ip, iptables, nsenter. Every run is bounded in time
+# Suricata arguments for every run (e.g. "--set nfq.batchcount=10");
+# NFQB_BENCH_AFP_THREADS: afp's threads per interface (default 1);
+# NFQB_BENCH_AFP_ETHTOOL: the ethtool -K arguments of afp's four
+# interfaces instead of the offloads off ("" leaves veth's defaults; "rx
+# off tx off" turns off the checksum offloads alone), to see what large
+# packets do to it.
+# Needs root, iperf3, ip, iptables, nsenter, and ethtool for afp (all
+# installed by tests/suricata/deps.sh). Every run is bounded in time
 # (iperf3 under timeout, every receiver with its own limit, Suricata
 # stopped within 30 s).
 set -u
@@ -67,7 +113,7 @@ shift
 reps=3
 secs=4
 measures="udp64 tcp1_lo tcp8_lo tcp1_rt tcp8_rt rr evil_lo evil_rt"
-columns="deb deb-b20 nfq nfq-b20 nfqb"
+columns=
 while getopts "r:t:m:c:" o; do
 	case $o in
 	r) reps=$OPTARG ;;
@@ -87,11 +133,39 @@ build=$(cd "$build" && pwd) || exit 1
 for c in iperf3 ip iptables nsenter; do
 	command -v "$c" >/dev/null || { echo "bench-suricata: needs $c" >&2; exit 1; }
 done
+afp_threads=${NFQB_BENCH_AFP_THREADS:-1}
+case $afp_threads in
+''|*[!0-9]*|0) echo "bench-suricata: NFQB_BENCH_AFP_THREADS=$afp_threads: a number from 1" >&2; exit 2 ;;
+esac
 [ -e "$build/lib/.libs/libnfq-batch.so" ] ||
 	{ echo "bench-suricata: no lib/.libs/libnfq-batch.so in $build" >&2; exit 1; }
 prefix=${NFQB_SURICATA_PREFIX:-$("$top/tests/suricata/build-suricata.sh" "$build")} || exit 1
 suricata=$prefix/bin/suricata
 [ -x "$suricata" ] || { echo "bench-suricata: no $suricata" >&2; exit 1; }
+export LD_LIBRARY_PATH="$build/lib/.libs:$prefix/nfqb/lib"
+# The release decides the default columns: Debian 12 ships 7.0.10 (the
+# deb columns); on 8.0 and later the stock backend of the same build and
+# AF_PACKET IPS are the references.
+suri_version=$("$suricata" -V 2>&1 | sed -n 's/.*version \([0-9][0-9.]*\).*/\1/p' | head -n 1)
+[ -n "$suri_version" ] || { echo "bench-suricata: $suricata -V says no version" >&2; exit 1; }
+if [ -z "$columns" ]; then
+	case $suri_version in
+	[0-7].*) columns="deb deb-b20 nfq nfq-b20 nfqb" ;;
+	*) columns="nfq nfq-b20 nfqb afp" ;;
+	esac
+fi
+for c in $columns; do
+	case $c in
+	deb|deb-b[0-9]*|nfq|nfq-b[0-9]*|nfqb|nfqb-b[0-9]*|afp) ;;
+	*) echo "bench-suricata: unknown column $c" >&2; exit 2 ;;
+	esac
+done
+case " $columns " in
+*" afp "*)
+	command -v ethtool >/dev/null || { echo "bench-suricata: needs ethtool (afp)" >&2; exit 1; }
+	"$suricata" --build-info 2>&1 | grep -q 'AF_PACKET support: *yes' ||
+		{ echo "bench-suricata: $suricata has no AF_PACKET support (afp)" >&2; exit 1; } ;;
+esac
 case " $columns " in
 *" deb "*|*" deb-"*)
 	[ -x "${NFQB_SURICATA_DEB:-/usr/bin/suricata}" ] || {
@@ -100,7 +174,6 @@ case " $columns " in
 		exit 1
 	} ;;
 esac
-export LD_LIBRARY_PATH="$build/lib/.libs:$prefix/nfqb/lib"
 
 tag=nfqbs$$
 work=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-bench-suricata.XXXXXX")
@@ -122,15 +195,99 @@ yaml=$work/suricata.yaml
 write_suricata_yaml "$yaml" stats
 rules=$work/rules
 write_suricata_rules "$rules"
+# afp: the same yaml, and the two interfaces of the bridge namespace
+# (afp_setup) in IPS mode, each the other's copy-iface
+afp_yaml=$work/suricata-afp.yaml
+cp "$yaml" "$afp_yaml"
+cat >>"$afp_yaml" <<EOF
+af-packet:
+  - interface: $tag-a1
+    copy-iface: $tag-a2
+    cluster-id: 91
+  - interface: $tag-a2
+    copy-iface: $tag-a1
+    cluster-id: 92
+  - interface: default
+    threads: $afp_threads
+    cluster-type: cluster_flow
+    copy-mode: ips
+EOF
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
-# bench_start NS COLUMN LOG Q: the column's Suricata on queue Q in NS
+# afp_setup NAME: the AF_PACKET bridge: namespaces $tag-NAME-c (the
+# client, $tag-a0 10.3.0.1/24), $tag-NAME-b (the bridge: $tag-a1 facing
+# the client, $tag-a2 facing the server, no address) and $tag-NAME-s (the
+# server, $tag-a3 10.3.0.2/24), veth pairs a0-a1 and a2-a3 at MTU 1500;
+# the offloads off on all four and checked (with NFQB_BENCH_AFP_ETHTOOL
+# set, its ethtool -K arguments instead, not checked). Sets ac_ns, ab_ns,
+# as_ns.
+afp_offloads_off="rx off tx off sg off tso off gso off gro off lro off"
+afp_offloads=${NFQB_BENCH_AFP_ETHTOOL-$afp_offloads_off}
+afp_setup() {
+	local ns dev on
+	ac_ns=$(new_ns "$1-c") && ab_ns=$(new_ns "$1-b") &&
+		as_ns=$(new_ns "$1-s") || return 1
+	ip link add "$tag-a0" netns "$ac_ns" type veth peer name "$tag-a1" \
+		netns "$ab_ns" &&
+	ip link add "$tag-a2" netns "$ab_ns" type veth peer name "$tag-a3" \
+		netns "$as_ns" || return 1
+	while read -r ns dev; do
+		# (lro is fixed off on veth: ethtool says it cannot change
+		# it; what counts is the state read below)
+		# shellcheck disable=SC2086
+		[ -z "$afp_offloads" ] ||
+			nsx "$ns" ethtool -K "$dev" $afp_offloads >/dev/null 2>&1
+		if [ "$afp_offloads" = "$afp_offloads_off" ]; then
+			on=$(nsx "$ns" ethtool -k "$dev" | awk -F': ' '
+				/^(rx-checksumming|tx-checksumming|scatter-gather|tcp-segmentation-offload|generic-segmentation-offload|generic-receive-offload|large-receive-offload):/ &&
+				$2 ~ /^on/ { printf " %s", $1 }')
+			[ -z "$on" ] || {
+				echo "bench-suricata: $dev: offloads still on:$on" >&2
+				return 1
+			}
+		fi
+		nsx "$ns" ip link set "$dev" up || return 1
+	done <<EOF
+$ac_ns $tag-a0
+$ab_ns $tag-a1
+$ab_ns $tag-a2
+$as_ns $tag-a3
+EOF
+	nsx "$ac_ns" ip addr add 10.3.0.1/24 dev "$tag-a0" &&
+	nsx "$as_ns" ip addr add 10.3.0.2/24 dev "$tag-a3"
+}
+
+afp_del() {
+	ip netns del "$ac_ns" 2>/dev/null
+	ip netns del "$ab_ns" 2>/dev/null
+	ip netns del "$as_ns" 2>/dev/null
+}
+
+# afp_start NS LOG: Suricata in AF_PACKET IPS mode on NS's two interfaces
+# ($afp_yaml), as suri_start starts the others (-k none, the same rules,
+# LOG and LOG.d); returns once it said "Engine started", 1 if it exited or
+# never got there. Sets suri_pid.
+afp_start() {
+	local ns=$1 log=$2
+	mkdir -p "$log.d"
+	# shellcheck disable=SC2086
+	nsenter --net="/run/netns/$ns" "$suricata" -c "$afp_yaml" -S "$rules" \
+		-k none -l "$log.d" --af-packet --runmode workers \
+		${NFQB_BENCH_ARGS:-} >"$log" 2>&1 &
+	suri_pid=$!
+	pids+=("$suri_pid")
+	wait_bound "$ns" "$suri_pid" 2400 "" 'Engine started' "$log"
+}
+
+# bench_start NS COLUMN LOG Q: the column's Suricata on queue Q in NS (afp:
+# on NS's AF_PACKET bridge, Q unused)
 bench_start() {
 	local ns=$1 col=$2 log=$3 q=$4 backend args=(--runmode workers)
 	case $col in
+	afp) afp_start "$ns" "$log"; return ;;
 	deb|deb-*) backend=default ;;
 	nfqb|nfqb-*) backend=nfqb ;;
 	nfq|nfq-*) backend=nfq ;;
@@ -194,11 +351,22 @@ m_udp64() {
 	ip netns del "$ns"
 }
 
+# large_details COLUMN LOG: (stderr) the largest packet Suricata decoded,
+# its truncation counters, afp's capture counters
+large_details() {
+	local more=
+	[ "$1" = afp ] && more=", capture: kernel_packets $(suri_stat capture.kernel_packets "$2"), kernel_drops $(suri_stat capture.kernel_drops "$2"), afpacket.send_errors $(suri_stat capture.afpacket.send_errors "$2")"
+	echo "    $1: max_pkt_size $(suri_stat decoder.max_pkt_size "$2")," \
+	     "trunc_pkt ipv4 $(suri_stat decoder.event.ipv4.trunc_pkt "$2")" \
+	     "afpacket $(suri_stat decoder.event.afpacket.trunc_pkt "$2")$more" >&2
+}
+
 # tcp_iperf NS_SERVER NS_CLIENT ADDR FLOWS SURICATA_NS COLUMN Q: "Gbit/s,
 # Suricata CPU s per Gbit, % of the payload decoded"
 tcp_iperf() {
 	local sns=$1 cns=$2 addr=$3 flows=$4 suri_ns=$5 col=$6 q=$7
-	local log=$work/tcp-$6 c0 c1 gbps bytes dbytes dtcp trunc
+	local log=$work/tcp-$6 c0 c1 gbps bytes dbytes dtcp trunc hdr=52
+	[ "$col" = afp ] && hdr=66	# and Ethernet's
 	bench_start "$suri_ns" "$col" "$log.suri" "$q" || { echo "- - -"; return; }
 	nsbg "$sns" timeout $((secs + 40)) iperf3 -s -1 >/dev/null 2>&1
 	sleep 0.3
@@ -214,10 +382,11 @@ tcp_iperf() {
 	dbytes=$(suri_stat decoder.bytes "$log.suri")
 	dtcp=$(suri_stat decoder.tcp "$log.suri")
 	trunc=$(suri_stat decoder.event.ipv4.trunc_pkt "$log.suri")
+	large_details "$col" "$log.suri"
 	[ -n "$gbps" ] || { echo "- - -"; return; }
 	awk -v g="$gbps" -v c=$((c1 - c0)) -v hz="$hz" -v s="$secs" \
-		-v b="${bytes:-0}" -v d="$dbytes" -v t="$trunc" -v p="$dtcp" \
-		'BEGIN { pay = d - 65531 * t - 52 * p; if (pay < 0) pay = 0
+		-v b="${bytes:-0}" -v d="$dbytes" -v t="$trunc" -v p="$dtcp" -v h="$hdr" \
+		'BEGIN { pay = d - 65531 * t - h * p; if (pay < 0) pay = 0
 			printf "%.2f %.4f %.1f\n", g, (g > 0 ? c / hz / (g * s) : 0),
 			(b > 0 ? 100 * pay / b : 0) }'
 }
@@ -231,6 +400,12 @@ m_tcp_lo() {
 
 m_tcp_rt() {
 	local q=$((3400 + reps_i))
+	if [ "$1" = afp ]; then
+		afp_setup ab || { afp_del; echo "- - -"; return; }
+		tcp_iperf "$as_ns" "$ac_ns" 10.3.0.2 "$2" "$ab_ns" afp 0
+		afp_del
+		return
+	fi
 	router_setup rt "$q" || { router_del; echo "- - -"; return; }
 	tcp_iperf "$rs_ns" "$rc_ns" 10.2.0.2 "$2" "$rr_ns" "$1" "$q"
 	router_del
@@ -255,6 +430,10 @@ m_rr() {
 # m_evil COLUMN WHERE: "EVIL arrived (1) or not (0), MB received"
 m_evil() {
 	local backend args=(--runmode workers) evil bytes
+	if [ "$1" = afp ]; then
+		m_evil_afp
+		return
+	fi
 	case $1 in
 	deb|deb-*) backend=default ;;
 	nfqb|nfqb-*) backend=nfqb ;;
@@ -270,6 +449,30 @@ m_evil() {
 	bytes=$(val bytes "$log.rx")
 	[ -n "$evil" ] && [ -n "$bytes" ] || { echo "- -"; return; }
 	awk -v e="$evil" -v b="$bytes" 'BEGIN { printf "%d %.2f\n", (e > 0), b / 1e6 }'
+}
+
+# m_evil_afp: m_evil through the AF_PACKET bridge
+m_evil_afp() {
+	local evil bytes
+	log=$work/tcp-afp-8000000
+	afp_setup eb || { afp_del; echo "- -"; return; }
+	afp_start "$ab_ns" "$log.suri" || { afp_del; echo "- -"; return; }
+	tcp_transfer "$as_ns" "$ac_ns" 10.3.0.2 8000000 "$log"
+	suri_stop >/dev/null
+	afp_del
+	large_details afp "$log.suri"
+	evil=$(val evil "$log.rx")
+	bytes=$(val bytes "$log.rx")
+	[ -n "$evil" ] && [ -n "$bytes" ] || { echo "- -"; return; }
+	awk -v e="$evil" -v b="$bytes" 'BEGIN { printf "%d %.2f\n", (e > 0), b / 1e6 }'
+}
+
+# applies MEASURE COLUMN: does the column run that measure (afp: only
+# where the router is, as the AF_PACKET bridge)
+applies() {
+	[ "$2" != afp ] && return 0
+	case $1 in tcp1_rt|tcp8_rt|evil_rt) return 0 ;; esac
+	return 1
 }
 
 run_measure() {	# MEASURE COLUMN
@@ -294,8 +497,14 @@ case " $columns " in
 *" deb"*) echo "  deb: $deb_suricata, $("$deb_suricata" -V 2>&1 | head -n 1)$(env -u LD_LIBRARY_PATH "$deb_suricata" --build-info 2>&1 | hs)" \
 	     "(package $(dpkg-query -W -f='${Version}' suricata 2>/dev/null || echo ?))" ;;
 esac
-echo "  nfq, nfqb: $suricata, $("$suricata" -V 2>&1 | head -n 1)$("$suricata" --build-info 2>&1 | hs);" \
+ours="nfq, nfqb"
+case " $columns " in *" afp "*) ours="nfq, nfqb, afp" ;; esac
+echo "  $ours: $suricata, $("$suricata" -V 2>&1 | head -n 1)$("$suricata" --build-info 2>&1 | hs);" \
      "libnfq-batch $(git -C "$top" describe --always --dirty 2>/dev/null) from $build/lib/.libs"
+case " $columns " in
+*" afp "*) echo "  afp: AF_PACKET IPS, $afp_threads thread(s) per interface," \
+	"ethtool -K ${afp_offloads:-(none: the veth defaults)}" ;;
+esac
 for m in $measures; do
 	: >"$work/res-$m"
 	set -- $columns
@@ -308,6 +517,7 @@ for m in $measures; do
 			order="$order ${!i}"
 		done
 		for col in $order; do
+			applies "$m" "$col" || continue
 			r=$(run_measure "$m" "$col")
 			echo "$col $r" >>"$work/res-$m"
 			echo "  $m rep $reps_i $col: $r" >&2
@@ -316,10 +526,14 @@ for m in $measures; do
 done
 echo "load after: $(uptime | sed 's/.*load/load/')"
 
-# the ratios: nfqb (or the last column) over these
+# the ratios: nfqb (or the last column) over the references: Debian's
+# binary when it runs, else our build's stock backend; and afp
 last=${columns##* }
+case " $columns " in *" nfqb "*) last=nfqb ;; esac
+refs="nfq nfq-b20"
+case " $columns " in *" deb "*|*" deb-b20 "*) refs="deb deb-b20" ;; esac
 ratio_cols=
-for c in deb deb-b20; do
+for c in $refs afp; do
 	case " $columns " in *" $c "*) [ "$c" != "$last" ] && ratio_cols="$ratio_cols $c" ;; esac
 done
 printf '\n| measure | unit |'
@@ -344,7 +558,7 @@ for m in $measures; do
 		for c in $columns; do
 			vals=$(awk -v n="$c" -v k="$col" '$1 == n && $k != "-" && $k != "" { print $k }' "$work/res-$m")
 			if [ "$u" = "EVIL arrived (runs)" ]; then
-				v[$c]="$(echo "$vals" | awk 'NF { s += $1; n++ } END { printf "%d of %d", s, n }')"
+				v[$c]="$(echo "$vals" | awk 'NF { s += $1; n++ } END { if (n) printf "%d of %d", s, n; else print "-" }')"
 			else
 				v[$c]=$(echo "$vals" | grep . | median)
 			fi
