@@ -77,21 +77,22 @@
 # capture counters (capture.kernel_packets, kernel_drops,
 # afpacket.send_errors).
 #
-# What afp does with a large packet: in IPS mode Suricata 8.0.7 reads
-# with TPACKET_V2 frames sized to the interface's MTU, without the
-# kernel's defrag, and sends every packet it does not drop to the peer
-# interface as it read it; a longer packet would be cut to the frame
+# What afp does with a large packet: in IPS mode Suricata 8.0.7 reads with
+# TPACKET_V2 frames sized to the interface's MTU, without the kernel's
+# defrag, and sends every packet it does not drop to the peer interface as
+# it read it; a longer packet would be cut to the frame
 # (decoder.event.afpacket.trunc_pkt). With the offloads off none is
 # longer: observed in 2 s runs of tcp1_rt, tcp8_rt and evil_rt on 8.0.7,
 # decoder.max_pkt_size 1514 (Ethernet included), every truncation counter
 # (afpacket.trunc_pkt, ipv4.trunc_pkt) 0, no afpacket.send_errors; in
-# tcp8_rt the ring overflowed (capture.kernel_drops 5399 of 336807). With
-# the checksum offloads alone off ("rx off tx off", as upstream's script
-# has it), or with GRO on besides: still 1514 at most, no truncation.
-# With veth's defaults no TCP connection got through at all: Suricata
-# sends the client's SYN on with the checksum the client's veth left to
-# be filled in, and the server counts every one (TcpInCsumErrors); ICMP
-# echo passes.
+# tcp8_rt the receive ring overflowed (capture.kernel_drops 5399 of 336807
+# and 1678 of 328110 in two runs; iperf3 counted 5390 and 1681
+# retransmissions), not in tcp1_rt. With the checksum offloads alone off
+# ("rx off tx off", as upstream's script has it), or with GRO on besides:
+# still 1514 at most, no truncation. With veth's defaults no TCP
+# connection got through at all: Suricata sends the client's SYN on with
+# the checksum the client's veth left to be filled in, and the server
+# counts every one (TcpInCsumErrors); ICMP echo passes.
 #
 # Environment: NFQB_BENCH_KEEP=1 keeps the temporary directory (every
 # Suricata's console, stats.log and fast.log); NFQB_BENCH_ARGS: more
