@@ -67,7 +67,10 @@
 #             FORWARD), 1 flow; afp: through the AF_PACKET bridge
 #   tcp8_rt   the same, 8 flows
 #   rr        UDP request/response on lo, 64 bytes, one at a time: p50,
-#             p99 of the round trip
+#             p99 of the round trip, and the system calls of Suricata's
+#             receive thread per round trip (perf stat of the
+#             raw_syscalls:sys_enter tracepoint on that thread: the
+#             thread that also inspects and gives the verdict)
 #   evil_lo   a 16 MB TCP transfer on lo with EVIL at 8 MB (test-suricata's
 #             tcp_lo): in how many repetitions EVIL arrived, MB received
 #             (median)
@@ -412,20 +415,48 @@ m_tcp_rt() {
 	router_del
 }
 
+# worker_tid PID: the thread id of Suricata's receive thread (W-NFQ#Q,
+# which in the workers runmode also inspects and gives the verdicts)
+worker_tid() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		case $(cat "$t/comm" 2>/dev/null) in
+		W-NFQ*) basename "$t"; return 0 ;;
+		esac
+	done
+	return 1
+}
+
 m_rr() {
-	local ns q=$((3500 + reps_i)) log=$work/rr-$1 echo_pid
-	ns=$(lo_ns "r-$1" "$q") || { echo "- -"; return; }
-	bench_start "$ns" "$1" "$log.suri" "$q" || { echo "- -"; ip netns del "$ns"; return; }
+	local ns q=$((3500 + reps_i)) log=$work/rr-$1 echo_pid tid perf_pid= calls done
+	ns=$(lo_ns "r-$1" "$q") || { echo "- - -"; return; }
+	bench_start "$ns" "$1" "$log.suri" "$q" || { echo "- - -"; ip netns del "$ns"; return; }
 	nsbg "$ns" "$traffic" echo 9999 $((secs * 1000 + 20000)) >/dev/null 2>&1
 	echo_pid=$bg_pid
 	sleep 0.3
+	# the receive thread's system calls over the round trips (perf's
+	# syscall tracepoint: a count in the kernel, no tracing stop)
+	if command -v perf >/dev/null && tid=$(worker_tid "$suri_pid"); then
+		perf stat -e raw_syscalls:sys_enter -t "$tid" -x, -o "$log.perf" \
+			>/dev/null 2>&1 &
+		perf_pid=$!
+		sleep 0.2
+	fi
 	ip netns exec "$ns" timeout $((secs + 30)) "$traffic" rr 127.0.0.1 9999 \
 		20000 $((secs * 1000)) >"$log.out" 2>&1
+	if [ -n "$perf_pid" ]; then
+		kill -INT "$perf_pid" 2>/dev/null
+		wait "$perf_pid" 2>/dev/null
+	fi
 	suri_stop >/dev/null
 	kill "$echo_pid" 2>/dev/null
 	wait "$echo_pid" 2>/dev/null
 	ip netns del "$ns"
-	echo "$(val p50_us "$log.out" | grep . || echo -) $(val p99_us "$log.out" | grep . || echo -)"
+	calls=$(awk -F, '$3 ~ /raw_syscalls:sys_enter/ { print $1 }' "$log.perf" 2>/dev/null)
+	done=$(val done "$log.out")
+	echo "$(val p50_us "$log.out" | grep . || echo -) $(val p99_us "$log.out" | grep . || echo -)" \
+	     "$(awk -v c="${calls:-}" -v n="${done:-0}" 'BEGIN {
+		if (c ~ /^[0-9]+$/ && n > 0) printf "%.2f", c / n; else print "-" }')"
 }
 
 # m_evil COLUMN WHERE: "EVIL arrived (1) or not (0), MB received"
@@ -547,7 +578,7 @@ for m in $measures; do
 	case $m in
 	udp64) units="pkt/s|CPU us/pkt" ;;
 	tcp*) units="Gbit/s|CPU s/Gbit|% payload decoded" ;;
-	rr) units="p50 us|p99 us" ;;
+	rr) units="p50 us|p99 us|syscalls/round trip" ;;
 	evil*) units="EVIL arrived (runs)|MB received" ;;
 	*) units="?" ;;
 	esac

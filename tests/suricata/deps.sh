@@ -5,7 +5,7 @@
 # Debian 12 (run as root), what its live scenario runs (python3 for
 # tests/suricata/live-peer.py, openssl for its certificate), and what
 # tests/suricata/bench-suricata.sh runs (iperf3; ethtool for its AF_PACKET
-# column).  Idempotent: packages already installed are not
+# column; perf for its system call counts).  Idempotent: packages already installed are not
 # fetched again, and the bookworm-backports suite is added only once.
 # NFQB_NO_APT=1 skips apt-get altogether.
 #
@@ -19,7 +19,7 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       libcap-ng-dev libjansson-dev liblz4-dev libpcap-dev libpcre2-dev
       libyaml-dev libmagic-dev zlib1g-dev libnetfilter-queue-dev
       libnfnetlink-dev libmnl-dev iproute2 iptables util-linux
-      python3 openssl iperf3 ethtool)
+      python3 openssl iperf3 ethtool linux-perf)
 BPO_PKGS=(libhtp-dev)
 # Hyperscan, as Debian's own suricata has it (amd64 only: Debian builds it
 # nowhere else), for tests/suricata/bench-suricata.sh's like-for-like
