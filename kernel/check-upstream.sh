@@ -47,10 +47,14 @@ series() {
 	done
 }
 
-# every file the series changes that it does not create
+# every file the series changes that it does not create (a later patch
+# may change a file an earlier one created)
 files=$(for p in $(series); do
-	awk '/^--- a\// { print substr($2, 3) }' "$p"
-done | sort -u)
+	awk '/^--- \/dev\/null/ { new = 1; next }
+	     /^\+\+\+ b\// { if (new) print "new", substr($2, 3); new = 0 }
+	     /^--- a\// { print "old", substr($2, 3) }' "$p"
+done | awk '$1 == "new" { created[$2] = 1 }
+	    $1 == "old" && !($2 in created) { print $2 }' | sort -u)
 [ -n "$files" ] || die "no files in the series"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nfqb-upstream.XXXXXX")
