@@ -71,6 +71,7 @@ kernel_upstream_patches = \
 	kernel/patches-upstream/0016-netfilter-nft_queue-allow-queueing-from-inet-ingress.patch \
 	kernel/patches-upstream/0017-selftests-netfilter-nf_queue-stop-on-SIGTERM-whereve.patch \
 	kernel/patches-upstream/0018-selftests-netfilter-add-nft_queue_netdev.sh.patch \
+	kernel/patches-upstream/0019-selftests-netfilter-nft_queue_netdev.sh-verdicts-tha.patch \
 	kernel/patches-upstream/BASE \
 	kernel/patches-upstream/recipients-nf \
 	kernel/patches-upstream/recipients-next
